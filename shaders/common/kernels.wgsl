@@ -1,0 +1,27 @@
+// SPH smoothing kernel: the 3-D Wendland C2 kernel (Wendland 1995; as used by Dehnen & Aly 2012),
+// q = r / h in [0, 2), support radius 2h:
+//   W(r, h) = 21 / (16 pi h^3) (1 - q/2)^4 (2q + 1)
+//   grad W(x, h) = -(5 * 21 / (16 pi h^3)) / h^2 * (1 - q/2)^3 * x
+// The CPU twin is src/sim/kernel.rs (tests compare both against numerical integration).
+
+const PI: f32 = 3.14159265358979;
+
+fn wendland_w(r: f32, h: f32) -> f32 {
+    let q = r / h;
+    if (q >= 2.0) {
+        return 0.0;
+    }
+    let t = 1.0 - 0.5 * q;
+    let t2 = t * t;
+    return 21.0 / (16.0 * PI * h * h * h) * t2 * t2 * (2.0 * q + 1.0);
+}
+
+fn wendland_grad(x: vec3<f32>, r: f32, h: f32) -> vec3<f32> {
+    let q = r / h;
+    if (q >= 2.0) {
+        return vec3<f32>(0.0);
+    }
+    let t = 1.0 - 0.5 * q;
+    let alpha = 21.0 / (16.0 * PI * h * h * h);
+    return (-5.0 * alpha / (h * h) * t * t * t) * x;
+}

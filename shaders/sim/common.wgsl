@@ -1,0 +1,193 @@
+// Shared declarations of the SPH compute passes: the parameter block, the step state kept on the GPU,
+// the particle buffers (bind group 0, one layout for every simulation kernel), the uniform neighbour
+// grid (Green 2010; cell size = support radius 2h, cells numbered x fastest so a row of three cells
+// along x is one contiguous range of sorted particles), the terrain heightfield and the boundary
+// density of walls and terrain as half-space integrals of the kernel (after Koschier & Bender 2017's
+// density maps, for locally planar boundaries).
+#import "common/kernels.wgsl"
+
+// Rust twin: SimUniforms in src/sim/gpu_data.rs.
+struct Params {
+    domain_min: vec3<f32>,
+    h: f32,
+    domain_max: vec3<f32>,
+    mass: f32,
+    grid_origin: vec3<f32>,
+    cell_size: f32,
+    grid_dims: vec3<u32>,
+    num_particles: u32,
+    gravity: vec3<f32>,
+    rho0: f32,
+    terrain_origin: vec2<f32>,
+    terrain_spacing: vec2<f32>,
+    terrain_dims: vec2<u32>,
+    table_n: u32,
+    num_cells: u32,
+    viscosity: f32,
+    xsph: f32,
+    cfl: f32,
+    max_dt: f32,
+    delta_unit: f32,
+    friction: f32,
+    r_collide: f32,
+    warm_start: f32,
+    boundary_factor: f32,
+    grad_correction: f32,
+    _pad1: f32,
+    _pad2: f32,
+}
+
+// Rust twin: StepState in src/sim/gpu_data.rs. Written only by the time-step and integrate kernels.
+struct StepState {
+    dt: f32,
+    time: f32,
+    max_speed_bits: atomic<u32>,
+    steps: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> step: StepState;
+// Unsorted state from the previous step (xyz, w = density) and (xyz velocity, w = pressure).
+@group(0) @binding(2) var<storage, read_write> pos: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> vel: array<vec4<f32>>;
+// The same, reordered so every grid cell is contiguous.
+@group(0) @binding(4) var<storage, read_write> spos: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> svel: array<vec4<f32>>;
+// binding 6: cell_start (cells + 1 entries), declared per file (atomic while counting).
+@group(0) @binding(7) var<storage, read_write> cell_slot: array<vec2<u32>>;
+// Velocity after non-pressure forces (v*), and predicted position (xyz) of the PCISPH iteration.
+@group(0) @binding(8) var<storage, read_write> vstar: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read_write> pred: array<vec4<f32>>;
+// Pressure acceleration (xyz), per sorted particle.
+@group(0) @binding(10) var<storage, read_write> accel: array<vec4<f32>>;
+// density (x) and pressure (y) per sorted particle.
+@group(0) @binding(11) var<storage, read_write> rho_p: array<vec2<f32>>;
+@group(0) @binding(12) var<storage, read_write> heights: array<f32>;
+// (Phi(d), I(|d|)) for d in [-2h, 2h]: boundary volume fraction and its derivative (see src/sim/kernel.rs).
+@group(0) @binding(13) var<storage, read_write> boundary_table: array<vec2<f32>>;
+
+fn cell_coord(p: vec3<f32>) -> vec3<i32> {
+    let c = vec3<i32>(floor((p - params.grid_origin) / params.cell_size));
+    return clamp(c, vec3<i32>(0), vec3<i32>(params.grid_dims) - 1);
+}
+
+fn cell_index(c: vec3<i32>) -> u32 {
+    let d = params.grid_dims;
+    return (u32(c.z) * d.y + u32(c.y)) * d.x + u32(c.x);
+}
+
+// ---- terrain heightfield (bilinear, same data and formula as src/terrain.rs) ----
+
+fn height_sample(ix: i32, iz: i32) -> f32 {
+    let d = vec2<i32>(params.terrain_dims);
+    let x = clamp(ix, 0, d.x - 1);
+    let z = clamp(iz, 0, d.y - 1);
+    return heights[u32(z * d.x + x)];
+}
+
+// Height (x) and its gradient dH/dx, dH/dz (y, z) at world (x, z).
+fn terrain_height_grad(xz: vec2<f32>) -> vec3<f32> {
+    let dmax = vec2<f32>(params.terrain_dims) - 1.0;
+    let g = clamp((xz - params.terrain_origin) / params.terrain_spacing, vec2<f32>(0.0), dmax);
+    let i = min(floor(g), dmax - 1.0);
+    let f = g - i;
+    let ix = i32(i.x);
+    let iz = i32(i.y);
+    let h00 = height_sample(ix, iz);
+    let h10 = height_sample(ix + 1, iz);
+    let h01 = height_sample(ix, iz + 1);
+    let h11 = height_sample(ix + 1, iz + 1);
+    let a = mix(h00, h10, f.x);
+    let b = mix(h01, h11, f.x);
+    let hx = mix(h10 - h00, h11 - h01, f.y) / params.terrain_spacing.x;
+    let hz = (b - a) / params.terrain_spacing.y;
+    return vec3<f32>(mix(a, b, f.y), hx, hz);
+}
+
+struct Plane {
+    n: vec3<f32>, // unit normal into the fluid
+    d: f32,       // signed distance of the point from the plane along n
+}
+
+fn terrain_plane(p: vec3<f32>) -> Plane {
+    let hg = terrain_height_grad(p.xz);
+    let n = normalize(vec3<f32>(-hg.y, 1.0, -hg.z));
+    return Plane(n, (p.y - hg.x) * n.y);
+}
+
+// Boundary table lookup: (Phi(d), I(|d|)), linear interpolation over d in [-2h, 2h].
+fn boundary_lookup(d: f32) -> vec2<f32> {
+    let r = 2.0 * params.h;
+    if (d >= r) {
+        return vec2<f32>(0.0);
+    }
+    let n = f32(params.table_n - 1u);
+    let u = clamp((d + r) / (2.0 * r), 0.0, 1.0) * n;
+    let i = min(u32(floor(u)), params.table_n - 2u);
+    let f = u - f32(i);
+    return mix(boundary_table[i], boundary_table[i + 1u], f);
+}
+
+// Density contribution of the terrain and side walls at p (kg/m^3), and the gradient of that density
+// (kg/m^4). Several planes combine as the complement of the fluid side's product,
+// Phi = 1 - prod_k (1 - Phi_k), exact for the quarter space at a corner's apex and free of the double
+// count a plain sum would make there. The domain floor is not counted: the terrain (never below it) is the floor.
+struct BoundaryDensity {
+    rho: f32,
+    grad: vec3<f32>,
+}
+
+struct PlaneSum {
+    q: f32,          // prod_k (1 - Phi_k)
+    g: vec3<f32>,    // sum_k grad Phi_k / (1 - Phi_k)
+}
+
+fn add_plane(acc: PlaneSum, d: f32, n: vec3<f32>) -> PlaneSum {
+    if (d >= 2.0 * params.h) {
+        return acc;
+    }
+    let v = boundary_lookup(d);
+    let free = max(1.0 - v.x, 1e-3);
+    return PlaneSum(acc.q * free, acc.g - v.y * n / free);
+}
+
+fn boundary_density(p: vec3<f32>) -> BoundaryDensity {
+    var acc = PlaneSum(1.0, vec3<f32>(0.0));
+    let t = terrain_plane(p);
+    acc = add_plane(acc, t.d, t.n);
+    // Side walls and ceiling: planes x = min/max, z = min/max, y = max.
+    let lo = p - params.domain_min;
+    let hi = params.domain_max - p;
+    acc = add_plane(acc, lo.x, vec3<f32>(1.0, 0.0, 0.0));
+    acc = add_plane(acc, hi.x, vec3<f32>(-1.0, 0.0, 0.0));
+    acc = add_plane(acc, lo.z, vec3<f32>(0.0, 0.0, 1.0));
+    acc = add_plane(acc, hi.z, vec3<f32>(0.0, 0.0, -1.0));
+    acc = add_plane(acc, hi.y, vec3<f32>(0.0, -1.0, 0.0));
+    return BoundaryDensity(params.rho0 * (1.0 - acc.q), params.rho0 * acc.q * acc.g);
+}
+
+// Range [start, end) of sorted particles in the row of cells (cx-1 .. cx+1, cy, cz), clamped to the grid.
+fn row_range(c: vec3<i32>, dy: i32, dz: i32) -> vec2<u32> {
+    let d = vec3<i32>(params.grid_dims);
+    let y = c.y + dy;
+    let z = c.z + dz;
+    if (y < 0 || y >= d.y || z < 0 || z >= d.z) {
+        return vec2<u32>(0u, 0u);
+    }
+    let x0 = max(c.x - 1, 0);
+    let x1 = min(c.x + 1, d.x - 1);
+    return vec2<u32>(cell_start_at(cell_index(vec3<i32>(x0, y, z))), cell_start_at(cell_index(vec3<i32>(x1, y, z)) + 1u));
+}
+
+// Moves a position that is closer than r_collide to the terrain or a wall back onto that distance
+// (the hard constraint that integrate enforces; also applied to PCISPH's predicted positions so the
+// predicted density never sees a particle inside a boundary).
+fn project_out(p: vec3<f32>) -> vec3<f32> {
+    let rc = params.r_collide;
+    var x = p;
+    let t = terrain_plane(x);
+    if (t.d < rc) {
+        x += (rc - t.d) * t.n;
+    }
+    return clamp(x, params.domain_min + rc, params.domain_max - rc);
+}

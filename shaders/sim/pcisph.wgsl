@@ -1,0 +1,126 @@
+// PCISPH (Solenthaler & Pajarola 2009), with pressure warm-started from the previous step:
+//   density_forces: rho_i = sum_j m W_ij + rho_boundary(x_i); non-pressure forces (gravity, Laplacian
+//                   artificial viscosity 2(d+2) nu sum_j m/rho0 (v_ij . x_ij)/(|x_ij|^2 + 0.01 h^2) gradW_ij,
+//                   XSPH smoothing) give v* = v + dt a + xsph sum_j m/rho0 (v_j - v_i) W_ij.
+//   then a fixed number of iterations of
+//   pressure_force: a_p,i = -sum_j m (p_i/rho_i^2 + p_j/rho_j^2) gradW_ij - 2 p_i/rho_i^2 grad rho_boundary;
+//                   x*_i = x_i + dt (v*_i + dt a_p,i)
+//   predict_density: rho*_i at x*; p_i = max(p_i + delta (rho*_i - rho0), 0), delta = delta_unit / dt^2
+//   and a last pressure_force. Boundaries mirror the particle's pressure (Akinci et al. 2012's form), with
+//   their density from the half-space kernel integral (see common.wgsl).
+#import "sim/common.wgsl"
+
+@group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
+
+fn cell_start_at(i: u32) -> u32 {
+    return cell_start[i];
+}
+
+@compute @workgroup_size(128)
+fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.num_particles) {
+        return;
+    }
+    let h = params.h;
+    let r_max2 = 4.0 * h * h;
+    let m = params.mass;
+    let xi = spos[i].xyz;
+    let vi = svel[i].xyz;
+    let c = cell_coord(xi);
+    var rho = 0.0;
+    var visc = vec3<f32>(0.0);
+    var xsph = vec3<f32>(0.0);
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let range = row_range(c, dy, dz);
+            for (var j = range.x; j < range.y; j++) {
+                let xij = xi - spos[j].xyz;
+                let r2 = dot(xij, xij);
+                if (r2 < r_max2) {
+                    let r = sqrt(r2);
+                    let w = wendland_w(r, h);
+                    rho += m * w;
+                    let vj = svel[j].xyz;
+                    let vij = vi - vj;
+                    visc += dot(vij, xij) / (r2 + 0.01 * h * h) * wendland_grad(xij, r, h);
+                    xsph += (vj - vi) * w;
+                }
+            }
+        }
+    }
+    let vol = m / params.rho0;
+    rho += boundary_density(xi).rho;
+    let dt = step.dt;
+    let a = params.gravity + 10.0 * params.viscosity * vol * visc;
+    let v_star = vi + dt * a + params.xsph * vol * xsph;
+    vstar[i] = vec4<f32>(v_star, 0.0);
+    rho_p[i] = vec2<f32>(rho, params.warm_start * max(svel[i].w, 0.0));
+}
+
+@compute @workgroup_size(128)
+fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.num_particles) {
+        return;
+    }
+    let h = params.h;
+    let r_max2 = 4.0 * h * h;
+    let m = params.mass;
+    let xi = spos[i].xyz;
+    let rp_i = rho_p[i];
+    let rho_i = max(rp_i.x, 0.5 * params.rho0);
+    let pi_rho2 = rp_i.y / (rho_i * rho_i);
+    let c = cell_coord(xi);
+    var a = vec3<f32>(0.0);
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let range = row_range(c, dy, dz);
+            for (var j = range.x; j < range.y; j++) {
+                let xij = xi - spos[j].xyz;
+                let r2 = dot(xij, xij);
+                if (r2 < r_max2 && j != i) {
+                    let rp_j = rho_p[j];
+                    let rho_j = max(rp_j.x, 0.5 * params.rho0);
+                    a -= m * (pi_rho2 + rp_j.y / (rho_j * rho_j)) * wendland_grad(xij, sqrt(r2), h);
+                }
+            }
+        }
+    }
+    a -= params.boundary_factor * pi_rho2 * boundary_density(xi).grad;
+    a *= params.grad_correction;
+    accel[i] = vec4<f32>(a, 0.0);
+    let dt = step.dt;
+    pred[i] = vec4<f32>(project_out(xi + dt * (vstar[i].xyz + dt * a)), 0.0);
+}
+
+@compute @workgroup_size(128)
+fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= params.num_particles) {
+        return;
+    }
+    let h = params.h;
+    let r_max2 = 4.0 * h * h;
+    let m = params.mass;
+    let xi = pred[i].xyz;
+    let c = cell_coord(spos[i].xyz);
+    var rho = 0.0;
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let range = row_range(c, dy, dz);
+            for (var j = range.x; j < range.y; j++) {
+                let xij = xi - pred[j].xyz;
+                let r2 = dot(xij, xij);
+                if (r2 < r_max2) {
+                    rho += m * wendland_w(sqrt(r2), h);
+                }
+            }
+        }
+    }
+    rho += boundary_density(xi).rho;
+    let dt = step.dt;
+    let delta = params.delta_unit / (dt * dt);
+    let p = max(rho_p[i].y + delta * (rho - params.rho0), 0.0);
+    rho_p[i] = vec2<f32>(rho, p);
+}

@@ -1,0 +1,54 @@
+// Exclusive prefix sum of u32 (work-efficient enough for cell counts): each workgroup scans a block of
+// 512 values in place (two per thread, Hillis-Steele over the 256 pair sums in workgroup memory) and
+// writes the block's total to `sums`; the sums are scanned the same way one level up, and
+// `add_offsets` adds each block's scanned total back. Blelloch 1990; Harris et al., GPU Gems 3 ch. 39.
+
+struct ScanParams {
+    n: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> scan_params: ScanParams;
+@group(0) @binding(1) var<storage, read_write> data: array<u32>;
+@group(0) @binding(2) var<storage, read_write> sums: array<u32>;
+
+var<workgroup> partial: array<u32, 256>;
+
+@compute @workgroup_size(256)
+fn scan_blocks(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let t = lid.x;
+    let base = wid.x * 512u + 2u * t;
+    let n = scan_params.n;
+    var a = 0u;
+    var b = 0u;
+    if (base < n) { a = data[base]; }
+    if (base + 1u < n) { b = data[base + 1u]; }
+    let s = a + b;
+    partial[t] = s;
+    workgroupBarrier();
+    for (var off = 1u; off < 256u; off = off << 1u) {
+        var v = 0u;
+        if (t >= off) { v = partial[t - off]; }
+        workgroupBarrier();
+        partial[t] = partial[t] + v;
+        workgroupBarrier();
+    }
+    let excl = partial[t] - s;
+    if (base < n) { data[base] = excl; }
+    if (base + 1u < n) { data[base + 1u] = excl + a; }
+    if (t == 255u) {
+        sums[wid.x] = partial[255];
+    }
+}
+
+@compute @workgroup_size(256)
+fn add_offsets(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    // One workgroup of 256 threads covers half a block: block = global index / 512.
+    let i = gid.x;
+    if (i >= scan_params.n) {
+        return;
+    }
+    data[i] = data[i] + sums[i / 512u];
+}

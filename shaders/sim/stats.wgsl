@@ -1,0 +1,120 @@
+// Per-frame diagnostics, reduced on the GPU and read back asynchronously (never inside a step):
+// compressive density error max(rho - rho0, 0)/rho0 (mean and max), max speed, kinetic energy sum m|v|^2/2,
+// the fluid's bounding box, and counts of particles outside the domain, below the terrain or non-finite.
+// Two passes: `stats_partial` reduces each workgroup's particles in workgroup memory into one record,
+// `stats_final` (one workgroup) reduces the records. A record is 4 vec4:
+//   [0] sums (density error, kinetic energy, outside count, below count)
+//   [1] (max density error, max speed, non-finite count (sum), 0)
+//   [2] bbox max (xyz), [3] -bbox min (xyz)
+// The final output adds [4] = (time, dt, particle count, steps).
+#import "sim/common.wgsl"
+
+@group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
+@group(0) @binding(14) var<storage, read_write> partials: array<vec4<f32>>;
+@group(0) @binding(15) var<storage, read_write> stats_out: array<vec4<f32>>;
+
+fn cell_start_at(i: u32) -> u32 {
+    return cell_start[i];
+}
+
+const WG: u32 = 128u;
+const BIG: f32 = 3.0e38;
+
+var<workgroup> s_sum: array<vec4<f32>, 128>;
+var<workgroup> s_max: array<vec4<f32>, 128>;
+var<workgroup> s_hi: array<vec4<f32>, 128>;
+var<workgroup> s_lo: array<vec4<f32>, 128>;
+
+fn is_finite3(v: vec3<f32>) -> bool {
+    return all(abs(v) < vec3<f32>(BIG));
+}
+
+fn reduce_tree(t: u32) {
+    for (var off = WG / 2u; off > 0u; off = off >> 1u) {
+        workgroupBarrier();
+        if (t < off) {
+            let a = s_max[t];
+            let b = s_max[t + off];
+            s_sum[t] = s_sum[t] + s_sum[t + off];
+            s_max[t] = vec4<f32>(max(a.x, b.x), max(a.y, b.y), a.z + b.z, 0.0);
+            s_hi[t] = max(s_hi[t], s_hi[t + off]);
+            s_lo[t] = max(s_lo[t], s_lo[t + off]);
+        }
+    }
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(128)
+fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+                 @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = gid.x;
+    let t = lid.x;
+    var sum = vec4<f32>(0.0);
+    var mx = vec4<f32>(0.0);
+    var hi = vec4<f32>(-BIG);
+    var lo = vec4<f32>(-BIG);
+    if (i < params.num_particles) {
+        let p = pos[i];
+        let v = vel[i].xyz;
+        if (is_finite3(p.xyz) && is_finite3(v) && abs(p.w) < BIG) {
+            let err = max(p.w - params.rho0, 0.0) / params.rho0;
+            let speed = length(v);
+            var outside = 0.0;
+            if (any(p.xyz < params.domain_min) || any(p.xyz > params.domain_max)) {
+                outside = 1.0;
+            }
+            var below = 0.0;
+            if (terrain_plane(p.xyz).d < -1e-4) {
+                below = 1.0;
+            }
+            sum = vec4<f32>(err, 0.5 * params.mass * speed * speed, outside, below);
+            mx = vec4<f32>(err, speed, 0.0, 0.0);
+            hi = vec4<f32>(p.xyz, 0.0);
+            lo = vec4<f32>(-p.xyz, 0.0);
+        } else {
+            mx = vec4<f32>(0.0, 0.0, 1.0, 0.0);
+        }
+    }
+    s_sum[t] = sum;
+    s_max[t] = mx;
+    s_hi[t] = hi;
+    s_lo[t] = lo;
+    reduce_tree(t);
+    if (t == 0u) {
+        let base = 4u * wid.x;
+        partials[base] = s_sum[0];
+        partials[base + 1u] = s_max[0];
+        partials[base + 2u] = s_hi[0];
+        partials[base + 3u] = s_lo[0];
+    }
+}
+
+@compute @workgroup_size(128)
+fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let t = lid.x;
+    let groups = (params.num_particles + WG - 1u) / WG;
+    var sum = vec4<f32>(0.0);
+    var mx = vec4<f32>(0.0);
+    var hi = vec4<f32>(-BIG);
+    var lo = vec4<f32>(-BIG);
+    for (var g = t; g < groups; g += WG) {
+        let b = 4u * g;
+        sum += partials[b];
+        let m = partials[b + 1u];
+        mx = vec4<f32>(max(mx.x, m.x), max(mx.y, m.y), mx.z + m.z, 0.0);
+        hi = max(hi, partials[b + 2u]);
+        lo = max(lo, partials[b + 3u]);
+    }
+    s_sum[t] = sum;
+    s_max[t] = mx;
+    s_hi[t] = hi;
+    s_lo[t] = lo;
+    reduce_tree(t);
+    if (t == 0u) {
+        stats_out[0] = s_sum[0];
+        stats_out[1] = s_max[0];
+        stats_out[2] = s_hi[0];
+        stats_out[3] = s_lo[0];
+        stats_out[4] = vec4<f32>(step.time, step.dt, f32(params.num_particles), f32(step.steps));
+    }
+}

@@ -1,0 +1,305 @@
+//! Screenshots that never stall the frame. A request records `copy_texture_to_buffer` into a free staging
+//! buffer of a small ring (rows padded to 256 bytes, as wgpu requires) in the frame's own encoder;
+//! [`Capture::after_submit`] starts mapping it; a later frame's [`Capture::poll`] finds it mapped, copies
+//! the bytes out and hands them to a worker thread, which removes the row padding, swaps BGRA to RGBA if
+//! needed, and writes a PNG under `captures/` (first to `NAME.png.part`, renamed when complete, so a
+//! half-written file never carries the final name). The result (path or error message) comes back
+//! through `poll` on a later frame. Nothing here waits on the GPU or on the disk.
+//!
+//! Which texture is copied is the caller's choice: the app copies its offscreen scene target (no UI) or,
+//! for "include UI", a second texture of the surface's format into which it draws the scene and egui
+//! once more in that frame (see `app.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{
+    atomic::{AtomicU8, Ordering},
+    mpsc, Arc,
+};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Staging buffers in the ring: at most this many screenshots in flight between GPU and worker.
+const SLOTS: usize = 3;
+
+const IDLE: u8 = 0;
+const RECORDED: u8 = 1;
+const MAPPING: u8 = 2;
+const READY: u8 = 3;
+const FAILED: u8 = 4;
+
+/// Layout of one recorded copy.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    width: u32,
+    height: u32,
+    /// Bytes per row in the staging buffer (a multiple of 256).
+    padded_bytes_per_row: u32,
+    /// The texture stores B, G, R, A (swap to R, G, B, A before writing).
+    bgra: bool,
+}
+
+struct Slot {
+    buffer: Option<wgpu::Buffer>,
+    state: Arc<AtomicU8>,
+    layout: Option<Layout>,
+}
+
+/// The screenshot ring and its writer threads. See the module docs.
+pub struct Capture {
+    device: wgpu::Device,
+    slots: Vec<Slot>,
+    out_dir: PathBuf,
+    results_tx: mpsc::Sender<Result<PathBuf, String>>,
+    results_rx: mpsc::Receiver<Result<PathBuf, String>>,
+    /// Screenshots recorded but not yet reported back (GPU copy, map or PNG write still going).
+    pending: usize,
+    /// PNG writer threads, joined on drop so that quitting never leaves a half-written `.part` file.
+    writers: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// Bytes per row of a `width`-pixel RGBA8 image padded to wgpu's 256-byte copy alignment.
+pub fn padded_bytes_per_row(width: u32) -> u32 {
+    let unpadded = width * 4;
+    unpadded.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
+}
+
+impl Capture {
+    /// A ring writing into `out_dir` (created on the first write if missing), e.g. `captures/`.
+    pub fn new(device: &wgpu::Device, out_dir: impl Into<PathBuf>) -> Self {
+        let (results_tx, results_rx) = mpsc::channel();
+        let slots = (0..SLOTS).map(|_| Slot { buffer: None, state: Arc::new(AtomicU8::new(IDLE)), layout: None }).collect();
+        Self { device: device.clone(), slots, out_dir: out_dir.into(), results_tx, results_rx, pending: 0, writers: Vec::new() }
+    }
+
+    /// Records a copy of `texture` (mip 0, `size` = (width, height) pixels) into a free staging buffer.
+    /// The texture needs `COPY_SRC` and a 4-byte RGBA8 or BGRA8 format (sRGB or not; the bytes are stored
+    /// as they are, which for the sRGB formats is already the PNG's encoding).
+    /// Errors (returned at once, nothing recorded): every slot busy, zero size, or an unsupported format.
+    pub fn request(&mut self, encoder: &mut wgpu::CommandEncoder, texture: &wgpu::Texture, size: (u32, u32)) -> Result<(), String> {
+        let (width, height) = size;
+        if width == 0 || height == 0 {
+            return Err("screenshot of an empty (zero-size) image skipped".into());
+        }
+        let bgra = match texture.format() {
+            wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb => false,
+            wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb => true,
+            other => return Err(format!("screenshot of a {other:?} texture is not supported (RGBA8/BGRA8 only)")),
+        };
+        let padded = padded_bytes_per_row(width);
+        let bytes = padded as u64 * height as u64;
+        let Some(slot) = self.slots.iter_mut().find(|s| s.state.load(Ordering::Acquire) == IDLE) else {
+            return Err("screenshot skipped: the previous screenshots are still being written".into());
+        };
+        if slot.buffer.as_ref().is_none_or(|b| b.size() < bytes) {
+            slot.buffer = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("screenshot staging"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        let Some(buffer) = slot.buffer.as_ref() else { unreachable!("buffer created above") };
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo { texture, mip_level: 0, origin: wgpu::Origin3d::ZERO, aspect: wgpu::TextureAspect::All },
+            wgpu::TexelCopyBufferInfo {
+                buffer,
+                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(height) },
+            },
+            wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+        );
+        slot.layout = Some(Layout { width, height, padded_bytes_per_row: padded, bgra });
+        slot.state.store(RECORDED, Ordering::Release);
+        self.pending += 1;
+        Ok(())
+    }
+
+    /// Call after the submission holding the recorded copies: starts mapping them. Never blocks.
+    pub fn after_submit(&mut self) {
+        for slot in &mut self.slots {
+            if slot.state.load(Ordering::Acquire) != RECORDED {
+                continue;
+            }
+            let Some(buffer) = slot.buffer.as_ref() else { continue };
+            let Some(layout) = slot.layout else { continue };
+            slot.state.store(MAPPING, Ordering::Release);
+            let state = slot.state.clone();
+            let bytes = layout.padded_bytes_per_row as u64 * layout.height as u64;
+            buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
+                state.store(if r.is_ok() { READY } else { FAILED }, Ordering::Release);
+            });
+        }
+    }
+
+    /// Hands mapped copies to writer threads and returns one finished screenshot, if any: the path written
+    /// or an error message. Call once per frame after `device.poll(PollType::Poll)`. Never blocks.
+    pub fn poll(&mut self) -> Option<Result<PathBuf, String>> {
+        for slot in &mut self.slots {
+            match slot.state.load(Ordering::Acquire) {
+                READY => {
+                    let (Some(buffer), Some(layout)) = (slot.buffer.as_ref(), slot.layout) else { continue };
+                    let bytes = layout.padded_bytes_per_row as u64 * layout.height as u64;
+                    let data = buffer.get_mapped_range(0..bytes).map(|v| v.to_vec());
+                    buffer.unmap();
+                    slot.state.store(IDLE, Ordering::Release);
+                    match data {
+                        Ok(data) => {
+                            let path = unique_capture_path(&self.out_dir);
+                            let tx = self.results_tx.clone();
+                            let spawned = std::thread::Builder::new().name("screenshot writer".into()).spawn(move || {
+                                let result = encode(&data, layout).and_then(|img| save_png_blocking(&img, &path).map(|()| path));
+                                let _ = tx.send(result);
+                            });
+                            match spawned {
+                                Ok(handle) => self.writers.push(handle),
+                                Err(e) => {
+                                    let _ = self.results_tx.send(Err(format!("cannot start the screenshot writer thread: {e}")));
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            let _ = self.results_tx.send(Err(format!("screenshot read-back failed: {e}")));
+                        }
+                    }
+                }
+                FAILED => {
+                    slot.state.store(IDLE, Ordering::Release);
+                    let _ = self.results_tx.send(Err("screenshot read-back failed: the staging buffer could not be mapped".into()));
+                }
+                _ => {}
+            }
+        }
+        self.writers.retain(|h| !h.is_finished());
+        let result = self.results_rx.try_recv().ok()?;
+        self.pending = self.pending.saturating_sub(1);
+        Some(result)
+    }
+
+    /// Screenshots recorded and not yet reported by [`Capture::poll`].
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+}
+
+impl Drop for Capture {
+    /// Waits for PNG writes in progress (not for GPU copies that never got mapped).
+    fn drop(&mut self) {
+        for handle in self.writers.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Removes the row padding and swaps BGRA to RGBA.
+fn encode(data: &[u8], layout: Layout) -> Result<image::RgbaImage, String> {
+    let row = layout.width as usize * 4;
+    let mut pixels = Vec::with_capacity(row * layout.height as usize);
+    for chunk in data.chunks(layout.padded_bytes_per_row as usize).take(layout.height as usize) {
+        pixels.extend_from_slice(&chunk[..row]);
+    }
+    if layout.bgra {
+        for px in pixels.chunks_exact_mut(4) {
+            px.swap(0, 2);
+        }
+    }
+    image::RgbaImage::from_raw(layout.width, layout.height, pixels)
+        .ok_or_else(|| format!("screenshot of {}x{} got too few bytes from the GPU", layout.width, layout.height))
+}
+
+/// Writes `img` as a PNG at `path`: first to `path` + `.part`, then renamed, so `path` only ever holds a
+/// complete file. Creates the parent folder if missing. The error names the file and the cause.
+pub fn save_png_blocking(img: &image::RgbaImage, path: &Path) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create folder {}: {e}", dir.display()))?;
+    }
+    let mut part = path.as_os_str().to_owned();
+    part.push(".part");
+    let part = PathBuf::from(part);
+    if let Err(e) = img.save_with_format(&part, image::ImageFormat::Png) {
+        let _ = std::fs::remove_file(&part);
+        return Err(format!("cannot write {}: {e}", path.display()));
+    }
+    std::fs::rename(&part, path).map_err(|e| {
+        let _ = std::fs::remove_file(&part);
+        format!("cannot rename {} to {}: {e}", part.display(), path.display())
+    })
+}
+
+/// `out_dir/waterview-YYYYMMDD-HHMMSS-mmm.png` (UTC now), with `-2`, `-3`, .. appended if taken.
+pub fn unique_capture_path(out_dir: &Path) -> PathBuf {
+    let stem = format!("waterview-{}", utc_timestamp(SystemTime::now()));
+    let mut path = out_dir.join(format!("{stem}.png"));
+    let mut n = 2;
+    while path.exists() {
+        path = out_dir.join(format!("{stem}-{n}.png"));
+        n += 1;
+    }
+    path
+}
+
+/// "YYYYMMDD-HHMMSS-mmm" in UTC.
+pub fn utc_timestamp(t: SystemTime) -> String {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let s = secs % 86_400;
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{:03}", s / 3600, (s / 60) % 60, s % 60, since.subsec_millis())
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "19700101-000000-000");
+        // 2024-02-29 13:45:07.089 UTC = 1709214307 s.
+        let t = UNIX_EPOCH + Duration::from_millis(1_709_214_307_089);
+        assert_eq!(utc_timestamp(t), "20240229-134507-089");
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn rows_pad_to_256_bytes() {
+        assert_eq!(padded_bytes_per_row(1), 256);
+        assert_eq!(padded_bytes_per_row(64), 256);
+        assert_eq!(padded_bytes_per_row(65), 512);
+    }
+
+    #[test]
+    fn encode_unpads_and_swaps() {
+        let layout = Layout { width: 2, height: 2, padded_bytes_per_row: 256, bgra: true };
+        let mut data = vec![0u8; 512];
+        data[..8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        data[256..264].copy_from_slice(&[9, 10, 11, 12, 13, 14, 15, 16]);
+        let img = encode(&data, layout).unwrap();
+        assert_eq!(img.as_raw(), &[3, 2, 1, 4, 7, 6, 5, 8, 11, 10, 9, 12, 15, 14, 13, 16]);
+    }
+
+    #[test]
+    fn save_writes_final_name_only() {
+        let dir = std::env::temp_dir().join(format!("waterview-capture-test-{}", std::process::id()));
+        let path = dir.join("sub").join("x.png");
+        let img = image::RgbaImage::from_pixel(3, 2, image::Rgba([10, 20, 30, 255]));
+        save_png_blocking(&img, &path).unwrap();
+        assert!(path.exists());
+        assert!(!dir.join("sub").join("x.png.part").exists());
+        let back = image::open(&path).unwrap().to_rgba8();
+        assert_eq!(back, img);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,96 @@
+//! The GPU device shared by every pass: adapter selection (Vulkan first), device creation with the
+//! adapter's own limits, and the optional features the engine uses when present (timestamp queries).
+//! The same context serves the window (created against a surface) and headless runs (no surface).
+
+use thiserror::Error;
+
+/// Why no usable GPU device could be created.
+#[derive(Debug, Error)]
+pub enum GpuError {
+    /// No adapter at all: on a machine without a GPU, install Mesa's software Vulkan.
+    #[error(
+        "no GPU adapter found ({0}). On a machine without a GPU install Mesa's software Vulkan: \
+         `apt-get install -y mesa-vulkan-drivers libvulkan1` (or set WGPU_BACKEND to another backend)"
+    )]
+    NoAdapter(String),
+    /// The adapter refused the device request.
+    #[error("the GPU adapter refused to create a device: {0}")]
+    Device(#[from] wgpu::RequestDeviceError),
+}
+
+/// Adapter, device and queue, plus what the engine needs to know about them.
+pub struct GpuContext {
+    pub instance: wgpu::Instance,
+    pub adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    /// Name, backend and device type of the adapter in use (shown in the UI).
+    pub info: wgpu::AdapterInfo,
+}
+
+impl GpuContext {
+    /// A wgpu instance for the primary backends (Vulkan on Linux and Windows, Metal on macOS),
+    /// overridable by the `WGPU_BACKEND` environment variable.
+    pub fn create_instance(display: Option<Box<dyn wgpu::wgt::WgpuHasDisplayHandle>>) -> wgpu::Instance {
+        let mut desc = match display {
+            Some(d) => wgpu::InstanceDescriptor::new_with_display_handle(d),
+            None => wgpu::InstanceDescriptor::new_without_display_handle(),
+        };
+        desc.backends = wgpu::Backends::PRIMARY;
+        wgpu::Instance::new(desc.with_env())
+    }
+
+    /// A headless context: no surface, renders into textures.
+    pub fn headless() -> Result<Self, GpuError> {
+        Self::new(Self::create_instance(None), None)
+    }
+
+    /// Picks the high-performance adapter able to present to `surface` (if given) and creates the device
+    /// with the adapter's limits and the optional features it supports.
+    pub fn new(instance: wgpu::Instance, surface: Option<&wgpu::Surface<'_>>) -> Result<Self, GpuError> {
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: surface,
+            apply_limit_buckets: false,
+        }))
+        .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let wanted = wgpu::Features::TIMESTAMP_QUERY
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
+        let required_features = adapter.features() & wanted;
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("waterview device"),
+            required_features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))?;
+        log::info!("GPU adapter: {} ({:?}, {:?})", info.name, info.backend, info.device_type);
+        Ok(Self { instance, adapter, device, queue, info })
+    }
+
+    /// True for software rasterisers (lavapipe/llvmpipe, WARP, SwiftShader): scenes scale their
+    /// default particle count down so the app stays interactive.
+    pub fn is_cpu(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// Whether GPU timestamp queries are available for the per-pass timing table.
+    pub fn has_timestamps(&self) -> bool {
+        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+    }
+
+    /// One line for the UI and logs: "NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu)".
+    pub fn adapter_summary(&self) -> String {
+        format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
+    }
+
+    /// Largest storage buffer binding in bytes; bounds the particle count.
+    pub fn max_storage_binding(&self) -> u64 {
+        let l = self.device.limits();
+        (l.max_storage_buffer_binding_size as u64).min(l.max_buffer_size)
+    }
+}

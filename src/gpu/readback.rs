@@ -1,0 +1,136 @@
+//! Asynchronous GPU-to-CPU read-back through a ring of staging buffers. The frame records a copy into a
+//! free slot, submits, and later frames pick up the mapped data; nothing ever waits on the GPU
+//! (a lesson measured by the earlier GPU SPH work: a synchronous read-back stalls both CPU and GPU).
+//! When every slot is in flight a new request is dropped, so a slow GPU costs samples, not frame time.
+
+use std::sync::{
+    atomic::{AtomicU8, Ordering},
+    Arc,
+};
+
+const IDLE: u8 = 0;
+const RECORDED: u8 = 1;
+const MAPPING: u8 = 2;
+const READY: u8 = 3;
+const FAILED: u8 = 4;
+
+struct Slot {
+    buffer: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+    tag: u64,
+    /// Order in which the slot was recorded, so results come back in order.
+    seq: u64,
+}
+
+/// A ring of `MAP_READ` staging buffers of one size.
+pub struct ReadbackRing {
+    slots: Vec<Slot>,
+    size: u64,
+    next_seq: u64,
+}
+
+impl ReadbackRing {
+    /// `count` staging buffers of `size` bytes each.
+    pub fn new(device: &wgpu::Device, label: &str, size: u64, count: usize) -> Self {
+        let slots = (0..count.max(1))
+            .map(|i| Slot {
+                buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("{label} staging {i}")),
+                    size: size.max(4),
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }),
+                state: Arc::new(AtomicU8::new(IDLE)),
+                tag: 0,
+                seq: 0,
+            })
+            .collect();
+        Self { slots, size, next_seq: 0 }
+    }
+
+    /// Size of each staging buffer in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Reserves a free slot for a copy recorded into the current frame's encoder and returns its buffer,
+    /// or `None` when all slots are still in flight (the caller skips this sample).
+    pub fn reserve(&mut self, tag: u64) -> Option<&wgpu::Buffer> {
+        let seq = self.next_seq;
+        let slot = self.slots.iter_mut().find(|s| s.state.load(Ordering::Acquire) == IDLE)?;
+        slot.state.store(RECORDED, Ordering::Release);
+        slot.tag = tag;
+        slot.seq = seq;
+        self.next_seq += 1;
+        Some(&slot.buffer)
+    }
+
+    /// Records a copy of `src[offset..offset+size]` into a free slot. Returns false when none is free.
+    pub fn copy_buffer(&mut self, encoder: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, offset: u64, tag: u64) -> bool {
+        let size = self.size;
+        match self.reserve(tag) {
+            Some(dst) => {
+                encoder.copy_buffer_to_buffer(src, offset, dst, 0, size);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Call after the submission holding the recorded copies: starts mapping them.
+    pub fn submitted(&mut self) {
+        for slot in &mut self.slots {
+            if slot.state.load(Ordering::Acquire) == RECORDED {
+                slot.state.store(MAPPING, Ordering::Release);
+                let state = slot.state.clone();
+                slot.buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+                    state.store(if r.is_ok() { READY } else { FAILED }, Ordering::Release);
+                });
+            }
+        }
+    }
+
+    /// Takes the oldest finished read-back: its tag and bytes. Call `device.poll(PollType::Poll)` first
+    /// (once per frame) so map callbacks run. Never blocks.
+    pub fn try_take(&mut self) -> Option<(u64, Vec<u8>)> {
+        let slot = self
+            .slots
+            .iter_mut()
+            .filter(|s| matches!(s.state.load(Ordering::Acquire), READY | FAILED))
+            .min_by_key(|s| s.seq)?;
+        let failed = slot.state.load(Ordering::Acquire) == FAILED;
+        let data = if failed {
+            None
+        } else {
+            let bytes = slot.buffer.get_mapped_range(..).ok().map(|v| v.to_vec());
+            slot.buffer.unmap();
+            bytes
+        };
+        slot.state.store(IDLE, Ordering::Release);
+        data.map(|d| (slot.tag, d))
+    }
+
+    /// True when some read-back is recorded or mapping (used by headless runs to know when to poll-wait).
+    pub fn in_flight(&self) -> bool {
+        self.slots.iter().any(|s| s.state.load(Ordering::Acquire) != IDLE)
+    }
+}
+
+/// Copies a whole buffer into a staging buffer and waits for it. For tests and headless tools only:
+/// it stalls the GPU pipeline, so the frame loop never calls it.
+pub fn read_buffer_blocking(ctx: &crate::gpu::GpuContext, src: &wgpu::Buffer) -> Vec<u8> {
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("blocking read-back"),
+        size: src.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read-back") });
+    encoder.copy_buffer_to_buffer(src, 0, &staging, 0, src.size());
+    ctx.queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |_| {});
+    let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+    let data = staging.get_mapped_range(..).map(|v| v.to_vec()).unwrap_or_default();
+    staging.unmap();
+    data
+}

@@ -1,0 +1,267 @@
+//! Orbit camera and the per-frame uniform block (bind group 0 of every render pass).
+//!
+//! The camera orbits `target` at `distance`; `yaw` turns about +y (yaw = 0 puts the eye on the +z side of
+//! the target, looking toward -z) and `pitch` raises the eye (positive pitch looks down). World space is
+//! right-handed, y up, metres.
+//!
+//! Depth convention: **reversed-Z**. `clip_from_view` maps the near plane to depth 1 and the far plane to
+//! depth 0 (wgpu's 0..1 range), which spreads float precision evenly over large terrains. Depth targets
+//! are cleared to [`DEPTH_CLEAR`] and tested with [`DEPTH_COMPARE`]; the sky sits at depth 0.
+
+use glam::{Mat4, Vec2, Vec3, Vec4};
+
+/// Depth value the depth target is cleared to (the far plane under reversed-Z).
+pub const DEPTH_CLEAR: f32 = 0.0;
+/// Depth test of passes that write depth under reversed-Z (nearer = larger depth).
+pub const DEPTH_COMPARE: wgpu::CompareFunction = wgpu::CompareFunction::GreaterEqual;
+/// Format of every depth target the renderer draws into.
+pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+/// Closest the eye may come to the target, metres.
+pub const MIN_DISTANCE: f32 = 0.05;
+/// Farthest the eye may go from the target, metres.
+pub const MAX_DISTANCE: f32 = 100_000.0;
+/// Largest |pitch|, radians (89 degrees): the view never aligns with the up axis.
+pub const MAX_PITCH: f32 = 89.0 * std::f32::consts::PI / 180.0;
+
+/// Radians of orbit per pixel dragged.
+const ROTATE_PER_PIXEL: f32 = 0.005;
+/// Distance factor per wheel step (positive steps move closer).
+const ZOOM_PER_STEP: f32 = 0.9;
+
+/// A camera orbiting a target point; all angles in radians, lengths in metres.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrbitCamera {
+    /// Point the camera looks at and orbits, metres.
+    pub target: Vec3,
+    /// Eye-to-target distance, metres, in `MIN_DISTANCE..=MAX_DISTANCE`.
+    pub distance: f32,
+    /// Rotation about +y, radians.
+    pub yaw: f32,
+    /// Elevation of the eye above the target's horizontal plane, radians (positive looks down),
+    /// in `-MAX_PITCH..=MAX_PITCH`.
+    pub pitch: f32,
+    /// Vertical field of view, radians.
+    pub fov_y: f32,
+}
+
+impl Default for OrbitCamera {
+    fn default() -> Self {
+        Self { target: Vec3::ZERO, distance: 10.0, yaw: 0.0, pitch: 0.4, fov_y: 50f32.to_radians() }
+    }
+}
+
+impl OrbitCamera {
+    /// The camera a scene file describes (degrees there, radians here), clamped to the valid ranges.
+    pub fn from_desc(desc: &crate::scene::CameraDesc) -> Self {
+        let mut cam = Self {
+            target: Vec3::from(desc.target),
+            distance: desc.distance,
+            yaw: desc.yaw_deg.to_radians(),
+            pitch: desc.pitch_deg.to_radians(),
+            fov_y: desc.fov_y_deg.to_radians(),
+        };
+        cam.clamp();
+        cam
+    }
+
+    /// The scene-file form of this camera (degrees).
+    pub fn to_desc(&self) -> crate::scene::CameraDesc {
+        crate::scene::CameraDesc {
+            target: self.target.to_array(),
+            distance: self.distance,
+            yaw_deg: self.yaw.to_degrees(),
+            pitch_deg: self.pitch.to_degrees(),
+            fov_y_deg: self.fov_y.to_degrees(),
+        }
+    }
+
+    fn clamp(&mut self) {
+        let d = if self.distance.is_finite() { self.distance } else { 10.0 };
+        self.distance = d.clamp(MIN_DISTANCE, MAX_DISTANCE);
+        self.pitch = self.pitch.clamp(-MAX_PITCH, MAX_PITCH);
+        self.fov_y = self.fov_y.clamp(1f32.to_radians(), 170f32.to_radians());
+    }
+
+    /// Unit vector from the target toward the eye.
+    fn back(&self) -> Vec3 {
+        let (sy, cy) = self.yaw.sin_cos();
+        let (sp, cp) = self.pitch.sin_cos();
+        Vec3::new(cp * sy, sp, cp * cy)
+    }
+
+    /// Eye position in world space, metres.
+    pub fn eye(&self) -> Vec3 {
+        self.target + self.distance * self.back()
+    }
+
+    /// Near clip distance, metres: 1% of the orbit distance.
+    pub fn near(&self) -> f32 {
+        (self.distance * 0.01).max(1e-3)
+    }
+
+    /// Far clip distance, metres: 2000 times the orbit distance (cheap under reversed-Z).
+    pub fn far(&self) -> f32 {
+        self.distance * 2000.0
+    }
+
+    /// Right-handed look-at matrix: view space has x right, y up, and the camera looks along -z.
+    pub fn view_from_world(&self) -> Mat4 {
+        let eye = self.eye();
+        let f = -self.back();
+        let s = f.cross(Vec3::Y).normalize();
+        let u = s.cross(f);
+        Mat4::from_cols(
+            Vec4::new(s.x, u.x, -f.x, 0.0),
+            Vec4::new(s.y, u.y, -f.y, 0.0),
+            Vec4::new(s.z, u.z, -f.z, 0.0),
+            Vec4::new(-s.dot(eye), -u.dot(eye), f.dot(eye), 1.0),
+        )
+    }
+
+    /// Reversed-Z perspective for `aspect` = width / height: view z = -near maps to depth 1,
+    /// view z = -far to depth 0.
+    pub fn clip_from_view(&self, aspect: f32) -> Mat4 {
+        let (n, f) = (self.near(), self.far());
+        let g = 1.0 / (0.5 * self.fov_y).tan();
+        // depth = (z n / (f - n) + n f / (f - n)) / -z: 1 at z = -n, 0 at z = -f.
+        Mat4::from_cols(
+            Vec4::new(g / aspect.max(1e-6), 0.0, 0.0, 0.0),
+            Vec4::new(0.0, g, 0.0, 0.0),
+            Vec4::new(0.0, 0.0, n / (f - n), -1.0),
+            Vec4::new(0.0, 0.0, n * f / (f - n), 0.0),
+        )
+    }
+
+    /// `clip_from_view(aspect) * view_from_world()`.
+    pub fn clip_from_world(&self, aspect: f32) -> Mat4 {
+        self.clip_from_view(aspect) * self.view_from_world()
+    }
+
+    /// Orbits by a mouse drag of (dx, dy) pixels: right turns the view left around the target,
+    /// down raises the eye.
+    pub fn rotate(&mut self, dx_pixels: f32, dy_pixels: f32) {
+        self.yaw -= dx_pixels * ROTATE_PER_PIXEL;
+        self.yaw = self.yaw.rem_euclid(std::f32::consts::TAU);
+        self.pitch += dy_pixels * ROTATE_PER_PIXEL;
+        self.clamp();
+    }
+
+    /// Moves toward (positive steps) or away from the target; each step scales the distance by 0.9.
+    pub fn zoom(&mut self, wheel_steps: f32) {
+        self.distance *= ZOOM_PER_STEP.powf(wheel_steps);
+        self.clamp();
+    }
+
+    /// Moves the target in the view plane so that the point under the cursor at the target's depth
+    /// follows a drag of (dx, dy) pixels in a viewport `viewport_height` pixels tall.
+    pub fn pan(&mut self, dx_pixels: f32, dy_pixels: f32, viewport_height: f32) {
+        let metres_per_pixel = 2.0 * self.distance * (0.5 * self.fov_y).tan() / viewport_height.max(1.0);
+        let forward = -self.back();
+        let right = forward.cross(Vec3::Y).normalize_or_zero();
+        let up = right.cross(forward);
+        self.target += (-dx_pixels * right + dy_pixels * up) * metres_per_pixel;
+    }
+
+    /// The uniform block for a viewport of `size` pixels, with the sun's unit direction (toward the sun),
+    /// its intensity (linear radiance scale, 1 = nominal daylight) and the time in seconds.
+    pub fn uniform(&self, size: (u32, u32), sun_dir: Vec3, sun_intensity: f32, time: f32) -> CameraUniform {
+        let viewport = Vec2::new(size.0.max(1) as f32, size.1.max(1) as f32);
+        let clip_from_view = self.clip_from_view(viewport.x / viewport.y);
+        let view_from_world = self.view_from_world();
+        let clip_from_world = clip_from_view * view_from_world;
+        CameraUniform {
+            clip_from_world: clip_from_world.to_cols_array_2d(),
+            view_from_world: view_from_world.to_cols_array_2d(),
+            clip_from_view: clip_from_view.to_cols_array_2d(),
+            world_from_clip: clip_from_world.inverse().to_cols_array_2d(),
+            eye: self.eye().to_array(),
+            time,
+            sun_dir: sun_dir.normalize_or(Vec3::Y).to_array(),
+            sun_intensity,
+            viewport: viewport.to_array(),
+            near: self.near(),
+            far: self.far(),
+        }
+    }
+}
+
+/// Unit vector toward the sun from an azimuth (degrees about +y, 0 = +z, 90 = +x) and an elevation
+/// above the horizon (degrees).
+pub fn sun_direction(azimuth_deg: f32, elevation_deg: f32) -> Vec3 {
+    let (sa, ca) = azimuth_deg.to_radians().sin_cos();
+    let (se, ce) = elevation_deg.to_radians().sin_cos();
+    Vec3::new(ce * sa, se, ce * ca)
+}
+
+/// Per-frame camera and light block, bind group 0 binding 0 of every render pass.
+/// WGSL twin: `Camera` in `shaders/common/camera.wgsl`. Matrices are column-major.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct CameraUniform {
+    pub clip_from_world: [[f32; 4]; 4],
+    pub view_from_world: [[f32; 4]; 4],
+    pub clip_from_view: [[f32; 4]; 4],
+    /// Inverse of `clip_from_world` (turns a pixel into a world-space ray, e.g. for the sky).
+    pub world_from_clip: [[f32; 4]; 4],
+    /// Eye position, metres.
+    pub eye: [f32; 3],
+    /// Seconds since the renderer was created.
+    pub time: f32,
+    /// Unit vector toward the sun.
+    pub sun_dir: [f32; 3],
+    /// Sun radiance scale (1 = nominal daylight).
+    pub sun_intensity: f32,
+    /// Viewport size in pixels.
+    pub viewport: [f32; 2],
+    /// Near and far clip distances, metres (reversed-Z: near -> depth 1).
+    pub near: f32,
+    pub far: f32,
+}
+const _: () = assert!(size_of::<CameraUniform>() == 304);
+
+/// Layout of bind group 0 (the camera uniform, visible to vertex and fragment stages).
+/// Every render pass builds its pipeline layout with an identical one.
+pub fn camera_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("camera bind group layout"),
+        entries: &[crate::gpu::uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT)],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reversed_z_maps_near_to_one_and_far_to_zero() {
+        let cam = OrbitCamera::default();
+        let p = cam.clip_from_view(1.5);
+        let near = p * Vec4::new(0.0, 0.0, -cam.near(), 1.0);
+        let far = p * Vec4::new(0.0, 0.0, -cam.far(), 1.0);
+        assert!((near.z / near.w - 1.0).abs() < 1e-5);
+        assert!((far.z / far.w).abs() < 1e-5);
+    }
+
+    #[test]
+    fn target_projects_to_centre_and_desc_round_trips() {
+        let cam = OrbitCamera { target: Vec3::new(1.0, 2.0, 3.0), distance: 7.0, yaw: 0.3, pitch: 0.5, fov_y: 0.8 };
+        let c = cam.clip_from_world(1.0).project_point3(cam.target);
+        assert!(c.x.abs() < 1e-5 && c.y.abs() < 1e-5);
+        let back = OrbitCamera::from_desc(&cam.to_desc());
+        assert!((back.eye() - cam.eye()).length() < 1e-4);
+    }
+
+    #[test]
+    fn pan_keeps_the_point_under_the_cursor() {
+        let mut cam = OrbitCamera::default();
+        let h = 600.0;
+        let before = cam.clip_from_world(1.0).project_point3(cam.target);
+        let probe = cam.target;
+        cam.pan(30.0, -20.0, h);
+        let after = cam.clip_from_world(1.0).project_point3(probe);
+        // 30 px right and 20 px up in a 600 px viewport: NDC moves by 2 * px / h.
+        assert!((after.x - before.x - 0.1).abs() < 1e-4, "{after:?}");
+        assert!((after.y - before.y - 2.0 * 20.0 / h).abs() < 1e-4, "{after:?}");
+    }
+}

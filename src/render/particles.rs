@@ -1,0 +1,220 @@
+//! Particles as ray-cast sphere impostors (`shaders/render/particles.wgsl`): one instanced 6-vertex quad
+//! per particle, positions and velocities read straight from the simulation's storage buffers (no vertex
+//! buffers, no CPU copy). The fragment shader intersects each pixel's view ray with the exact sphere,
+//! writes the hit's depth (so spheres and terrain occlude each other correctly) and shades it as water,
+//! coloured by speed, density or pressure through a perceptual colour map.
+//!
+//! The bind group over the simulation's buffers is cached and rebuilt only when the buffers change
+//! (`wgpu::Buffer` compares by identity).
+
+use super::camera::{camera_bind_group_layout, DEPTH_COMPARE, DEPTH_FORMAT};
+use crate::gpu::GpuContext;
+use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
+
+/// Which per-particle quantity picks the colour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ColorMode {
+    /// |velocity|, m/s, blue -> cyan -> white.
+    #[default]
+    Speed,
+    /// Density, kg/m^3, viridis.
+    Density,
+    /// Pressure, Pa, viridis.
+    Pressure,
+    /// `ParticleStyle::uniform_color` for every particle.
+    Uniform,
+}
+
+impl ColorMode {
+    /// Every mode, in UI order.
+    pub const ALL: [ColorMode; 4] = [ColorMode::Speed, ColorMode::Density, ColorMode::Pressure, ColorMode::Uniform];
+
+    /// A useful [lo, hi] for water in this mode's unit (m/s, kg/m^3, Pa).
+    pub fn default_range(self) -> [f32; 2] {
+        match self {
+            ColorMode::Speed => [0.0, 3.0],
+            ColorMode::Density => [950.0, 1050.0],
+            ColorMode::Pressure => [0.0, 20_000.0],
+            ColorMode::Uniform => [0.0, 1.0],
+        }
+    }
+
+    /// The quantity's unit, for labels.
+    pub fn unit(self) -> &'static str {
+        match self {
+            ColorMode::Speed => "m/s",
+            ColorMode::Density => "kg/m^3",
+            ColorMode::Pressure => "Pa",
+            ColorMode::Uniform => "",
+        }
+    }
+
+    fn gpu_code(self) -> u32 {
+        match self {
+            ColorMode::Speed => 0,
+            ColorMode::Density => 1,
+            ColorMode::Pressure => 2,
+            ColorMode::Uniform => 3,
+        }
+    }
+}
+
+/// How particles look (user-facing, serde).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ParticleStyle {
+    /// Quantity mapped to colour.
+    pub color_mode: ColorMode,
+    /// Values mapped to the two ends of the colour map, in the mode's unit (m/s, kg/m^3 or Pa).
+    pub range: [f32; 2],
+    /// Sphere radius, metres (the simulation's dx / 2 draws touching spheres).
+    pub radius: f32,
+    /// Linear RGB (0..1) used by `ColorMode::Uniform`.
+    pub uniform_color: [f32; 3],
+}
+
+impl Default for ParticleStyle {
+    fn default() -> Self {
+        Self {
+            color_mode: ColorMode::Speed,
+            range: ColorMode::Speed.default_range(),
+            radius: 0.05,
+            uniform_color: [0.03, 0.22, 0.55],
+        }
+    }
+}
+
+/// Particle style as the shader reads it, bind group 1 binding 0.
+/// WGSL twin: `Style` in `shaders/render/particles.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ParticleUniform {
+    /// Linear RGB for the uniform mode.
+    pub uniform_color: [f32; 3],
+    /// Sphere radius, metres.
+    pub radius: f32,
+    /// [lo, hi] of the colour map, in the mode's unit.
+    pub range: [f32; 2],
+    /// 0 speed, 1 density, 2 pressure, 3 uniform.
+    pub color_mode: u32,
+    pub _pad: u32,
+}
+const _: () = assert!(size_of::<ParticleUniform>() == 32);
+
+impl From<&ParticleStyle> for ParticleUniform {
+    fn from(s: &ParticleStyle) -> Self {
+        Self {
+            uniform_color: s.uniform_color,
+            radius: s.radius.max(1e-6),
+            range: s.range,
+            color_mode: s.color_mode.gpu_code(),
+            _pad: 0,
+        }
+    }
+}
+
+/// The bind group over one pair of simulation buffers, and those buffers (kept to compare identity).
+struct Cached {
+    positions: wgpu::Buffer,
+    velocities: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+}
+
+/// The particle pass: pipeline, style uniform and the cached bind group over the simulation's buffers.
+pub struct ParticlePass {
+    pipeline: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    uniform: wgpu::Buffer,
+    cached: Mutex<Option<Cached>>,
+}
+
+impl ParticlePass {
+    /// Builds the pipeline for colour targets of `color_format` (depth: `Depth32Float`).
+    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
+        let device = &ctx.device;
+        let module = crate::gpu::shader::module(device, "render/particles.wgsl");
+        let camera_layout = camera_bind_group_layout(device);
+        let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("particles bind group layout"),
+            entries: &[
+                crate::gpu::uniform_entry(0, stages),
+                crate::gpu::storage_entry(1, true, wgpu::ShaderStages::VERTEX),
+                crate::gpu::storage_entry(2, true, wgpu::ShaderStages::VERTEX),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("particles pipeline layout"),
+            bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
+            immediate_size: 0,
+        });
+        let constants = super::output_constants(color_format);
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("particles pipeline"),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(DEPTH_COMPARE),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+                targets: &[Some(wgpu::ColorTargetState::from(color_format))],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let uniform = crate::gpu::uniform_buffer_init(
+            device,
+            "particles style uniform",
+            bytemuck::bytes_of(&ParticleUniform::from(&ParticleStyle::default())),
+        );
+        Self { pipeline, layout, uniform, cached: Mutex::new(None) }
+    }
+
+    /// Records `count` sphere impostors read from `positions` / `velocities` (`array<vec4<f32>>`, see
+    /// [`crate::sim`]; each at least `16 * count` bytes). The style is written to the uniform through the
+    /// queue, so it takes effect at the next submission: draw particles once per submission.
+    /// Nothing is recorded when `count` is 0.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw(
+        &self,
+        ctx: &GpuContext,
+        pass: &mut wgpu::RenderPass<'_>,
+        camera_bind_group: &wgpu::BindGroup,
+        positions: &wgpu::Buffer,
+        velocities: &wgpu::Buffer,
+        count: u32,
+        style: &ParticleStyle,
+    ) {
+        if count == 0 {
+            return;
+        }
+        ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&ParticleUniform::from(style)));
+        let mut cached = self.cached.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let stale = cached.as_ref().is_none_or(|c| c.positions != *positions || c.velocities != *velocities);
+        if stale {
+            let bind_group =
+                crate::gpu::bind_buffers(&ctx.device, "particles bind group", &self.layout, &[&self.uniform, positions, velocities]);
+            *cached = Some(Cached { positions: positions.clone(), velocities: velocities.clone(), bind_group });
+        }
+        let Some(c) = cached.as_ref() else { return };
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, camera_bind_group, &[]);
+        pass.set_bind_group(1, &c.bind_group, &[]);
+        pass.draw(0..6, 0..count);
+    }
+}

@@ -1,0 +1,102 @@
+//! Neighbour grid rebuilt every step by counting sort (shaders/sim/grid.wgsl): clear the cell counts,
+//! `count` (atomic insert, slot per particle), exclusive prefix sum over cells (shaders/sim/scan.wgsl,
+//! multi-level), `scatter` (reorder particle data so each cell is contiguous). Green 2010; Hoetzlein 2014.
+
+use crate::gpu::{self, Profiler};
+
+/// Values per scan block (256 threads x 2).
+const SCAN_BLOCK: u32 = 512;
+
+/// Multi-level exclusive prefix sum over a u32 buffer of fixed length.
+pub struct ScanPass {
+    scan_blocks: wgpu::ComputePipeline,
+    add_offsets: wgpu::ComputePipeline,
+    /// Per level: element count and bind group (uniform n, data, sums = next level's data).
+    levels: Vec<(u32, wgpu::BindGroup)>,
+    _buffers: Vec<wgpu::Buffer>,
+}
+
+impl ScanPass {
+    /// Prepares an in-place exclusive scan of `data` (n u32 values).
+    pub fn new(device: &wgpu::Device, data: &wgpu::Buffer, n: u32) -> Self {
+        let vis = wgpu::ShaderStages::COMPUTE;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("scan layout"),
+            entries: &[gpu::uniform_entry(0, vis), gpu::storage_entry(1, false, vis), gpu::storage_entry(2, false, vis)],
+        });
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("scan pipeline layout"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = gpu::shader::module(device, "sim/scan.wgsl");
+        let scan_blocks = gpu::compute_pipeline(device, &module, &pl, "scan_blocks");
+        let add_offsets = gpu::compute_pipeline(device, &module, &pl, "add_offsets");
+
+        let mut sizes = vec![n];
+        while *sizes.last().unwrap() > SCAN_BLOCK {
+            let last = *sizes.last().unwrap();
+            sizes.push(last.div_ceil(SCAN_BLOCK));
+        }
+        let mut buffers: Vec<wgpu::Buffer> = sizes[1..]
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| gpu::storage_buffer(device, &format!("scan level {}", k + 1), s as u64 * 4))
+            .collect();
+        buffers.push(gpu::storage_buffer(device, "scan top sum", 16));
+        let mut levels = Vec::new();
+        for (k, &s) in sizes.iter().enumerate() {
+            let uniform = gpu::uniform_buffer_init(device, "scan n", bytemuck::cast_slice(&[s, 0, 0, 0]));
+            let src = if k == 0 { data } else { &buffers[k - 1] };
+            let bg = gpu::bind_buffers(device, "scan level", &layout, &[&uniform, src, &buffers[k]]);
+            buffers.push(uniform);
+            levels.push((s, bg));
+        }
+        Self { scan_blocks, add_offsets, levels, _buffers: buffers }
+    }
+
+    /// Records the scan into an open compute pass.
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>) {
+        for (n, bg) in &self.levels {
+            pass.set_pipeline(&self.scan_blocks);
+            pass.set_bind_group(0, bg, &[]);
+            pass.dispatch_workgroups(n.div_ceil(SCAN_BLOCK), 1, 1);
+        }
+        for (n, bg) in self.levels.iter().rev().skip(1) {
+            pass.set_pipeline(&self.add_offsets);
+            pass.set_bind_group(0, bg, &[]);
+            pass.dispatch_workgroups(n.div_ceil(256), 1, 1);
+        }
+    }
+}
+
+/// Count, scan and scatter: the grid build of one step.
+pub struct GridPass {
+    count: wgpu::ComputePipeline,
+    scatter: wgpu::ComputePipeline,
+    scan: ScanPass,
+}
+
+impl GridPass {
+    pub fn new(device: &wgpu::Device, layout: &wgpu::PipelineLayout, cell_start: &wgpu::Buffer, num_cells: u32) -> Self {
+        let module = gpu::shader::module(device, "sim/grid.wgsl");
+        Self {
+            count: gpu::compute_pipeline(device, &module, layout, "count"),
+            scatter: gpu::compute_pipeline(device, &module, layout, "scatter"),
+            scan: ScanPass::new(device, cell_start, num_cells + 1),
+        }
+    }
+
+    /// Records the whole grid build; `cell_start` is cleared first.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler, bind: &wgpu::BindGroup, cell_start: &wgpu::Buffer, n: u32) {
+        encoder.clear_buffer(cell_start, 0, None);
+        let mut pass = profiler.compute_pass(encoder, "grid");
+        pass.set_bind_group(0, bind, &[]);
+        pass.set_pipeline(&self.count);
+        pass.dispatch_workgroups(gpu::groups(n, 256), 1, 1);
+        self.scan.encode(&mut pass);
+        pass.set_bind_group(0, bind, &[]);
+        pass.set_pipeline(&self.scatter);
+        pass.dispatch_workgroups(gpu::groups(n, 256), 1, 1);
+    }
+}

@@ -1,0 +1,109 @@
+//! User-facing solver parameters (serde, units in the field docs) and their conversion into the GPU
+//! uniform block `SimUniforms` (WGSL twin: `Params` in `shaders/sim/common.wgsl`).
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Parameters of the PCISPH solver (Solenthaler & Pajarola 2009). All SI units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimParams {
+    /// Initial particle spacing dx, metres. Particle mass is rho0 * dx^3.
+    pub dx: f32,
+    /// Smoothing length over spacing, h / dx. The Wendland kernel's support radius is 2h.
+    pub h_over_dx: f32,
+    /// Rest density rho0, kg/m^3.
+    pub rho0: f32,
+    /// Gravity, m/s^2.
+    pub gravity: [f32; 3],
+    /// Kinematic artificial viscosity nu, m^2/s (Monaghan-style, acts on approaching pairs only).
+    pub viscosity: f32,
+    /// XSPH velocity smoothing coefficient, dimensionless (0 = off, 0.5 = strong).
+    pub xsph: f32,
+    /// PCISPH pressure iterations per step (fixed; nothing is read back to decide when to stop).
+    pub solver_iterations: u32,
+    /// Simulation substeps per rendered frame.
+    pub substeps: u32,
+    /// CFL number lambda: dt <= lambda * h / v_max.
+    pub cfl: f32,
+    /// Simulated time advanced per rendered frame at most, seconds (the sum of the substeps' dt).
+    pub frame_dt: f32,
+    /// Wall friction: fraction of the tangential velocity removed on contact with the terrain or a wall (0..1).
+    pub friction: f32,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        Self {
+            dx: 0.1,
+            h_over_dx: 1.2,
+            rho0: 1000.0,
+            gravity: [0.0, -9.81, 0.0],
+            viscosity: 0.002,
+            xsph: 0.05,
+            solver_iterations: 4,
+            substeps: 4,
+            cfl: 0.4,
+            frame_dt: 1.0 / 60.0,
+            friction: 0.1,
+        }
+    }
+}
+
+/// A parameter outside its valid range; the message names the field, its value and the range.
+#[derive(Debug, Error, PartialEq)]
+#[error("solver parameter `{field}` = {value} is out of range: {range}")]
+pub struct ParamError {
+    pub field: &'static str,
+    pub value: f64,
+    pub range: &'static str,
+}
+
+fn check(field: &'static str, value: f64, ok: bool, range: &'static str) -> Result<(), ParamError> {
+    if ok && value.is_finite() {
+        Ok(())
+    } else {
+        Err(ParamError { field, value, range })
+    }
+}
+
+impl SimParams {
+    /// Smoothing length h, metres.
+    pub fn h(&self) -> f32 {
+        self.h_over_dx * self.dx
+    }
+
+    /// Kernel support radius 2h, metres (also the neighbour grid's cell size).
+    pub fn support(&self) -> f32 {
+        2.0 * self.h()
+    }
+
+    /// Particle mass m = rho0 dx^3, kg.
+    pub fn mass(&self) -> f32 {
+        self.rho0 * self.dx.powi(3)
+    }
+
+    /// Longest substep, seconds: frame_dt / substeps (the CFL condition may shorten it on the GPU).
+    pub fn max_dt(&self) -> f32 {
+        self.frame_dt / self.substeps as f32
+    }
+
+    /// Checks every field against its range.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let p = self;
+        check("dx", p.dx as f64, p.dx > 1e-4 && p.dx <= 100.0, "1e-4 < dx <= 100 m")?;
+        check("h_over_dx", p.h_over_dx as f64, (0.8..=3.0).contains(&p.h_over_dx), "0.8 ..= 3.0")?;
+        check("rho0", p.rho0 as f64, p.rho0 > 0.0 && p.rho0 <= 1e5, "0 < rho0 <= 1e5 kg/m^3")?;
+        for g in p.gravity {
+            check("gravity", g as f64, g.abs() <= 1000.0, "|g| <= 1000 m/s^2 per component")?;
+        }
+        check("viscosity", p.viscosity as f64, (0.0..=10.0).contains(&p.viscosity), "0 ..= 10 m^2/s")?;
+        check("xsph", p.xsph as f64, (0.0..=1.0).contains(&p.xsph), "0 ..= 1")?;
+        check("solver_iterations", p.solver_iterations as f64, (1..=100).contains(&p.solver_iterations), "1 ..= 100")?;
+        check("substeps", p.substeps as f64, (1..=64).contains(&p.substeps), "1 ..= 64")?;
+        check("cfl", p.cfl as f64, p.cfl > 0.0 && p.cfl <= 1.0, "0 < cfl <= 1")?;
+        check("frame_dt", p.frame_dt as f64, p.frame_dt > 0.0 && p.frame_dt <= 0.5, "0 < frame_dt <= 0.5 s")?;
+        check("friction", p.friction as f64, (0.0..=1.0).contains(&p.friction), "0 ..= 1")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,65 @@
+//! The terrain heightfield: one grid of heights (metres, world y) over a horizontal rectangle, shared by
+//! the simulation's boundary (collision and boundary density) and the terrain mesh that is drawn, so
+//! what the water touches is exactly what the user sees. Heights are sampled bilinearly.
+
+use glam::{Vec2, Vec3};
+
+/// A regular grid of heights. Sample (ix, iz) sits at `origin + (ix, iz) * spacing()`; rows run along x.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heightfield {
+    /// Samples along x (>= 2).
+    pub nx: u32,
+    /// Samples along z (>= 2).
+    pub nz: u32,
+    /// World (x, z) of sample (0, 0), metres.
+    pub origin: Vec2,
+    /// World size along (x, z) covered by the grid, metres.
+    pub extent: Vec2,
+    /// `nx * nz` heights in metres (world y), index `iz * nx + ix`.
+    pub heights: Vec<f32>,
+}
+
+impl Heightfield {
+    /// A flat floor at height `y` over the rectangle `origin .. origin + extent`.
+    pub fn flat(origin: Vec2, extent: Vec2, y: f32) -> Self {
+        Self { nx: 2, nz: 2, origin, extent, heights: vec![y; 4] }
+    }
+
+    /// Distance between neighbouring samples along (x, z), metres.
+    pub fn spacing(&self) -> Vec2 {
+        self.extent / Vec2::new((self.nx - 1) as f32, (self.nz - 1) as f32)
+    }
+
+    fn at(&self, ix: u32, iz: u32) -> f32 {
+        self.heights[(iz.min(self.nz - 1) * self.nx + ix.min(self.nx - 1)) as usize]
+    }
+
+    /// Bilinear height at world (x, z); outside the grid the edge value continues.
+    pub fn height_at(&self, x: f32, z: f32) -> f32 {
+        let g = ((Vec2::new(x, z) - self.origin) / self.spacing())
+            .clamp(Vec2::ZERO, Vec2::new((self.nx - 1) as f32, (self.nz - 1) as f32));
+        let i = g.floor();
+        let f = g - i;
+        let (ix, iz) = (i.x as u32, i.y as u32);
+        let h00 = self.at(ix, iz);
+        let h10 = self.at(ix + 1, iz);
+        let h01 = self.at(ix, iz + 1);
+        let h11 = self.at(ix + 1, iz + 1);
+        let a = h00 + (h10 - h00) * f.x;
+        let b = h01 + (h11 - h01) * f.x;
+        a + (b - a) * f.y
+    }
+
+    /// Upward unit normal at world (x, z), from central differences of the bilinear surface.
+    pub fn normal_at(&self, x: f32, z: f32) -> Vec3 {
+        let d = self.spacing() * 0.5;
+        let dhdx = (self.height_at(x + d.x, z) - self.height_at(x - d.x, z)) / (2.0 * d.x);
+        let dhdz = (self.height_at(x, z + d.y) - self.height_at(x, z - d.y)) / (2.0 * d.y);
+        Vec3::new(-dhdx, 1.0, -dhdz).normalize()
+    }
+
+    /// Lowest and highest sample, metres.
+    pub fn range(&self) -> (f32, f32) {
+        self.heights.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &h| (lo.min(h), hi.max(h)))
+    }
+}

@@ -1,0 +1,149 @@
+//! The egui panels of the window, one per file, drawn into one collapsible left side panel, plus the red
+//! error banner across the top. Panels never touch the engine: they edit their own state and return
+//! [`UiAction`]s, which `app.rs` applies after the egui pass (so a failed action shows up in the banner on
+//! the next frame and the running scene is left as it was).
+
+pub mod render_panel;
+pub mod scene_panel;
+pub mod sim_panel;
+pub mod stats_panel;
+
+use crate::gpu::{GpuContext, PassTime};
+use crate::scene::Scene;
+use crate::sim::{SimStats, Simulation};
+use std::path::PathBuf;
+
+/// Something the user asked for that needs the engine; applied by the app after drawing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UiAction {
+    /// Advance the paused simulation by one step.
+    Step,
+    /// Restart the current scene from its initial particles (current solver parameters kept).
+    Reset,
+    /// Rebuild the particle buffers at the spacing in [`sim_panel::SimPanelState::dx`] (metres).
+    Rebuild,
+    /// Apply the edited solver parameters that need no new buffers (`Simulation::set_params`).
+    ApplyParams,
+    /// Load a scene file.
+    LoadScene(PathBuf),
+    /// Load a built-in scene by name.
+    LoadBuiltin(String),
+    /// Put the camera back where the scene places it.
+    ResetCamera,
+    /// Save a PNG of the next frame: the scene alone, or with the UI drawn on it.
+    Screenshot { with_ui: bool },
+}
+
+/// Everything the panels edit or remember between frames.
+pub struct UiState {
+    /// F1 hides/shows the side panel (the error banner stays).
+    pub show_panels: bool,
+    pub sim: sim_panel::SimPanelState,
+    pub scene: scene_panel::ScenePanelState,
+    pub render: render_panel::RenderPanelState,
+    pub stats: stats_panel::FrameTimer,
+    /// Messages of failed actions, shown in the red banner until dismissed (oldest first).
+    pub errors: Vec<String>,
+}
+
+/// Read-only view of the engine the panels display.
+pub struct FrameInfo<'a> {
+    pub ctx: &'a GpuContext,
+    pub scene: &'a Scene,
+    /// `None` when the scene could not be built (the banner says why).
+    pub sim: Option<&'a Simulation>,
+    /// Newest statistics read back from the GPU (a frame or more old).
+    pub stats: Option<&'a SimStats>,
+    /// Per-pass GPU times of the latest finished frame.
+    pub gpu_times: &'a [PassTime],
+}
+
+/// Most messages kept in the banner; older ones are dropped first.
+const MAX_ERRORS: usize = 6;
+
+impl UiState {
+    pub fn new(scene: &Scene, sim: Option<&Simulation>, on_cpu: bool) -> Self {
+        Self {
+            show_panels: true,
+            sim: sim_panel::SimPanelState::new(scene, sim, on_cpu),
+            scene: scene_panel::ScenePanelState::new(scene),
+            render: render_panel::RenderPanelState::default(),
+            stats: stats_panel::FrameTimer::default(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Adds a message to the banner (and the log). A repeat of the newest message is not added again.
+    pub fn push_error(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        log::error!("{message}");
+        if self.errors.last() == Some(&message) {
+            return;
+        }
+        self.errors.push(message);
+        if self.errors.len() > MAX_ERRORS {
+            self.errors.remove(0);
+        }
+    }
+}
+
+/// Draws the error banner and (unless hidden) the side panel; returns the actions to apply.
+pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> Vec<UiAction> {
+    let mut actions = Vec::new();
+    error_banner_ui(ui, &mut state.errors);
+    if state.show_panels {
+        egui::Panel::left("waterview_panels").default_size(300.0).resizable(true).show(ui, |ui| {
+            egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    ui.heading("waterview");
+                    let n = info.sim.map_or(0, |s| s.particle_count() as u64);
+                    ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), sim_panel::thousands(n)));
+                });
+                ui.weak("F1 panels, Space play/pause, S step, R reset, F12 screenshot, Esc quit");
+                ui.separator();
+                actions.extend(sim_panel::sim_panel_ui(ui, &mut state.sim, info));
+                actions.extend(scene_panel::scene_panel_ui(ui, &mut state.scene, info));
+                actions.extend(render_panel::render_panel_ui(ui, &mut state.render));
+                stats_panel::stats_panel_ui(ui, &mut state.stats, info);
+            });
+        });
+    }
+    actions
+}
+
+/// Red banner across the top listing `errors`, each with a Dismiss button; nothing when empty.
+pub fn error_banner_ui(ui: &mut egui::Ui, errors: &mut Vec<String>) {
+    if errors.is_empty() {
+        return;
+    }
+    let frame = egui::Frame::NONE.fill(egui::Color32::from_rgb(150, 20, 20)).inner_margin(6.0);
+    egui::Panel::top("error_banner").frame(frame).show(ui, |ui| {
+        let mut dismiss = None;
+        for (i, message) in errors.iter().enumerate() {
+            ui.horizontal(|ui| {
+                if ui.button("Dismiss").clicked() {
+                    dismiss = Some(i);
+                }
+                ui.label(egui::RichText::new(format!("Error: {message}")).color(egui::Color32::WHITE).strong());
+            });
+        }
+        if errors.len() > 1 && ui.button("Dismiss all").clicked() {
+            dismiss = Some(usize::MAX);
+        }
+        match dismiss {
+            Some(usize::MAX) => errors.clear(),
+            Some(i) => {
+                errors.remove(i);
+            }
+            None => {}
+        }
+    });
+}
+
+/// A labelled row in a two-column grid: `label` on the left with `help` on hover, the widget on the right.
+pub(crate) fn row<R>(ui: &mut egui::Ui, label: &str, help: &str, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    ui.label(label).on_hover_text(help);
+    let r = add(ui);
+    ui.end_row();
+    r
+}

@@ -1,0 +1,283 @@
+//! Scene files: the built-in scenes parse, validate and build into the particle counts they promise,
+//! the valley's terrain has real relief, and bad files fail with a message naming the problem.
+//! No GPU needed.
+
+use std::path::{Path, PathBuf};
+use waterview::scene::{load_heightfield, Scene, SceneError, BUILTIN_SCENES, MAX_PARTICLES};
+
+/// A fresh, empty directory under the system temp dir, unique to this process and `tag`.
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("waterview_scene_test_{}_{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A small valid scene (flat floor) as RON; `{extra}` is inserted after the camera.
+fn minimal(extra: &str) -> String {
+    format!(
+        r#"(
+    name: "test",
+    domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.5, 0.5, 0.5))],
+    camera: (target: (0.5, 0.5, 0.5), distance: 3.0, yaw_deg: 0.0, pitch_deg: 30.0),
+    {extra}
+)"#
+    )
+}
+
+/// Parses `text` as if read from `path`, expecting an error; returns its message.
+fn parse_err(text: &str, path: &Path) -> String {
+    match Scene::from_str(text, path) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Builds `text` (a scene in `dir`), expecting the build to fail; returns the error.
+fn build_err(text: &str, dir: &Path) -> SceneError {
+    let scene = Scene::from_str(text, &dir.join("scene.ron")).expect("scene parses");
+    match scene.build(false) {
+        Ok(s) => panic!("expected a build error, got {} particles", s.positions.len()),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn builtin_scenes_build_with_the_promised_counts() {
+    // (name, target on a GPU, target on a CPU adapter); the tank's GPU count only needs dx in 0.02..=0.04.
+    let targets =
+        [("valley", Some(250_000.0), 17_500.0), ("dam_break", Some(100_000.0), 15_000.0), ("tank", None, 12_500.0)];
+    assert_eq!(BUILTIN_SCENES.len(), targets.len());
+    for (name, gpu_target, cpu_target) in targets {
+        assert!(BUILTIN_SCENES.contains(&name));
+        let scene = Scene::builtin(name).unwrap_or_else(|| panic!("built-in scene {name} parses"));
+        scene.validate().expect("built-in scene validates");
+        for on_cpu in [false, true] {
+            let setup = scene.build(on_cpu).unwrap_or_else(|e| panic!("{name} builds: {e}"));
+            let n = setup.positions.len();
+            let estimate = scene.estimate_particle_count(on_cpu);
+            println!(
+                "{name:>9} on {}: dx = {:.4} m, {n} particles (estimate {estimate})",
+                if on_cpu { "CPU" } else { "GPU" },
+                scene.effective_dx(on_cpu)
+            );
+            assert_eq!(setup.velocities.len(), n);
+            assert!(estimate >= n as u64, "the estimate is an upper bound");
+            let target = if on_cpu { Some(cpu_target) } else { gpu_target };
+            if let Some(t) = target {
+                assert!((t / 2.0..=t * 2.0).contains(&(n as f64)), "{name}: {n} particles, target {t}");
+            }
+        }
+        if name == "tank" {
+            assert!((0.02..=0.04).contains(&scene.effective_dx(false)));
+        }
+    }
+    assert!(Scene::builtin("no_such_scene").is_none());
+}
+
+#[test]
+fn builtin_scenes_match_the_files_on_disk() {
+    for name in BUILTIN_SCENES {
+        let path = manifest_dir().join("assets/scenes").join(format!("{name}.ron"));
+        let mut from_disk = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(from_disk.base_dir, manifest_dir().join("assets/scenes"));
+        let builtin = Scene::builtin(name).expect("built-in");
+        from_disk.base_dir = builtin.base_dir.clone();
+        assert_eq!(from_disk, builtin);
+    }
+}
+
+#[test]
+fn valley_terrain_has_relief_and_particles_sit_above_it() {
+    let scene = Scene::builtin("valley").expect("valley");
+    let d = scene.domain;
+    for on_cpu in [false, true] {
+        let setup = scene.build(on_cpu).expect("valley builds");
+        let (lo, hi) = setup.terrain.range();
+        println!("valley terrain: {lo:.2} .. {hi:.2} m, {}x{} samples", setup.terrain.nx, setup.terrain.nz);
+        assert!(hi - lo > 3.0, "relief {} m", hi - lo);
+        assert!(hi < d.max[1], "the terrain fits under the domain's top");
+        let dx = scene.effective_dx(on_cpu);
+        for p in &setup.positions {
+            let ground = setup.terrain.height_at(p.x, p.z);
+            assert!(p.y >= ground + 0.49 * dx, "particle {p} is within dx/2 of the terrain at {ground}");
+            for a in 0..3 {
+                assert!(p[a] >= d.min[a] + 0.49 * dx && p[a] <= d.max[a] - 0.49 * dx, "particle {p} outside");
+            }
+        }
+        // Some water stands well above the valley floor (a real column, not a film).
+        let top = setup.positions.iter().map(|p| p.y).fold(f32::MIN, f32::max);
+        assert!(top - lo > 4.0, "water column top {top}");
+    }
+}
+
+#[test]
+fn embedded_heightmap_is_used_when_the_file_is_missing() {
+    let scene = Scene::builtin("valley").expect("valley");
+    let desc = scene.terrain.clone().expect("valley has terrain");
+    let on_disk = load_heightfield(&desc, &manifest_dir().join("assets/scenes"), &scene.domain).expect("from disk");
+    let dir = temp_dir("embedded");
+    let embedded = load_heightfield(&desc, &dir.join("scenes"), &scene.domain).expect("embedded fallback");
+    assert_eq!(on_disk, embedded);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_scene_file_names_the_path() {
+    let dir = temp_dir("missing");
+    let path = dir.join("does_not_exist.ron");
+    let e = Scene::load(&path).expect_err("missing file");
+    assert!(matches!(e, SceneError::Io { .. }));
+    assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn malformed_ron_gives_the_line() {
+    let text = "(\n    name: \"broken\",\n    domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),\n    fluid_blocks: [(min: (0.0, 0.0 0.0))],\n)";
+    let msg = parse_err(text, Path::new("broken.ron"));
+    println!("{msg}");
+    assert!(msg.contains("broken.ron") && msg.contains("line:column 4:"), "{msg}");
+}
+
+#[test]
+fn unknown_and_missing_fields_are_named() {
+    let msg = parse_err(&minimal("colour: 3.0,"), Path::new("x.ron"));
+    assert!(msg.contains("colour"), "{msg}");
+    let msg = parse_err(&minimal("solver: (dx: 0.1, visc: 0.1),"), Path::new("x.ron"));
+    assert!(msg.contains("visc"), "{msg}");
+    let msg = parse_err(
+        "(name: \"no camera\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)), fluid_blocks: [])",
+        Path::new("x.ron"),
+    );
+    assert!(msg.contains("camera"), "{msg}");
+}
+
+#[test]
+fn invalid_values_are_named() {
+    let p = Path::new("bad.ron");
+    let msg = parse_err(
+        &minimal("")
+            .replace("max: (0.5, 0.5, 0.5)", "max: (0.5, 0.5, 0.5)), (min: (0.5, 0.5, 0.5), max: (1.5, 0.9, 0.9)"),
+        p,
+    );
+    assert!(msg.contains("fluid block 1") && msg.contains("domain"), "{msg}");
+    assert!(msg.contains("bad.ron"), "{msg}");
+    let msg = parse_err(&minimal("").replace("max: (1.0, 1.0, 1.0)", "max: (1.0, -1.0, 1.0)"), p);
+    assert!(msg.contains("domain") && msg.contains("along y"), "{msg}");
+    let msg = parse_err(&minimal("").replace("max: (0.5, 0.5, 0.5)", "max: (0.5, 0.5, 0.0)"), p);
+    assert!(msg.contains("fluid block 0") && msg.contains("along z"), "{msg}");
+    for dx in ["0.0", "-0.1"] {
+        let msg = parse_err(&minimal(&format!("solver: (dx: {dx}),")), p);
+        assert!(msg.contains("`dx`"), "{msg}");
+    }
+    let msg = parse_err(&minimal("cpu_dx_scale: 0.5,"), p);
+    assert!(msg.contains("cpu_dx_scale"), "{msg}");
+    let msg = parse_err(&minimal("").replace("pitch_deg: 30.0", "pitch_deg: 30.0, fov_y_deg: 180.0"), p);
+    assert!(msg.contains("fov_y_deg"), "{msg}");
+    let msg = parse_err(&minimal("").replace("distance: 3.0", "distance: 0.0"), p);
+    assert!(msg.contains("distance"), "{msg}");
+    let msg = parse_err(&minimal("terrain: Some((heightmap: \"h.png\", extent: (1.0, 0.0))),"), p);
+    assert!(msg.contains("extent"), "{msg}");
+    let msg = parse_err(&minimal("terrain: Some((heightmap: \"h.png\", extent: (1.0, 1.0), vertical_scale: 0.0)),"), p);
+    assert!(msg.contains("vertical_scale"), "{msg}");
+    let msg = parse_err(
+        &minimal("").replace("fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.5, 0.5, 0.5))]", "fluid_blocks: []"),
+        p,
+    );
+    assert!(msg.contains("fluid_blocks"), "{msg}");
+}
+
+#[test]
+fn heightmap_problems_are_named() {
+    let dir = temp_dir("heightmap");
+    let terrain = |map: &str, crop: &str| {
+        minimal(&format!("terrain: Some((heightmap: {map:?}, crop: {crop}, extent: (1.0, 1.0))),"))
+    };
+
+    let e = build_err(&terrain("missing_map.png", "None"), &dir);
+    assert!(matches!(e, SceneError::Heightmap { .. }));
+    assert!(e.to_string().contains(&dir.join("missing_map.png").display().to_string()), "{e}");
+
+    std::fs::write(dir.join("not_an_image.png"), "this is text, not a PNG\n").expect("write");
+    let e = build_err(&terrain("not_an_image.png", "None"), &dir);
+    println!("{e}");
+    assert!(matches!(e, SceneError::Heightmap { .. }) && e.to_string().contains("decode"), "{e}");
+
+    let real = manifest_dir().join("assets/terrain/jacksboro_dem.png").display().to_string();
+    let e = build_err(&terrain(&real, "Some((350, 0, 100, 100))"), &dir);
+    println!("{e}");
+    assert!(e.to_string().contains("outside") && e.to_string().contains("403x344"), "{e}");
+
+    let msg = parse_err(&terrain(&real, "Some((0, 0, 1, 100))"), &dir.join("scene.ron"));
+    assert!(msg.contains("crop"), "{msg}");
+
+    image::RgbImage::new(4, 4).save(dir.join("rgb.png")).expect("write rgb png");
+    let e = build_err(&terrain("rgb.png", "None"), &dir);
+    assert!(e.to_string().contains("grayscale"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn heightmap_without_units_spans_a_quarter_of_the_extent() {
+    let dir = temp_dir("no_units");
+    let mut img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::new(4, 3);
+    img.put_pixel(3, 2, image::Luma([65535]));
+    img.save(dir.join("ramp16.png")).expect("write 16-bit png");
+    let mut img8 = image::GrayImage::new(4, 3);
+    img8.put_pixel(3, 2, image::Luma([255]));
+    img8.save(dir.join("ramp8.png")).expect("write 8-bit png");
+    for map in ["ramp16.png", "ramp8.png"] {
+        let text = minimal(&format!(
+            "terrain: Some((heightmap: {map:?}, extent: (8.0, 6.0), vertical_scale: 0.5, base: 0.1)),"
+        ))
+        .replace("max: (1.0, 1.0, 1.0)", "max: (8.0, 2.0, 6.0)");
+        let scene = Scene::from_str(&text, &dir.join("scene.ron")).expect("parses");
+        let setup = scene.build(false).expect("builds");
+        let t = &setup.terrain;
+        assert_eq!((t.nx, t.nz), (4, 3));
+        let (lo, hi) = t.range();
+        // 0.25 * extent x (8 m) * vertical_scale (0.5) = 1 m of relief above base.
+        assert!((lo - 0.1).abs() < 1e-6 && (hi - 1.1).abs() < 1e-5, "{map}: {lo} .. {hi}");
+        // Pixel (3, 2) is the last column (x = max) and the last row (z = max, south).
+        assert!((t.height_at(8.0, 6.0) - 1.1).abs() < 1e-5 && (t.height_at(0.0, 0.0) - 0.1).abs() < 1e-6);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn empty_and_oversized_builds_fail_cleanly() {
+    let dir = temp_dir("empty");
+    // A block thinner than dx holds no lattice point.
+    let e = build_err(&minimal("").replace("max: (0.5, 0.5, 0.5)", "max: (0.5, 0.05, 0.5)"), &dir);
+    assert!(e.to_string().contains("\"test\"") && e.to_string().contains("no particles"), "{e}");
+    let e = build_err(&minimal("solver: (dx: 0.0002),"), &dir);
+    assert!(e.to_string().contains(&MAX_PARTICLES.to_string()), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn save_then_load_round_trips() {
+    let dir = temp_dir("round_trip");
+    for name in BUILTIN_SCENES {
+        let scene = Scene::builtin(name).expect("built-in");
+        let path = dir.join(format!("{name}.ron"));
+        scene.save(&path).expect("save");
+        let mut loaded = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.base_dir, dir);
+        loaded.base_dir = scene.base_dir.clone();
+        assert_eq!(loaded, scene);
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .expect("read dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

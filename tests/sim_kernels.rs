@@ -1,0 +1,137 @@
+//! The SPH kernel and the GPU grid build and density summation against CPU references.
+mod common;
+
+use glam::Vec3;
+use waterview::gpu::Profiler;
+use waterview::scene::{Aabb, SceneSetup};
+use waterview::sim::{kernel, reference, SimParams, Simulation};
+use waterview::terrain::Heightfield;
+
+#[test]
+fn kernel_integrates_to_one() {
+    for h in [0.05, 0.12, 1.0] {
+        let steps = 20_000;
+        let dr = 2.0 * h / steps as f64;
+        let integral: f64 = (0..steps)
+            .map(|k| {
+                let r = (k as f64 + 0.5) * dr;
+                4.0 * std::f64::consts::PI * r * r * kernel::w(r, h) * dr
+            })
+            .sum();
+        assert!((integral - 1.0).abs() < 1e-6, "h = {h}: integral of W = {integral}");
+        assert_eq!(kernel::w(2.0 * h, h), 0.0);
+    }
+}
+
+#[test]
+fn kernel_gradient_matches_finite_differences() {
+    let h = 0.1;
+    let eps = 1e-7;
+    for x in [[0.01, 0.02, -0.03], [0.12, 0.0, 0.05], [-0.05, 0.1, 0.08], [0.0, 0.0, 0.19]] {
+        let g = kernel::grad_w(x, h);
+        for a in 0..3 {
+            let mut xp = x;
+            let mut xm = x;
+            xp[a] += eps;
+            xm[a] -= eps;
+            let r = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+            let fd = (kernel::w(r(xp), h) - kernel::w(r(xm), h)) / (2.0 * eps);
+            assert!((fd - g[a]).abs() <= 1e-5 * g[a].abs().max(1.0), "x = {x:?} axis {a}: fd {fd} vs grad {}", g[a]);
+        }
+    }
+}
+
+#[test]
+fn boundary_table_is_a_half_space_integral() {
+    let h = 0.1;
+    let t = kernel::boundary_table(h, 257);
+    assert!((t[0][0] - 1.0).abs() < 1e-3, "Phi(-2h) = {}", t[0][0]);
+    assert!((t[128][0] - 0.5).abs() < 1e-3, "Phi(0) = {}", t[128][0]);
+    assert!(t[256][0].abs() < 1e-6, "Phi(2h) = {}", t[256][0]);
+    assert!(t.windows(2).all(|w| w[1][0] <= w[0][0] + 1e-7), "Phi decreases with distance");
+}
+
+fn random_particles(n: usize, lo: Vec3, hi: Vec3, seed: u64) -> Vec<Vec3> {
+    let mut s = seed;
+    let mut next = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((s >> 40) as f32) / (1u64 << 24) as f32
+    };
+    (0..n).map(|_| lo + (hi - lo) * Vec3::new(next(), next(), next())).collect()
+}
+
+fn sim_for(ctx: &waterview::gpu::GpuContext, positions: Vec<Vec3>, domain: Aabb, dx: f32) -> Simulation {
+    let terrain = Heightfield::flat(glam::Vec2::new(domain.min[0], domain.min[2]), glam::Vec2::new(domain.max[0] - domain.min[0], domain.max[2] - domain.min[2]), domain.min[1]);
+    let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions, terrain };
+    let params = SimParams { dx, ..SimParams::default() };
+    Simulation::new(ctx, &domain, &setup, &params).expect("simulation builds")
+}
+
+#[test]
+fn grid_build_matches_cpu_counting_sort() {
+    let ctx = common::gpu();
+    let domain = Aabb { min: [0.0, 0.0, 0.0], max: [1.0, 0.6, 0.8] };
+    let positions = random_particles(5000, Vec3::splat(0.01), Vec3::new(0.99, 0.59, 0.79), 7);
+    let sim = sim_for(&ctx, positions.clone(), domain, 0.02);
+    let profiler = Profiler::new(&ctx.device);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    sim.encode_grid(&mut enc, &profiler);
+    ctx.queue.submit([enc.finish()]);
+    let (cell_start, sorted, cell_slot) = sim.read_grid_blocking(&ctx);
+    let grid = sim.grid_shape();
+    let cells = grid.num_cells() as usize;
+    let (cpu_start, cpu_order) = reference::build_grid(&grid, &positions);
+    assert_eq!(&cell_start[..=cells], &cpu_start[..], "cell_start equals the CPU counting sort");
+    assert!(cell_start[..=cells].windows(2).all(|w| w[0] <= w[1]), "cell starts are monotone");
+    assert_eq!(cell_start[cells] as usize, positions.len());
+    // Every sorted particle lies in the cell whose range holds it.
+    for c in 0..cells {
+        for i in cell_start[c]..cell_start[c + 1] {
+            let p = Vec3::from_slice(&sorted[i as usize][..3]);
+            assert_eq!(reference::cell_index(&grid, reference::cell_coord(&grid, p)) as usize, c);
+        }
+    }
+    // The reorder is a permutation: slots are unique and the sorted data is the input reordered.
+    let mut dst: Vec<u32> = cell_slot[..positions.len()].iter().map(|cs| cell_start[cs[0] as usize] + cs[1]).collect();
+    for (i, &d) in dst.iter().enumerate() {
+        assert_eq!(Vec3::from_slice(&sorted[d as usize][..3]), positions[i], "particle {i} went to slot {d}");
+    }
+    dst.sort_unstable();
+    assert!(dst.iter().enumerate().all(|(k, &d)| k as u32 == d), "destinations form a permutation");
+    assert_eq!(cpu_order.len(), positions.len());
+}
+
+#[test]
+fn density_on_a_lattice_matches_cpu_reference() {
+    let ctx = common::gpu();
+    let dx = 0.05;
+    let domain = Aabb { min: [0.0, 0.0, 0.0], max: [2.0, 2.0, 2.0] };
+    // A 12^3 lattice block in the middle, far from every boundary.
+    let mut positions = Vec::new();
+    for i in 0..12 {
+        for j in 0..12 {
+            for k in 0..12 {
+                positions.push(Vec3::new(0.7, 0.7, 0.7) + dx * Vec3::new(i as f32, j as f32, k as f32));
+            }
+        }
+    }
+    let sim = sim_for(&ctx, positions.clone(), domain, dx);
+    let profiler = Profiler::new(&ctx.device);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    sim.encode_density_only(&mut enc, &profiler);
+    ctx.queue.submit([enc.finish()]);
+    let rho = sim.read_density_blocking(&ctx);
+    let (_, sorted, _) = sim.read_grid_blocking(&ctx);
+    let sorted_pos: Vec<Vec3> = sorted[..positions.len()].iter().map(|p| Vec3::from_slice(&p[..3])).collect();
+    let cpu = reference::density_brute_force(&sorted_pos, sim.mass(), sim.params().h());
+    let mut interior = 0;
+    for (i, (g, c)) in rho.iter().zip(&cpu).enumerate() {
+        assert!((g[0] - c).abs() <= 1e-4 * c, "particle {i}: GPU {} vs CPU {c}", g[0]);
+        let p = sorted_pos[i] - Vec3::splat(0.7);
+        if p.min_element() > 3.0 * dx && p.max_element() < 8.0 * dx {
+            interior += 1;
+            assert!((c - 1000.0).abs() < 1.0, "interior lattice density {c} is rho0");
+        }
+    }
+    assert!(interior > 100);
+}
