@@ -152,8 +152,18 @@ pub fn run(scene_path: Option<PathBuf>, args: &RunArgs) -> Result<()> {
             s.non_finite
         );
     }
+    let steps_per_frame = sim.params().substeps as f64;
+    let total: f64 = profiler.latest().iter().map(|p| p.ms).sum();
+    eprintln!("GPU time per pass (last timed frame, {steps_per_frame} steps per frame):");
     for p in profiler.latest() {
-        eprintln!("  {:<12} {:8.3} ms/frame", p.label, p.ms);
+        eprintln!("  {:<12} {:9.3} ms/frame {:9.3} ms/step", p.label, p.ms, p.ms / steps_per_frame);
+    }
+    if total > 0.0 {
+        let step_ms = total / steps_per_frame;
+        eprintln!(
+            "  {:<12} {:9.3} ms/frame {:9.3} ms/step  ({:.3e} particle-steps/s)",
+            "total", total, step_ms, sim.particle_count() as f64 / (step_ms * 1e-3)
+        );
     }
     if let Some(out) = &args.out {
         let img = render_final(&ctx, &sim, &scene, args.size);

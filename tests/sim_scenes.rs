@@ -84,10 +84,23 @@ fn dam_break_stays_contained() {
 }
 
 #[test]
-fn valley_flood_stays_above_terrain() {
-    let (_ctx, sim, all) = run("valley", 1.0);
+fn valley_flood_stays_above_terrain_and_renders() {
+    let (ctx, sim, all) = run("valley", 1.5);
     assert_contained("valley", &all, sim.particle_count());
     let last = all.last().unwrap();
     println!("valley after {:.2} s: {last:?}", last.time);
     assert!(last.max_speed > 0.5, "the flood is moving");
+
+    // The headless render shows both water and terrain.
+    let scene = Scene::builtin("valley").unwrap();
+    let img = waterview::headless::render_final(&ctx, &sim, &scene, (480, 270));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("../test-output");
+    std::fs::create_dir_all(&dir).unwrap();
+    img.save(dir.join("valley_headless.png")).unwrap();
+    let total = (img.width() * img.height()) as f32;
+    let water = img.pixels().filter(|p| p[2] as i32 > p[0] as i32 + 40 && p[2] as i32 > p[1] as i32 + 10).count() as f32 / total;
+    let terrain = img.pixels().filter(|p| p[1] as i32 > p[2] as i32 + 10 && p[1] as i32 > p[0] as i32).count() as f32 / total;
+    println!("valley render: water {:.1} %, terrain {:.1} %", 100.0 * water, 100.0 * terrain);
+    assert!(water > 0.01, "water covers {:.2} % of the image", 100.0 * water);
+    assert!(terrain > 0.15, "terrain covers {:.2} % of the image", 100.0 * terrain);
 }
