@@ -7,7 +7,7 @@ use crate::cli::RunArgs;
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{self, OrbitCamera, ParticleSource, RenderSettings, Renderer};
 use crate::scene::Scene;
-use crate::sim::{SimStats, Simulation};
+use crate::sim::{SimOptions, SimStats, Simulation};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -45,7 +45,11 @@ pub fn build_simulation(ctx: &GpuContext, scene: &Scene, dx: Option<f32>) -> Res
     let mut params = scene.solver.clone();
     params.dx = scene.effective_dx(on_cpu);
     let setup = scene.build(on_cpu)?;
-    Ok(Simulation::new(ctx, &scene.domain, &setup, &params)?)
+    let volume = params.dx.powi(3);
+    let options = SimOptions { pool: crate::sim::sources::pool_size(&scene.emitters, volume), ..SimOptions::default() };
+    let mut sim = Simulation::new_with(ctx, &scene.domain, &setup, &params, options)?;
+    sim.set_sources(ctx, &scene.emitters, &scene.sinks)?;
+    Ok(sim)
 }
 
 /// Runs frames until `frames` have been simulated or the simulated time reaches `seconds`, calling

@@ -30,6 +30,29 @@ pub struct FluidBlock {
     pub velocity: [f32; 3],
 }
 
+/// An inflow: water enters through a disc at `center`, facing along `velocity`, at `rate` cubic metres per
+/// second (a river's source, a fountain). Particles are drawn from a fixed pool sized when the scene is built.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Emitter {
+    /// Centre of the inflow disc, metres.
+    pub center: [f32; 3],
+    /// Radius of the inflow disc, metres.
+    pub radius: f32,
+    /// Velocity of the entering water, m/s; its direction is the disc's normal.
+    pub velocity: [f32; 3],
+    /// Volume flow, m^3/s.
+    pub rate: f32,
+}
+
+/// An outflow: particles entering this box are removed (and return to the emitters' pool).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sink {
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+}
+
 /// Terrain from a 16-bit grayscale heightmap.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,6 +109,12 @@ pub struct Scene {
     #[serde(default)]
     pub terrain: Option<TerrainDesc>,
     pub fluid_blocks: Vec<FluidBlock>,
+    /// Inflows (rivers, fountains); empty by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emitters: Vec<Emitter>,
+    /// Outflow regions; empty by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sinks: Vec<Sink>,
     pub camera: CameraDesc,
     #[serde(default)]
     pub solver: SimParams,

@@ -6,6 +6,9 @@
 // density maps, for locally planar boundaries).
 #import "common/kernels.wgsl"
 
+// Threads per workgroup of the per-particle kernels (a pipeline constant, swept by `waterview bench`).
+override WG: u32 = 128u;
+
 // Rust twin: SimUniforms in src/sim/gpu_data.rs.
 struct Params {
     domain_min: vec3<f32>,
@@ -65,6 +68,49 @@ struct StepState {
 @group(0) @binding(12) var<storage, read_write> heights: array<f32>;
 // (Phi(d), I(|d|)) for d in [-2h, 2h]: boundary volume fraction and its derivative (see src/sim/kernel.rs).
 @group(0) @binding(13) var<storage, read_write> boundary_table: array<vec2<f32>>;
+
+// Inflows and outflows. Rust twin: SourcesGpu in src/sim/sources.rs.
+const MAX_SOURCES: u32 = 8u;
+
+struct EmitterGpu {
+    center: vec3<f32>,
+    radius: f32,
+    velocity: vec3<f32>,
+    rate: f32,          // m^3/s
+    axis_u: vec3<f32>,  // disc basis, unit, perpendicular to velocity
+    layer_points: u32,  // particles per emitted layer
+    axis_v: vec3<f32>,
+    _pad: f32,
+}
+
+struct EmitState {
+    carry: f32,   // volume owed, m^3
+    base: u32,    // first particle index of this step's layer
+    count: u32,   // particles emitted this step
+    _pad: u32,
+}
+
+struct SinkGpu {
+    min: vec3<f32>,
+    _pad0: f32,
+    max: vec3<f32>,
+    _pad1: f32,
+}
+
+struct Sources {
+    num_emitters: u32,
+    num_sinks: u32,
+    _pad0: u32,
+    _pad1: u32,
+    emitters: array<EmitterGpu, 8>,
+    state: array<EmitState, 8>,
+    sinks: array<SinkGpu, 8>,
+}
+
+@group(0) @binding(16) var<storage, read_write> sources: Sources;
+
+// Inactive particles (the emitters' pool) carry w < 0 in `pos`; the grid parks them in an extra cell
+// after the last real one, so after the sort the active particles are exactly [0, cell_start[num_cells]).
 
 fn cell_coord(p: vec3<f32>) -> vec3<i32> {
     let c = vec3<i32>(floor((p - params.grid_origin) / params.cell_size));

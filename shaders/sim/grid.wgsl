@@ -10,18 +10,22 @@ fn cell_start_at(i: u32) -> u32 {
     return atomicLoad(&cell_start[i]);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn count(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.num_particles) {
         return;
     }
-    let c = cell_index(cell_coord(pos[i].xyz));
+    let p = pos[i];
+    var c = params.num_cells;
+    if (p.w >= 0.0) {
+        c = cell_index(cell_coord(p.xyz));
+    }
     let slot = atomicAdd(&cell_start[c], 1u);
     cell_slot[i] = vec2<u32>(c, slot);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.num_particles) {

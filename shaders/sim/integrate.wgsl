@@ -32,10 +32,16 @@ fn apply_contact(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     return max(vn, 0.0) * n + (1.0 - params.friction) * vt;
 }
 
-@compute @workgroup_size(128)
+@compute @workgroup_size(WG)
 fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.num_particles) {
+        return;
+    }
+    if (i >= cell_start[params.num_cells]) {
+        // The emitters' pool: stays parked (w < 0) until an emitter takes it.
+        pos[i] = spos[i];
+        vel[i] = svel[i];
         return;
     }
     let dt = step.dt;
@@ -61,8 +67,65 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
             v = apply_contact(v, -n);
         }
     }
-    let rp = rho_p[i];
+    var rp = rho_p[i];
+    for (var s = 0u; s < sources.num_sinks; s++) {
+        let k = sources.sinks[s];
+        if (all(x >= k.min) && all(x <= k.max)) {
+            rp.x = -1.0; // leaves through the outflow: back to the pool
+            v = vec3<f32>(0.0);
+        }
+    }
     pos[i] = vec4<f32>(x, rp.x);
     vel[i] = vec4<f32>(v, rp.y);
     atomicMax(&step.max_speed_bits, bitcast<u32>(length(v)));
+}
+
+// Emission (after integrate): `emit_plan` (one thread) decides per emitter whether a layer of particles
+// is owed (carry += rate dt; a layer of `layer_points` particles holds layer_points * V of water) and
+// assigns it indices in the free pool, which after this step's sort starts at cell_start[num_cells]
+// (particles sunk this step are reclaimed at the next sort). `emit` places layer point t on the disc
+// with Vogel's sunflower spiral (uniform density, spacing about dx).
+@compute @workgroup_size(1)
+fn emit_plan() {
+    var next = cell_start[params.num_cells];
+    let volume = params.mass / params.rho0;
+    for (var e = 0u; e < sources.num_emitters; e++) {
+        let em = sources.emitters[e];
+        var st = sources.state[e];
+        st.carry = st.carry + em.rate * step.dt;
+        st.count = 0u;
+        let layer = f32(em.layer_points) * volume;
+        if (st.carry >= layer) {
+            if (next + em.layer_points <= params.num_particles) {
+                st.base = next;
+                st.count = em.layer_points;
+                next = next + em.layer_points;
+                st.carry = st.carry - layer;
+            } else {
+                st.carry = layer; // pool exhausted: wait for the sinks
+            }
+        }
+        sources.state[e] = st;
+    }
+}
+
+const GOLDEN_ANGLE: f32 = 2.39996323;
+
+@compute @workgroup_size(64)
+fn emit(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let e = gid.y;
+    let t = gid.x;
+    if (e >= sources.num_emitters) {
+        return;
+    }
+    let st = sources.state[e];
+    if (t >= st.count) {
+        return;
+    }
+    let em = sources.emitters[e];
+    let r = em.radius * sqrt((f32(t) + 0.5) / f32(em.layer_points));
+    let a = f32(t) * GOLDEN_ANGLE;
+    let x = project_out(em.center + r * (cos(a) * em.axis_u + sin(a) * em.axis_v));
+    pos[st.base + t] = vec4<f32>(x, params.rho0);
+    vel[st.base + t] = vec4<f32>(em.velocity, 0.0);
 }

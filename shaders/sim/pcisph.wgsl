@@ -16,10 +16,14 @@ fn cell_start_at(i: u32) -> u32 {
     return cell_start[i];
 }
 
-@compute @workgroup_size(128)
+fn active_count() -> u32 {
+    return cell_start[params.num_cells];
+}
+
+@compute @workgroup_size(WG)
 fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= params.num_particles) {
+    if (i >= active_count()) {
         return;
     }
     let h = params.h;
@@ -58,10 +62,10 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     rho_p[i] = vec2<f32>(rho, params.warm_start * max(svel[i].w, 0.0));
 }
 
-@compute @workgroup_size(128)
+@compute @workgroup_size(WG)
 fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= params.num_particles) {
+    if (i >= active_count()) {
         return;
     }
     let h = params.h;
@@ -94,10 +98,10 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
     pred[i] = vec4<f32>(project_out(xi + dt * (vstar[i].xyz + dt * a)), 0.0);
 }
 
-@compute @workgroup_size(128)
+@compute @workgroup_size(WG)
 fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= params.num_particles) {
+    if (i >= active_count()) {
         return;
     }
     let h = params.h;

@@ -4,7 +4,7 @@
 // Two passes: `stats_partial` reduces each workgroup's particles in workgroup memory into one record,
 // `stats_final` (one workgroup) reduces the records. A record is 4 vec4:
 //   [0] sums (density error, kinetic energy, outside count, below count)
-//   [1] (max density error, max speed, non-finite count (sum), 0)
+//   [1] (max density error, max speed, non-finite count (sum), active particle count (sum))
 //   [2] bbox max (xyz), [3] -bbox min (xyz)
 // The final output adds [4] = (time, dt, particle count, steps).
 #import "sim/common.wgsl"
@@ -17,7 +17,7 @@ fn cell_start_at(i: u32) -> u32 {
     return cell_start[i];
 }
 
-const WG: u32 = 128u;
+const STATS_WG: u32 = 128u;
 const BIG: f32 = 3.0e38;
 
 var<workgroup> s_sum: array<vec4<f32>, 128>;
@@ -30,13 +30,13 @@ fn is_finite3(v: vec3<f32>) -> bool {
 }
 
 fn reduce_tree(t: u32) {
-    for (var off = WG / 2u; off > 0u; off = off >> 1u) {
+    for (var off = STATS_WG / 2u; off > 0u; off = off >> 1u) {
         workgroupBarrier();
         if (t < off) {
             let a = s_max[t];
             let b = s_max[t + off];
             s_sum[t] = s_sum[t] + s_sum[t + off];
-            s_max[t] = vec4<f32>(max(a.x, b.x), max(a.y, b.y), a.z + b.z, 0.0);
+            s_max[t] = vec4<f32>(max(a.x, b.x), max(a.y, b.y), a.z + b.z, a.w + b.w);
             s_hi[t] = max(s_hi[t], s_hi[t + off]);
             s_lo[t] = max(s_lo[t], s_lo[t + off]);
         }
@@ -56,7 +56,9 @@ fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_i
     if (i < params.num_particles) {
         let p = pos[i];
         let v = vel[i].xyz;
-        if (is_finite3(p.xyz) && is_finite3(v) && abs(p.w) < BIG) {
+        if (p.w < 0.0) {
+            // parked in the emitters' pool: not part of the fluid
+        } else if (is_finite3(p.xyz) && is_finite3(v) && abs(p.w) < BIG) {
             let err = max(p.w - params.rho0, 0.0) / params.rho0;
             let speed = length(v);
             var outside = 0.0;
@@ -68,11 +70,11 @@ fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_i
                 below = 1.0;
             }
             sum = vec4<f32>(err, 0.5 * params.mass * speed * speed, outside, below);
-            mx = vec4<f32>(err, speed, 0.0, 0.0);
+            mx = vec4<f32>(err, speed, 0.0, 1.0);
             hi = vec4<f32>(p.xyz, 0.0);
             lo = vec4<f32>(-p.xyz, 0.0);
         } else {
-            mx = vec4<f32>(0.0, 0.0, 1.0, 0.0);
+            mx = vec4<f32>(0.0, 0.0, 1.0, 1.0);
         }
     }
     s_sum[t] = sum;
@@ -92,16 +94,16 @@ fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_i
 @compute @workgroup_size(128)
 fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
     let t = lid.x;
-    let groups = (params.num_particles + WG - 1u) / WG;
+    let groups = (params.num_particles + STATS_WG - 1u) / STATS_WG;
     var sum = vec4<f32>(0.0);
     var mx = vec4<f32>(0.0);
     var hi = vec4<f32>(-BIG);
     var lo = vec4<f32>(-BIG);
-    for (var g = t; g < groups; g += WG) {
+    for (var g = t; g < groups; g += STATS_WG) {
         let b = 4u * g;
         sum += partials[b];
         let m = partials[b + 1u];
-        mx = vec4<f32>(max(mx.x, m.x), max(mx.y, m.y), mx.z + m.z, 0.0);
+        mx = vec4<f32>(max(mx.x, m.x), max(mx.y, m.y), mx.z + m.z, mx.w + m.w);
         hi = max(hi, partials[b + 2u]);
         lo = max(lo, partials[b + 3u]);
     }

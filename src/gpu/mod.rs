@@ -49,12 +49,23 @@ pub fn compute_pipeline(
     layout: &wgpu::PipelineLayout,
     entry: &str,
 ) -> wgpu::ComputePipeline {
+    compute_pipeline_with(device, module, layout, entry, &[])
+}
+
+/// A compute pipeline with values for the shader's `override` constants, e.g. `[("WG", 256.0)]`.
+pub fn compute_pipeline_with(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::PipelineLayout,
+    entry: &str,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(entry),
         layout: Some(layout),
         module,
         entry_point: Some(entry),
-        compilation_options: Default::default(),
+        compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
         cache: None,
     })
 }

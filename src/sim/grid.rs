@@ -75,15 +75,20 @@ pub struct GridPass {
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     scan: ScanPass,
+    workgroup_size: u32,
 }
 
 impl GridPass {
-    pub fn new(device: &wgpu::Device, layout: &wgpu::PipelineLayout, cell_start: &wgpu::Buffer, num_cells: u32) -> Self {
+    /// `workgroup_size` threads per workgroup for `count` and `scatter` (the scan uses 256).
+    pub fn new(device: &wgpu::Device, layout: &wgpu::PipelineLayout, cell_start: &wgpu::Buffer, num_cells: u32, workgroup_size: u32) -> Self {
         let module = gpu::shader::module(device, "sim/grid.wgsl");
+        let wg = [("WG", workgroup_size as f64)];
         Self {
-            count: gpu::compute_pipeline(device, &module, layout, "count"),
-            scatter: gpu::compute_pipeline(device, &module, layout, "scatter"),
-            scan: ScanPass::new(device, cell_start, num_cells + 1),
+            count: gpu::compute_pipeline_with(device, &module, layout, "count", &wg),
+            scatter: gpu::compute_pipeline_with(device, &module, layout, "scatter", &wg),
+            // cells + 1 entries: the parking cell of inactive particles, then the total.
+            scan: ScanPass::new(device, cell_start, num_cells + 2),
+            workgroup_size,
         }
     }
 
@@ -93,10 +98,10 @@ impl GridPass {
         let mut pass = profiler.compute_pass(encoder, "grid");
         pass.set_bind_group(0, bind, &[]);
         pass.set_pipeline(&self.count);
-        pass.dispatch_workgroups(gpu::groups(n, 256), 1, 1);
+        pass.dispatch_workgroups(gpu::groups(n, self.workgroup_size), 1, 1);
         self.scan.encode(&mut pass);
         pass.set_bind_group(0, bind, &[]);
         pass.set_pipeline(&self.scatter);
-        pass.dispatch_workgroups(gpu::groups(n, 256), 1, 1);
+        pass.dispatch_workgroups(gpu::groups(n, self.workgroup_size), 1, 1);
     }
 }

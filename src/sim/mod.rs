@@ -12,6 +12,7 @@ pub mod grid;
 pub mod kernel;
 pub mod params;
 pub mod reference;
+pub mod sources;
 
 pub use params::SimParams;
 
@@ -28,6 +29,12 @@ pub enum SimError {
     TooManyCells { cells: u64, limit: u64 },
     #[error(transparent)]
     Param(#[from] params::ParamError),
+    #[error("workgroup size {0} is not a power of two between 32 and this GPU's limit")]
+    WorkgroupSize(u32),
+    #[error(transparent)]
+    Source(#[from] sources::SourceError),
+    #[error("this simulation was built without a particle pool for inflow; rebuild the scene to add an emitter")]
+    NoPool,
 }
 
 /// Diagnostics of one frame, computed on the GPU and read back asynchronously.
@@ -67,8 +74,6 @@ use grid::GridPass;
 
 /// Bytes of the statistics record read back per frame (5 vec4, see shaders/sim/stats.wgsl).
 const STATS_BYTES: u64 = 80;
-/// Largest particle count one 1-D dispatch of 128-thread workgroups covers.
-const MAX_DISPATCH_PARTICLES: u64 = 65_535 * 128;
 /// Largest number of grid cells the scan covers in 1-D dispatches.
 const MAX_CELLS: u64 = 65_535 * 256 - 1;
 
@@ -90,14 +95,15 @@ struct Buffers {
     boundary_table: wgpu::Buffer,
     partials: wgpu::Buffer,
     stats_out: wgpu::Buffer,
+    sources: wgpu::Buffer,
 }
 
 impl Buffers {
-    fn all(&self) -> [&wgpu::Buffer; 16] {
+    fn all(&self) -> [&wgpu::Buffer; 17] {
         [
             &self.uniforms, &self.step, &self.pos, &self.vel, &self.spos, &self.svel, &self.cell_start, &self.cell_slot,
             &self.vstar, &self.pred, &self.accel, &self.rho_p, &self.heights, &self.boundary_table, &self.partials,
-            &self.stats_out,
+            &self.stats_out, &self.sources,
         ]
     }
 }
@@ -108,8 +114,27 @@ struct Pipelines {
     pressure_force: wgpu::ComputePipeline,
     predict_density: wgpu::ComputePipeline,
     integrate: wgpu::ComputePipeline,
+    emit_plan: wgpu::ComputePipeline,
+    emit: wgpu::ComputePipeline,
     stats_partial: wgpu::ComputePipeline,
     stats_final: wgpu::ComputePipeline,
+}
+
+/// Build options that are not physics: how the kernels are dispatched.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimOptions {
+    /// Threads per workgroup of the per-particle kernels (32, 64, 128, 256, ...; at most the adapter's
+    /// `max_compute_invocations_per_workgroup`).
+    pub workgroup_size: u32,
+    /// Parked particles allocated beyond the scene's for emitters to draw from
+    /// ([`sources::pool_size`] gives a good size; 0 = no inflow possible without a rebuild).
+    pub pool: u32,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self { workgroup_size: 128, pool: 0 }
+    }
 }
 
 /// The GPU particle simulation of one scene. See the module docs for the buffer layout.
@@ -128,6 +153,12 @@ pub struct Simulation {
     readback: ReadbackRing,
     frame: u64,
     latest: Option<SimStats>,
+    workgroup_size: u32,
+    /// The inflows and outflows as uploaded (emission state zeroed).
+    sources: sources::SourcesGpu,
+    /// Largest emitted layer, particles.
+    max_layer: u32,
+    pool: u32,
 }
 
 impl Simulation {
@@ -136,18 +167,34 @@ impl Simulation {
     /// were built with.
     /// Errors: parameters out of range, no particles, too many particles or grid cells for this GPU.
     pub fn new(ctx: &GpuContext, domain: &Aabb, setup: &SceneSetup, params: &SimParams) -> Result<Self, SimError> {
+        Self::new_with(ctx, domain, setup, params, SimOptions::default())
+    }
+
+    /// [`Simulation::new`] with dispatch options (the benchmark's workgroup-size sweep).
+    pub fn new_with(
+        ctx: &GpuContext,
+        domain: &Aabb,
+        setup: &SceneSetup,
+        params: &SimParams,
+        options: SimOptions,
+    ) -> Result<Self, SimError> {
         params.validate()?;
-        let n = setup.positions.len() as u64;
-        if n == 0 {
+        let wg = options.workgroup_size;
+        if !wg.is_power_of_two() || wg < 32 || wg > ctx.device.limits().max_compute_invocations_per_workgroup {
+            return Err(SimError::WorkgroupSize(wg));
+        }
+        if setup.positions.is_empty() {
             return Err(SimError::NoParticles);
         }
+        let n = setup.positions.len() as u64 + options.pool as u64;
         let limit = ctx.max_storage_binding();
-        if n * 16 > limit || n > MAX_DISPATCH_PARTICLES {
-            return Err(SimError::TooManyParticles { count: n, bytes: n * 16, limit: limit.min(MAX_DISPATCH_PARTICLES * 16) });
+        let max_dispatch = 65_535 * wg as u64;
+        if n * 16 > limit || n > max_dispatch {
+            return Err(SimError::TooManyParticles { count: n, bytes: n * 16, limit: limit.min(max_dispatch * 16) });
         }
         let grid_shape = GridShape::new(domain, params.support());
         let cells = grid_shape.num_cells();
-        if cells > MAX_CELLS || (cells + 1) * 4 > limit {
+        if cells > MAX_CELLS || (cells + 2) * 4 > limit {
             return Err(SimError::TooManyCells { cells, limit: MAX_CELLS.min(limit / 4 - 1) });
         }
         let mut terrain = setup.terrain.clone();
@@ -157,9 +204,12 @@ impl Simulation {
         let derived = Derived::new(params);
         let device = &ctx.device;
         let n32 = n as u32;
+        // Scene particles, then the parked pool (w < 0) at the domain's centre.
+        let park = [0.5 * (domain.min[0] + domain.max[0]), 0.5 * (domain.min[1] + domain.max[1]), 0.5 * (domain.min[2] + domain.max[2]), -1.0];
+        let pool = options.pool as usize;
         let initial: (Vec<[f32; 4]>, Vec<[f32; 4]>) = (
-            setup.positions.iter().map(|p| [p.x, p.y, p.z, params.rho0]).collect(),
-            setup.velocities.iter().map(|v| [v.x, v.y, v.z, 0.0]).collect(),
+            setup.positions.iter().map(|p| [p.x, p.y, p.z, params.rho0]).chain(std::iter::repeat_n(park, pool)).collect(),
+            setup.velocities.iter().map(|v| [v.x, v.y, v.z, 0.0]).chain(std::iter::repeat_n([0.0; 4], pool)).collect(),
         );
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
@@ -172,7 +222,7 @@ impl Simulation {
             vel: gpu::storage_buffer_init(device, "sim vel", bytemuck::cast_slice(&initial.1)),
             spos: gpu::storage_buffer(device, "sim sorted pos", vec4s),
             svel: gpu::storage_buffer(device, "sim sorted vel", vec4s),
-            cell_start: gpu::storage_buffer(device, "sim cell_start", (cells + 1) * 4),
+            cell_start: gpu::storage_buffer(device, "sim cell_start", (cells + 2) * 4),
             cell_slot: gpu::storage_buffer(device, "sim cell_slot", n * 8),
             vstar: gpu::storage_buffer(device, "sim v*", vec4s),
             pred: gpu::storage_buffer(device, "sim predicted pos", vec4s),
@@ -182,10 +232,11 @@ impl Simulation {
             boundary_table: gpu::storage_buffer_init(device, "sim boundary table", bytemuck::cast_slice(&table)),
             partials: gpu::storage_buffer(device, "sim stats partials", groups * 64),
             stats_out: gpu::storage_buffer(device, "sim stats", STATS_BYTES),
+            sources: gpu::storage_buffer_init(device, "sim sources", bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?)),
         };
         let vis = wgpu::ShaderStages::COMPUTE;
         let mut entries = vec![gpu::uniform_entry(0, vis)];
-        entries.extend((1..16).map(|b| gpu::storage_entry(b, false, vis)));
+        entries.extend((1..17).map(|b| gpu::storage_entry(b, false, vis)));
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("sim layout"), entries: &entries });
         let bind = gpu::bind_buffers(device, "sim bind group", &layout, &buffers.all());
         let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -196,16 +247,20 @@ impl Simulation {
         let pcisph = gpu::shader::module(device, "sim/pcisph.wgsl");
         let integrate = gpu::shader::module(device, "sim/integrate.wgsl");
         let stats = gpu::shader::module(device, "sim/stats.wgsl");
+        let wg_const = [("WG", wg as f64)];
+        let per_particle = |module: &wgpu::ShaderModule, entry: &str| gpu::compute_pipeline_with(device, module, &pl, entry, &wg_const);
         let pipelines = Pipelines {
             time_step: gpu::compute_pipeline(device, &integrate, &pl, "time_step"),
-            density_forces: gpu::compute_pipeline(device, &pcisph, &pl, "density_forces"),
-            pressure_force: gpu::compute_pipeline(device, &pcisph, &pl, "pressure_force"),
-            predict_density: gpu::compute_pipeline(device, &pcisph, &pl, "predict_density"),
-            integrate: gpu::compute_pipeline(device, &integrate, &pl, "integrate"),
+            density_forces: per_particle(&pcisph, "density_forces"),
+            pressure_force: per_particle(&pcisph, "pressure_force"),
+            predict_density: per_particle(&pcisph, "predict_density"),
+            integrate: per_particle(&integrate, "integrate"),
+            emit_plan: gpu::compute_pipeline(device, &integrate, &pl, "emit_plan"),
+            emit: gpu::compute_pipeline(device, &integrate, &pl, "emit"),
             stats_partial: gpu::compute_pipeline(device, &stats, &pl, "stats_partial"),
             stats_final: gpu::compute_pipeline(device, &stats, &pl, "stats_final"),
         };
-        let grid = GridPass::new(device, &pl, &buffers.cell_start, cells as u32);
+        let grid = GridPass::new(device, &pl, &buffers.cell_start, cells as u32, wg);
         Ok(Self {
             params: params.clone(),
             derived,
@@ -221,6 +276,10 @@ impl Simulation {
             readback: ReadbackRing::new(device, "sim stats", STATS_BYTES, 4),
             frame: 0,
             latest: None,
+            workgroup_size: wg,
+            sources: sources::to_gpu(&[], &[], params.dx)?,
+            max_layer: 0,
+            pool: options.pool,
         })
     }
 
@@ -245,6 +304,27 @@ impl Simulation {
         ctx.queue.write_buffer(&self.buffers.uniforms, 0, bytemuck::bytes_of(&u));
     }
 
+    /// Replaces the inflows and outflows (live). Emitters draw from the pool allocated at build time
+    /// (`SimOptions::pool`); without one, adding an emitter is [`SimError::NoPool`] (rebuild the scene
+    /// with [`crate::headless::build_simulation`], which sizes the pool from the scene's emitters).
+    pub fn set_sources(&mut self, ctx: &GpuContext, emitters: &[crate::scene::Emitter], sinks: &[crate::scene::Sink]) -> Result<(), SimError> {
+        if !emitters.is_empty() && self.pool == 0 {
+            return Err(SimError::NoPool);
+        }
+        let mut gpu_sources = sources::to_gpu(emitters, sinks, self.params.dx)?;
+        // Keep the volume each emitter is owed across edits of the same emitter.
+        gpu_sources.state = self.sources.state;
+        self.sources = gpu_sources;
+        self.max_layer = self.sources.emitters[..emitters.len()].iter().map(|e| e.layer_points).max().unwrap_or(0);
+        ctx.queue.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
+        Ok(())
+    }
+
+    /// Parked particles available to emitters (0 when built without inflow).
+    pub fn pool(&self) -> u32 {
+        self.pool
+    }
+
     /// True when going from the current parameters to `params` needs new buffers.
     pub fn needs_rebuild(&self, params: &SimParams) -> bool {
         self.params.dx != params.dx || self.params.h_over_dx != params.h_over_dx || self.params.rho0 != params.rho0
@@ -256,6 +336,7 @@ impl Simulation {
         q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&self.initial.0));
         q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&self.initial.1));
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&StepState::default()));
+        q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
     }
 
     /// Records one rendered frame of simulation: `params.substeps` steps, no read-back.
@@ -271,7 +352,7 @@ impl Simulation {
         let n = self.count;
         let p = &self.pipelines;
         self.grid.encode(encoder, profiler, &self.bind, &self.buffers.cell_start, n);
-        let g = gpu::groups(n, 128);
+        let g = gpu::groups(n, self.workgroup_size);
         {
             let mut pass = profiler.compute_pass(encoder, "density");
             pass.set_bind_group(0, &self.bind, &[]);
@@ -297,6 +378,12 @@ impl Simulation {
             pass.set_bind_group(0, &self.bind, &[]);
             pass.set_pipeline(&p.integrate);
             pass.dispatch_workgroups(g, 1, 1);
+            if self.sources.num_emitters > 0 {
+                pass.set_pipeline(&p.emit_plan);
+                pass.dispatch_workgroups(1, 1, 1);
+                pass.set_pipeline(&p.emit);
+                pass.dispatch_workgroups(self.max_layer.div_ceil(64).max(1), self.sources.num_emitters, 1);
+            }
         }
     }
 
@@ -364,6 +451,11 @@ impl Simulation {
         &self.domain
     }
 
+    /// Threads per workgroup of the per-particle kernels.
+    pub fn workgroup_size(&self) -> u32 {
+        self.workgroup_size
+    }
+
     /// Particle radius for drawing, metres (dx / 2).
     pub fn particle_radius(&self) -> f32 {
         0.5 * self.params.dx
@@ -411,7 +503,7 @@ impl Simulation {
         pass.set_pipeline(&self.pipelines.time_step);
         pass.dispatch_workgroups(1, 1, 1);
         pass.set_pipeline(&self.pipelines.density_forces);
-        pass.dispatch_workgroups(gpu::groups(self.count, 128), 1, 1);
+        pass.dispatch_workgroups(gpu::groups(self.count, self.workgroup_size), 1, 1);
     }
 
     /// The neighbour grid's shape.
@@ -422,7 +514,7 @@ impl Simulation {
 
 fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
     let f: &[f32] = bytemuck::cast_slice(&bytes[..STATS_BYTES as usize]);
-    let count = f[18] as u32;
+    let count = f[7] as u32;
     SimStats {
         frame,
         time: f[16],

@@ -1,0 +1,126 @@
+//! Inflows (emitters) and outflows (sinks) on the GPU. Emitters draw particles from a fixed pool of
+//! parked particles (w < 0) allocated when the simulation is built; sinks park the particles that enter
+//! them, returning them to the pool. See `emit_plan` and `emit` in shaders/sim/integrate.wgsl.
+
+use crate::scene::{Emitter, Sink};
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+/// Most emitters and most sinks one simulation holds (each).
+pub const MAX_SOURCES: usize = 8;
+
+/// WGSL twin: `EmitterGpu` in shaders/sim/common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct EmitterGpu {
+    pub center: [f32; 3],
+    pub radius: f32,
+    pub velocity: [f32; 3],
+    pub rate: f32,
+    pub axis_u: [f32; 3],
+    pub layer_points: u32,
+    pub axis_v: [f32; 3],
+    pub _pad: f32,
+}
+const _: () = assert!(std::mem::size_of::<EmitterGpu>() == 64);
+
+/// WGSL twin: `EmitState`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct EmitState {
+    pub carry: f32,
+    pub base: u32,
+    pub count: u32,
+    pub _pad: u32,
+}
+
+/// WGSL twin: `SinkGpu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct SinkGpu {
+    pub min: [f32; 3],
+    pub _pad0: f32,
+    pub max: [f32; 3],
+    pub _pad1: f32,
+}
+
+/// WGSL twin: `Sources` (binding 16 of the simulation).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SourcesGpu {
+    pub num_emitters: u32,
+    pub num_sinks: u32,
+    pub _pad: [u32; 2],
+    pub emitters: [EmitterGpu; MAX_SOURCES],
+    pub state: [EmitState; MAX_SOURCES],
+    pub sinks: [SinkGpu; MAX_SOURCES],
+}
+const _: () = assert!(std::mem::size_of::<SourcesGpu>() == 16 + 8 * (64 + 16 + 32));
+
+/// Why a set of sources cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SourceError {
+    #[error("at most {MAX_SOURCES} emitters and {MAX_SOURCES} sinks are supported (got {0} and {1})")]
+    TooMany(usize, usize),
+    #[error("emitter {0}: radius must be > 0, rate >= 0 and the velocity non-zero and finite")]
+    BadEmitter(usize),
+    #[error("sink {0}: min must be below max on every axis")]
+    BadSink(usize),
+}
+
+/// Particles in one emitted layer: the disc's area over dx^2 (at least 1).
+pub fn layer_points(radius: f32, dx: f32) -> u32 {
+    ((std::f32::consts::PI * radius * radius) / (dx * dx)).round().max(1.0) as u32
+}
+
+/// Pool size for a set of emitters: two minutes of their total flow, at least 4096 particles and at
+/// most 2^22 (0 without emitters, so scenes without inflow pay nothing).
+pub fn pool_size(emitters: &[Emitter], particle_volume: f32) -> u32 {
+    if emitters.is_empty() {
+        return 0;
+    }
+    let rate: f32 = emitters.iter().map(|e| e.rate.max(0.0)).sum();
+    ((rate * 120.0 / particle_volume) as f64).clamp(4096.0, (1u32 << 22) as f64) as u32
+}
+
+/// Checks and converts the scene's sources into the GPU block (emission state zeroed).
+pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGpu, SourceError> {
+    if emitters.len() > MAX_SOURCES || sinks.len() > MAX_SOURCES {
+        return Err(SourceError::TooMany(emitters.len(), sinks.len()));
+    }
+    let mut g = SourcesGpu {
+        num_emitters: emitters.len() as u32,
+        num_sinks: sinks.len() as u32,
+        _pad: [0; 2],
+        emitters: [EmitterGpu::default(); MAX_SOURCES],
+        state: [EmitState::default(); MAX_SOURCES],
+        sinks: [SinkGpu::default(); MAX_SOURCES],
+    };
+    for (k, e) in emitters.iter().enumerate() {
+        let v = Vec3::from(e.velocity);
+        let ok = e.radius > 0.0 && e.radius.is_finite() && e.rate >= 0.0 && e.rate.is_finite() && v.is_finite() && v.length() > 1e-6;
+        if !ok {
+            return Err(SourceError::BadEmitter(k));
+        }
+        let n = v.normalize();
+        let u = n.any_orthonormal_vector();
+        let w = n.cross(u);
+        g.emitters[k] = EmitterGpu {
+            center: e.center,
+            radius: e.radius,
+            velocity: e.velocity,
+            rate: e.rate,
+            axis_u: u.to_array(),
+            layer_points: layer_points(e.radius, dx),
+            axis_v: w.to_array(),
+            _pad: 0.0,
+        };
+    }
+    for (k, s) in sinks.iter().enumerate() {
+        if (0..3).any(|a| !(s.min[a] < s.max[a])) {
+            return Err(SourceError::BadSink(k));
+        }
+        g.sinks[k] = SinkGpu { min: s.min, _pad0: 0.0, max: s.max, _pad1: 0.0 };
+    }
+    Ok(g)
+}
