@@ -1,4 +1,5 @@
-//! Command-line interface (clap): no subcommand opens the window; `run` simulates headless.
+//! Command-line interface (clap): no subcommand opens the window; `run` simulates headless; `bench`
+//! measures per-pass GPU times over particle counts and workgroup sizes (see `docs/performance.md`).
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -18,6 +19,92 @@ pub struct Cli {
 pub enum Command {
     /// Run a scene headless (no window): write the final image and a CSV of per-frame diagnostics.
     Run(RunArgs),
+    /// Benchmark headless: per-pass GPU time per step over particle counts and workgroup sizes;
+    /// writes bench.csv, bench.md and bench.png into --out.
+    Bench(BenchArgs),
+    /// Record a video headless at a fixed step: every frame advances 1/fps simulated seconds, rendered at
+    /// --size however long it takes; `.mp4` writes H.264 MP4, any other --out a folder of numbered PNGs.
+    Capture(CaptureArgs),
+    /// Physical validation headless (hydrostatic tank, dam break vs Martin & Moyce 1952, density error
+    /// vs iterations, sloshing energy) per solver; writes a CSV and a PNG per case and summary.md.
+    Validate(crate::validate::ValidateArgs),
+}
+
+/// Arguments of `waterview capture` (the scene comes from the global `--scene`).
+#[derive(Clone, Debug, Args)]
+pub struct CaptureArgs {
+    /// Simulated seconds to record.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f32,
+    /// Video frames per simulated second (2 ..= 240).
+    #[arg(long, default_value_t = 30.0)]
+    pub fps: f32,
+    /// Video size WIDTHxHEIGHT.
+    #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+    pub size: (u32, u32),
+    /// Output: a `.mp4` file, or a folder for a PNG sequence.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Override the scene's particle spacing dx (metres).
+    #[arg(long)]
+    pub dx: Option<f32>,
+}
+
+/// Arguments of `waterview bench` (the scene comes from the global `--scene`).
+#[derive(Clone, Debug, Args)]
+pub struct BenchArgs {
+    /// Target particle counts, comma-separated (e.g. 100000,200000 or 100k,1M); the scene's dx is scaled
+    /// to reach each. Default: the scene's own count on this adapter.
+    #[arg(long, value_parser = parse_count, value_delimiter = ',', conflicts_with = "sweep")]
+    pub particles: Vec<u64>,
+    /// Double the particle count from about 1 000 until a step takes over a second, the GPU refuses
+    /// the size, or --max-particles is passed; reports the log-log slope of ms per step against N.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Threads per workgroup of the simulation kernels, comma-separated powers of two (e.g. 32,64,128,256);
+    /// every particle count is run at each.
+    #[arg(long, value_parser = parse_workgroup_size, value_delimiter = ',', default_value = "128")]
+    pub workgroup_sizes: Vec<u32>,
+    /// Timed frames per configuration (each frame = `substeps` steps plus one render).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub frames: u32,
+    /// Untimed frames run first in each configuration.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub warmup: u32,
+    /// Size of the off-screen render target, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+    pub size: (u32, u32),
+    /// Largest particle count the sweep tries.
+    #[arg(long, default_value = "16M", value_parser = parse_count)]
+    pub max_particles: u64,
+    /// Output directory (created if missing).
+    #[arg(long, default_value = "bench-out")]
+    pub out: PathBuf,
+}
+
+/// Parses a particle count: an integer with an optional `k` (10^3) or `M` (10^6) suffix, at least 1.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, scale) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1_000.0),
+        Some((i, 'm' | 'M')) => (&t[..i], 1_000_000.0),
+        _ => (t, 1.0),
+    };
+    let v: f64 = digits.trim().parse().map_err(|_| format!("particle count `{s}` is not a number (e.g. 4000, 250k, 1M)"))?;
+    let n = v * scale;
+    if !(n.is_finite() && (1.0..=1e10).contains(&n)) {
+        return Err(format!("particle count `{s}` is out of range 1 ..= 1e10"));
+    }
+    Ok(n.round() as u64)
+}
+
+/// Parses a workgroup size: a power of two in 1 ..= 1024 (the GPU may refuse some; that is recorded).
+pub fn parse_workgroup_size(s: &str) -> Result<u32, String> {
+    let v: u32 = s.trim().parse().map_err(|_| format!("workgroup size `{s}` is not a whole number"))?;
+    if !v.is_power_of_two() || v > 1024 {
+        return Err(format!("workgroup size {v} is not a power of two up to 1024"));
+    }
+    Ok(v)
 }
 
 /// Arguments of `waterview run`.

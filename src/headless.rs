@@ -12,10 +12,10 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
 /// Column names of the statistics CSV, in order.
-pub const CSV_HEADER: [&str; 17] = [
+pub const CSV_HEADER: [&str; 19] = [
     "frame", "time_s", "dt_s", "particles", "mean_density_error", "max_density_error", "max_speed_m_s",
     "kinetic_energy_j", "bbox_min_x", "bbox_min_y", "bbox_min_z", "bbox_max_x", "bbox_max_y", "bbox_max_z",
-    "outside_domain", "below_terrain", "non_finite",
+    "outside_domain", "below_terrain", "non_finite", "density_iterations", "divergence_iterations",
 ];
 
 /// One CSV row for `s`, matching [`CSV_HEADER`].
@@ -23,7 +23,7 @@ pub fn csv_row(s: &SimStats) -> Vec<String> {
     let mut row = vec![s.frame.to_string(), s.time.to_string(), s.dt.to_string(), s.particle_count.to_string()];
     row.extend([s.mean_density_error, s.max_density_error, s.max_speed, s.kinetic_energy].map(|v| v.to_string()));
     row.extend(s.bbox_min.iter().chain(&s.bbox_max).map(|v| v.to_string()));
-    row.extend([s.outside_domain, s.below_terrain, s.non_finite].map(|v| v.to_string()));
+    row.extend([s.outside_domain, s.below_terrain, s.non_finite, s.density_iterations, s.divergence_iterations].map(|v| v.to_string()));
     row
 }
 

@@ -8,6 +8,12 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         None => waterview::app::run(cli.scene),
         Some(Command::Run(args)) => waterview::headless::run(cli.scene, &args),
+        Some(Command::Validate(args)) => waterview::validate::run(&args),
+        Some(Command::Bench(args)) => waterview::bench::run(cli.scene, &args),
+        Some(Command::Capture(a)) => waterview::capture::offline::run_cli(
+            cli.scene,
+            &waterview::capture::offline::OfflineOptions { seconds: a.seconds, fps: a.fps, size: a.size, out: a.out, dx: a.dx },
+        ),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

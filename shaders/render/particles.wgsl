@@ -77,8 +77,9 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> V
     let r = style.radius;
     let to_eye = camera.eye - c;
     let d = length(to_eye);
-    // Culled: eye inside the sphere, or a non-finite position (NaN fails every comparison).
-    if !(d > r * 1.001) || !(d < 3.0e38) {
+    // Culled: eye inside the sphere, a non-finite position (NaN fails every comparison), or a particle
+    // parked in the emitters' pool (w < 0).
+    if !(d > r * 1.001) || !(d < 3.0e38) || positions[i].w < 0.0 {
         out.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return out;
     }

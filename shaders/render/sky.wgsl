@@ -1,7 +1,108 @@
-// Sky background: one full-screen triangle at the far plane (depth 0 under reversed-Z). Each pixel's
-// world-space view ray comes from world_from_clip; its colour is the analytic daylight model of
-// common/camera.wgsl (gradient sky, Mie glow, dark ground below the horizon) plus the sun disc.
+// Sky: a cubemap, used as the background and for the water's reflections.
+// `generate` fills the cubemap on the GPU with the Preetham, Shirley & Smits daylight model ("A practical
+// analytic model for daylight", SIGGRAPH 1999): Perez et al.'s luminance distribution
+//   F(theta, gamma) = (1 + A exp(B / cos theta)) (1 + C exp(D gamma) + E cos^2 gamma)
+// for Y, x and y with turbidity-dependent coefficients, scaled by the zenith values, converted from
+// xyY to linear sRGB and to the renderer's radiance scale; below the horizon it fades into dark ground.
+// The background pass draws one full-screen triangle at the far plane that looks the cubemap up along
+// each pixel's view ray and adds the sun disc (generated skies only).
 #import "common/camera.wgsl"
+
+// Rust twin: SkyGenUniform in src/render/sky.rs (32 bytes).
+struct SkyGen {
+    sun_dir: vec3<f32>,
+    sun_intensity: f32,
+    turbidity: f32,
+    face_size: u32,
+    // Radiance of the background pass = cubemap * exposure; 1 draws the sun disc.
+    exposure: f32,
+    sun_disc: f32,
+}
+
+@group(1) @binding(0) var<uniform> sky: SkyGen;
+@group(1) @binding(1) var sky_cube: texture_cube<f32>;
+@group(1) @binding(2) var sky_sampler: sampler;
+
+// Generator only (group 0 is empty there).
+@group(1) @binding(3) var faces: texture_storage_2d_array<rgba16float, write>;
+
+// World direction of texel uv (-1..1) on cube face `face` (+x, -x, +y, -y, +z, -z; wgpu's convention).
+fn face_dir(face: u32, uv: vec2<f32>) -> vec3<f32> {
+    let u = uv.x;
+    let v = -uv.y;
+    switch face {
+        case 0u: { return normalize(vec3<f32>(1.0, v, -u)); }
+        case 1u: { return normalize(vec3<f32>(-1.0, v, u)); }
+        case 2u: { return normalize(vec3<f32>(u, 1.0, -v)); }
+        case 3u: { return normalize(vec3<f32>(u, -1.0, v)); }
+        case 4u: { return normalize(vec3<f32>(u, v, 1.0)); }
+        default: { return normalize(vec3<f32>(-u, v, -1.0)); }
+    }
+}
+
+fn perez(theta: f32, gamma: f32, a: f32, b: f32, c: f32, d: f32, e: f32) -> f32 {
+    let cg = cos(gamma);
+    return (1.0 + a * exp(b / max(cos(theta), 0.01))) * (1.0 + c * exp(d * gamma) + e * cg * cg);
+}
+
+// Preetham sky radiance (linear sRGB, renderer scale) along `dir` (dir.y >= 0) for sun direction `s`.
+fn preetham(dir: vec3<f32>, s: vec3<f32>, t: f32) -> vec3<f32> {
+    let theta_s = acos(clamp(s.y, 0.0, 1.0));
+    let theta = acos(clamp(dir.y, 0.0, 1.0));
+    let gamma = acos(clamp(dot(dir, s), -1.0, 1.0));
+    let chi = (4.0 / 9.0 - t / 120.0) * (PI - 2.0 * theta_s);
+    let yz = max((4.0453 * t - 4.9710) * tan(chi) - 0.2155 * t + 2.4192, 0.0);
+    let ts = vec3<f32>(theta_s * theta_s * theta_s, theta_s * theta_s, theta_s);
+    let xz = t * t * dot(vec3<f32>(0.00166, -0.00375, 0.00209), ts)
+        + t * (dot(vec3<f32>(-0.02903, 0.06377, -0.03202), ts) + 0.00394)
+        + dot(vec3<f32>(0.11693, -0.21196, 0.06052), ts) + 0.25886;
+    let yz_c = t * t * dot(vec3<f32>(0.00275, -0.00610, 0.00317), ts)
+        + t * (dot(vec3<f32>(-0.04214, 0.08970, -0.04153), ts) + 0.00516)
+        + dot(vec3<f32>(0.15346, -0.26756, 0.06670), ts) + 0.26688;
+    let lum = yz * perez(theta, gamma, 0.1787 * t - 1.4630, -0.3554 * t + 0.4275, -0.0227 * t + 5.3251, 0.1206 * t - 2.5771, -0.0670 * t + 0.3703)
+        / perez(0.0, theta_s, 0.1787 * t - 1.4630, -0.3554 * t + 0.4275, -0.0227 * t + 5.3251, 0.1206 * t - 2.5771, -0.0670 * t + 0.3703);
+    let x = xz * perez(theta, gamma, -0.0193 * t - 0.2592, -0.0665 * t + 0.0008, -0.0004 * t + 0.2125, -0.0641 * t - 0.8989, -0.0033 * t + 0.0452)
+        / perez(0.0, theta_s, -0.0193 * t - 0.2592, -0.0665 * t + 0.0008, -0.0004 * t + 0.2125, -0.0641 * t - 0.8989, -0.0033 * t + 0.0452);
+    let y = yz_c * perez(theta, gamma, -0.0167 * t - 0.2608, -0.0950 * t + 0.0092, -0.0079 * t + 0.2102, -0.0441 * t - 1.6537, -0.0109 * t + 0.0529)
+        / perez(0.0, theta_s, -0.0167 * t - 0.2608, -0.0950 * t + 0.0092, -0.0079 * t + 0.2102, -0.0441 * t - 1.6537, -0.0109 * t + 0.0529);
+    // xyY -> XYZ -> linear sRGB; luminance in kcd/m^2 scaled to the renderer's radiance units.
+    let big_y = lum * 0.032;
+    let big_x = x / max(y, 1e-4) * big_y;
+    let big_z = (1.0 - x - y) / max(y, 1e-4) * big_y;
+    let rgb = vec3<f32>(
+        3.2406 * big_x - 1.5372 * big_y - 0.4986 * big_z,
+        -0.9689 * big_x + 1.8758 * big_y + 0.0415 * big_z,
+        0.0557 * big_x - 0.2040 * big_y + 1.0570 * big_z,
+    );
+    return max(rgb, vec3<f32>(0.0));
+}
+
+// Generated sky along `dir`: Preetham above the horizon (the sun kept a little above it, where the model
+// holds), dimmed toward night, dark haze-lit ground below.
+fn generated_sky(dir: vec3<f32>) -> vec3<f32> {
+    let s = sky.sun_dir;
+    let s_model = normalize(vec3<f32>(s.x, max(s.y, 0.03), s.z));
+    let horizon_dir = normalize(vec3<f32>(dir.x, max(dir.y, 0.0), dir.z));
+    let day = smoothstep(-0.15, 0.1, s.y) * sky.sun_intensity;
+    var col = preetham(horizon_dir, s_model, sky.turbidity) * day;
+    if dir.y < 0.0 {
+        // Distant land seen through haze (aerial perspective): a darker, bluer horizon colour.
+        let land = col * vec3<f32>(0.35, 0.42, 0.52);
+        col = mix(col, land, 1.0 - exp(dir.y * 5.0));
+    }
+    return col;
+}
+
+@compute @workgroup_size(8, 8, 1)
+fn generate(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let n = sky.face_size;
+    if gid.x >= n || gid.y >= n {
+        return;
+    }
+    let uv = (vec2<f32>(gid.xy) + 0.5) / f32(n) * 2.0 - 1.0;
+    let dir = face_dir(gid.z, uv);
+    textureStore(faces, vec2<i32>(gid.xy), i32(gid.z), vec4<f32>(generated_sky(dir), 1.0));
+}
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
@@ -23,13 +124,12 @@ const SUN_RADIUS: f32 = 0.009;
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
-    // A point on the near plane (depth 1 under reversed-Z) through this pixel.
     let p = camera.world_from_clip * vec4<f32>(in.ndc, 1.0, 1.0);
     let dir = normalize(p.xyz / p.w - camera.eye);
-    var col = sky_radiance(dir);
+    var col = textureSampleLevel(sky_cube, sky_sampler, dir, 0.0).rgb * sky.exposure;
     let mu = dot(dir, camera.sun_dir);
     let disc = smoothstep(cos(SUN_RADIUS * 1.25), cos(SUN_RADIUS * 0.75), mu);
     let above = smoothstep(-0.01, 0.005, dir.y);
-    col += disc * above * 40.0 * sun_radiance();
+    col += sky.sun_disc * disc * above * 40.0 * sun_radiance();
     return output_color(col);
 }

@@ -36,9 +36,21 @@ struct Params {
     warm_start: f32,
     boundary_factor: f32,
     grad_correction: f32,
-    _pad1: f32,
-    _pad2: f32,
+    method: u32,            // 0 = DFSPH, 1 = PCISPH, 2 = WCSPH
+    sound_speed: f32,       // WCSPH c, m/s
+    tait_b: f32,            // WCSPH B = c^2 rho0 / 7, Pa
+    err_scale: f32,         // DFSPH: fixed-point scale of the summed per-particle errors
+    target_density: f32,    // DFSPH: mean relative density error to reach
+    target_divergence: f32, // DFSPH: mean relative dt * divergence to reach
+    density_max_iter: u32,
+    divergence_max_iter: u32,
+    _pad3: f32,
+    _pad4: f32,
 }
+
+const METHOD_DFSPH: u32 = 0u;
+const METHOD_PCISPH: u32 = 1u;
+const METHOD_WCSPH: u32 = 2u;
 
 // Rust twin: StepState in src/sim/gpu_data.rs. Written only by the time-step and integrate kernels.
 struct StepState {
@@ -46,6 +58,10 @@ struct StepState {
     time: f32,
     max_speed_bits: atomic<u32>,
     steps: u32,
+    err_sum: atomic<u32>,        // DFSPH: fixed-point sum of this iteration's errors
+    density_iterations: u32,     // DFSPH: iterations the last density solve used
+    divergence_iterations: u32,  // DFSPH: iterations the last divergence solve used
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -236,4 +252,10 @@ fn project_out(p: vec3<f32>) -> vec3<f32> {
         x += (rc - t.d) * t.n;
     }
     return clamp(x, params.domain_min + rc, params.domain_max - rc);
+}
+
+// A per-step damping fraction (XSPH, wall friction) given for a step of max_dt, scaled to this step's dt so
+// that a solver taking many small steps (WCSPH) is not damped more per second: 1 - (1 - c)^(dt / max_dt).
+fn per_step(c: f32) -> f32 {
+    return 1.0 - pow(max(1.0 - c, 0.0), step.dt / params.max_dt);
 }

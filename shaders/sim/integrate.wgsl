@@ -16,8 +16,12 @@ fn cell_start_at(i: u32) -> u32 {
 fn time_step() {
     let v_max = bitcast<f32>(atomicLoad(&step.max_speed_bits));
     var dt = params.max_dt;
-    if (v_max > 0.0) {
-        dt = min(dt, params.cfl * params.h / v_max);
+    var signal = v_max;
+    if (params.method == METHOD_WCSPH) {
+        signal = v_max + params.sound_speed;
+    }
+    if (signal > 0.0) {
+        dt = min(dt, params.cfl * params.h / signal);
     }
     dt = max(dt, 1e-3 * params.max_dt);
     step.dt = dt;
@@ -29,7 +33,7 @@ fn time_step() {
 fn apply_contact(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     let vn = dot(v, n);
     let vt = v - vn * n;
-    return max(vn, 0.0) * n + (1.0 - params.friction) * vt;
+    return max(vn, 0.0) * n + (1.0 - per_step(params.friction)) * vt;
 }
 
 @compute @workgroup_size(WG)

@@ -57,9 +57,16 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     rho += boundary_density(xi).rho;
     let dt = step.dt;
     let a = params.gravity + 10.0 * params.viscosity * vol * visc;
-    let v_star = vi + dt * a + params.xsph * vol * xsph;
+    let v_star = vi + dt * a + per_step(params.xsph) * vol * xsph;
     vstar[i] = vec4<f32>(v_star, 0.0);
-    rho_p[i] = vec2<f32>(rho, params.warm_start * max(svel[i].w, 0.0));
+    var p = params.warm_start * max(svel[i].w, 0.0);
+    if (params.method == METHOD_WCSPH) {
+        // Tait equation (Becker & Teschner 2007), clamped at zero: no tension at the free surface.
+        let r = rho / params.rho0;
+        let r2 = r * r;
+        p = max(params.tait_b * (r2 * r2 * r2 * r - 1.0), 0.0);
+    }
+    rho_p[i] = vec2<f32>(rho, p);
 }
 
 @compute @workgroup_size(WG)

@@ -44,11 +44,13 @@ fn scan_blocks(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_
 }
 
 @compute @workgroup_size(256)
-fn add_offsets(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    // One workgroup of 256 threads covers half a block: block = global index / 512.
-    let i = gid.x;
-    if (i >= scan_params.n) {
-        return;
+fn add_offsets(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    // One workgroup of 256 threads covers one block of 512 values, two per thread.
+    let offset = sums[wid.x];
+    for (var k = 0u; k < 2u; k++) {
+        let i = wid.x * 512u + k * 256u + lid.x;
+        if (i < scan_params.n) {
+            data[i] = data[i] + offset;
+        }
     }
-    data[i] = data[i] + sums[i / 512u];
 }

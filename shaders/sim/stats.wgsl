@@ -6,7 +6,7 @@
 //   [0] sums (density error, kinetic energy, outside count, below count)
 //   [1] (max density error, max speed, non-finite count (sum), active particle count (sum))
 //   [2] bbox max (xyz), [3] -bbox min (xyz)
-// The final output adds [4] = (time, dt, particle count, steps).
+// The final output adds [4] = (time, dt, DFSPH density iterations, DFSPH divergence iterations).
 #import "sim/common.wgsl"
 
 @group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
@@ -117,6 +117,10 @@ fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
         stats_out[1] = s_max[0];
         stats_out[2] = s_hi[0];
         stats_out[3] = s_lo[0];
-        stats_out[4] = vec4<f32>(step.time, step.dt, f32(params.num_particles), f32(step.steps));
+        var iters = vec2<f32>(0.0);
+        if (params.method == METHOD_DFSPH) {
+            iters = vec2<f32>(f32(step.density_iterations), f32(step.divergence_iterations));
+        }
+        stats_out[4] = vec4<f32>(step.time, step.dt, iters);
     }
 }

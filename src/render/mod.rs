@@ -1,37 +1,170 @@
-//! Rendering: an orbit camera, then one hand-ordered render pass ("render", timed by the profiler) into a
-//! colour target and a reversed-Z `Depth32Float` depth target:
+//! Rendering: an orbit camera, then a fixed, hand-ordered sequence of passes into the frame's colour target
+//! and reversed-Z `Depth32Float` depth target:
 //!
-//! 1. clear colour and depth (depth to 0 = far, see [`camera`]);
-//! 2. [`sky`]: full-screen triangle from each pixel's view ray, no depth test or write;
-//! 3. [`terrain`]: the heightfield mesh built in the vertex shader from the simulation's own heights;
-//! 4. [`particles`]: ray-cast sphere impostors read straight from the simulation's buffers, writing
-//!    their exact depth so they and the terrain occlude each other.
+//! 1. "sky" (only when the sun moved): [`sky`] regenerates its cubemap (Preetham daylight);
+//! 2. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
+//! 3. "render": clear, the sky cubemap as background, the [`terrain`] heightfield, and in the `Spheres`
+//!    debug view the old [`particles`] sphere impostors;
+//! 4. screen-space fluid (van der Laan, Green & Sainz 2009): the scene colour is copied as the refraction
+//!    background; [`splat`] draws "splat depth" and "splat thickness"; [`smooth`] runs "tiles" and
+//!    "curvature flow" (empty-space skipping, indirect dispatch); [`composite`] ("fluid composite")
+//!    shades the water over the scene and writes its depth, or shows an intermediate target.
 //!
-//! All passes share bind group 0, the frame's [`CameraUniform`] (camera, viewport, sun, time), and light
-//! with the same analytic daylight model (`shaders/common/camera.wgsl`); they write tone-mapped colour.
-//! A screen-space fluid renderer will add its passes beside these.
+//! Screen-independent state (pipelines, layouts, uniforms) lives in the passes; the screen-sized targets
+//! ([`targets::FluidTargets`]) are owned here and rebuilt when the frame size, colour format or thickness
+//! resolution changes. All passes share bind group 0, the frame's [`CameraUniform`], and the daylight
+//! model of `shaders/common/camera.wgsl`.
 
+pub mod anisotropy;
 pub mod camera;
+pub mod composite;
 pub mod particles;
 pub mod sky;
+pub mod smooth;
+pub mod splat;
 pub mod targets;
 pub mod terrain;
 
+pub use anisotropy::{AnisotropyPass, AnisotropyUniform, Ellipsoid};
 pub use camera::{sun_direction, CameraUniform, OrbitCamera, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT};
+pub use composite::{CompositePass, CompositeUniform};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
-pub use sky::SkyPass;
-pub use targets::{read_texture_rgba, Offscreen, OFFSCREEN_FORMAT};
+pub use sky::{SkyError, SkyPass, SkySource};
+pub use smooth::{FlowSettings, SmoothPass};
+pub use splat::SplatPass;
+pub use targets::{read_texture_rgba, FluidTargets, Offscreen, OFFSCREEN_FORMAT};
 pub use terrain::TerrainPass;
 
 use crate::gpu::{GpuContext, Profiler};
 use crate::terrain::Heightfield;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// What the frame shows: the shaded water, one intermediate target of the fluid renderer, or the old
+/// sphere impostors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FluidView {
+    /// Shaded water over terrain and sky.
+    #[default]
+    Final,
+    /// Nearest splat's linear depth (grey, nearer = brighter).
+    RawDepth,
+    /// Depth after curvature flow.
+    SmoothedDepth,
+    /// Summed path length through the splats.
+    Thickness,
+    /// World-space normals of the smoothed depth (rgb = n / 2 + 1/2).
+    Normals,
+    /// The curvature flow's active tiles (red) over the scene, fluid pixels in blue.
+    TileMask,
+    /// One shaded sphere per particle (the `particle` style), no screen-space fluid.
+    Spheres,
+}
+
+impl FluidView {
+    /// Every view, in UI order.
+    pub const ALL: [FluidView; 7] = [
+        FluidView::Final,
+        FluidView::RawDepth,
+        FluidView::SmoothedDepth,
+        FluidView::Thickness,
+        FluidView::Normals,
+        FluidView::TileMask,
+        FluidView::Spheres,
+    ];
+
+    /// Name for menus.
+    pub fn name(self) -> &'static str {
+        match self {
+            FluidView::Final => "final image",
+            FluidView::RawDepth => "raw depth",
+            FluidView::SmoothedDepth => "smoothed depth",
+            FluidView::Thickness => "thickness",
+            FluidView::Normals => "normals",
+            FluidView::TileMask => "tile mask",
+            FluidView::Spheres => "sphere impostors",
+        }
+    }
+
+    fn code(self) -> u32 {
+        match self {
+            FluidView::Final | FluidView::Spheres => 0,
+            FluidView::RawDepth => 1,
+            FluidView::SmoothedDepth => 2,
+            FluidView::Thickness => 3,
+            FluidView::Normals => 4,
+            FluidView::TileMask => 5,
+        }
+    }
+}
+
+/// Parameters of the screen-space fluid renderer (serde). Lengths given "x dx" scale with the particle
+/// spacing, so one setting looks the same for coarse and fine simulations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FluidSettings {
+    /// Particle spacing dx, metres; 0 = twice `ParticleStyle::radius`.
+    pub dx: f32,
+    /// Splat (sphere) radius, x dx.
+    pub splat_radius: f32,
+    /// Anisotropic ellipsoids (off: spheres).
+    pub anisotropy: bool,
+    /// Neighbour radius r = 2h of the anisotropy PCA, x dx.
+    pub neighbour_radius: f32,
+    /// Largest ellipsoid axis ratio (Yu & Turk's kr).
+    pub kr: f32,
+    /// Scale of the ellipsoid axes (1 = the sphere's volume).
+    pub anisotropy_scale: f32,
+    /// Fewer neighbours than this (the particle included): a sphere (Yu & Turk's N_eps).
+    pub neighbour_threshold: u32,
+    /// Centre smoothing lambda, 0..1.
+    pub centre_smoothing: f32,
+    /// Thickness target at half resolution.
+    pub half_res_thickness: bool,
+    /// Curvature-flow iterations per frame.
+    pub flow_iterations: u32,
+    /// Curvature-flow Euler step, as a fraction of its stability limit (0..1].
+    pub flow_step: f32,
+    /// Depth jump that counts as a silhouette (not smoothed across), x dx.
+    pub depth_threshold: f32,
+    /// Curvature flow over every pixel instead of the fluid tiles only (for comparison).
+    pub full_screen_flow: bool,
+    /// Beer-Lambert absorption per channel (r, g, b), 1/m.
+    pub absorption: [f32; 3],
+    /// Refraction: background offset in screen fractions for thick water.
+    pub refraction: f32,
+    /// Fresnel reflectance at normal incidence (water: 0.02).
+    pub fresnel_f0: f32,
+}
+
+impl Default for FluidSettings {
+    fn default() -> Self {
+        Self {
+            dx: 0.0,
+            splat_radius: 0.75,
+            anisotropy: true,
+            neighbour_radius: 2.4,
+            kr: 4.0,
+            anisotropy_scale: 1.0,
+            neighbour_threshold: 16,
+            centre_smoothing: 0.9,
+            half_res_thickness: true,
+            flow_iterations: 40,
+            flow_step: 0.8,
+            depth_threshold: 3.0,
+            full_screen_flow: false,
+            absorption: [0.9, 0.4, 0.15],
+            refraction: 0.03,
+            fresnel_f0: 0.02,
+        }
+    }
+}
 
 /// User-facing render settings (serde; angles in degrees).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RenderSettings {
-    /// How particles are drawn.
+    /// How particles are drawn in the `Spheres` view.
     pub particle: ParticleStyle,
     /// Sun direction about +y, degrees (0 = toward +z, 90 = toward +x).
     pub sun_azimuth_deg: f32,
@@ -41,8 +174,19 @@ pub struct RenderSettings {
     pub sun_intensity: f32,
     /// Draw the terrain mesh.
     pub show_terrain: bool,
-    /// Draw the particles as spheres.
+    /// Draw the water (in the chosen view).
     pub show_particles: bool,
+    /// What the frame shows.
+    pub view: FluidView,
+    /// Screen-space fluid parameters.
+    pub fluid: FluidSettings,
+    /// Atmospheric turbidity of the generated sky (2 clear .. 10 hazy).
+    pub sky_turbidity: f32,
+    /// Radiance multiplier of a loaded sky.
+    pub sky_exposure: f32,
+    /// A sky image (equirectangular `.hdr`/`.png`/`.jpg`) or a folder of six faces
+    /// `px nx py ny pz nz` (any of those extensions); `None` = the generated sky.
+    pub sky_file: Option<PathBuf>,
 }
 
 impl Default for RenderSettings {
@@ -54,6 +198,40 @@ impl Default for RenderSettings {
             sun_intensity: 2.6,
             show_terrain: true,
             show_particles: true,
+            view: FluidView::Final,
+            fluid: FluidSettings::default(),
+            sky_turbidity: 2.5,
+            sky_exposure: 1.0,
+            sky_file: None,
+        }
+    }
+}
+
+impl RenderSettings {
+    /// Particle spacing in metres: `fluid.dx`, or twice the sphere radius when that is 0.
+    pub fn dx(&self) -> f32 {
+        if self.fluid.dx > 0.0 {
+            self.fluid.dx
+        } else {
+            2.0 * self.particle.radius.max(1e-6)
+        }
+    }
+
+    /// The anisotropy pass's parameters (count and table size are filled in by the pass).
+    pub fn anisotropy_uniform(&self) -> AnisotropyUniform {
+        let f = &self.fluid;
+        let dx = self.dx();
+        AnisotropyUniform {
+            count: 0,
+            table_size: 0,
+            radius: f.neighbour_radius.max(0.5) * dx,
+            splat_radius: f.splat_radius.max(0.01) * dx,
+            kr: f.kr.max(1.0),
+            scale: f.anisotropy_scale.max(0.01),
+            n_eps: f.neighbour_threshold,
+            lambda: f.centre_smoothing.clamp(0.0, 1.0),
+            enabled: f.anisotropy as u32,
+            _pad: [0; 3],
         }
     }
 }
@@ -69,7 +247,7 @@ pub struct ParticleSource<'a> {
     pub count: u32,
 }
 
-/// Owns the frame uniform and every pass; screen-independent (targets belong to the caller).
+/// Owns the frame uniform, every pass, and the fluid renderer's screen-sized targets.
 pub struct Renderer {
     color_format: wgpu::TextureFormat,
     camera_buffer: wgpu::Buffer,
@@ -77,6 +255,14 @@ pub struct Renderer {
     sky: SkyPass,
     terrain: TerrainPass,
     particles: ParticlePass,
+    anisotropy: AnisotropyPass,
+    splat: SplatPass,
+    smooth: SmoothPass,
+    composite: CompositePass,
+    targets: Option<FluidTargets>,
+    /// The sky file last asked for, and the result of loading it.
+    sky_request: Option<PathBuf>,
+    sky_status: Option<Result<String, String>>,
     start: std::time::Instant,
 }
 
@@ -98,6 +284,13 @@ impl Renderer {
             sky: SkyPass::new(ctx, color_format),
             terrain: TerrainPass::new(ctx, color_format, terrain),
             particles: ParticlePass::new(ctx, color_format),
+            anisotropy: AnisotropyPass::new(ctx),
+            splat: SplatPass::new(ctx),
+            smooth: SmoothPass::new(ctx),
+            composite: CompositePass::new(ctx, color_format),
+            targets: None,
+            sky_request: None,
+            sky_status: None,
             start: std::time::Instant::now(),
         }
     }
@@ -117,9 +310,58 @@ impl Renderer {
         self.terrain.set_heightfield(ctx, terrain);
     }
 
-    /// Records the frame into `encoder`: writes the camera uniform (through the queue, so call once per
-    /// submission), then one timed render pass that clears `color` and `depth` (both `size` pixels) and
-    /// draws sky, terrain and particles (the last two as `settings` enable them).
+    /// The fluid renderer's screen-sized targets of the last frame that drew water (for tests and tools).
+    pub fn fluid_targets(&self) -> Option<&FluidTargets> {
+        self.targets.as_ref()
+    }
+
+    /// The sky: its cubemap and where it came from; [`SkyPass::load_equirect`] / [`SkyPass::load_faces`]
+    /// replace it directly (a later change of `RenderSettings::sky_file` overrides that).
+    pub fn sky_mut(&mut self) -> &mut SkyPass {
+        &mut self.sky
+    }
+
+    /// Outcome of the last `RenderSettings::sky_file` change: `Ok("loaded ...")` or the error message
+    /// (the previous sky stays on error).
+    pub fn sky_status(&self) -> Option<&Result<String, String>> {
+        self.sky_status.as_ref()
+    }
+
+    /// Loads `settings.sky_file` when it changed since the last frame.
+    fn sync_sky_file(&mut self, ctx: &GpuContext, file: Option<&PathBuf>) {
+        if self.sky_request.as_ref() == file {
+            return;
+        }
+        self.sky_request = file.cloned();
+        let Some(path) = file else {
+            self.sky.use_generated(ctx);
+            self.sky_status = None;
+            return;
+        };
+        let result = if path.is_dir() {
+            match six_faces(path) {
+                Ok(faces) => self.sky.load_faces(ctx, &faces),
+                Err(msg) => {
+                    self.sky_status = Some(Err(msg));
+                    return;
+                }
+            }
+        } else {
+            self.sky.load_equirect(ctx, path)
+        };
+        self.sky_status = Some(match result {
+            Ok(()) => Ok(format!("loaded {}", path.display())),
+            Err(e) => {
+                log::error!("{e}");
+                Err(e.to_string())
+            }
+        });
+    }
+
+    /// Records the frame into `encoder` (see the module doc for the passes): writes the camera uniform
+    /// (through the queue, so call once per submission) and clears `color` and `depth` (both `size`
+    /// pixels). `color` must belong to a texture with `COPY_SRC` usage for the water's refraction
+    /// (without it the water refracts nothing), `depth` to one with `TEXTURE_BINDING` usage.
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &mut self,
@@ -135,41 +377,109 @@ impl Renderer {
     ) {
         let sun = sun_direction(settings.sun_azimuth_deg, settings.sun_elevation_deg);
         let time = self.start.elapsed().as_secs_f32();
-        let uniform = camera.uniform(size, sun, settings.sun_intensity.max(0.0), time);
+        let intensity = settings.sun_intensity.max(0.0);
+        let uniform = camera.uniform(size, sun, intensity, time);
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
+        self.sync_sky_file(ctx, settings.sky_file.as_ref());
+        self.sky.update(ctx, encoder, profiler, sun, intensity, settings.sky_turbidity, settings.sky_exposure);
 
-        let mut pass = profiler.render_pass(
-            encoder,
-            "render",
-            wgpu::RenderPassDescriptor {
-                label: Some("render"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: color,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(DEPTH_CLEAR),
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            },
-        );
-        self.sky.draw(&mut pass, &self.camera_bind_group);
-        if settings.show_terrain {
-            self.terrain.draw(&mut pass, &self.camera_bind_group);
+        let particles = particles.filter(|p| settings.show_particles && p.count > 0);
+        let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
+        if let Some(p) = fluid {
+            self.anisotropy.encode(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform());
         }
-        if let (true, Some(p)) = (settings.show_particles, particles) {
-            self.particles.draw(ctx, &mut pass, &self.camera_bind_group, p.positions, p.velocities, p.count, &settings.particle);
+        {
+            let mut pass = profiler.render_pass(
+                encoder,
+                "render",
+                wgpu::RenderPassDescriptor {
+                    label: Some("render"),
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: color,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+                    })],
+                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                        view: depth,
+                        depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(DEPTH_CLEAR), store: wgpu::StoreOp::Store }),
+                        stencil_ops: None,
+                    }),
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                },
+            );
+            self.sky.draw(&mut pass, &self.camera_bind_group);
+            if settings.show_terrain {
+                self.terrain.draw(&mut pass, &self.camera_bind_group);
+            }
+            if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
+                self.particles.draw(ctx, &mut pass, &self.camera_bind_group, p.positions, p.velocities, p.count, &settings.particle);
+            }
+        }
+        if let (Some(p), Some(ellipsoids)) = (fluid, self.anisotropy.ellipsoids()) {
+            let color_texture = color.texture();
+            let half = settings.fluid.half_res_thickness;
+            if !self.targets.as_ref().is_some_and(|t| t.matches(size, color_texture.format(), half)) {
+                let targets = FluidTargets::new(ctx, size, color_texture.format(), half);
+                self.smooth.resize(ctx, &targets);
+                self.targets = Some(targets);
+            }
+            let Some(targets) = self.targets.as_ref() else { return };
+            let same_size = (color_texture.width(), color_texture.height()) == targets.size;
+            if same_size && color_texture.usage().contains(wgpu::TextureUsages::COPY_SRC) {
+                encoder.copy_texture_to_texture(color_texture.as_image_copy(), targets.background.as_image_copy(), color_texture.size());
+            }
+            self.splat.encode(ctx, encoder, profiler, &self.camera_bind_group, ellipsoids, p.count, depth, targets);
+            let f = &settings.fluid;
+            let dx = settings.dx();
+            let flow = FlowSettings {
+                iterations: f.flow_iterations,
+                step: f.flow_step,
+                threshold: f.depth_threshold * dx,
+                focal: (uniform.clip_from_view[0][0], uniform.clip_from_view[1][1]),
+                full_screen: f.full_screen_flow,
+            };
+            self.smooth.encode(ctx, encoder, profiler, targets, &flow);
+            let params = CompositeUniform {
+                absorption: f.absorption,
+                refraction: f.refraction,
+                f0: f.fresnel_f0.clamp(0.0, 1.0),
+                view: settings.view.code(),
+                tiles_x: targets.tiles.0,
+                sky_exposure: self.sky.exposure(),
+                depth_vis: [camera.distance * 0.75, camera.distance * 1.25],
+                thickness_vis: 4.0 * dx,
+                thickness_scale: 1.0,
+            };
+            let smoothed = SmoothPass::result_index(f.flow_iterations);
+            self.composite.encode(
+                ctx,
+                encoder,
+                profiler,
+                &self.camera_bind_group,
+                color,
+                depth,
+                targets,
+                smoothed,
+                self.sky.cube_view(),
+                &params,
+            );
         }
     }
+}
+
+/// The six face files `px nx py ny pz nz` (`.hdr`, `.png`, `.jpg` or `.jpeg`) in `dir`.
+fn six_faces(dir: &std::path::Path) -> Result<[PathBuf; 6], String> {
+    let find = |name: &str| {
+        ["hdr", "png", "jpg", "jpeg"]
+            .iter()
+            .map(|ext| dir.join(format!("{name}.{ext}")))
+            .find(|p| p.is_file())
+            .ok_or_else(|| format!("sky folder {}: no face image {name}.hdr/.png/.jpg", dir.display()))
+    };
+    Ok([find("px")?, find("nx")?, find("py")?, find("ny")?, find("pz")?, find("nz")?])
 }
 
 /// Renders one frame off-screen at `size` pixels and reads it back as RGBA (sRGB-encoded bytes).

@@ -1,37 +1,143 @@
-//! Sky background (`shaders/render/sky.wgsl`): one full-screen triangle at the far plane, drawn first,
-//! neither testing nor writing depth. Each pixel's colour comes from its world-space view ray through
-//! the shared daylight model in `shaders/common/camera.wgsl` (gradient sky, sun glow and disc, dark ground
-//! below the horizon). No per-pass resources besides the pipeline.
+//! Sky (`shaders/render/sky.wgsl`): a cubemap used as the background and for the water's reflections.
+//!
+//! By default the cubemap is generated on the GPU ("sky" compute pass) from the sun direction with the
+//! Preetham, Shirley & Smits daylight model (SIGGRAPH 1999), and regenerated only when the sun,
+//! its intensity or the turbidity change. A user's sky replaces it: an equirectangular image
+//! ([`SkyPass::load_equirect`]: Radiance HDR, PNG or JPEG) or six face images ([`SkyPass::load_faces`]),
+//! converted on the CPU into the cubemap; a file that cannot be used returns a [`SkyError`] naming the file
+//! and the problem, and the current sky stays. The background pass is one full-screen triangle at the far
+//! plane, neither testing nor writing depth.
 
 use super::camera::{camera_bind_group_layout, DEPTH_FORMAT};
-use crate::gpu::GpuContext;
+use crate::gpu::{self, GpuContext, Profiler};
+use glam::Vec3;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
 
-/// The sky pass: a pipeline only.
+/// Cube face edge of the generated sky, texels.
+const GENERATED_FACE: u32 = 128;
+/// Cube face edge of a loaded sky, texels.
+const LOADED_FACE: u32 = 512;
+const CUBE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
+
+/// Why a sky image could not be used (the current sky stays).
+#[derive(Debug, Error)]
+pub enum SkyError {
+    #[error("cannot read sky image {}: {source}", path.display())]
+    Read { path: PathBuf, source: image::ImageError },
+    #[error("sky image {} is {width}x{height}: {reason}", path.display())]
+    Shape { path: PathBuf, width: u32, height: u32, reason: &'static str },
+}
+
+/// Sky parameters, bind group 1 binding 0 of both the generator and the background pass.
+/// WGSL twin: `SkyGen` in `shaders/render/sky.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SkyGenUniform {
+    /// Unit vector toward the sun.
+    pub sun_dir: [f32; 3],
+    /// Sun radiance scale (1 = nominal daylight).
+    pub sun_intensity: f32,
+    /// Atmospheric turbidity (2 = very clear, 10 = hazy).
+    pub turbidity: f32,
+    /// Cube face edge, texels.
+    pub face_size: u32,
+    /// Multiplier of the cubemap's radiance when drawn and reflected.
+    pub exposure: f32,
+    /// 1: draw the analytic sun disc (generated skies).
+    pub sun_disc: f32,
+}
+const _: () = assert!(size_of::<SkyGenUniform>() == 32);
+
+/// Where the cubemap came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SkySource {
+    /// Generated for (sun direction, intensity, turbidity); `None` until first generated.
+    Generated(Option<([f32; 3], f32, f32)>),
+    /// Loaded from these files.
+    Loaded(Vec<PathBuf>),
+}
+
+/// The sky: cubemap, its generator and the background pipeline.
 pub struct SkyPass {
     pipeline: wgpu::RenderPipeline,
+    generator: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    gen_layout: wgpu::BindGroupLayout,
+    empty_group: wgpu::BindGroup,
+    uniform: wgpu::Buffer,
+    sampler: wgpu::Sampler,
+    cube: wgpu::Texture,
+    cube_view: wgpu::TextureView,
+    bind_group: wgpu::BindGroup,
+    gen_group: wgpu::BindGroup,
+    source: SkySource,
+    params: SkyGenUniform,
 }
 
 impl SkyPass {
-    /// Builds the pipeline for colour targets of `color_format` (depth: `Depth32Float`).
+    /// Builds the pipelines for colour targets of `color_format`; the cubemap is generated on the first
+    /// [`SkyPass::update`].
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
-        let module = crate::gpu::shader::module(device, "render/sky.wgsl");
+        let module = gpu::shader::module(device, "render/sky.wgsl");
         let camera_layout = camera_bind_group_layout(device);
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        let vf = wgpu::ShaderStages::VERTEX_FRAGMENT;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sky bind group layout"),
+            entries: &[
+                gpu::uniform_entry(0, vf),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                        view_dimension: wgpu::TextureViewDimension::Cube,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
+            ],
+        });
+        let gen_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sky generator bind group layout"),
+            entries: &[
+                gpu::uniform_entry(0, wgpu::ShaderStages::COMPUTE),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 3,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::StorageTexture {
+                        access: wgpu::StorageTextureAccess::WriteOnly,
+                        format: CUBE_FORMAT,
+                        view_dimension: wgpu::TextureViewDimension::D2Array,
+                    },
+                    count: None,
+                },
+            ],
+        });
+        let empty_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("empty layout"), entries: &[] });
+        let empty_group = device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("empty"), layout: &empty_layout, entries: &[] });
+        let draw_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("sky pipeline layout"),
-            bind_group_layouts: &[Some(&camera_layout)],
+            bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
+            immediate_size: 0,
+        });
+        let gen_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("sky generator pipeline layout"),
+            bind_group_layouts: &[Some(&empty_layout), Some(&gen_layout)],
             immediate_size: 0,
         });
         let constants = super::output_constants(color_format);
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("sky pipeline"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
+            layout: Some(&draw_layout),
+            vertex: wgpu::VertexState { module: &module, entry_point: Some("vs_main"), compilation_options: Default::default(), buffers: &[] },
             primitive: wgpu::PrimitiveState::default(),
             depth_stencil: Some(wgpu::DepthStencilState {
                 format: DEPTH_FORMAT,
@@ -50,13 +156,292 @@ impl SkyPass {
             multiview_mask: None,
             cache: None,
         });
-        Self { pipeline }
+        let generator = gpu::compute_pipeline(device, &module, &gen_pl, "generate");
+        let params = SkyGenUniform {
+            sun_dir: [0.0, 1.0, 0.0],
+            sun_intensity: 1.0,
+            turbidity: 3.0,
+            face_size: GENERATED_FACE,
+            exposure: 1.0,
+            sun_disc: 1.0,
+        };
+        let uniform = gpu::uniform_buffer_init(device, "sky uniform", bytemuck::bytes_of(&params));
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("sky sampler"),
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            ..Default::default()
+        });
+        let (cube, cube_view, bind_group, gen_group) = make_cube(device, &layout, &gen_layout, &uniform, &sampler, GENERATED_FACE);
+        Self {
+            pipeline,
+            generator,
+            layout,
+            gen_layout,
+            empty_group,
+            uniform,
+            sampler,
+            cube,
+            cube_view,
+            bind_group,
+            gen_group,
+            source: SkySource::Generated(None),
+            params,
+        }
     }
 
-    /// Records the full-screen triangle; bind group 0 is the frame's camera.
+    /// The cubemap (`Rgba16Float`, linear radiance before [`SkyPass::exposure`]), as a cube view.
+    pub fn cube_view(&self) -> &wgpu::TextureView {
+        &self.cube_view
+    }
+
+    /// A linear, filtering sampler for the cubemap.
+    pub fn sampler(&self) -> &wgpu::Sampler {
+        &self.sampler
+    }
+
+    /// Radiance multiplier of the cubemap.
+    pub fn exposure(&self) -> f32 {
+        self.params.exposure
+    }
+
+    /// Where the current cubemap came from.
+    pub fn source(&self) -> &SkySource {
+        &self.source
+    }
+
+    /// Goes back to the generated sky (made on the next update).
+    pub fn use_generated(&mut self, ctx: &GpuContext) {
+        if !matches!(self.source, SkySource::Generated(_)) {
+            self.replace_cube(ctx, GENERATED_FACE);
+            self.source = SkySource::Generated(None);
+        }
+    }
+
+    /// Writes this frame's sky parameters and, for a generated sky whose sun, intensity or turbidity
+    /// changed, records the "sky" compute pass that regenerates the cubemap. `exposure` scales a loaded sky.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        sun_dir: Vec3,
+        sun_intensity: f32,
+        turbidity: f32,
+        exposure: f32,
+    ) {
+        let key = (sun_dir.to_array(), sun_intensity, turbidity);
+        let generated = matches!(self.source, SkySource::Generated(_));
+        let params = SkyGenUniform {
+            sun_dir: key.0,
+            sun_intensity,
+            turbidity: turbidity.clamp(1.7, 12.0),
+            face_size: self.cube.width(),
+            exposure: if generated { 1.0 } else { exposure.max(0.0) },
+            sun_disc: if generated { 1.0 } else { 0.0 },
+        };
+        if params != self.params {
+            ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
+            self.params = params;
+        }
+        if generated && self.source != SkySource::Generated(Some(key)) {
+            let n = self.cube.width();
+            let mut pass = profiler.compute_pass(encoder, "sky");
+            pass.set_pipeline(&self.generator);
+            pass.set_bind_group(0, &self.empty_group, &[]);
+            pass.set_bind_group(1, &self.gen_group, &[]);
+            pass.dispatch_workgroups(n.div_ceil(8), n.div_ceil(8), 6);
+            self.source = SkySource::Generated(Some(key));
+        }
+    }
+
+    /// Loads an equirectangular sky (Radiance `.hdr` radiance as is; PNG/JPEG decoded from sRGB) into the
+    /// cubemap. On error the current sky stays.
+    pub fn load_equirect(&mut self, ctx: &GpuContext, path: &Path) -> Result<(), SkyError> {
+        let img = read_linear(path)?;
+        let (w, h) = img.dimensions();
+        if w < 2 || h < 1 || w != 2 * h {
+            return Err(SkyError::Shape { path: path.into(), width: w, height: h, reason: "an equirectangular sky must be twice as wide as high" });
+        }
+        let n = LOADED_FACE;
+        let mut texels = Vec::with_capacity((6 * n * n * 4) as usize);
+        for face in 0..6 {
+            for y in 0..n {
+                for x in 0..n {
+                    let uv = [(x as f32 + 0.5) / n as f32 * 2.0 - 1.0, (y as f32 + 0.5) / n as f32 * 2.0 - 1.0];
+                    let d = face_dir(face, uv);
+                    let u = 0.5 + d.x.atan2(-d.z) / std::f32::consts::TAU;
+                    let v = 0.5 - d.y.clamp(-1.0, 1.0).asin() / std::f32::consts::PI;
+                    push_half(&mut texels, bilinear(&img, u * w as f32 - 0.5, v * h as f32 - 0.5));
+                }
+            }
+        }
+        self.upload(ctx, n, &texels);
+        self.source = SkySource::Loaded(vec![path.into()]);
+        Ok(())
+    }
+
+    /// Loads six square face images, in the order +x, -x, +y, -y, +z, -z (y up), into the cubemap.
+    /// On error the current sky stays.
+    pub fn load_faces(&mut self, ctx: &GpuContext, paths: &[PathBuf; 6]) -> Result<(), SkyError> {
+        let mut faces = Vec::with_capacity(6);
+        for p in paths {
+            let img = read_linear(p)?;
+            let (w, h) = img.dimensions();
+            if w != h || w == 0 {
+                return Err(SkyError::Shape { path: p.clone(), width: w, height: h, reason: "a cube face must be square" });
+            }
+            faces.push(img);
+        }
+        let n = faces[0].width().min(LOADED_FACE);
+        let mut texels = Vec::with_capacity((6 * n * n * 4) as usize);
+        for img in &faces {
+            let s = img.width() as f32 / n as f32;
+            for y in 0..n {
+                for x in 0..n {
+                    push_half(&mut texels, bilinear(img, (x as f32 + 0.5) * s - 0.5, (y as f32 + 0.5) * s - 0.5));
+                }
+            }
+        }
+        self.upload(ctx, n, &texels);
+        self.source = SkySource::Loaded(paths.to_vec());
+        Ok(())
+    }
+
+    fn replace_cube(&mut self, ctx: &GpuContext, n: u32) {
+        (self.cube, self.cube_view, self.bind_group, self.gen_group) =
+            make_cube(&ctx.device, &self.layout, &self.gen_layout, &self.uniform, &self.sampler, n);
+        self.params.face_size = 0; // force a uniform write on the next update
+    }
+
+    fn upload(&mut self, ctx: &GpuContext, n: u32, texels: &[u16]) {
+        self.replace_cube(ctx, n);
+        ctx.queue.write_texture(
+            self.cube.as_image_copy(),
+            bytemuck::cast_slice(texels),
+            wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(n * 8), rows_per_image: Some(n) },
+            wgpu::Extent3d { width: n, height: n, depth_or_array_layers: 6 },
+        );
+    }
+
+    /// Records the background triangle; bind group 0 is the frame's camera.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, camera_bind_group: &wgpu::BindGroup) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, camera_bind_group, &[]);
+        pass.set_bind_group(1, &self.bind_group, &[]);
         pass.draw(0..3, 0..1);
     }
+}
+
+fn make_cube(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    gen_layout: &wgpu::BindGroupLayout,
+    uniform: &wgpu::Buffer,
+    sampler: &wgpu::Sampler,
+    n: u32,
+) -> (wgpu::Texture, wgpu::TextureView, wgpu::BindGroup, wgpu::BindGroup) {
+    let cube = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("sky cubemap"),
+        size: wgpu::Extent3d { width: n, height: n, depth_or_array_layers: 6 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: CUBE_FORMAT,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    let view = |dim| cube.create_view(&wgpu::TextureViewDescriptor { label: Some("sky cubemap"), dimension: Some(dim), ..Default::default() });
+    let cube_view = view(wgpu::TextureViewDimension::Cube);
+    let array_view = view(wgpu::TextureViewDimension::D2Array);
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("sky bind group"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&cube_view) },
+            wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::Sampler(sampler) },
+        ],
+    });
+    let gen_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("sky generator bind group"),
+        layout: gen_layout,
+        entries: &[
+            wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::TextureView(&array_view) },
+        ],
+    });
+    (cube, cube_view, bind_group, gen_group)
+}
+
+/// World direction of cube texel uv (-1..1, y down) on `face` (+x, -x, +y, -y, +z, -z): the same
+/// convention as `face_dir` in the shader and as cube sampling.
+fn face_dir(face: u32, uv: [f32; 2]) -> Vec3 {
+    let (u, v) = (uv[0], -uv[1]);
+    match face {
+        0 => Vec3::new(1.0, v, -u),
+        1 => Vec3::new(-1.0, v, u),
+        2 => Vec3::new(u, 1.0, -v),
+        3 => Vec3::new(u, -1.0, v),
+        4 => Vec3::new(u, v, 1.0),
+        _ => Vec3::new(-u, v, -1.0),
+    }
+    .normalize()
+}
+
+/// Decodes `path` to linear RGB: HDR as stored, 8/16-bit images from sRGB.
+fn read_linear(path: &Path) -> Result<image::Rgb32FImage, SkyError> {
+    let err = |source| SkyError::Read { path: path.into(), source };
+    let img = image::ImageReader::open(path).map_err(|e| err(image::ImageError::IoError(e)))?;
+    let img = img.with_guessed_format().map_err(|e| err(image::ImageError::IoError(e)))?.decode().map_err(err)?;
+    let is_float = matches!(img.color(), image::ColorType::Rgb32F | image::ColorType::Rgba32F);
+    let mut rgb = img.into_rgb32f();
+    if !is_float {
+        for v in rgb.iter_mut() {
+            *v = if *v <= 0.04045 { *v / 12.92 } else { ((*v + 0.055) / 1.055).powf(2.4) };
+        }
+    }
+    Ok(rgb)
+}
+
+/// Bilinear sample at continuous texel coordinates, x wrapping (longitude), y clamped.
+fn bilinear(img: &image::Rgb32FImage, x: f32, y: f32) -> [f32; 3] {
+    let (w, h) = (img.width() as i64, img.height() as i64);
+    let (x0, y0) = (x.floor(), y.floor());
+    let (fx, fy) = (x - x0, y - y0);
+    let px = |ix: i64, iy: i64| img.get_pixel(ix.rem_euclid(w) as u32, iy.clamp(0, h - 1) as u32).0;
+    let (ix, iy) = (x0 as i64, y0 as i64);
+    let (a, b, c, d) = (px(ix, iy), px(ix + 1, iy), px(ix, iy + 1), px(ix + 1, iy + 1));
+    std::array::from_fn(|k| (a[k] * (1.0 - fx) + b[k] * fx) * (1.0 - fy) + (c[k] * (1.0 - fx) + d[k] * fx) * fy)
+}
+
+fn push_half(out: &mut Vec<u16>, rgb: [f32; 3]) {
+    out.extend(rgb.iter().map(|&v| f32_to_f16(v)));
+    out.push(f32_to_f16(1.0));
+}
+
+/// IEEE half-precision bits of `v` (round to nearest; overflow to infinity, tiny values to subnormals/0).
+pub fn f32_to_f16(v: f32) -> u16 {
+    let bits = v.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let mant = bits & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = (mant | 0x80_0000) >> (1 - e);
+        return sign | ((m + 0x1000) >> 13) as u16;
+    }
+    let half = sign as u32 | ((e as u32) << 10) | (mant >> 13);
+    // Round to nearest (carry into the exponent is correct).
+    (half + ((mant >> 12) & 1)) as u16
 }

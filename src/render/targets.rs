@@ -1,6 +1,7 @@
 //! Render targets that are not the window's surface: an off-screen colour + depth pair (headless runs,
-//! tests, captures) and a blocking texture read-back for headless use. Screen-sized targets are rebuilt
-//! by `resize`; nothing here depends on the scene.
+//! tests, captures), the screen-space fluid renderer's intermediate targets ([`FluidTargets`]), and a
+//! blocking texture read-back for headless use. Screen-sized targets are rebuilt by `resize`; nothing
+//! here depends on the scene.
 
 use super::camera::DEPTH_FORMAT;
 use crate::gpu::GpuContext;
@@ -56,6 +57,100 @@ impl Offscreen {
         if (size.0.max(1), size.1.max(1)) != self.size {
             *self = Self::with_format(ctx, size, self.format);
         }
+    }
+}
+
+/// Format of the raw and smoothed fluid depth targets: linear view depth in metres, 0 = no fluid.
+pub const RAW_DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;
+/// Format of the fluid thickness target: summed path length in metres (blendable).
+pub const THICKNESS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
+/// Edge of the square screen tiles of the curvature flow's empty-space skipping, pixels.
+pub const TILE_SIZE: u32 = 16;
+
+/// The screen-sized targets of the fluid renderer (all owned by [`super::Renderer`], rebuilt on resize):
+/// the scene colour copied before the water (refraction background), the splats' private depth
+/// attachment, raw depth, thickness, the two ping-pong depth textures of the curvature flow and the
+/// tile buffers of its empty-space skipping.
+pub struct FluidTargets {
+    /// Full resolution, pixels.
+    pub size: (u32, u32),
+    /// Resolution of the thickness target, pixels (full or half).
+    pub thickness_size: (u32, u32),
+    /// Format of `background` (the scene colour target's).
+    pub color_format: wgpu::TextureFormat,
+    pub background: wgpu::Texture,
+    pub background_view: wgpu::TextureView,
+    /// `Depth32Float`, nearest splat wins (reversed-Z).
+    pub splat_depth_view: wgpu::TextureView,
+    /// `R32Float` linear view depth of the nearest splat, metres; 0 = no fluid.
+    pub raw_depth: wgpu::Texture,
+    pub raw_depth_view: wgpu::TextureView,
+    /// `R16Float` summed path length through the splats, metres.
+    pub thickness_view: wgpu::TextureView,
+    /// Curvature-flow ping-pong targets (`R32Float`, storage + sampled), same meaning as `raw_depth`.
+    pub smooth: [wgpu::Texture; 2],
+    pub smooth_views: [wgpu::TextureView; 2],
+    /// Tiles across and down.
+    pub tiles: (u32, u32),
+    /// Indices of the tiles holding fluid (dilated by the flow's stencil), `array<u32>`.
+    pub tile_list: wgpu::Buffer,
+    /// Number of entries in `tile_list` (one u32, then padding).
+    pub tile_counter: wgpu::Buffer,
+    /// Indirect dispatch arguments (x = tile count, 1, 1) of the flow iterations.
+    pub tile_args: wgpu::Buffer,
+    /// 1 per tile holding fluid, else 0, `array<u32>` (for the tile-mask view).
+    pub tile_mask: wgpu::Buffer,
+}
+
+impl FluidTargets {
+    /// All targets for a `size`-pixel frame whose colour target has `color_format`; thickness at half
+    /// resolution when `half_thickness`.
+    pub fn new(ctx: &GpuContext, size: (u32, u32), color_format: wgpu::TextureFormat, half_thickness: bool) -> Self {
+        use wgpu::TextureUsages as U;
+        let size = (size.0.max(1), size.1.max(1));
+        let thickness_size = if half_thickness { (size.0.div_ceil(2), size.1.div_ceil(2)) } else { size };
+        let (background, background_view) = texture(ctx, "fluid background", size, color_format, U::COPY_DST | U::TEXTURE_BINDING);
+        let (_, splat_depth_view) = texture(ctx, "splat depth attachment", size, DEPTH_FORMAT, U::RENDER_ATTACHMENT);
+        let readable = U::RENDER_ATTACHMENT | U::TEXTURE_BINDING | U::COPY_SRC;
+        let (raw_depth, raw_depth_view) = texture(ctx, "fluid raw depth", size, RAW_DEPTH_FORMAT, readable | U::COPY_DST);
+        let (_, thickness_view) = texture(ctx, "fluid thickness", thickness_size, THICKNESS_FORMAT, readable);
+        let smooth_usage = U::STORAGE_BINDING | U::TEXTURE_BINDING | U::COPY_DST | U::COPY_SRC;
+        let (s0, v0) = texture(ctx, "fluid smoothed depth 0", size, RAW_DEPTH_FORMAT, smooth_usage);
+        let (s1, v1) = texture(ctx, "fluid smoothed depth 1", size, RAW_DEPTH_FORMAT, smooth_usage);
+        let tiles = (size.0.div_ceil(TILE_SIZE), size.1.div_ceil(TILE_SIZE));
+        let n_tiles = (tiles.0 * tiles.1) as u64;
+        let device = &ctx.device;
+        let tile_args = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("fluid tile dispatch args"),
+            size: 16,
+            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Self {
+            size,
+            thickness_size,
+            color_format,
+            background,
+            background_view,
+            splat_depth_view,
+            raw_depth,
+            raw_depth_view,
+            thickness_view,
+            smooth: [s0, s1],
+            smooth_views: [v0, v1],
+            tiles,
+            tile_list: crate::gpu::storage_buffer(device, "fluid tile list", n_tiles * 4),
+            tile_counter: crate::gpu::storage_buffer(device, "fluid tile counter", 16),
+            tile_args,
+            tile_mask: crate::gpu::storage_buffer(device, "fluid tile mask", n_tiles * 4),
+        }
+    }
+
+    /// Whether these targets fit a frame of `size` pixels, colour format and thickness resolution.
+    pub fn matches(&self, size: (u32, u32), color_format: wgpu::TextureFormat, half_thickness: bool) -> bool {
+        let size = (size.0.max(1), size.1.max(1));
+        let thickness = if half_thickness { (size.0.div_ceil(2), size.1.div_ceil(2)) } else { size };
+        self.size == size && self.color_format == color_format && self.thickness_size == thickness
     }
 }
 

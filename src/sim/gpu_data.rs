@@ -2,7 +2,7 @@
 //! padding and a compile-time size check each. Converted from [`SimParams`] in one place, [`SimUniforms::new`].
 
 use super::kernel;
-use super::params::SimParams;
+use super::params::{Method, SimParams};
 use crate::scene::Aabb;
 use crate::terrain::Heightfield;
 use bytemuck::{Pod, Zeroable};
@@ -49,11 +49,29 @@ pub struct SimUniforms {
     pub warm_start: f32,
     pub boundary_factor: f32,
     pub grad_correction: f32,
-    pub _pad: [f32; 2],
+    pub method: u32,
+    pub sound_speed: f32,
+    pub tait_b: f32,
+    pub err_scale: f32,
+    pub target_density: f32,
+    pub target_divergence: f32,
+    pub density_max_iter: u32,
+    pub divergence_max_iter: u32,
+    pub _pad3: [f32; 2],
 }
-const _: () = assert!(std::mem::size_of::<SimUniforms>() == 160);
+const _: () = assert!(std::mem::size_of::<SimUniforms>() == 192);
 
-/// WGSL twin: `StepState` in shaders/sim/common.wgsl (dt and simulated time live on the GPU).
+/// WCSPH's numerical sound speed, m/s: the parameter, or 10 x the free-fall speed over the domain's height.
+pub fn wcsph_sound_speed(params: &SimParams, domain: &Aabb) -> f32 {
+    if params.sound_speed > 0.0 {
+        return params.sound_speed;
+    }
+    let g = glam::Vec3::from(params.gravity).length().max(1e-3);
+    10.0 * (2.0 * g * (domain.max[1] - domain.min[1])).sqrt()
+}
+
+/// WGSL twin: `StepState` in shaders/sim/common.wgsl (dt, simulated time and the solvers' convergence
+/// state live on the GPU).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct StepState {
@@ -61,8 +79,12 @@ pub struct StepState {
     pub time: f32,
     pub max_speed_bits: u32,
     pub steps: u32,
+    pub err_sum: u32,
+    pub density_iterations: u32,
+    pub divergence_iterations: u32,
+    pub _pad: u32,
 }
-const _: () = assert!(std::mem::size_of::<StepState>() == 16);
+const _: () = assert!(std::mem::size_of::<StepState>() == 32);
 
 /// The neighbour grid: cells of one support radius (2h) over the domain.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,6 +130,7 @@ impl Derived {
 impl SimUniforms {
     /// Converts user parameters, the domain, the grid and the terrain into the GPU block.
     pub fn new(params: &SimParams, derived: &Derived, domain: &Aabb, grid: &GridShape, terrain: &Heightfield, n: u32) -> Self {
+        let c = wcsph_sound_speed(params, domain);
         Self {
             domain_min: domain.min,
             h: params.h(),
@@ -133,7 +156,19 @@ impl SimUniforms {
             r_collide: 0.25 * params.dx,
             boundary_factor: BOUNDARY_PRESSURE_FACTOR,
             grad_correction: derived.grad_correction,
-            _pad: [0.0; 2],
+            method: match params.method {
+                Method::Dfsph => 0,
+                Method::Pcisph => 1,
+                Method::Wcsph => 2,
+            },
+            sound_speed: c,
+            tait_b: c * c * params.rho0 / 7.0,
+            err_scale: (1e5f64.min(1e11 / n.max(1) as f64)) as f32,
+            target_density: params.target_density_error,
+            target_divergence: params.target_divergence_error,
+            density_max_iter: params.density_iterations,
+            divergence_max_iter: params.divergence_iterations,
+            _pad3: [0.0; 2],
             warm_start: PRESSURE_WARM_START,
         }
     }

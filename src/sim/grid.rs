@@ -65,7 +65,7 @@ impl ScanPass {
         for (n, bg) in self.levels.iter().rev().skip(1) {
             pass.set_pipeline(&self.add_offsets);
             pass.set_bind_group(0, bg, &[]);
-            pass.dispatch_workgroups(n.div_ceil(256), 1, 1);
+            pass.dispatch_workgroups(n.div_ceil(SCAN_BLOCK), 1, 1);
         }
     }
 }

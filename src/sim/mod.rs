@@ -7,6 +7,7 @@
 //! - `positions()`: `array<vec4<f32>>`, xyz = position (m), w = density (kg/m^3)
 //! - `velocities()`: `array<vec4<f32>>`, xyz = velocity (m/s), w = pressure (Pa)
 
+pub mod dfsph;
 pub mod gpu_data;
 pub mod grid;
 pub mod kernel;
@@ -14,7 +15,7 @@ pub mod params;
 pub mod reference;
 pub mod sources;
 
-pub use params::SimParams;
+pub use params::{Method, SimParams};
 
 use thiserror::Error;
 
@@ -64,6 +65,10 @@ pub struct SimStats {
     pub below_terrain: u32,
     /// Particles with a NaN or infinite position or velocity (should be 0).
     pub non_finite: u32,
+    /// DFSPH: iterations of the last constant-density solve (0 for the other solvers).
+    pub density_iterations: u32,
+    /// DFSPH: iterations of the last divergence-free solve (0 for the other solvers).
+    pub divergence_iterations: u32,
 }
 
 use crate::gpu::{self, readback::ReadbackRing, GpuContext, Profiler};
@@ -74,8 +79,9 @@ use grid::GridPass;
 
 /// Bytes of the statistics record read back per frame (5 vec4, see shaders/sim/stats.wgsl).
 const STATS_BYTES: u64 = 80;
-/// Largest number of grid cells the scan covers in 1-D dispatches.
-const MAX_CELLS: u64 = 65_535 * 256 - 1;
+/// Largest number of grid cells the scan covers in 1-D dispatches (blocks of 512, plus the parking cell
+/// and the total).
+const MAX_CELLS: u64 = 65_535 * 512 - 2;
 
 /// Every GPU buffer of the simulation (bind group 0 of all simulation kernels, binding = field order).
 struct Buffers {
@@ -159,6 +165,7 @@ pub struct Simulation {
     /// Largest emitted layer, particles.
     max_layer: u32,
     pool: u32,
+    dfsph: dfsph::DfsphPass,
 }
 
 impl Simulation {
@@ -261,6 +268,7 @@ impl Simulation {
             stats_final: gpu::compute_pipeline(device, &stats, &pl, "stats_final"),
         };
         let grid = GridPass::new(device, &pl, &buffers.cell_start, cells as u32, wg);
+        let dfsph = dfsph::DfsphPass::new(device, &layout, wg);
         Ok(Self {
             params: params.clone(),
             derived,
@@ -280,6 +288,7 @@ impl Simulation {
             sources: sources::to_gpu(&[], &[], params.dx)?,
             max_layer: 0,
             pool: options.pool,
+            dfsph,
         })
     }
 
@@ -353,18 +362,36 @@ impl Simulation {
         let p = &self.pipelines;
         self.grid.encode(encoder, profiler, &self.bind, &self.buffers.cell_start, n);
         let g = gpu::groups(n, self.workgroup_size);
-        {
-            let mut pass = profiler.compute_pass(encoder, "density");
-            pass.set_bind_group(0, &self.bind, &[]);
-            pass.set_pipeline(&p.time_step);
-            pass.dispatch_workgroups(1, 1, 1);
-            pass.set_pipeline(&p.density_forces);
-            pass.dispatch_workgroups(g, 1, 1);
-        }
-        {
+        if self.params.method == Method::Dfsph {
+            {
+                let mut pass = profiler.compute_pass(encoder, "density");
+                pass.set_bind_group(0, &self.bind, &[]);
+                pass.set_pipeline(&p.time_step);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+            // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
+            // (from the asynchronously read statistics; the GPU still stops each solve on its own).
+            let cap = |used: Option<u32>, max: u32| used.map_or(max, |u| (2 * u + 4).min(max));
+            let last = self.latest.as_ref();
+            let iterations = (
+                cap(last.map(|s| s.divergence_iterations), self.params.divergence_iterations),
+                cap(last.map(|s| s.density_iterations), self.params.density_iterations),
+            );
+            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations);
+        } else {
+            {
+                let mut pass = profiler.compute_pass(encoder, "density");
+                pass.set_bind_group(0, &self.bind, &[]);
+                pass.set_pipeline(&p.time_step);
+                pass.dispatch_workgroups(1, 1, 1);
+                pass.set_pipeline(&p.density_forces);
+                pass.dispatch_workgroups(g, 1, 1);
+            }
             let mut pass = profiler.compute_pass(encoder, "pressure");
             pass.set_bind_group(0, &self.bind, &[]);
-            for _ in 0..self.params.solver_iterations {
+            // WCSPH: the Tait pressure from density_forces, one force evaluation. PCISPH: iterations.
+            let iterations = if self.params.method == Method::Wcsph { 0 } else { self.params.solver_iterations };
+            for _ in 0..iterations {
                 pass.set_pipeline(&p.pressure_force);
                 pass.dispatch_workgroups(g, 1, 1);
                 pass.set_pipeline(&p.predict_density);
@@ -529,5 +556,7 @@ fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
         outside_domain: f[2] as u32,
         below_terrain: f[3] as u32,
         non_finite: f[6] as u32,
+        density_iterations: f[18] as u32,
+        divergence_iterations: f[19] as u32,
     }
 }

@@ -4,10 +4,37 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// Parameters of the PCISPH solver (Solenthaler & Pajarola 2009). All SI units.
+/// The pressure solver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Method {
+    /// Divergence-free SPH (Bender & Koschier 2015/2017): a divergence solve and a constant-density solve
+    /// with convergence tests kept on the GPU.
+    #[default]
+    Dfsph,
+    /// Predictive-corrective incompressible SPH (Solenthaler & Pajarola 2009), fixed iteration count.
+    Pcisph,
+    /// Weakly compressible SPH with the Tait equation (Becker & Teschner 2007): stiff, needs small steps.
+    Wcsph,
+}
+
+impl Method {
+    pub const ALL: [Method; 3] = [Method::Dfsph, Method::Pcisph, Method::Wcsph];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Dfsph => "DFSPH",
+            Method::Pcisph => "PCISPH",
+            Method::Wcsph => "WCSPH",
+        }
+    }
+}
+
+/// Solver parameters. All SI units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimParams {
+    /// The pressure solver; switching is live.
+    pub method: Method,
     /// Initial particle spacing dx, metres. Particle mass is rho0 * dx^3.
     pub dx: f32,
     /// Smoothing length over spacing, h / dx. The Wendland kernel's support radius is 2h.
@@ -20,8 +47,19 @@ pub struct SimParams {
     pub viscosity: f32,
     /// XSPH velocity smoothing coefficient, dimensionless (0 = off, 0.5 = strong).
     pub xsph: f32,
-    /// PCISPH pressure iterations per step (fixed; nothing is read back to decide when to stop).
+    /// PCISPH: pressure iterations per step (fixed; nothing is read back to decide when to stop).
     pub solver_iterations: u32,
+    /// DFSPH: most iterations of the constant-density solve per step (it stops earlier, on the GPU,
+    /// once the mean density error is below the target).
+    pub density_iterations: u32,
+    /// DFSPH: target mean density error of the constant-density solve (0.001 = 0.1 %).
+    pub target_density_error: f32,
+    /// DFSPH: target mean of dt * divergence for the divergence-free solve (0.001 = 0.1 % per step).
+    pub target_divergence_error: f32,
+    /// DFSPH: most iterations of the divergence-free solve.
+    pub divergence_iterations: u32,
+    /// WCSPH: numerical sound speed c, m/s (0 = automatic, 10 x the free-fall speed over the domain's height).
+    pub sound_speed: f32,
     /// Simulation substeps per rendered frame.
     pub substeps: u32,
     /// CFL number lambda: dt <= lambda * h / v_max.
@@ -35,6 +73,11 @@ pub struct SimParams {
 impl Default for SimParams {
     fn default() -> Self {
         Self {
+            method: Method::default(),
+            target_density_error: 0.001,
+            target_divergence_error: 0.001,
+            divergence_iterations: 20,
+            sound_speed: 0.0,
             dx: 0.1,
             h_over_dx: 1.2,
             rho0: 1000.0,
@@ -42,6 +85,7 @@ impl Default for SimParams {
             viscosity: 0.002,
             xsph: 0.05,
             solver_iterations: 4,
+            density_iterations: 50,
             substeps: 4,
             cfl: 0.4,
             frame_dt: 1.0 / 60.0,
@@ -100,6 +144,11 @@ impl SimParams {
         check("viscosity", p.viscosity as f64, (0.0..=10.0).contains(&p.viscosity), "0 ..= 10 m^2/s")?;
         check("xsph", p.xsph as f64, (0.0..=1.0).contains(&p.xsph), "0 ..= 1")?;
         check("solver_iterations", p.solver_iterations as f64, (1..=100).contains(&p.solver_iterations), "1 ..= 100")?;
+        check("target_density_error", p.target_density_error as f64, p.target_density_error > 0.0 && p.target_density_error <= 0.1, "0 < error <= 0.1")?;
+        check("target_divergence_error", p.target_divergence_error as f64, p.target_divergence_error > 0.0 && p.target_divergence_error <= 0.1, "0 < error <= 0.1")?;
+        check("density_iterations", p.density_iterations as f64, (1..=200).contains(&p.density_iterations), "1 ..= 200")?;
+        check("divergence_iterations", p.divergence_iterations as f64, (1..=200).contains(&p.divergence_iterations), "1 ..= 200")?;
+        check("sound_speed", p.sound_speed as f64, (0.0..=10_000.0).contains(&p.sound_speed), "0 (auto) ..= 10000 m/s")?;
         check("substeps", p.substeps as f64, (1..=64).contains(&p.substeps), "1 ..= 64")?;
         check("cfl", p.cfl as f64, p.cfl > 0.0 && p.cfl <= 1.0, "0 < cfl <= 1")?;
         check("frame_dt", p.frame_dt as f64, p.frame_dt > 0.0 && p.frame_dt <= 0.5, "0 < frame_dt <= 0.5 s")?;

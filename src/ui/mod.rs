@@ -3,6 +3,8 @@
 //! [`UiAction`]s, which `app.rs` applies after the egui pass (so a failed action shows up in the banner on
 //! the next frame and the running scene is left as it was).
 
+pub mod capture_panel;
+pub mod help;
 pub mod render_panel;
 pub mod scene_panel;
 pub mod sim_panel;
@@ -30,18 +32,41 @@ pub enum UiAction {
     LoadBuiltin(String),
     /// Put the camera back where the scene places it.
     ResetCamera,
-    /// Save a PNG of the next frame: the scene alone, or with the UI drawn on it.
+    /// Save a PNG of the next frame: the scene alone, or with the UI drawn on it (at the capture panel's
+    /// resolution multiplier).
     Screenshot { with_ui: bool },
+    /// Open a scene file or heightmap through the native file dialog.
+    OpenSceneDialog,
+    /// Save the scene (with the current parameters, sources and camera) through the native file dialog.
+    SaveSceneDialog,
+    /// Save the scene to this path.
+    SaveScene(PathBuf),
+    /// Use this 16-bit PNG as the current scene's terrain.
+    ReplaceHeightmap(PathBuf),
+    /// Hand the edited emitters and sinks ([`scene_panel::ScenePanelState`]) to the simulation.
+    SetSources,
+    /// Start or stop a live recording.
+    ToggleRecording,
+    /// Start an offline (fixed-step) capture with the capture panel's settings.
+    StartOffline,
+    /// Cancel the offline capture (its file is deleted).
+    CancelOffline,
 }
 
 /// Everything the panels edit or remember between frames.
 pub struct UiState {
-    /// F1 hides/shows the side panel (the error banner stays).
+    /// F2 hides/shows the side panel (the error banner stays).
     pub show_panels: bool,
+    /// F1 or ? shows the shortcuts.
+    pub show_help: bool,
+    /// Width of the side panel, points (remembered between runs).
+    pub panel_width: f32,
     pub sim: sim_panel::SimPanelState,
     pub scene: scene_panel::ScenePanelState,
     pub render: render_panel::RenderPanelState,
+    pub capture: capture_panel::CapturePanelState,
     pub stats: stats_panel::FrameTimer,
+    pub history: stats_panel::History,
     /// Messages of failed actions, shown in the red banner until dismissed (oldest first).
     pub errors: Vec<String>,
 }
@@ -56,6 +81,10 @@ pub struct FrameInfo<'a> {
     pub stats: Option<&'a SimStats>,
     /// Per-pass GPU times of the latest finished frame.
     pub gpu_times: &'a [PassTime],
+    /// The recording in progress, if any.
+    pub capture: &'a capture_panel::CaptureStatus,
+    /// The camera is in fly mode.
+    pub fly: bool,
 }
 
 /// Most messages kept in the banner; older ones are dropped first.
@@ -65,10 +94,14 @@ impl UiState {
     pub fn new(scene: &Scene, sim: Option<&Simulation>, on_cpu: bool) -> Self {
         Self {
             show_panels: true,
+            show_help: false,
+            panel_width: 320.0,
             sim: sim_panel::SimPanelState::new(scene, sim, on_cpu),
             scene: scene_panel::ScenePanelState::new(scene),
             render: render_panel::RenderPanelState::default(),
+            capture: capture_panel::CapturePanelState::default(),
             stats: stats_panel::FrameTimer::default(),
+            history: stats_panel::History::default(),
             errors: Vec::new(),
         }
     }
@@ -92,23 +125,52 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
     let mut actions = Vec::new();
     error_banner_ui(ui, &mut state.errors);
     if state.show_panels {
-        egui::Panel::left("waterview_panels").default_size(300.0).resizable(true).show(ui, |ui| {
+        let panel = egui::Panel::left("waterview_panels").default_size(state.panel_width).resizable(true).show(ui, |ui| {
             egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
                 ui.horizontal(|ui| {
                     ui.heading("waterview");
                     let n = info.sim.map_or(0, |s| s.particle_count() as u64);
                     ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), sim_panel::thousands(n)));
                 });
-                ui.weak("F1 panels, Space play/pause, S step, R reset, F12 screenshot, Esc quit");
+                ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");
                 ui.separator();
                 actions.extend(sim_panel::sim_panel_ui(ui, &mut state.sim, info));
                 actions.extend(scene_panel::scene_panel_ui(ui, &mut state.scene, info));
+                actions.extend(capture_panel::capture_panel_ui(ui, &mut state.capture, info.capture, state.render.capture_with_ui));
                 actions.extend(render_panel::render_panel_ui(ui, &mut state.render));
-                stats_panel::stats_panel_ui(ui, &mut state.stats, info);
+                stats_panel::stats_panel_ui(ui, &mut state.stats, &state.history, info);
             });
         });
+        state.panel_width = panel.response.rect.width();
     }
+    overlay_ui(ui, info);
+    help::help_ui(ui, &mut state.show_help);
     actions
+}
+
+/// Indicators over the scene (not part of any capture without the UI): recording, fly mode.
+fn overlay_ui(ui: &mut egui::Ui, info: &FrameInfo<'_>) {
+    let c = info.capture;
+    if !c.recording && !c.finishing && !info.fly {
+        return;
+    }
+    egui::Area::new(egui::Id::unique("waterview overlay")).anchor(egui::Align2::RIGHT_TOP, egui::vec2(-12.0, 12.0)).interactable(false).show(ui.ctx(), |ui| {
+        egui::Frame::popup(ui.style()).show(ui, |ui| {
+            if c.recording {
+                let text = if c.offline {
+                    format!("REC offline {} / {}", c.written, c.total)
+                } else {
+                    format!("REC {:.1} s", c.video_s)
+                };
+                ui.add(egui::Label::new(egui::RichText::new(text).color(egui::Color32::from_rgb(255, 60, 60)).strong()).wrap_mode(egui::TextWrapMode::Extend));
+            } else if c.finishing {
+                ui.label("completing the video…");
+            }
+            if info.fly {
+                ui.add(egui::Label::new("FLY: W A S D, Q E, drag to look, V to leave").wrap_mode(egui::TextWrapMode::Extend));
+            }
+        });
+    });
 }
 
 /// Red banner across the top listing `errors`, each with a Dismiss button; nothing when empty.

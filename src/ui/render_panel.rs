@@ -1,9 +1,10 @@
-//! Render panel: how particles are coloured (speed, density, pressure or one colour) and over which range,
-//! their drawn radius, what is shown, the sun; and the screenshot button with its "include UI" option and
-//! the status line of the last screenshot.
+//! Render panel: the view (final water, any intermediate target of the screen-space fluid renderer, or the
+//! sphere impostors), every fluid-rendering parameter live (anisotropy, splats, curvature flow, shading),
+//! the sun and sky, the sphere impostors' colouring; and the screenshot button with its "include UI" option
+//! and the status line of the last screenshot.
 
 use super::{row, UiAction};
-use crate::render::{ColorMode, RenderSettings};
+use crate::render::{ColorMode, FluidView, RenderSettings};
 
 /// State of the render panel: the renderer's settings (applied every frame) and the screenshot options.
 pub struct RenderPanelState {
@@ -13,21 +14,31 @@ pub struct RenderPanelState {
     pub radius_scale: f32,
     /// Screenshots (button and F12) include the egui panels.
     pub capture_with_ui: bool,
+    /// The sky file path being typed (applied to `settings.sky_file` by the Load button).
+    pub sky_path_text: String,
     /// "Saved captures/...png" or the last screenshot's error.
     pub capture_status: Option<Result<String, String>>,
 }
 
 impl Default for RenderPanelState {
     fn default() -> Self {
-        Self { settings: RenderSettings::default(), radius_scale: 1.0, capture_with_ui: false, capture_status: None }
+        Self {
+            settings: RenderSettings::default(),
+            radius_scale: 1.0,
+            capture_with_ui: false,
+            sky_path_text: String::new(),
+            capture_status: None,
+        }
     }
 }
 
 impl RenderPanelState {
-    /// The settings to render with: `particle.radius` = `radius_scale` * `particle_radius` (metres, dx / 2).
+    /// The settings to render with: `particle.radius` = `radius_scale` * `particle_radius` (metres, dx / 2)
+    /// and `fluid.dx` = 2 * `particle_radius` (splat sizes scale with the simulation's spacing).
     pub fn settings_for(&self, particle_radius: f32) -> RenderSettings {
         let mut s = self.settings.clone();
         s.particle.radius = self.radius_scale * particle_radius;
+        s.fluid.dx = 2.0 * particle_radius;
         s
     }
 }
@@ -38,44 +49,17 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
     egui::CollapsingHeader::new("Rendering").default_open(false).show(ui, |ui| {
         let s = &mut state.settings;
         egui::Grid::new("render_grid").num_columns(2).striped(true).show(ui, |ui| {
-            row(ui, "Colour by", "What the particle colour shows", |ui| {
-                let p = &mut s.particle;
-                let before = p.color_mode;
-                egui::ComboBox::from_id_salt("color_mode").selected_text(mode_name(p.color_mode)).show_ui(ui, |ui| {
-                    for m in ColorMode::ALL {
-                        ui.selectable_value(&mut p.color_mode, m, mode_name(m));
+            row(ui, "View", "What the frame shows: the water, an intermediate target, or the old sphere impostors", |ui| {
+                egui::ComboBox::from_id_salt("fluid_view").selected_text(s.view.name()).show_ui(ui, |ui| {
+                    for v in FluidView::ALL {
+                        ui.selectable_value(&mut s.view, v, v.name());
                     }
                 });
-                if p.color_mode != before {
-                    p.range = p.color_mode.default_range();
-                }
-            });
-            let unit = format!(" {}", s.particle.color_mode.unit());
-            let speed = match s.particle.color_mode {
-                ColorMode::Speed => 0.05,
-                ColorMode::Density => 1.0,
-                ColorMode::Pressure => 50.0,
-                ColorMode::Uniform => 0.0,
-            };
-            if s.particle.color_mode == ColorMode::Uniform {
-                row(ui, "Colour", "The one particle colour", |ui| ui.color_edit_button_rgb(&mut s.particle.uniform_color));
-            } else {
-                row(ui, "Range", "Values mapped to the two ends of the colour ramp", |ui| {
-                    ui.horizontal(|ui| {
-                        let r = &mut s.particle.range;
-                        ui.add(egui::DragValue::new(&mut r[0]).speed(speed).suffix(unit.as_str()));
-                        ui.label("…");
-                        ui.add(egui::DragValue::new(&mut r[1]).speed(speed).suffix(unit.as_str()));
-                    });
-                });
-            }
-            row(ui, "Radius scale", "Drawn particle radius as a multiple of dx / 2 (1 = touching spheres)", |ui| {
-                ui.add(egui::Slider::new(&mut state.radius_scale, 0.1..=4.0).logarithmic(true))
             });
             row(ui, "Show", "Toggle what is drawn", |ui| {
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut s.show_terrain, "terrain");
-                    ui.checkbox(&mut s.show_particles, "particles");
+                    ui.checkbox(&mut s.show_particles, "water");
                 });
             });
             row(ui, "Sun azimuth", "Sun direction around the vertical, degrees", |ui| {
@@ -84,10 +68,19 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
             row(ui, "Sun elevation", "Sun height above the horizon, degrees", |ui| {
                 ui.add(egui::Slider::new(&mut s.sun_elevation_deg, 0.0..=90.0).suffix("°"))
             });
-            row(ui, "Sun intensity", "Brightness of the sun light (1 = default)", |ui| {
+            row(ui, "Sun intensity", "Brightness of the sun light (1 = nominal)", |ui| {
                 ui.add(egui::Slider::new(&mut s.sun_intensity, 0.0..=5.0))
             });
+            row(ui, "Turbidity", "Haze of the generated (Preetham) sky: 2 clear … 10 hazy", |ui| {
+                ui.add(egui::Slider::new(&mut s.sky_turbidity, 1.7..=10.0))
+            });
         });
+        if s.view == FluidView::Spheres {
+            spheres_ui(ui, s, &mut state.radius_scale);
+        } else {
+            fluid_ui(ui, s);
+        }
+        sky_file_ui(ui, s, &mut state.sky_path_text);
         if ui.button("Defaults").clicked() {
             state.settings = RenderSettings::default();
             state.radius_scale = 1.0;
@@ -120,5 +113,126 @@ fn mode_name(m: ColorMode) -> &'static str {
         ColorMode::Density => "density",
         ColorMode::Pressure => "pressure",
         ColorMode::Uniform => "uniform",
+    }
+}
+
+/// The sphere-impostor view's colouring and radius.
+fn spheres_ui(ui: &mut egui::Ui, s: &mut RenderSettings, radius_scale: &mut f32) {
+    egui::Grid::new("spheres_grid").num_columns(2).striped(true).show(ui, |ui| {
+        row(ui, "Colour by", "What the particle colour shows", |ui| {
+            let p = &mut s.particle;
+            let before = p.color_mode;
+            egui::ComboBox::from_id_salt("color_mode").selected_text(mode_name(p.color_mode)).show_ui(ui, |ui| {
+                for m in ColorMode::ALL {
+                    ui.selectable_value(&mut p.color_mode, m, mode_name(m));
+                }
+            });
+            if p.color_mode != before {
+                p.range = p.color_mode.default_range();
+            }
+        });
+        let unit = format!(" {}", s.particle.color_mode.unit());
+        let speed = match s.particle.color_mode {
+            ColorMode::Speed => 0.05,
+            ColorMode::Density => 1.0,
+            ColorMode::Pressure => 50.0,
+            ColorMode::Uniform => 0.0,
+        };
+        if s.particle.color_mode == ColorMode::Uniform {
+            row(ui, "Colour", "The one particle colour", |ui| ui.color_edit_button_rgb(&mut s.particle.uniform_color));
+        } else {
+            row(ui, "Range", "Values mapped to the two ends of the colour ramp", |ui| {
+                ui.horizontal(|ui| {
+                    let r = &mut s.particle.range;
+                    ui.add(egui::DragValue::new(&mut r[0]).speed(speed).suffix(unit.as_str()));
+                    ui.label("…");
+                    ui.add(egui::DragValue::new(&mut r[1]).speed(speed).suffix(unit.as_str()));
+                });
+            });
+        }
+        row(ui, "Radius scale", "Drawn sphere radius as a multiple of dx / 2 (1 = touching spheres)", |ui| {
+            ui.add(egui::Slider::new(radius_scale, 0.1..=4.0).logarithmic(true))
+        });
+    });
+}
+
+/// Every screen-space fluid parameter: anisotropy, splats, curvature flow, shading.
+fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
+    let f = &mut s.fluid;
+    egui::Grid::new("fluid_grid").num_columns(2).striped(true).show(ui, |ui| {
+        row(ui, "Anisotropy", "Ellipsoids from each particle's neighbourhood (Yu & Turk); off: spheres", |ui| {
+            ui.checkbox(&mut f.anisotropy, "")
+        });
+        row(ui, "Axis ratio kr", "Largest ratio of the ellipsoid's longest to shortest axis", |ui| {
+            ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.kr, 1.0..=8.0))
+        });
+        row(ui, "Ellipsoid scale", "Scale of the ellipsoid axes (1 = the splat sphere's volume)", |ui| {
+            ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.anisotropy_scale, 0.3..=2.0))
+        });
+        row(ui, "Neighbour threshold", "Fewer neighbours than this: a sphere (isolated drops)", |ui| {
+            ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.neighbour_threshold, 1..=60))
+        });
+        row(ui, "Neighbour radius", "Radius of the neighbourhood, × dx (2h)", |ui| {
+            ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.neighbour_radius, 1.0..=4.0).suffix(" dx"))
+        });
+        row(ui, "Centre smoothing", "How far each splat centre moves to its neighbours' weighted mean (lambda)", |ui| {
+            ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.centre_smoothing, 0.0..=1.0))
+        });
+        row(ui, "Splat radius", "Radius of a particle's splat sphere, × dx", |ui| {
+            ui.add(egui::Slider::new(&mut f.splat_radius, 0.3..=2.0).suffix(" dx"))
+        });
+        row(ui, "Thickness resolution", "Resolution of the thickness target", |ui| {
+            ui.horizontal(|ui| {
+                ui.radio_value(&mut f.half_res_thickness, false, "full");
+                ui.radio_value(&mut f.half_res_thickness, true, "half");
+            });
+        });
+        row(ui, "Flow iterations", "Curvature-flow smoothing iterations per frame (0 = raw splats)", |ui| {
+            ui.add(egui::Slider::new(&mut f.flow_iterations, 0..=200))
+        });
+        row(ui, "Flow step", "Euler step as a fraction of the stability limit", |ui| {
+            ui.add(egui::Slider::new(&mut f.flow_step, 0.05..=1.0))
+        });
+        row(ui, "Silhouette threshold", "Depth jump (× dx) not smoothed across", |ui| {
+            ui.add(egui::Slider::new(&mut f.depth_threshold, 0.2..=20.0).logarithmic(true).suffix(" dx"))
+        });
+        row(ui, "Full-screen flow", "Smooth every pixel instead of the fluid tiles only (for comparison)", |ui| {
+            ui.checkbox(&mut f.full_screen_flow, "")
+        });
+        row(ui, "Absorption", "Beer-Lambert absorption per metre: the colour light loses in the water", |ui| {
+            ui.horizontal(|ui| {
+                for (k, c) in f.absorption.iter_mut().zip(["r", "g", "b"]) {
+                    ui.add(egui::DragValue::new(k).speed(0.01).range(0.0..=10.0).prefix(c).suffix("/m"));
+                }
+            });
+        });
+        row(ui, "Refraction", "Background offset through thick water, screen fraction", |ui| {
+            ui.add(egui::Slider::new(&mut f.refraction, 0.0..=0.15))
+        });
+        row(ui, "Fresnel F0", "Reflectance at normal incidence (water 0.02)", |ui| {
+            ui.add(egui::Slider::new(&mut f.fresnel_f0, 0.0..=0.2))
+        });
+    });
+}
+
+/// The sky source: generated, or an image / folder of faces typed in.
+fn sky_file_ui(ui: &mut egui::Ui, s: &mut RenderSettings, text: &mut String) {
+    ui.horizontal(|ui| {
+        ui.label("Sky").on_hover_text(
+            "Equirectangular .hdr/.png/.jpg, or a folder with px nx py ny pz nz images; empty = generated sky. \
+             A file that cannot be used is reported in the log and the current sky stays",
+        );
+        ui.text_edit_singleline(text);
+        if ui.button("Load").clicked() {
+            let t = text.trim();
+            s.sky_file = (!t.is_empty()).then(|| t.into());
+        }
+        if ui.button("Generated").clicked() {
+            text.clear();
+            s.sky_file = None;
+        }
+    });
+    if s.sky_file.is_some() {
+        ui.add(egui::Slider::new(&mut s.sky_exposure, 0.05..=8.0).logarithmic(true).text("sky exposure"));
     }
 }

@@ -1,9 +1,12 @@
-//! Scene panel: pick a built-in scene or type a scene file path (a file dialog may come later), and see
-//! the current scene's name, domain size and particle count. Loading happens in the app; a failure shows
-//! in the error banner and the current scene keeps running.
+//! Scene panel: pick a built-in scene (presets), open or save a scene file through the native file dialog
+//! (or a typed path; a `.ron` or a heightmap PNG can also be dropped on the window), see the current
+//! scene's name, domain size and particle count, and edit its inflows (emitters) and outflows (sinks),
+//! which go to the simulation live through `Simulation::set_sources`. Loading and saving happen in the app;
+//! a failure shows in the error banner and the current scene keeps running. Saving writes the current
+//! solver parameters and camera with the scene.
 
 use super::{sim_panel::thousands, FrameInfo, UiAction};
-use crate::scene::{Scene, BUILTIN_SCENES};
+use crate::scene::{Emitter, Scene, Sink, BUILTIN_SCENES};
 use std::path::PathBuf;
 
 /// State of the scene panel.
@@ -12,6 +15,11 @@ pub struct ScenePanelState {
     pub builtin: String,
     /// Scene file path typed by the user.
     pub path: String,
+    /// Edited inflows and outflows of the current scene (sent with [`UiAction::SetSources`]).
+    pub emitters: Vec<Emitter>,
+    pub sinks: Vec<Sink>,
+    /// A file dialog is open (its buttons are disabled meanwhile).
+    pub dialog_open: bool,
 }
 
 impl ScenePanelState {
@@ -22,7 +30,13 @@ impl ScenePanelState {
             .find(|n| **n == scene.name || Scene::builtin(n).is_some_and(|b| b.name == scene.name))
             .or(BUILTIN_SCENES.first())
             .map_or_else(String::new, |n| n.to_string());
-        Self { builtin, path: String::new() }
+        Self { builtin, path: String::new(), emitters: scene.emitters.clone(), sinks: scene.sinks.clone(), dialog_open: false }
+    }
+
+    /// Takes the inflows and outflows of a newly loaded scene.
+    pub fn sync_from(&mut self, scene: &Scene) {
+        self.emitters = scene.emitters.clone();
+        self.sinks = scene.sinks.clone();
     }
 }
 
@@ -66,9 +80,109 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
                 actions.push(UiAction::LoadScene(PathBuf::from(state.path.trim())));
             }
         });
-        if ui.button("Reset camera").on_hover_text("Back to the scene's camera").clicked() {
-            actions.push(UiAction::ResetCamera);
+        ui.horizontal(|ui| {
+            ui.add_enabled_ui(!state.dialog_open, |ui| {
+                if ui.button("Open…").on_hover_text("Open a scene file (.ron) or a heightmap (.png) through the file dialog (Ctrl+O)").clicked() {
+                    actions.push(UiAction::OpenSceneDialog);
+                }
+                if ui.button("Save as…").on_hover_text("Save the scene with the current solver parameters, sources and camera (Ctrl+S)").clicked() {
+                    actions.push(UiAction::SaveSceneDialog);
+                }
+            });
+            if ui.button("Reset camera").on_hover_text("Back to the scene's camera").clicked() {
+                actions.push(UiAction::ResetCamera);
+            }
+        });
+        ui.add_space(4.0);
+        if sources_ui(ui, state, scene) {
+            actions.push(UiAction::SetSources);
         }
     });
     actions
+}
+
+/// Drag values for a point, metres.
+fn vec3_ui(ui: &mut egui::Ui, v: &mut [f32; 3], speed: f32, suffix: &str) -> bool {
+    let mut changed = false;
+    for c in v.iter_mut() {
+        changed |= ui.add(egui::DragValue::new(c).speed(speed).max_decimals(3).suffix(suffix)).changed();
+    }
+    changed
+}
+
+/// Emitters and sinks, add/remove/edit. Returns true when anything changed.
+fn sources_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> bool {
+    let mut changed = false;
+    let d = scene.domain;
+    let centre = [0.5 * (d.min[0] + d.max[0]), 0.5 * (d.min[1] + d.max[1]), 0.5 * (d.min[2] + d.max[2])];
+    let size = (0..3).map(|i| d.max[i] - d.min[i]).fold(0.0f32, f32::max);
+    let speed = (size / 500.0).max(1e-3);
+    egui::CollapsingHeader::new(format!("Emitters ({})", state.emitters.len())).id_salt("emitters").show(ui, |ui| {
+        let mut remove = None;
+        for (i, e) in state.emitters.iter_mut().enumerate() {
+            ui.push_id(("emitter", i), |ui| {
+                egui::Grid::new("emitter").num_columns(2).show(ui, |ui| {
+                    ui.label(format!("#{}", i + 1));
+                    if ui.small_button("Remove").clicked() {
+                        remove = Some(i);
+                    }
+                    ui.end_row();
+                    ui.label("Centre").on_hover_text("Centre of the inflow disc, metres (x, y, z)");
+                    ui.horizontal(|ui| changed |= vec3_ui(ui, &mut e.center, speed, " m"));
+                    ui.end_row();
+                    ui.label("Radius").on_hover_text("Radius of the inflow disc, metres");
+                    changed |= ui.add(egui::DragValue::new(&mut e.radius).range(1e-3..=1e3).speed(speed).suffix(" m")).changed();
+                    ui.end_row();
+                    ui.label("Velocity").on_hover_text("Velocity of the entering water, m/s; its direction is the disc's normal");
+                    ui.horizontal(|ui| changed |= vec3_ui(ui, &mut e.velocity, 0.05, " m/s"));
+                    ui.end_row();
+                    ui.label("Rate").on_hover_text("Volume flow, m³/s");
+                    changed |= ui.add(egui::DragValue::new(&mut e.rate).range(0.0..=1e4).speed(0.01).suffix(" m³/s")).changed();
+                    ui.end_row();
+                });
+            });
+        }
+        if let Some(i) = remove {
+            state.emitters.remove(i);
+            changed = true;
+        }
+        if ui.button("Add emitter").on_hover_text("A new inflow at the top centre of the domain").clicked() {
+            let top = d.max[1] - 0.1 * (d.max[1] - d.min[1]);
+            state.emitters.push(Emitter { center: [centre[0], top, centre[2]], radius: 0.05 * size, velocity: [0.0, -1.0, 0.0], rate: 0.1 });
+            changed = true;
+        }
+    });
+    egui::CollapsingHeader::new(format!("Sinks ({})", state.sinks.len())).id_salt("sinks").show(ui, |ui| {
+        let mut remove = None;
+        for (i, s) in state.sinks.iter_mut().enumerate() {
+            ui.push_id(("sink", i), |ui| {
+                egui::Grid::new("sink").num_columns(2).show(ui, |ui| {
+                    ui.label(format!("#{}", i + 1));
+                    if ui.small_button("Remove").clicked() {
+                        remove = Some(i);
+                    }
+                    ui.end_row();
+                    ui.label("Min").on_hover_text("Lower corner of the outflow box, metres; particles entering it are removed");
+                    ui.horizontal(|ui| changed |= vec3_ui(ui, &mut s.min, speed, " m"));
+                    ui.end_row();
+                    ui.label("Max").on_hover_text("Upper corner of the outflow box, metres");
+                    ui.horizontal(|ui| changed |= vec3_ui(ui, &mut s.max, speed, " m"));
+                    ui.end_row();
+                });
+                if (0..3).any(|k| s.min[k] >= s.max[k]) {
+                    ui.colored_label(egui::Color32::LIGHT_RED, "min must be below max on every axis");
+                }
+            });
+        }
+        if let Some(i) = remove {
+            state.sinks.remove(i);
+            changed = true;
+        }
+        if ui.button("Add sink").on_hover_text("A new outflow box at the domain's low x end").clicked() {
+            let w = 0.1 * (d.max[0] - d.min[0]);
+            state.sinks.push(Sink { min: d.min, max: [d.min[0] + w, d.max[1], d.max[2]] });
+            changed = true;
+        }
+    });
+    changed
 }

@@ -1,8 +1,9 @@
 //! Simulation panel: play/pause, single step, reset; particle spacing dx with a live particle-count
 //! estimate and an explicit "Apply (rebuild)" (new buffers, the scene restarts from its initial state at
-//! the new spacing); and the solver parameters that apply live through `Simulation::set_params`.
+//! the new spacing, as do h / dx and rho0); and the solver parameters that apply live through
+//! `Simulation::set_params`, each with its unit, hover help and a reset to the scene file's value.
 
-use super::{row, FrameInfo, UiAction};
+use super::{FrameInfo, UiAction};
 use crate::scene::Scene;
 use crate::sim::{SimParams, Simulation};
 
@@ -71,7 +72,7 @@ pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameIn
         ui.add_space(4.0);
         dx_ui(ui, state, info, &mut actions);
         ui.add_space(4.0);
-        egui::CollapsingHeader::new("Solver").default_open(true).show(ui, |ui| solver_ui(ui, state, &mut actions));
+        egui::CollapsingHeader::new("Solver").default_open(true).show(ui, |ui| solver_ui(ui, state, &info.scene.solver, &mut actions));
     });
     actions
 }
@@ -102,7 +103,8 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
     } else {
         ui.label(text);
     }
-    let changed = (state.dx - current_dx).abs() > 1e-6 * current_dx.max(1e-6);
+    let rebuild_params = rebuild_params_ui(ui, state, info);
+    let changed = (state.dx - current_dx).abs() > 1e-6 * current_dx.max(1e-6) || rebuild_params;
     ui.horizontal(|ui| {
         if ui
             .add_enabled(changed, egui::Button::new("Apply (rebuild)"))
@@ -113,51 +115,93 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
         }
         if changed && ui.button("Revert").clicked() {
             state.dx = current_dx;
+            if let Some(sim) = info.sim {
+                state.params.h_over_dx = sim.params().h_over_dx;
+                state.params.rho0 = sim.params().rho0;
+            }
         }
     });
 }
 
-fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, actions: &mut Vec<UiAction>) {
+fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, defaults: &SimParams, actions: &mut Vec<UiAction>) {
     let p = &mut state.params;
     let mut changed = false;
-    egui::Grid::new("solver_grid").num_columns(2).striped(true).show(ui, |ui| {
-        changed |= row(ui, "Iterations", "PCISPH pressure iterations per step (fixed count; more = less compression, slower)", |ui| {
-            ui.add(egui::Slider::new(&mut p.solver_iterations, 1..=30)).changed()
+    egui::Grid::new("solver_grid").num_columns(3).striped(true).show(ui, |ui| {
+        changed |= param_row(ui, "Solver", "Pressure solver: DFSPH (divergence-free + constant density, stops on its error target on the GPU), PCISPH (fixed iterations), WCSPH (Tait equation; stiff, small steps). Switching is live.", &mut p.method, defaults.method, |ui, v| {
+            let mut c = false;
+            egui::ComboBox::from_id_salt("solver_method").selected_text(v.name()).show_ui(ui, |ui| {
+                for m in crate::sim::Method::ALL {
+                    c |= ui.selectable_value(v, m, m.name()).changed();
+                }
+            });
+            c
         });
-        changed |= row(ui, "Substeps", "Simulation steps per rendered frame (more = smaller dt, slower)", |ui| {
-            ui.add(egui::Slider::new(&mut p.substeps, 1..=16)).changed()
+        match p.method {
+            crate::sim::Method::Dfsph => {
+                changed |= param_row(ui, "Density error target", "DFSPH: the constant-density solve stops once the mean density error is below this, percent", &mut p.target_density_error, defaults.target_density_error, |ui, v| {
+                    let mut pct = *v * 100.0;
+                    let c = ui.add(egui::Slider::new(&mut pct, 0.01..=1.0).logarithmic(true).suffix(" %")).changed();
+                    *v = pct / 100.0;
+                    c
+                });
+                changed |= param_row(ui, "Max density iterations", "DFSPH: most iterations of the constant-density solve per step. Dimensionless.", &mut p.density_iterations, defaults.density_iterations, |ui, v| {
+                    ui.add(egui::Slider::new(v, 1..=200)).changed()
+                });
+                changed |= param_row(ui, "Max divergence iterations", "DFSPH: most iterations of the divergence-free solve per step. Dimensionless.", &mut p.divergence_iterations, defaults.divergence_iterations, |ui, v| {
+                    ui.add(egui::Slider::new(v, 1..=200)).changed()
+                });
+            }
+            crate::sim::Method::Pcisph => {
+                changed |= param_row(ui, "Iterations", "PCISPH pressure iterations per step (fixed count; more = less compression, slower). Dimensionless.", &mut p.solver_iterations, defaults.solver_iterations, |ui, v| {
+                    ui.add(egui::Slider::new(v, 1..=30)).changed()
+                });
+            }
+            crate::sim::Method::Wcsph => {
+                changed |= param_row(ui, "Sound speed", "WCSPH numerical sound speed c, m/s (0 = automatic: 10 x the free-fall speed over the domain height). The time step shrinks as c grows.", &mut p.sound_speed, defaults.sound_speed, |ui, v| {
+                    ui.add(egui::Slider::new(v, 0.0..=200.0).suffix(" m/s")).changed()
+                });
+            }
+        }
+        changed |= param_row(ui, "Substeps", "Simulation steps per rendered frame (more = smaller dt, slower). Dimensionless.", &mut p.substeps, defaults.substeps, |ui, v| {
+            ui.add(egui::Slider::new(v, 1..=16)).changed()
         });
-        changed |= row(ui, "Viscosity", "Kinematic artificial viscosity nu, m^2/s (acts on approaching particle pairs only)", |ui| {
-            ui.add(egui::Slider::new(&mut p.viscosity, 0.0..=1.0).logarithmic(true).smallest_positive(1e-5).suffix(" m²/s")).changed()
+        changed |= param_row(ui, "Viscosity", "Kinematic artificial viscosity nu, m²/s (acts on approaching particle pairs only). Water is 1e-6; SPH needs more for stability.", &mut p.viscosity, defaults.viscosity, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.0..=1.0).logarithmic(true).smallest_positive(1e-5).suffix(" m²/s")).changed()
         });
-        changed |= row(ui, "XSPH", "XSPH velocity smoothing, dimensionless (0 = off, 0.5 = strong)", |ui| {
-            ui.add(egui::Slider::new(&mut p.xsph, 0.0..=0.5)).changed()
+        changed |= param_row(ui, "XSPH", "XSPH velocity smoothing, dimensionless (0 = off, 0.5 = strong)", &mut p.xsph, defaults.xsph, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.0..=0.5)).changed()
         });
-        changed |= row(ui, "CFL", "CFL number lambda: dt <= lambda * h / v_max (dimensionless)", |ui| {
-            ui.add(egui::Slider::new(&mut p.cfl, 0.05..=1.0)).changed()
+        changed |= param_row(ui, "CFL", "CFL number lambda, dimensionless: dt <= lambda * h / v_max", &mut p.cfl, defaults.cfl, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.05..=1.0)).changed()
         });
-        changed |= row(ui, "Frame dt", "Most simulated time per rendered frame, seconds (split over the substeps)", |ui| {
-            ui.add(egui::Slider::new(&mut p.frame_dt, 0.001..=0.05).logarithmic(true).suffix(" s")).changed()
+        changed |= param_row(ui, "Frame dt", "Most simulated time per rendered frame, seconds (split over the substeps; the CFL limit may shorten it)", &mut p.frame_dt, defaults.frame_dt, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.001..=0.1).logarithmic(true).suffix(" s")).changed()
         });
-        changed |= row(ui, "Friction", "Fraction of the tangential velocity removed on contact with terrain or walls (0..1)", |ui| {
-            ui.add(egui::Slider::new(&mut p.friction, 0.0..=1.0)).changed()
+        changed |= param_row(ui, "Friction", "Fraction of the tangential velocity removed on contact with terrain or walls, dimensionless (0..1)", &mut p.friction, defaults.friction, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.0..=1.0)).changed()
         });
         if state.gravity_xyz {
             for (i, axis) in ["Gravity x", "Gravity y", "Gravity z"].into_iter().enumerate() {
-                changed |= row(ui, axis, "Gravity component, m/s^2 (Earth: y = -9.81)", |ui| {
-                    ui.add(egui::Slider::new(&mut p.gravity[i], -30.0..=30.0).suffix(" m/s²")).changed()
+                changed |= param_row(ui, axis, "Gravity component, m/s² (Earth: y = -9.81)", &mut p.gravity[i], defaults.gravity[i], |ui, v| {
+                    ui.add(egui::Slider::new(v, -30.0..=30.0).suffix(" m/s²")).changed()
                 });
             }
         } else {
-            changed |= row(ui, "Gravity y", "Vertical gravity, m/s^2 (Earth: -9.81; y is up)", |ui| {
-                ui.add(egui::Slider::new(&mut p.gravity[1], -30.0..=30.0).suffix(" m/s²")).changed()
+            changed |= param_row(ui, "Gravity y", "Vertical gravity, m/s² (Earth: -9.81; y is up)", &mut p.gravity[1], defaults.gravity[1], |ui, v| {
+                ui.add(egui::Slider::new(v, -30.0..=30.0).suffix(" m/s²")).changed()
             });
         }
     });
     ui.horizontal(|ui| {
         ui.checkbox(&mut state.gravity_xyz, "Gravity as 3 components");
-        if ui.small_button("Earth").on_hover_text("gravity = (0, -9.81, 0) m/s^2").clicked() {
+        if ui.small_button("Earth").on_hover_text("gravity = (0, -9.81, 0) m/s²").clicked() {
             p.gravity = [0.0, -9.81, 0.0];
+            changed = true;
+        }
+        if ui.small_button("All to scene values").on_hover_text("Every live parameter back to the scene file's value").clicked() {
+            let keep = (p.dx, p.h_over_dx, p.rho0);
+            *p = defaults.clone();
+            (p.dx, p.h_over_dx, p.rho0) = keep;
             changed = true;
         }
     });
@@ -167,6 +211,46 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, actions: &mut Vec<UiA
     if let Some(e) = &state.param_error {
         ui.colored_label(egui::Color32::LIGHT_RED, e);
     }
+}
+
+/// One parameter row: label (hover help), the widget, and a reset button (enabled when the value differs
+/// from `default`, the scene's value). Returns true when the value changed.
+fn param_row<T: PartialEq + Copy + std::fmt::Debug>(
+    ui: &mut egui::Ui,
+    label: &str,
+    help: &str,
+    value: &mut T,
+    default: T,
+    add: impl FnOnce(&mut egui::Ui, &mut T) -> bool,
+) -> bool {
+    ui.label(label).on_hover_text(help);
+    let mut changed = add(ui, value);
+    let differs = *value != default;
+    if ui
+        .add_enabled(differs, egui::Button::new("reset").small())
+        .on_hover_text(format!("Reset to the scene's value ({default:?})"))
+        .clicked()
+    {
+        *value = default;
+        changed = true;
+    }
+    ui.end_row();
+    changed
+}
+
+/// Rebuild-only parameters (new buffers; the scene restarts): smoothing length ratio and rest density.
+fn rebuild_params_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>) -> bool {
+    let defaults = &info.scene.solver;
+    let p = &mut state.params;
+    egui::Grid::new("rebuild_grid").num_columns(3).show(ui, |ui| {
+        param_row(ui, "h / dx", "Smoothing length over particle spacing, dimensionless (0.8 ..= 3); the kernel support is 2h. Needs a rebuild.", &mut p.h_over_dx, defaults.h_over_dx, |ui, v| {
+            ui.add(egui::DragValue::new(v).range(0.8..=3.0).speed(0.01)).changed()
+        });
+        param_row(ui, "Rest density", "Rest density rho0, kg/m³ (water: 1000). Particle mass = rho0 dx³. Needs a rebuild.", &mut p.rho0, defaults.rho0, |ui, v| {
+            ui.add(egui::DragValue::new(v).range(1.0..=1e5).speed(1.0).suffix(" kg/m³")).changed()
+        });
+    });
+    info.sim.is_some_and(|s| s.params().h_over_dx != p.h_over_dx || s.params().rho0 != p.rho0)
 }
 
 /// 1234567 -> "1 234 567".

@@ -1,8 +1,115 @@
 //! Statistics panel: frame rate (CPU frame time, smoothed), the adapter, the simulation's diagnostics
-//! (read back from the GPU asynchronously, so a frame or more old) and the per-pass GPU time table.
+//! (read back from the GPU asynchronously, so a frame or more old), the per-pass GPU time table, and plots
+//! over the last [`HISTORY`] samples of frame time, GPU time per pass, density error and particle count.
 
 use super::{sim_panel::thousands, FrameInfo};
+use std::collections::VecDeque;
 use std::time::Duration;
+
+/// Samples kept per plotted series.
+pub const HISTORY: usize = 400;
+
+/// Time series for the plots; x is the frame counter.
+#[derive(Debug, Default)]
+pub struct History {
+    frame: u64,
+    /// CPU frame time, ms.
+    pub frame_ms: VecDeque<[f64; 2]>,
+    /// GPU time per pass label, ms.
+    pub passes: Vec<(String, VecDeque<[f64; 2]>)>,
+    /// Mean and max density error, percent.
+    pub mean_error: VecDeque<[f64; 2]>,
+    pub max_error: VecDeque<[f64; 2]>,
+    pub particles: VecDeque<[f64; 2]>,
+    last_stats_frame: Option<u64>,
+}
+
+fn push(series: &mut VecDeque<[f64; 2]>, x: f64, y: f64) {
+    if series.len() == HISTORY {
+        series.pop_front();
+    }
+    series.push_back([x, y]);
+}
+
+impl History {
+    /// Adds one frame: its CPU time, the latest GPU pass times, and the statistics if they are new.
+    pub fn push_frame(&mut self, dt: Duration, gpu: &[crate::gpu::PassTime], stats: Option<&crate::sim::SimStats>) {
+        self.frame += 1;
+        let x = self.frame as f64;
+        push(&mut self.frame_ms, x, dt.as_secs_f64() * 1e3);
+        // A pass that runs several times a frame (substeps) counts once, with its summed time.
+        let mut sums: Vec<(&str, f64)> = Vec::new();
+        for t in gpu {
+            match sums.iter_mut().find(|(l, _)| *l == t.label) {
+                Some(e) => e.1 += t.ms,
+                None => sums.push((&t.label, t.ms)),
+            }
+        }
+        for (label, ms) in sums {
+            let i = match self.passes.iter().position(|(l, _)| l == label) {
+                Some(i) => i,
+                None => {
+                    self.passes.push((label.to_string(), VecDeque::new()));
+                    self.passes.len() - 1
+                }
+            };
+            push(&mut self.passes[i].1, x, ms);
+        }
+        // Drop series of passes that no longer run.
+        self.passes.retain(|(_, s)| s.back().is_some_and(|p| x - p[0] < HISTORY as f64));
+        if let Some(s) = stats {
+            if self.last_stats_frame != Some(s.frame) {
+                self.last_stats_frame = Some(s.frame);
+                push(&mut self.mean_error, x, s.mean_density_error as f64 * 100.0);
+                push(&mut self.max_error, x, s.max_density_error as f64 * 100.0);
+                push(&mut self.particles, x, s.particle_count as f64);
+            }
+        }
+    }
+}
+
+fn line(name: &str, s: &VecDeque<[f64; 2]>) -> egui_plot::Line<'static> {
+    egui_plot::Line::new(name.to_string(), egui_plot::PlotPoints::from(s.iter().copied().collect::<Vec<_>>()))
+}
+
+/// The three plots (frame and pass times; density error; particle count).
+pub fn plots_ui(ui: &mut egui::Ui, h: &History) {
+    let height = 110.0;
+    ui.label("Frame time and GPU time per pass, ms");
+    egui_plot::Plot::new("plot_times")
+        .height(height)
+        .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop))
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .include_y(0.0)
+        .show(ui, |p| {
+            p.line(line("frame (CPU)", &h.frame_ms));
+            for (label, s) in &h.passes {
+                p.line(line(label, s));
+            }
+        });
+    ui.label("Density error, %");
+    egui_plot::Plot::new("plot_error")
+        .height(height)
+        .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop))
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .include_y(0.0)
+        .show(ui, |p| {
+            p.line(line("mean", &h.mean_error));
+            p.line(line("max", &h.max_error));
+        });
+    ui.label("Particles");
+    egui_plot::Plot::new("plot_particles")
+        .height(height * 0.7)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .include_y(0.0)
+        .show(ui, |p| p.line(line("particles", &h.particles)));
+}
 
 /// Exponentially smoothed CPU frame time.
 #[derive(Debug, Default)]
@@ -29,7 +136,7 @@ impl FrameTimer {
 }
 
 /// Draws the panel (display only).
-pub fn stats_panel_ui(ui: &mut egui::Ui, timer: &mut FrameTimer, info: &FrameInfo<'_>) {
+pub fn stats_panel_ui(ui: &mut egui::Ui, timer: &mut FrameTimer, history: &History, info: &FrameInfo<'_>) {
     egui::CollapsingHeader::new("Statistics").default_open(true).show(ui, |ui| {
         egui::Grid::new("stats_grid").num_columns(2).striped(true).show(ui, |ui| {
             ui.label("FPS").on_hover_text("Frames per second, from the CPU frame time (smoothed)");
@@ -57,6 +164,8 @@ pub fn stats_panel_ui(ui: &mut egui::Ui, timer: &mut FrameTimer, info: &FrameInf
         });
         ui.add_space(4.0);
         gpu_times_ui(ui, info);
+        ui.add_space(4.0);
+        egui::CollapsingHeader::new("Plots").default_open(true).show(ui, |ui| plots_ui(ui, history));
     });
 }
 

@@ -9,6 +9,17 @@
 //! Which texture is copied is the caller's choice: the app copies its offscreen scene target (no UI) or,
 //! for "include UI", a second texture of the surface's format into which it draws the scene and egui
 //! once more in that frame (see `app.rs`).
+//!
+//! Video: [`video`] writes frames as H.264/MP4 or numbered PNGs on a worker thread, [`recorder`] brings
+//! them back from the GPU through a ring of staging buffers, and [`offline`] runs fixed-step captures
+//! without a window (`waterview capture`).
+
+pub mod offline;
+pub mod recorder;
+pub mod video;
+
+pub use recorder::VideoRecorder;
+pub use video::{VideoFormat, VideoFrame, VideoSummary, VideoWriter};
 
 use std::path::{Path, PathBuf};
 use std::sync::{

@@ -1,0 +1,187 @@
+// Anisotropic kernels for screen-space fluid splats: Yu & Turk, "Reconstructing surfaces of
+// particle-based fluids using anisotropic kernels" (SCA 2010 / ACM TOG 2013). For every particle i, the
+// neighbours j within r (= 2h) give weights w_ij = 1 - (|x_i - x_j| / r)^3, a weighted mean xw_i and a
+// weighted covariance C_i. A cyclic Jacobi eigen-solver gives C = R diag(s1 >= s2 >= s3) R^T; the axis
+// lengths are the standard deviations sqrt(s_k), clamped so that no axis is shorter than the longest / kr,
+// then normalised to the volume of the splat sphere and scaled. Fewer than n_eps neighbours: a sphere.
+// The centre is smoothed: x' = (1 - lambda) x + lambda xw.
+// Neighbours come from a small spatial-hash grid built here by counting sort (count, scan, scatter;
+// Green 2010): cell size r, so the 27 cells around a particle hold every neighbour; hash collisions are
+// filtered by comparing each candidate's own cell.
+// Output per particle (the splat pass reads it directly): centre (xyz, w = bounding radius) and the rows of
+// G = R diag(1 / axes) R^T, which maps a world offset from the centre into the ellipsoid's unit sphere.
+
+// Rust twin: AnisotropyUniform in src/render/anisotropy.rs (48 bytes).
+struct Params {
+    count: u32,
+    table_size: u32,
+    radius: f32,       // neighbour radius r = 2h, metres (also the hash grid's cell size)
+    splat_radius: f32, // radius of the sphere splat, metres
+    kr: f32,           // largest axis ratio
+    scale: f32,        // overall scale of the ellipsoid axes
+    n_eps: u32,        // fewer neighbours than this: sphere
+    lambda: f32,       // centre smoothing, 0..1
+    enabled: u32,      // 0: every particle a sphere at its own centre
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// Rust twin: Ellipsoid in src/render/anisotropy.rs (64 bytes).
+struct Ellipsoid {
+    centre: vec4<f32>,
+    g0: vec4<f32>,
+    g1: vec4<f32>,
+    g2: vec4<f32>,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+// table_size + 1 counters; after the scan, the first index of each bucket in `sorted`.
+@group(0) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> slots: array<u32>;
+@group(0) @binding(4) var<storage, read_write> sorted: array<u32>;
+@group(0) @binding(5) var<storage, read_write> ellipsoids: array<Ellipsoid>;
+
+fn cell_of(p: vec3<f32>) -> vec3<i32> {
+    return vec3<i32>(floor(p / params.radius));
+}
+
+fn bucket(c: vec3<i32>) -> u32 {
+    let u = bitcast<vec3<u32>>(c);
+    return ((u.x * 73856093u) ^ (u.y * 19349663u) ^ (u.z * 83492791u)) % params.table_size;
+}
+
+@compute @workgroup_size(128)
+fn count(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.count {
+        return;
+    }
+    slots[i] = atomicAdd(&cells[bucket(cell_of(positions[i].xyz))], 1u);
+}
+
+@compute @workgroup_size(128)
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.count {
+        return;
+    }
+    let start = atomicLoad(&cells[bucket(cell_of(positions[i].xyz))]);
+    sorted[start + slots[i]] = i;
+}
+
+// Eigen-decomposition of a symmetric 3x3 matrix: `values` unsorted, `vectors` column k for values[k].
+struct Eigen {
+    values: vec3<f32>,
+    vectors: mat3x3<f32>,
+}
+
+// One Jacobi rotation zeroing a[p][q] (p < q); accumulates the rotation into v.
+fn jacobi_rotate(a: ptr<function, mat3x3<f32>>, v: ptr<function, mat3x3<f32>>, p: i32, q: i32) {
+    let apq = (*a)[q][p];
+    if abs(apq) < 1e-30 {
+        return;
+    }
+    let theta = ((*a)[q][q] - (*a)[p][p]) / (2.0 * apq);
+    let t = sign(theta + select(0.0, 1e-30, theta == 0.0)) / (abs(theta) + sqrt(theta * theta + 1.0));
+    let c = 1.0 / sqrt(t * t + 1.0);
+    let s = t * c;
+    // A' = J^T A J with J the rotation in the (p, q) plane.
+    var j = mat3x3<f32>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
+    j[p][p] = c;
+    j[q][q] = c;
+    j[q][p] = s;
+    j[p][q] = -s;
+    *a = transpose(j) * (*a) * j;
+    (*a)[q][p] = 0.0;
+    (*a)[p][q] = 0.0;
+    *v = (*v) * j;
+}
+
+fn eigen_symmetric(m: mat3x3<f32>) -> Eigen {
+    var a = m;
+    var v = mat3x3<f32>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
+    for (var sweep = 0; sweep < 6; sweep++) {
+        jacobi_rotate(&a, &v, 0, 1);
+        jacobi_rotate(&a, &v, 0, 2);
+        jacobi_rotate(&a, &v, 1, 2);
+    }
+    return Eigen(vec3<f32>(a[0][0], a[1][1], a[2][2]), v);
+}
+
+fn sphere(c: vec3<f32>, r: f32) -> Ellipsoid {
+    let g = 1.0 / r;
+    return Ellipsoid(vec4<f32>(c, r), vec4<f32>(g, 0.0, 0.0, 0.0), vec4<f32>(0.0, g, 0.0, 0.0), vec4<f32>(0.0, 0.0, g, 0.0));
+}
+
+@compute @workgroup_size(128)
+fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.count {
+        return;
+    }
+    let xi = positions[i].xyz;
+    if positions[i].w < 0.0 {
+        // Parked in the emitters' pool (see sim/common.wgsl): not drawn (the splat pass culls r = 0).
+        ellipsoids[i] = Ellipsoid(vec4<f32>(xi, 0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+        return;
+    }
+    if params.enabled == 0u {
+        ellipsoids[i] = sphere(xi, params.splat_radius);
+        return;
+    }
+    let r = params.radius;
+    let ci = cell_of(xi);
+    // Offsets q = x_j - x_i keep the sums well conditioned far from the origin.
+    var sum_w = 0.0;
+    var sum_q = vec3<f32>(0.0);
+    var sum_qq = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    var neighbours = 0u;
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            for (var dx = -1; dx <= 1; dx++) {
+                let c = ci + vec3<i32>(dx, dy, dz);
+                let b = bucket(c);
+                let end = atomicLoad(&cells[b + 1u]);
+                for (var k = atomicLoad(&cells[b]); k < end; k++) {
+                    let j = sorted[k];
+                    let pj = positions[j];
+                    let xj = pj.xyz;
+                    if any(cell_of(xj) != c) || pj.w < 0.0 {
+                        continue; // another cell hashed into this bucket, or a parked particle
+                    }
+                    let q = xj - xi;
+                    let d = length(q);
+                    if d < r {
+                        let s = d / r;
+                        let w = 1.0 - s * s * s;
+                        sum_w += w;
+                        sum_q += w * q;
+                        sum_qq += w * mat3x3<f32>(q * q.x, q * q.y, q * q.z);
+                        neighbours += 1u;
+                    }
+                }
+            }
+        }
+    }
+    let mean = sum_q / max(sum_w, 1e-20);
+    let centre = xi + params.lambda * mean;
+    if neighbours < params.n_eps {
+        ellipsoids[i] = sphere(centre, params.splat_radius);
+        return;
+    }
+    let cov = sum_qq * (1.0 / sum_w) - mat3x3<f32>(mean * mean.x, mean * mean.y, mean * mean.z);
+    let e = eigen_symmetric(cov);
+    // Standard deviations along the principal axes, ratio-clamped and normalised to the sphere's volume.
+    let sd = sqrt(max(e.values, vec3<f32>(0.0)));
+    let s1 = max(max(sd.x, max(sd.y, sd.z)), 1e-12);
+    let clamped = max(sd, vec3<f32>(s1 / max(params.kr, 1.0)));
+    let norm = pow(clamped.x * clamped.y * clamped.z, 1.0 / 3.0);
+    let axes = params.splat_radius * params.scale * clamped / norm;
+    // G = R diag(1 / axes) R^T (symmetric: its columns are its rows).
+    let rot = e.vectors;
+    let g = rot * mat3x3<f32>(vec3<f32>(1.0 / axes.x, 0.0, 0.0), vec3<f32>(0.0, 1.0 / axes.y, 0.0), vec3<f32>(0.0, 0.0, 1.0 / axes.z)) * transpose(rot);
+    let bound = max(axes.x, max(axes.y, axes.z));
+    ellipsoids[i] = Ellipsoid(vec4<f32>(centre, bound), vec4<f32>(g[0], 0.0), vec4<f32>(g[1], 0.0), vec4<f32>(g[2], 0.0));
+}

@@ -1,0 +1,204 @@
+// Screen-space fluid composite (van der Laan, Green & Sainz, I3D 2009; Green, GDC 2010): one full-screen
+// triangle that shades the smoothed fluid depth over the scene.
+//   normals: view-space positions rebuilt from the smoothed depth; of the forward and backward difference
+//            along each axis the one with the smaller depth change (edges stay sharp);
+//   Fresnel: Schlick, F0 about 0.02;
+//   transmission: the background (scene colour copied before the water) looked up with an offset along
+//            the normal that grows with thickness (refraction), attenuated per channel by Beer-Lambert
+//            a = exp(-k_rgb thickness) and filled in by the water's own in-scattered colour:
+//            T = a I_background + (1 - a) I_scatter;
+//   reflection: the sky cubemap along reflect(view, n), plus a sun highlight (Blinn-Phong);
+//   I = (1 - F) T + F I_sky + specular, and frag_depth from the smoothed depth (reversed-Z) so terrain and
+//   water occlude each other. fs_debug shows the intermediate targets instead (no depth test).
+#import "common/camera.wgsl"
+
+// Rust twin: CompositeUniform in src/render/composite.rs (48 bytes).
+struct Composite {
+    absorption: vec3<f32>,
+    refraction: f32,
+    f0: f32,
+    view: u32,
+    tiles_x: u32,
+    sky_exposure: f32,
+    depth_vis: vec2<f32>,
+    thickness_vis: f32,
+    thickness_scale: f32,
+}
+
+@group(1) @binding(0) var<uniform> comp: Composite;
+@group(1) @binding(1) var smoothed: texture_2d<f32>;
+@group(1) @binding(2) var raw: texture_2d<f32>;
+@group(1) @binding(3) var thickness_tex: texture_2d<f32>;
+@group(1) @binding(4) var background: texture_2d<f32>;
+@group(1) @binding(5) var sky_cube: texture_cube<f32>;
+@group(1) @binding(6) var lin: sampler;
+@group(1) @binding(7) var<storage, read> tile_mask: array<u32>;
+
+// Views, as FluidView in src/render/mod.rs.
+const VIEW_RAW_DEPTH: u32 = 1u;
+const VIEW_SMOOTHED_DEPTH: u32 = 2u;
+const VIEW_THICKNESS: u32 = 3u;
+const VIEW_NORMALS: u32 = 4u;
+const VIEW_TILES: u32 = 5u;
+
+struct VsOut {
+    @builtin(position) clip: vec4<f32>,
+}
+
+@vertex
+fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
+    let ndc = vec2<f32>(f32((vi << 1u) & 2u) * 2.0 - 1.0, f32(vi & 2u) * 2.0 - 1.0);
+    return VsOut(vec4<f32>(ndc, 0.0, 1.0));
+}
+
+fn depth_at(p: vec2<i32>) -> f32 {
+    let size = vec2<i32>(textureDimensions(smoothed));
+    if any(p < vec2<i32>(0)) || any(p >= size) {
+        return 0.0;
+    }
+    return textureLoad(smoothed, p, 0).x;
+}
+
+// View-space position of pixel p at linear depth z.
+fn view_pos(p: vec2<i32>, z: f32) -> vec3<f32> {
+    let ndc = vec2<f32>((f32(p.x) + 0.5) / camera.viewport.x * 2.0 - 1.0, 1.0 - (f32(p.y) + 0.5) / camera.viewport.y * 2.0);
+    return vec3<f32>(ndc.x / camera.clip_from_view[0][0] * z, ndc.y / camera.clip_from_view[1][1] * z, -z);
+}
+
+// Of the forward and backward differences along `step`, the one with the smaller depth change.
+fn difference(p: vec2<i32>, c: vec3<f32>, z: f32, step: vec2<i32>) -> vec3<f32> {
+    let zf = depth_at(p + step);
+    let zb = depth_at(p - step);
+    let fwd = view_pos(p + step, zf) - c;
+    let bwd = c - view_pos(p - step, zb);
+    let df = select(1e30, abs(zf - z), zf > 0.0);
+    let db = select(1e30, abs(zb - z), zb > 0.0);
+    if df >= 1e30 && db >= 1e30 {
+        return view_pos(p + step, z) - c; // isolated pixel: facing the camera
+    }
+    return select(bwd, fwd, df < db);
+}
+
+// View-space unit normal facing the camera at pixel p (depth z > 0).
+fn normal_view(p: vec2<i32>, z: f32) -> vec3<f32> {
+    let c = view_pos(p, z);
+    let dx = difference(p, c, z, vec2<i32>(1, 0));
+    let dy = difference(p, c, z, vec2<i32>(0, 1));
+    var n = normalize(cross(dy, dx));
+    if dot(n, -c) < 0.0 {
+        n = -n;
+    }
+    return n;
+}
+
+fn world_from_view_dir(v: vec3<f32>) -> vec3<f32> {
+    let m = camera.view_from_world;
+    return transpose(mat3x3<f32>(m[0].xyz, m[1].xyz, m[2].xyz)) * v;
+}
+
+fn encode(c: vec3<f32>) -> vec4<f32> {
+    var o = clamp(c, vec3<f32>(0.0), vec3<f32>(1.0));
+    if ENCODE_SRGB {
+        o = linear_to_srgb(o);
+    }
+    return vec4<f32>(o, 1.0);
+}
+
+fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
+    return select(pow((c + 0.055) / 1.055, vec3<f32>(2.4)), c / 12.92, c <= vec3<f32>(0.04045));
+}
+
+// Display-linear background colour (a non-sRGB target stores encoded bytes: decode them).
+fn background_at(uv: vec2<f32>) -> vec3<f32> {
+    let c = textureSampleLevel(background, lin, uv, 0.0).rgb;
+    return select(c, srgb_to_linear(c), ENCODE_SRGB);
+}
+
+struct FinalOut {
+    @location(0) color: vec4<f32>,
+    @builtin(frag_depth) depth: f32,
+}
+
+@fragment
+fn fs_final(in: VsOut) -> FinalOut {
+    let p = vec2<i32>(in.clip.xy);
+    let z = depth_at(p);
+    if z <= 0.0 {
+        discard;
+    }
+    let uv = in.clip.xy / camera.viewport;
+    let nv = normal_view(p, z);
+    let n = world_from_view_dir(nv);
+    let pos = camera.eye + world_from_view_dir(view_pos(p, z));
+    let v = normalize(pos - camera.eye);
+
+    let thickness = textureSampleLevel(thickness_tex, lin, uv, 0.0).x * comp.thickness_scale;
+    let absorb = exp(-comp.absorption * thickness);
+    let offset = nv.xy * vec2<f32>(-1.0, 1.0) * comp.refraction * (1.0 - exp(-thickness));
+    let background_col = background_at(clamp(uv + offset, vec2<f32>(0.0), vec2<f32>(1.0)));
+    // Light scattered inside the water toward the eye: deep blue-green lit by sun and sky.
+    let sun = sun_radiance();
+    let lit = 0.6 * sun * max(camera.sun_dir.y, 0.0) + sky_ambient(vec3<f32>(0.0, 1.0, 0.0));
+    let scatter = tonemap(vec3<f32>(0.01, 0.055, 0.14) * lit);
+    let transmitted = absorb * background_col + (1.0 - absorb) * scatter;
+
+    let cos_v = max(dot(n, -v), 0.0);
+    let fresnel = comp.f0 + (1.0 - comp.f0) * pow(1.0 - cos_v, 5.0);
+    let r = reflect(v, n);
+    let sky_col = tonemap(textureSampleLevel(sky_cube, lin, r, 0.0).rgb * comp.sky_exposure);
+    let h = normalize(camera.sun_dir - v);
+    let spec = tonemap(sun * (2.0 * pow(max(dot(n, h), 0.0), 700.0) + 0.15 * pow(max(dot(n, h), 0.0), 60.0)) * f32(dot(n, camera.sun_dir) > 0.0));
+    let col = (1.0 - fresnel) * transmitted + fresnel * sky_col + spec;
+
+    var out: FinalOut;
+    out.color = encode(col);
+    out.depth = camera.near * (camera.far - z) / ((camera.far - camera.near) * z);
+    return out;
+}
+
+fn depth_grey(z: f32) -> vec3<f32> {
+    if z <= 0.0 {
+        return vec3<f32>(0.0);
+    }
+    let t = clamp((comp.depth_vis.y - z) / (comp.depth_vis.y - comp.depth_vis.x), 0.0, 1.0);
+    return vec3<f32>(0.08 + 0.92 * t);
+}
+
+@fragment
+fn fs_debug(in: VsOut) -> @location(0) vec4<f32> {
+    let p = vec2<i32>(in.clip.xy);
+    let uv = in.clip.xy / camera.viewport;
+    var col = vec3<f32>(0.0);
+    switch comp.view {
+        case VIEW_RAW_DEPTH: {
+            col = depth_grey(textureLoad(raw, p, 0).x);
+        }
+        case VIEW_SMOOTHED_DEPTH: {
+            col = depth_grey(depth_at(p));
+        }
+        case VIEW_THICKNESS: {
+            let t = textureSampleLevel(thickness_tex, lin, uv, 0.0).x * comp.thickness_scale;
+            let s = 1.0 - exp(-t / comp.thickness_vis);
+            col = s * vec3<f32>(0.55, 0.8, 1.0);
+        }
+        case VIEW_NORMALS: {
+            let z = depth_at(p);
+            if z > 0.0 {
+                col = world_from_view_dir(normal_view(p, z)) * 0.5 + 0.5;
+            }
+        }
+        case VIEW_TILES: {
+            let tile = vec2<u32>(p) / 16u;
+            let on = tile_mask[tile.y * comp.tiles_x + tile.x] != 0u;
+            col = background_at(uv) * 0.5;
+            if on {
+                col = mix(col, vec3<f32>(1.0, 0.25, 0.1), 0.45);
+            }
+            if textureLoad(raw, p, 0).x > 0.0 {
+                col = mix(col, vec3<f32>(0.3, 0.7, 1.0), 0.6);
+            }
+        }
+        default: {}
+    }
+    return encode(col);
+}

@@ -1,0 +1,308 @@
+// Divergence-free SPH (Bender & Koschier 2015, "Divergence-Free Smoothed Particle Hydrodynamics";
+// 2017, "Divergence-Free SPH for Incompressible and Viscous Fluids"), one grid build per step:
+//   df_factor:      rho_i and the factor alpha_i = rho_i / (|sum_j m gradW_ij + grad rho_b|^2 + sum_j |m gradW_ij|^2)
+//   divergence solve (v): kappa_v = (D rho/Dt) alpha / dt, v_i -= dt sum_j m (kappa_i/rho_i + kappa_j/rho_j) gradW_ij
+//   df_nonpressure: v* = v + dt (g + viscosity) + XSPH
+//   density solve (v*):  rho*_i = rho_i + dt D rho/Dt (v*), kappa = (rho* - rho0) alpha / dt^2, same update
+// Boundaries (terrain, walls) enter through the half-space density rho_b and its gradient (common.wgsl),
+// at rest. Each solve iterates until the mean error is below its target or its iteration limit: the
+// errors are summed on the GPU (fixed point, atomically), `df_check_*` decides, and a finished solve sets
+// the indirect dispatch arguments of its remaining iterations to zero workgroups. Nothing is read back.
+// kappa has units of p / rho (m^2/s^2): the velocity update is dt times a pressure acceleration with
+// p_i = kappa_i rho_i. Pressure kept for display and statistics: both solves' sum of kappa_i rho_i (Pa); a
+// fraction of it warm-starts the next step's density solve.
+#import "sim/common.wgsl"
+
+@group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
+
+// Rust twin: SolveControl in src/sim/dfsph.rs. Bound (group 1) only by the control kernels; the
+// iteration kernels use it as their indirect dispatch arguments.
+struct SolveControl {
+    args_src: vec4<u32>,   // workgroups of 128 for the source kernels (x, y, z, -)
+    args_upd: vec4<u32>,   // workgroups of WG for the update kernels
+    iteration: u32,
+    done: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(1) @binding(0) var<storage, read_write> control: SolveControl;
+
+fn cell_start_at(i: u32) -> u32 {
+    return cell_start[i];
+}
+
+fn active_count() -> u32 {
+    return cell_start[params.num_cells];
+}
+
+// Per sorted particle: pred = (alpha_eff, kappa, kappa_v, -); rho_p = (rho, display pressure).
+
+@compute @workgroup_size(WG)
+fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= active_count()) {
+        return;
+    }
+    let h = params.h;
+    let m = params.mass;
+    let xi = spos[i].xyz;
+    let c = cell_coord(xi);
+    var rho = 0.0;
+    var grad_sum = vec3<f32>(0.0);
+    var grad_sq = 0.0;
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let range = row_range(c, dy, dz);
+            for (var j = range.x; j < range.y; j++) {
+                let xij = xi - spos[j].xyz;
+                let r2 = dot(xij, xij);
+                if (r2 < 4.0 * h * h) {
+                    let r = sqrt(r2);
+                    rho += m * wendland_w(r, h);
+                    if (j != i) {
+                        let g = m * wendland_grad(xij, r, h);
+                        grad_sum += g;
+                        grad_sq += dot(g, g);
+                    }
+                }
+            }
+        }
+    }
+    let b = boundary_density(xi);
+    rho += b.rho;
+    grad_sum += b.grad;
+    let denom = dot(grad_sum, grad_sum) + grad_sq;
+    var alpha = 0.0;
+    if (denom > 1e-9 * params.rho0 * params.rho0 / (h * h)) {
+        // The velocity updates are scaled by grad_correction (see kernel.rs); alpha compensates.
+        alpha = rho / denom / params.grad_correction;
+    }
+    rho_p[i] = vec2<f32>(rho, 0.0);
+    pred[i] = vec4<f32>(alpha, 0.0, 0.0, 0.0);
+}
+
+// D rho / Dt of particle i for the velocities in `vel_of` (0 = svel, 1 = vstar): sum_j m v_ij . gradW_ij
+// plus the resting boundary's v_i . grad rho_b.
+fn density_rate(i: u32, use_vstar: bool) -> f32 {
+    let h = params.h;
+    let m = params.mass;
+    let xi = spos[i].xyz;
+    var vi = svel[i].xyz;
+    if (use_vstar) {
+        vi = vstar[i].xyz;
+    }
+    let c = cell_coord(xi);
+    var rate = 0.0;
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let range = row_range(c, dy, dz);
+            for (var j = range.x; j < range.y; j++) {
+                let xij = xi - spos[j].xyz;
+                let r2 = dot(xij, xij);
+                if (r2 < 4.0 * h * h && j != i) {
+                    var vj = svel[j].xyz;
+                    if (use_vstar) {
+                        vj = vstar[j].xyz;
+                    }
+                    rate += m * dot(vi - vj, wendland_grad(xij, sqrt(r2), h));
+                }
+            }
+        }
+    }
+    return rate + dot(vi, boundary_density(xi).grad);
+}
+
+var<workgroup> err_red: array<f32, 128>;
+
+fn add_error(lid: u32, e: f32) {
+    err_red[lid] = e;
+    for (var off = 64u; off > 0u; off = off >> 1u) {
+        workgroupBarrier();
+        if (lid < off) {
+            err_red[lid] = err_red[lid] + err_red[lid + off];
+        }
+    }
+    if (lid == 0u) {
+        atomicAdd(&step.err_sum, u32(min(err_red[0] * params.err_scale + 0.5, 4.0e8)));
+    }
+}
+
+@compute @workgroup_size(128)
+fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let i = gid.x;
+    var e = 0.0;
+    if (i < active_count()) {
+        let rp = rho_p[i];
+        var rate = 0.0;
+        // Particles short of neighbours (free surface) take no part: their density deficit is no divergence.
+        if (rp.x >= params.rho0) {
+            rate = max(density_rate(i, false), 0.0);
+        }
+        let dt = step.dt;
+        var pr = pred[i];
+        pr.z = rate * pr.x / dt;
+        pred[i] = pr;
+        rho_p[i] = vec2<f32>(rp.x, rp.y + pr.z * rp.x);
+        e = rate * dt / params.rho0;
+    }
+    add_error(lid.x, e);
+}
+
+// v_i -= dt g_c (sum_j m (k_i/rho_i + k_j/rho_j) gradW_ij + bf k_i/rho_i grad rho_b), k = kappa or kappa_v.
+fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
+    let h = params.h;
+    let m = params.mass;
+    let xi = spos[i].xyz;
+    let c = cell_coord(xi);
+    var ki = pred[i].y;
+    if (use_kappa_v) {
+        ki = pred[i].z;
+    }
+    let ki_rho = ki / rho_p[i].x;
+    var dv = vec3<f32>(0.0);
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let range = row_range(c, dy, dz);
+            for (var j = range.x; j < range.y; j++) {
+                let xij = xi - spos[j].xyz;
+                let r2 = dot(xij, xij);
+                if (r2 < 4.0 * h * h && j != i) {
+                    var kj = pred[j].y;
+                    if (use_kappa_v) {
+                        kj = pred[j].z;
+                    }
+                    dv -= m * (ki_rho + kj / rho_p[j].x) * wendland_grad(xij, sqrt(r2), h);
+                }
+            }
+        }
+    }
+    dv -= params.boundary_factor * ki_rho * boundary_density(xi).grad;
+    return step.dt * params.grad_correction * dv;
+}
+
+@compute @workgroup_size(WG)
+fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= active_count()) {
+        return;
+    }
+    let dv = kappa_velocity_change(i, true);
+    svel[i] = vec4<f32>(svel[i].xyz + dv, svel[i].w);
+}
+
+@compute @workgroup_size(WG)
+fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= active_count()) {
+        return;
+    }
+    let h = params.h;
+    let m = params.mass;
+    let xi = spos[i].xyz;
+    let vi = svel[i].xyz;
+    let c = cell_coord(xi);
+    var visc = vec3<f32>(0.0);
+    var xsph = vec3<f32>(0.0);
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            let range = row_range(c, dy, dz);
+            for (var j = range.x; j < range.y; j++) {
+                let xij = xi - spos[j].xyz;
+                let r2 = dot(xij, xij);
+                if (r2 < 4.0 * h * h && j != i) {
+                    let r = sqrt(r2);
+                    let vj = svel[j].xyz;
+                    visc += dot(vi - vj, xij) / (r2 + 0.01 * h * h) * wendland_grad(xij, r, h);
+                    xsph += (vj - vi) * wendland_w(r, h);
+                }
+            }
+        }
+    }
+    let vol = m / params.rho0;
+    let dt = step.dt;
+    let a = params.gravity + 10.0 * params.viscosity * vol * visc;
+    vstar[i] = vec4<f32>(vi + dt * a + per_step(params.xsph) * vol * xsph, 0.0);
+    accel[i] = vec4<f32>(0.0);
+    // Warm start of the density solve (Bender & Koschier 2017, sec. 4.4): a fraction of last step's
+    // pressure (carried in svel.w through the sort) as the first kappa, applied by df_density_update
+    // once before the iterations.
+    let p_warm = params.warm_start * max(svel[i].w, 0.0);
+    var rp = rho_p[i];
+    rp.y = rp.y + p_warm;
+    rho_p[i] = rp;
+    var pr = pred[i];
+    pr.y = p_warm / rp.x;
+    pred[i] = pr;
+}
+
+@compute @workgroup_size(128)
+fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let i = gid.x;
+    var e = 0.0;
+    if (i < active_count()) {
+        let dt = step.dt;
+        var rp = rho_p[i];
+        let rho_star = rp.x + dt * density_rate(i, true);
+        let excess = max(rho_star - params.rho0, 0.0);
+        var pr = pred[i];
+        pr.y = excess * pr.x / (dt * dt);
+        pred[i] = pr;
+        rp.y = rp.y + pr.y * rp.x;
+        rho_p[i] = rp;
+        e = excess / params.rho0;
+    }
+    add_error(lid.x, e);
+}
+
+@compute @workgroup_size(WG)
+fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= active_count()) {
+        return;
+    }
+    let dv = kappa_velocity_change(i, false);
+    vstar[i] = vec4<f32>(vstar[i].xyz + dv, 0.0);
+}
+
+// ---- convergence control (one thread; group 1 = this solve's SolveControl) ----
+
+@compute @workgroup_size(1)
+fn df_begin() {
+    let n = active_count();
+    control.args_src = vec4<u32>((n + 127u) / 128u, 1u, 1u, 0u);
+    control.args_upd = vec4<u32>((n + WG - 1u) / WG, 1u, 1u, 0u);
+    control.iteration = 0u;
+    control.done = 0u;
+    atomicStore(&step.err_sum, 0u);
+}
+
+fn check(goal: f32, max_iter: u32) -> bool {
+    let mean = f32(atomicLoad(&step.err_sum)) / params.err_scale / f32(max(active_count(), 1u));
+    atomicStore(&step.err_sum, 0u);
+    if (control.done != 0u) {
+        return false;
+    }
+    control.iteration = control.iteration + 1u;
+    let finished = (control.iteration >= 2u && mean <= goal) || control.iteration >= max_iter;
+    if (finished) {
+        control.done = 1u;
+        control.args_src = vec4<u32>(0u, 1u, 1u, 0u);
+        control.args_upd = vec4<u32>(0u, 1u, 1u, 0u);
+    }
+    return finished;
+}
+
+@compute @workgroup_size(1)
+fn df_check_divergence() {
+    if (check(params.target_divergence, params.divergence_max_iter)) {
+        step.divergence_iterations = control.iteration;
+    }
+}
+
+@compute @workgroup_size(1)
+fn df_check_density() {
+    if (check(params.target_density, params.density_max_iter)) {
+        step.density_iterations = control.iteration;
+    }
+}

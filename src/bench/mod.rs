@@ -1,0 +1,409 @@
+//! `waterview bench`: headless benchmark of the simulation (and one render per frame) over particle
+//! counts and workgroup sizes, measured the way `shared/docs/background.md` section 5 asks.
+//!
+//! How it works:
+//! - A target particle count N is reached by scaling the scene's spacing, `dx = dx0 (N0 / N)^(1/3)`,
+//!   where N0 is the count the scene builds at its own `dx0`; the lattice and the terrain make the
+//!   count inexact, so the scale is corrected from the count actually built (up to six builds on
+//!   the CPU) and the built count is what is reported.
+//! - Each configuration (count x workgroup size) builds a fresh [`Simulation`], runs `warmup` frames,
+//!   then `frames` timed frames. A frame is what the app records: `substeps` steps, the statistics
+//!   reduction and one [`Renderer::encode`] of the scene camera into an [`Offscreen`] target. The
+//!   CPU waits for every frame (submit-and-wait: the wall-clock cross-check), so each frame's
+//!   timestamp queries arrive on the next frame and every timed frame is sampled once.
+//! - Simulation and rendering are timed by two separate [`Profiler`]s, so any pass the renderer adds
+//!   counts as rendering without a list of labels here. Per pass the median over the timed frames of
+//!   its ms per frame is kept; divided by `substeps` it is ms per step (the once-per-frame statistics
+//!   pass is amortised the same way). Total ms per step is the sum over simulation passes;
+//!   particle-steps per second = N / (ms per step). The scene's emitters and sinks are left out so
+//!   that N stays fixed during the measurement.
+//! - `--sweep` doubles N from 1 000 until a step takes over a second, the GPU refuses the size
+//!   (recorded, not fatal) or the cap is passed, and fits the log-log slope of ms per step over N.
+//!
+//! Outputs ([`report`], [`plot`]): `bench.csv`, `bench.md` and `bench.png` in the output folder.
+
+pub mod plot;
+pub mod report;
+
+use crate::cli::BenchArgs;
+use crate::gpu::{GpuContext, PassTime, Profiler};
+use crate::render::{Offscreen, OrbitCamera, ParticleSource, RenderSettings, Renderer, OFFSCREEN_FORMAT};
+use crate::scene::{Scene, SceneSetup};
+use crate::sim::{SimError, SimOptions, Simulation};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// First particle count of a `--sweep`.
+pub const SWEEP_START: u64 = 1_000;
+/// A sweep stops after the first count whose step takes longer than this, milliseconds.
+pub const SWEEP_STOP_MS_PER_STEP: f64 = 1_000.0;
+
+/// What to measure: particle counts, workgroup sizes and how long.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Target particle counts; `None` = the scene's own count on this adapter.
+    pub targets: Option<Vec<u64>>,
+    /// Double from [`SWEEP_START`] instead of `targets` (which is then ignored).
+    pub sweep: bool,
+    /// Largest count a sweep tries.
+    pub max_particles: u64,
+    /// Threads per workgroup; each count runs at each of them.
+    pub workgroup_sizes: Vec<u32>,
+    /// Timed and untimed frames per configuration.
+    pub frames: u32,
+    pub warmup: u32,
+    /// Render target size, pixels.
+    pub size: (u32, u32),
+}
+
+impl Plan {
+    /// The plan of a command line.
+    pub fn from_args(args: &BenchArgs) -> Self {
+        Self {
+            targets: (!args.particles.is_empty()).then(|| args.particles.clone()),
+            sweep: args.sweep,
+            max_particles: args.max_particles,
+            workgroup_sizes: args.workgroup_sizes.clone(),
+            frames: args.frames,
+            warmup: args.warmup,
+            size: args.size,
+        }
+    }
+}
+
+/// Median time of one labelled pass over the timed frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PassStat {
+    pub label: String,
+    /// Milliseconds of GPU time per rendered frame.
+    pub ms_per_frame: f64,
+    /// `ms_per_frame / substeps`.
+    pub ms_per_step: f64,
+}
+
+/// The measurements of one configuration that ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigResult {
+    /// Count asked for, and count built.
+    pub target_particles: u64,
+    pub particles: u32,
+    /// Spacing used, metres.
+    pub dx: f32,
+    pub workgroup_size: u32,
+    /// Steps per rendered frame.
+    pub substeps: u32,
+    /// Simulation passes, in recording order (empty without timestamp queries).
+    pub passes: Vec<PassStat>,
+    /// Render passes (empty without timestamp queries).
+    pub render: Vec<PassStat>,
+    /// Wall-clock milliseconds per frame, submit-and-wait, averaged over the timed frames.
+    pub wall_ms_per_frame: f64,
+    /// `Simulation::bytes_allocated()`.
+    pub bytes_allocated: u64,
+    /// Timed frames whose GPU timings arrived.
+    pub samples: usize,
+}
+
+impl ConfigResult {
+    /// Whether the times come from GPU timestamp queries (otherwise from the wall clock).
+    pub fn gpu_timed(&self) -> bool {
+        !self.passes.is_empty()
+    }
+    /// Simulation milliseconds per step: the sum over passes, or wall clock / substeps without timestamps.
+    pub fn ms_per_step(&self) -> f64 {
+        if self.gpu_timed() {
+            self.passes.iter().map(|p| p.ms_per_step).sum()
+        } else {
+            self.wall_ms_per_frame / self.substeps as f64
+        }
+    }
+    /// GPU milliseconds of rendering per frame.
+    pub fn render_ms_per_frame(&self) -> f64 {
+        self.render.iter().map(|p| p.ms_per_frame).sum()
+    }
+    /// Milliseconds per rendered frame: `substeps` steps plus the render.
+    pub fn ms_per_frame(&self) -> f64 {
+        self.ms_per_step() * self.substeps as f64 + self.render_ms_per_frame()
+    }
+    /// Particle-steps per second: particles / (seconds per step).
+    pub fn particle_steps_per_s(&self) -> f64 {
+        self.particles as f64 / (self.ms_per_step() * 1e-3)
+    }
+    /// GPU memory of the simulation per particle, bytes.
+    pub fn bytes_per_particle(&self) -> f64 {
+        self.bytes_allocated as f64 / self.particles as f64
+    }
+}
+
+/// A configuration that could not run (bad size for this GPU, scene too large, ...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub target_particles: u64,
+    pub workgroup_size: u32,
+    pub error: String,
+}
+
+/// Everything a benchmark run measured.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// `GpuContext::adapter_summary()`.
+    pub adapter: String,
+    /// Software adapter (lavapipe): figures only for relative comparisons.
+    pub is_cpu: bool,
+    pub scene: String,
+    pub plan: Plan,
+    pub results: Vec<ConfigResult>,
+    pub failures: Vec<Failure>,
+}
+
+impl Report {
+    /// Least-squares slope of ln(ms per step) over ln(particles) per workgroup size (those with at
+    /// least two distinct counts), in the order the sizes were given.
+    pub fn slopes(&self) -> Vec<(u32, f64)> {
+        let mut out = Vec::new();
+        for &wg in &self.plan.workgroup_sizes {
+            let pts: Vec<(f64, f64)> =
+                self.results.iter().filter(|r| r.workgroup_size == wg).map(|r| (r.particles as f64, r.ms_per_step())).collect();
+            if let Some(s) = loglog_slope(&pts) {
+                if !out.iter().any(|(w, _)| *w == wg) {
+                    out.push((wg, s));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Least-squares slope of ln y over ln x; `None` with fewer than two distinct positive x.
+pub fn loglog_slope(points: &[(f64, f64)]) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = points.iter().filter(|(x, y)| *x > 0.0 && *y > 0.0).map(|(x, y)| (x.ln(), y.ln())).collect();
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (pts.len() >= 2 && sxx > 1e-12).then(|| sxy / sxx)
+}
+
+/// `waterview bench`: see [`crate::cli::BenchArgs`]. Writes `bench.csv`, `bench.md` and (with more than
+/// one particle count) `bench.png` into `args.out` and prints the markdown summary. Errors: bad scene,
+/// no GPU, unwritable output folder, or no configuration could run.
+pub fn run(scene_path: Option<PathBuf>, args: &BenchArgs) -> Result<()> {
+    if args.workgroup_sizes.is_empty() {
+        bail!("--workgroup-sizes needs at least one size");
+    }
+    let scene = crate::headless::load_scene(scene_path.as_deref())?;
+    check_writable(&args.out)?;
+    let ctx = GpuContext::headless()?;
+    eprintln!("adapter: {}", ctx.adapter_summary());
+    let report = run_plan(&ctx, &scene, &Plan::from_args(args))?;
+    report::write_all(&report, &args.out)?;
+    println!("{}", report::summary_markdown(&report));
+    eprintln!("wrote {}", args.out.display());
+    if report.results.is_empty() {
+        let why = report.failures.first().map_or("nothing was asked".to_string(), |f| f.error.clone());
+        bail!("no configuration could run: {why}");
+    }
+    Ok(())
+}
+
+/// Creates `dir` and checks that a file can be written there (before any time is spent measuring).
+fn check_writable(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the output folder {}", dir.display()))?;
+    let probe = dir.join(".bench-write-test");
+    std::fs::write(&probe, b"").with_context(|| format!("cannot write into the output folder {}", dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+/// Runs every configuration of `plan` on `scene`. Configurations that cannot be built are recorded in
+/// [`Report::failures`]; a sweep stops at the first count the GPU refuses or whose step exceeds
+/// [`SWEEP_STOP_MS_PER_STEP`]. Errors only when the scene itself cannot be built.
+pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> {
+    let dx0 = scene.solver.dx;
+    let n0 = match scene_at(scene, dx0) {
+        Ok(s) => s.positions.len() as u64,
+        // Too many particles at the scene's own dx: the lattice estimate is close enough to start from.
+        Err(_) => scene.estimate_particle_count(false),
+    };
+    let mut report = Report {
+        adapter: ctx.adapter_summary(),
+        is_cpu: ctx.is_cpu(),
+        scene: scene.name.clone(),
+        plan: plan.clone(),
+        results: Vec::new(),
+        failures: Vec::new(),
+    };
+    let targets: Vec<Option<u64>> = if plan.sweep {
+        std::iter::successors(Some(SWEEP_START), |n| n.checked_mul(2)).take_while(|n| *n <= plan.max_particles).map(Some).collect()
+    } else {
+        plan.targets.as_ref().map_or(vec![None], |t| t.iter().copied().map(Some).collect())
+    };
+    for target in targets {
+        let built = match target {
+            Some(n) => setup_for_count(scene, n0, dx0, n),
+            None => {
+                let dx = scene.effective_dx(ctx.is_cpu());
+                scene_at(scene, dx).map(|s| (dx, s))
+            }
+        };
+        let (dx, setup) = match built {
+            Ok(b) => b,
+            Err(e) => {
+                let n = target.unwrap_or(0);
+                eprintln!("  {n} particles: {e:#}");
+                report.failures.extend(plan.workgroup_sizes.iter().map(|&wg| Failure { target_particles: n, workgroup_size: wg, error: format!("{e:#}") }));
+                if plan.sweep {
+                    break;
+                }
+                continue;
+            }
+        };
+        let target = target.unwrap_or(setup.positions.len() as u64);
+        let mut stop = false;
+        for &wg in &plan.workgroup_sizes {
+            eprint!("  {target} particles (built {}, dx = {dx:.4} m), workgroup {wg}: ", setup.positions.len());
+            match run_config(ctx, scene, &setup, dx, wg, plan) {
+                Ok(mut r) => {
+                    r.target_particles = target;
+                    eprintln!("{:.3} ms/step, {:.3} ms/frame, wall {:.3} ms/frame", r.ms_per_step(), r.ms_per_frame(), r.wall_ms_per_frame);
+                    stop |= r.ms_per_step() > SWEEP_STOP_MS_PER_STEP;
+                    report.results.push(r);
+                }
+                Err(e) => {
+                    eprintln!("refused: {e:#}");
+                    // A size the GPU cannot dispatch at all says nothing about the particle count.
+                    let wg_only = matches!(e.downcast_ref::<SimError>(), Some(SimError::WorkgroupSize(_)));
+                    stop |= !wg_only;
+                    report.failures.push(Failure { target_particles: target, workgroup_size: wg, error: format!("{e:#}") });
+                }
+            }
+        }
+        if plan.sweep && stop {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// The scene built at spacing `dx` on the full-resolution lattice (no CPU-adapter scaling).
+fn scene_at(scene: &Scene, dx: f32) -> Result<SceneSetup> {
+    let mut s = scene.clone();
+    s.solver.dx = dx;
+    Ok(s.build(false)?)
+}
+
+/// The spacing and particles closest to `target` from the scene's `n0` particles at `dx0`:
+/// `dx = dx0 (n0 / target)^(1/3)`, corrected from the built count up to five times (the lattice and
+/// the terrain make the count a step function of dx; the closest build is kept).
+pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<(f32, SceneSetup)> {
+    let mut dx = dx0 * (n0.max(1) as f32 / target.max(1) as f32).cbrt();
+    let mut best: Option<(f64, f32, SceneSetup)> = None;
+    for _ in 0..6 {
+        let setup = scene_at(scene, dx).with_context(|| format!("building {target} particles (dx = {dx} m)"))?;
+        let n = setup.positions.len() as f64;
+        let err = (n / target as f64 - 1.0).abs();
+        let next = dx * (n / target as f64).cbrt() as f32;
+        if best.as_ref().is_none_or(|b| err < b.0) {
+            best = Some((err, dx, setup));
+        }
+        if err < 0.02 || next == dx {
+            break;
+        }
+        dx = next;
+    }
+    let (_, dx, setup) = best.context("no particles built")?;
+    Ok((dx, setup))
+}
+
+/// Builds one configuration and times it: `plan.warmup` frames, then `plan.frames` timed frames
+/// (plus one untimed frame that brings back the last timings). See the module docs for what is timed.
+/// Errors: the GPU refuses the simulation (too many particles or cells, bad workgroup size) or is lost.
+pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, workgroup_size: u32, plan: &Plan) -> Result<ConfigResult> {
+    let mut params = scene.solver.clone();
+    params.dx = dx;
+    let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, SimOptions { workgroup_size, ..SimOptions::default() })?;
+    let substeps = sim.params().substeps;
+    let mut sim_profiler = Profiler::new(&ctx.device);
+    let mut render_profiler = Profiler::new(&ctx.device);
+    let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, sim.terrain());
+    let target = Offscreen::new(ctx, plan.size);
+    let camera = OrbitCamera::from_desc(&scene.camera);
+    let mut settings = RenderSettings::default();
+    settings.particle.radius = sim.particle_radius();
+    let (mut sim_samples, mut render_samples) = (Vec::new(), Vec::new());
+    let mut wall_s = 0.0;
+    let total = plan.warmup + plan.frames + 1;
+    for i in 0..total {
+        let started = Instant::now();
+        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench frame") });
+        sim.encode_frame(&mut encoder, &sim_profiler);
+        sim.encode_stats(&mut encoder, &sim_profiler);
+        let source = ParticleSource { positions: sim.positions(), velocities: sim.velocities(), count: sim.particle_count() };
+        renderer.encode(ctx, &mut encoder, &render_profiler, &target.color_view, &target.depth_view, target.size, &camera, Some(source), &settings);
+        sim_profiler.resolve(&mut encoder);
+        render_profiler.resolve(&mut encoder);
+        let index = ctx.queue.submit([encoder.finish()]);
+        sim.after_submit();
+        // Collects frame i-1's timings (mapped by the previous wait).
+        let (sim_before, render_before) = (sim_profiler.latest().to_vec(), render_profiler.latest().to_vec());
+        sim_profiler.end_frame(&ctx.queue);
+        render_profiler.end_frame(&ctx.queue);
+        ctx.device
+            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+            .context("waiting for the GPU")?;
+        if (plan.warmup..plan.warmup + plan.frames).contains(&i) {
+            wall_s += started.elapsed().as_secs_f64();
+        }
+        let _ = sim.poll_stats();
+        if i > plan.warmup {
+            push_if_new(&mut sim_samples, &sim_before, sim_profiler.latest());
+            push_if_new(&mut render_samples, &render_before, render_profiler.latest());
+        }
+    }
+    let n = sim.particle_count();
+    if let Some(s) = sim.poll_stats().filter(|s| s.non_finite > 0) {
+        log::warn!("bench: {} non-finite particles of {n}; timings may not be representative", s.non_finite);
+    }
+    let stats = |samples: &[Vec<PassTime>]| medians(samples, substeps);
+    Ok(ConfigResult {
+        target_particles: setup.positions.len() as u64,
+        particles: sim.particle_count(),
+        dx,
+        workgroup_size,
+        substeps,
+        passes: stats(&sim_samples),
+        render: stats(&render_samples),
+        wall_ms_per_frame: 1e3 * wall_s / plan.frames as f64,
+        bytes_allocated: sim.bytes_allocated(),
+        samples: sim_samples.len(),
+    })
+}
+
+/// Keeps `now` when it differs from `before` (a new profiler frame arrived).
+fn push_if_new(samples: &mut Vec<Vec<PassTime>>, before: &[PassTime], now: &[PassTime]) {
+    if !now.is_empty() && now != before {
+        samples.push(now.to_vec());
+    }
+}
+
+/// Per label (first-seen order), the median over frames of its ms per frame (0 in a frame without it).
+fn medians(samples: &[Vec<PassTime>], substeps: u32) -> Vec<PassStat> {
+    let mut labels: Vec<&str> = Vec::new();
+    for p in samples.iter().flatten() {
+        if !labels.contains(&p.label.as_str()) {
+            labels.push(&p.label);
+        }
+    }
+    labels
+        .into_iter()
+        .map(|label| {
+            let mut v: Vec<f64> = samples.iter().map(|s| s.iter().find(|p| p.label == label).map_or(0.0, |p| p.ms)).collect();
+            v.sort_by(f64::total_cmp);
+            let m = v.len() / 2;
+            let ms = if v.len() % 2 == 1 { v[m] } else { 0.5 * (v[m - 1] + v[m]) };
+            PassStat { label: label.to_string(), ms_per_frame: ms, ms_per_step: ms / substeps.max(1) as f64 }
+        })
+        .collect()
+}

@@ -1,0 +1,192 @@
+//! Benchmark outputs: `bench.csv` (one row per configuration and pass, see [`CSV_HEADER`]), `bench.md`
+//! (a summary table, the log-log slopes, then a pass | ms/step | share % table per configuration) and
+//! `bench.png` (see [`super::plot`]).
+
+use super::{ConfigResult, Report};
+use anyhow::{Context, Result};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Columns of `bench.csv`, in order. Rows per configuration: one per simulation pass, then `total`
+/// (sum of the simulation passes), one `render:<label>` per render pass when there are several, `render`
+/// (their sum), `frame` (substeps steps + render) and `wall` (wall clock per frame, submit-and-wait).
+/// `ms_per_step` of the once-per-frame rows is amortised over the frame's substeps; `share_pct` is a
+/// pass's share of `total`, or for `render` its share of `frame`. `bytes_per_particle` and
+/// `particle_steps_per_s` belong to the configuration and repeat on its rows. A configuration that
+/// could not run has one row with `pass` = `error` and the reason in `error`.
+pub const CSV_HEADER: [&str; 13] = [
+    "adapter", "scene", "target_particles", "particles", "workgroup_size", "substeps", "pass", "ms_per_step", "ms_per_frame",
+    "share_pct", "bytes_per_particle", "particle_steps_per_s", "error",
+];
+
+/// Writes `bench.csv`, `bench.md` and, with more than one particle count, `bench.png` into `dir`.
+pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the output folder {}", dir.display()))?;
+    let csv_path = dir.join("bench.csv");
+    write_csv(report, &csv_path).with_context(|| format!("cannot write {}", csv_path.display()))?;
+    let md_path = dir.join("bench.md");
+    std::fs::write(&md_path, markdown(report)).with_context(|| format!("cannot write {}", md_path.display()))?;
+    let png_path = dir.join("bench.png");
+    if super::plot::write_plot(report, &png_path, super::plot::PLOT_SIZE)? {
+        eprintln!("plot: {}", png_path.display());
+    } else {
+        eprintln!("plot: skipped (one particle count only)");
+    }
+    Ok(())
+}
+
+/// Writes the CSV described at [`CSV_HEADER`].
+pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(CSV_HEADER)?;
+    for r in &report.results {
+        for row in result_rows(r) {
+            let mut rec = vec![
+                report.adapter.clone(),
+                report.scene.clone(),
+                r.target_particles.to_string(),
+                r.particles.to_string(),
+                r.workgroup_size.to_string(),
+                r.substeps.to_string(),
+            ];
+            rec.push(row.0);
+            rec.extend([row.1, row.2].map(|v| format!("{v:.6}")));
+            rec.push(row.3.map_or(String::new(), |s| format!("{s:.2}")));
+            rec.push(format!("{:.1}", r.bytes_per_particle()));
+            rec.push(format!("{:.6e}", r.particle_steps_per_s()));
+            rec.push(String::new());
+            w.write_record(&rec)?;
+        }
+    }
+    for f in &report.failures {
+        let mut rec = vec![report.adapter.clone(), report.scene.clone(), f.target_particles.to_string(), String::new()];
+        rec.extend([f.workgroup_size.to_string(), String::new(), "error".into()]);
+        rec.extend(std::iter::repeat_n(String::new(), 5));
+        rec.push(f.error.clone());
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// (pass, ms per step, ms per frame, share %) rows of one configuration, as described at [`CSV_HEADER`].
+fn result_rows(r: &ConfigResult) -> Vec<(String, f64, f64, Option<f64>)> {
+    let steps = r.substeps.max(1) as f64;
+    let total = r.ms_per_step();
+    let mut rows: Vec<_> = r.passes.iter().map(|p| (p.label.clone(), p.ms_per_step, p.ms_per_frame, Some(100.0 * p.ms_per_step / total))).collect();
+    rows.push(("total".into(), total, total * steps, Some(100.0)));
+    let frame = r.ms_per_frame();
+    if r.render.len() > 1 {
+        rows.extend(r.render.iter().map(|p| (format!("render:{}", p.label), p.ms_per_step, p.ms_per_frame, Some(100.0 * p.ms_per_frame / frame))));
+    }
+    if !r.render.is_empty() {
+        let render = r.render_ms_per_frame();
+        rows.push(("render".into(), render / steps, render, Some(100.0 * render / frame)));
+    }
+    rows.push(("frame".into(), frame / steps, frame, Some(100.0)));
+    rows.push(("wall".into(), r.wall_ms_per_frame / steps, r.wall_ms_per_frame, None));
+    rows
+}
+
+/// Thousands separated by thin spaces: 1 234 567.
+fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The header, the summary table, the slopes and the failures (what `waterview bench` prints).
+pub fn summary_markdown(report: &Report) -> String {
+    let p = &report.plan;
+    let mut s = String::from("# waterview benchmark\n\n");
+    let _ = writeln!(s, "- adapter: {}", report.adapter);
+    let _ = writeln!(s, "- scene: {}", report.scene);
+    let _ = writeln!(s, "- {} timed frames after {} warm-up frames; render target {}x{}", p.frames, p.warmup, p.size.0, p.size.1);
+    if report.is_cpu {
+        s.push_str("- **software adapter: these figures are only for relative comparisons, not for GPU performance**\n");
+    }
+    if report.results.iter().any(|r| !r.gpu_timed()) {
+        s.push_str("- no GPU timestamp queries on this adapter: ms/step is wall clock / substeps, no per-pass times\n");
+    }
+    s.push_str("\n## Summary\n\n");
+    s.push_str("| particles | workgroup | ms/step | steps/frame | render ms/frame | ms/frame | wall ms/frame | particle-steps/s | bytes/particle |\n");
+    s.push_str("|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for r in &report.results {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.0} |",
+            count(r.particles as u64),
+            r.workgroup_size,
+            r.ms_per_step(),
+            r.substeps,
+            r.render_ms_per_frame(),
+            r.ms_per_frame(),
+            r.wall_ms_per_frame,
+            r.particle_steps_per_s(),
+            r.bytes_per_particle()
+        );
+    }
+    let slopes = report.slopes();
+    if !slopes.is_empty() {
+        s.push_str("\nLog-log slope of ms per step against particles (least squares; 1 = linear):\n\n");
+        for (wg, slope) in slopes {
+            let ns = report.results.iter().filter(|r| r.workgroup_size == wg).map(|r| r.particles as u64);
+            let (lo, hi) = (ns.clone().min().unwrap_or(0), ns.max().unwrap_or(0));
+            let _ = writeln!(s, "- workgroup {wg}: slope {slope:.3} (N = {} .. {})", count(lo), count(hi));
+        }
+    }
+    if !report.failures.is_empty() {
+        s.push_str("\n## Not run\n\n| target particles | workgroup | reason |\n|--:|--:|---|\n");
+        for f in &report.failures {
+            let _ = writeln!(s, "| {} | {} | {} |", count(f.target_particles), f.workgroup_size, f.error.replace('|', "\\|").replace('\n', " "));
+        }
+    }
+    s
+}
+
+/// [`summary_markdown`] followed by one pass | ms/step | share % table per configuration.
+pub fn markdown(report: &Report) -> String {
+    let mut s = summary_markdown(report);
+    s.push_str("\n## Configurations\n");
+    for r in &report.results {
+        let _ = writeln!(
+            s,
+            "\n### {} particles (target {}), workgroup {}\n\ndx = {} m, {} steps per frame, {} timed frames sampled.\n",
+            count(r.particles as u64),
+            count(r.target_particles),
+            r.workgroup_size,
+            r.dx,
+            r.substeps,
+            r.samples
+        );
+        s.push_str("| pass | ms/step | share % |\n|---|--:|--:|\n");
+        for p in &r.passes {
+            let _ = writeln!(s, "| {} | {:.4} | {:.1} |", p.label, p.ms_per_step, 100.0 * p.ms_per_step / r.ms_per_step());
+        }
+        let _ = writeln!(s, "| **total** | **{:.4}** | 100.0 |", r.ms_per_step());
+        let _ = writeln!(
+            s,
+            "\nrender {:.3} ms/frame{}; {:.3} ms per rendered frame; wall clock {:.3} ms/frame; {:.3e} particle-steps/s; \
+             {:.0} bytes/particle ({:.1} MiB).",
+            r.render_ms_per_frame(),
+            if r.render.len() > 1 {
+                let parts: Vec<String> = r.render.iter().map(|p| format!("{} {:.3}", p.label, p.ms_per_frame)).collect();
+                format!(" ({})", parts.join(", "))
+            } else {
+                String::new()
+            },
+            r.ms_per_frame(),
+            r.wall_ms_per_frame,
+            r.particle_steps_per_s(),
+            r.bytes_per_particle(),
+            r.bytes_allocated as f64 / (1024.0 * 1024.0)
+        );
+    }
+    s
+}

@@ -1,0 +1,190 @@
+//! Anisotropic splat kernels (`shaders/render/anisotropy.wgsl`), after Yu & Turk, "Reconstructing
+//! surfaces of particle-based fluids using anisotropic kernels" (SCA 2010, ACM TOG 2013).
+//!
+//! Per particle: the weighted PCA of its neighbours within r = 2h (weights 1 - (d/r)^3), a Jacobi
+//! eigen-decomposition of the 3x3 covariance, axis lengths from the standard deviations with the axis
+//! ratio clamped to `kr`, normalised to the splat sphere's volume and scaled; a sphere below `n_eps`
+//! neighbours; centres smoothed toward the weighted mean by `lambda`. The result, one [`Ellipsoid`] per
+//! particle, stays on the GPU in a storage buffer that the splat pass reads directly.
+//!
+//! Neighbours come from this pass's own spatial-hash grid (counting sort: `count`, an exclusive scan
+//! through [`crate::sim::grid::ScanPass`], `scatter`), rebuilt each frame; the simulation's grid is not
+//! needed. Buffers grow with the particle count and are kept between frames.
+
+use crate::gpu::{self, GpuContext, Profiler};
+use crate::sim::grid::ScanPass;
+
+/// Threads per workgroup of every kernel here.
+const WORKGROUP: u32 = 128;
+
+/// One particle's splat: an ellipsoid. WGSL twin: `Ellipsoid` in `shaders/render/anisotropy.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Ellipsoid {
+    /// xyz = smoothed centre (m), w = bounding radius = longest semi-axis (m).
+    pub centre: [f32; 4],
+    /// Rows of G = R diag(1 / axes) R^T (1/m; w unused): `G (x - centre)` lies in the unit ball
+    /// exactly when x is inside the ellipsoid.
+    pub inv_axes: [[f32; 4]; 3],
+}
+const _: () = assert!(size_of::<Ellipsoid>() == 64);
+
+impl Ellipsoid {
+    /// Semi-axis length (m) along the unit direction `dir`, for a direction that is a principal axis:
+    /// 1 / |G dir|.
+    pub fn axis_along(&self, dir: glam::Vec3) -> f32 {
+        let g = |r: [f32; 4]| glam::Vec3::new(r[0], r[1], r[2]).dot(dir);
+        let v = glam::Vec3::new(g(self.inv_axes[0]), g(self.inv_axes[1]), g(self.inv_axes[2]));
+        1.0 / v.length().max(1e-30)
+    }
+}
+
+/// Parameters of the pass, bind group 0 binding 0. WGSL twin: `Params` in `shaders/render/anisotropy.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct AnisotropyUniform {
+    pub count: u32,
+    pub table_size: u32,
+    /// Neighbour radius r = 2h, metres (also the hash grid's cell size).
+    pub radius: f32,
+    /// Sphere splat radius, metres.
+    pub splat_radius: f32,
+    /// Largest axis ratio.
+    pub kr: f32,
+    /// Scale of the ellipsoid axes.
+    pub scale: f32,
+    /// Fewer neighbours than this (the particle included): a sphere.
+    pub n_eps: u32,
+    /// Centre smoothing, 0..1.
+    pub lambda: f32,
+    /// 0: spheres at the particles' own centres.
+    pub enabled: u32,
+    pub _pad: [u32; 3],
+}
+const _: () = assert!(size_of::<AnisotropyUniform>() == 48);
+
+/// Buffers sized for a particle capacity, with their bind group and the scan over the hash table.
+struct Sized {
+    capacity: u32,
+    table_size: u32,
+    cells: wgpu::Buffer,
+    ellipsoids: wgpu::Buffer,
+    scan: ScanPass,
+    /// The positions buffer the bind group was built over (compared by identity).
+    positions: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    _slots: wgpu::Buffer,
+    _sorted: wgpu::Buffer,
+}
+
+/// The anisotropy pass: pipelines, uniform and the per-capacity buffers (ellipsoids out).
+pub struct AnisotropyPass {
+    layout: wgpu::BindGroupLayout,
+    count: wgpu::ComputePipeline,
+    scatter: wgpu::ComputePipeline,
+    anisotropy: wgpu::ComputePipeline,
+    uniform: wgpu::Buffer,
+    sized: Option<Sized>,
+}
+
+impl AnisotropyPass {
+    /// Builds the pipelines; buffers are made on the first [`AnisotropyPass::encode`].
+    pub fn new(ctx: &GpuContext) -> Self {
+        let device = &ctx.device;
+        let vis = wgpu::ShaderStages::COMPUTE;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("anisotropy bind group layout"),
+            entries: &[
+                gpu::uniform_entry(0, vis),
+                gpu::storage_entry(1, true, vis),
+                gpu::storage_entry(2, false, vis),
+                gpu::storage_entry(3, false, vis),
+                gpu::storage_entry(4, false, vis),
+                gpu::storage_entry(5, false, vis),
+            ],
+        });
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("anisotropy pipeline layout"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = gpu::shader::module(device, "render/anisotropy.wgsl");
+        let uniform = gpu::uniform_buffer_init(device, "anisotropy uniform", bytemuck::bytes_of(&AnisotropyUniform::zeroed()));
+        Self {
+            count: gpu::compute_pipeline(device, &module, &pl, "count"),
+            scatter: gpu::compute_pipeline(device, &module, &pl, "scatter"),
+            anisotropy: gpu::compute_pipeline(device, &module, &pl, "anisotropy"),
+            layout,
+            uniform,
+            sized: None,
+        }
+    }
+
+    /// The ellipsoids of the last encode (`array<Ellipsoid>`, at least `count` entries), if any.
+    pub fn ellipsoids(&self) -> Option<&wgpu::Buffer> {
+        self.sized.as_ref().map(|s| &s.ellipsoids)
+    }
+
+    /// Records the pass (timed as "anisotropy") over the first `count` particles of `positions`
+    /// (`array<vec4<f32>>`, xyz metres). `params.count` and `params.table_size` are filled in here.
+    /// Nothing is recorded when `count` is 0.
+    pub fn encode(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        positions: &wgpu::Buffer,
+        count: u32,
+        mut params: AnisotropyUniform,
+    ) {
+        if count == 0 {
+            return;
+        }
+        let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *positions);
+        if stale {
+            let capacity = self.sized.as_ref().map_or(count, |s| s.capacity.max(count));
+            self.sized = Some(self.make_sized(ctx, positions, capacity));
+        }
+        let Some(s) = self.sized.as_ref() else { return };
+        params.count = count;
+        params.table_size = s.table_size;
+        ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
+        let groups = gpu::groups(count, WORKGROUP);
+        if params.enabled != 0 {
+            encoder.clear_buffer(&s.cells, 0, None);
+        }
+        let mut pass = profiler.compute_pass(encoder, "anisotropy");
+        if params.enabled != 0 {
+            pass.set_bind_group(0, &s.bind_group, &[]);
+            pass.set_pipeline(&self.count);
+            pass.dispatch_workgroups(groups, 1, 1);
+            s.scan.encode(&mut pass);
+            pass.set_bind_group(0, &s.bind_group, &[]);
+            pass.set_pipeline(&self.scatter);
+            pass.dispatch_workgroups(groups, 1, 1);
+        }
+        pass.set_bind_group(0, &s.bind_group, &[]);
+        pass.set_pipeline(&self.anisotropy);
+        pass.dispatch_workgroups(groups, 1, 1);
+    }
+
+    fn make_sized(&self, ctx: &GpuContext, positions: &wgpu::Buffer, capacity: u32) -> Sized {
+        let device = &ctx.device;
+        // About two buckets per particle keeps collisions rare.
+        let table_size = (2 * capacity).next_power_of_two().max(1024);
+        let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
+        let slots = gpu::storage_buffer(device, "anisotropy slots", capacity as u64 * 4);
+        let sorted = gpu::storage_buffer(device, "anisotropy sorted", capacity as u64 * 4);
+        let ellipsoids = gpu::storage_buffer(device, "ellipsoids", capacity as u64 * size_of::<Ellipsoid>() as u64);
+        let scan = ScanPass::new(device, &cells, table_size + 1);
+        let bind_group = gpu::bind_buffers(
+            device,
+            "anisotropy bind group",
+            &self.layout,
+            &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids],
+        );
+        Sized { capacity, table_size, cells, ellipsoids, scan, positions: positions.clone(), bind_group, _slots: slots, _sorted: sorted }
+    }
+}
+
+use bytemuck::Zeroable as _;

@@ -1,0 +1,97 @@
+//! What the window remembers between runs: its size, the last scene file, the panels' state and the
+//! capture settings, as a small JSON file in the user's config folder
+//! (`$XDG_CONFIG_HOME/waterview/settings.json`, usually `~/.config/waterview/settings.json`; the platform's
+//! config folder elsewhere). A missing file gives the defaults; a file that cannot be read or written is
+//! logged and never stops the app. Unknown fields are ignored so older and newer versions share the file.
+
+use crate::ui::capture_panel::CapturePanelState;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The remembered state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AppSettings {
+    /// Inner size of the window, physical pixels.
+    pub window_size: Option<[u32; 2]>,
+    /// The scene file open when the app was closed (`None`: a built-in scene).
+    pub last_scene: Option<PathBuf>,
+    pub show_panels: bool,
+    /// Width of the side panel, points.
+    pub panel_width: f32,
+    /// Screenshots include the UI.
+    pub capture_with_ui: bool,
+    pub capture: CapturePanelState,
+}
+
+impl Default for AppSettings {
+    fn default() -> Self {
+        Self {
+            window_size: None,
+            last_scene: None,
+            show_panels: true,
+            panel_width: 320.0,
+            capture_with_ui: false,
+            capture: CapturePanelState::default(),
+        }
+    }
+}
+
+/// `waterview/settings.json` in the user's config folder, if one is known.
+pub fn default_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(dirs::config_dir)?;
+    Some(base.join("waterview").join("settings.json"))
+}
+
+impl AppSettings {
+    /// Reads `path`; a missing file gives the defaults silently, any other failure logs a warning and gives
+    /// the defaults.
+    pub fn load(path: &Path) -> Self {
+        match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
+                log::warn!("settings {} are malformed ({e}); using defaults", path.display());
+                Self::default()
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
+            Err(e) => {
+                log::warn!("cannot read settings {}: {e}; using defaults", path.display());
+                Self::default()
+            }
+        }
+    }
+
+    /// Writes `path` (through a temporary file renamed over it). Errors come back as text for the log.
+    pub fn save(&self, path: &Path) -> Result<(), String> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot encode settings: {e}"))?;
+        let tmp = crate::capture::video::part_path(path);
+        std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot write {}: {e}", path.display())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_tolerate_bad_files() {
+        let dir = std::env::temp_dir().join(format!("waterview-settings-{}", std::process::id()));
+        let path = dir.join("settings.json");
+        assert_eq!(AppSettings::load(&path), AppSettings::default());
+        let s = AppSettings { window_size: Some([800, 600]), last_scene: Some("a.ron".into()), ..Default::default() };
+        s.save(&path).unwrap();
+        assert_eq!(AppSettings::load(&path), s);
+        std::fs::write(&path, "{ not json").unwrap();
+        assert_eq!(AppSettings::load(&path), AppSettings::default());
+        // Unknown fields are ignored.
+        std::fs::write(&path, r#"{"show_panels": false, "future": 1}"#).unwrap();
+        assert!(!AppSettings::load(&path).show_panels);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

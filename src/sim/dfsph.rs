@@ -1,0 +1,153 @@
+//! DFSPH (Bender & Koschier 2015/2017) on the GPU, see shaders/sim/dfsph.wgsl: the divergence-free solve
+//! and the constant-density solve, each iterating until its mean error is below the target or its
+//! iteration limit, decided on the GPU. Every iteration is recorded (up to the limit); once a solve has
+//! converged, its `SolveControl` sets the remaining iterations' indirect dispatches to zero workgroups,
+//! so the frame never waits on a read-back and a converged step costs little more than its iterations.
+
+use crate::gpu::{self, Profiler};
+use bytemuck::{Pod, Zeroable};
+
+/// WGSL twin: `SolveControl` in shaders/sim/dfsph.wgsl (also the indirect dispatch arguments).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct SolveControl {
+    pub args_src: [u32; 4],
+    pub args_upd: [u32; 4],
+    pub iteration: u32,
+    pub done: u32,
+    pub _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<SolveControl>() == 48);
+
+/// Byte offset of the update kernels' dispatch arguments in a `SolveControl`.
+const ARGS_UPD_OFFSET: u64 = 16;
+
+struct Solve {
+    control: wgpu::Buffer,
+    bind: wgpu::BindGroup,
+}
+
+/// Pipelines and control buffers of the DFSPH step.
+pub struct DfsphPass {
+    factor: wgpu::ComputePipeline,
+    divergence_source: wgpu::ComputePipeline,
+    divergence_update: wgpu::ComputePipeline,
+    nonpressure: wgpu::ComputePipeline,
+    density_source: wgpu::ComputePipeline,
+    density_update: wgpu::ComputePipeline,
+    begin: wgpu::ComputePipeline,
+    check_divergence: wgpu::ComputePipeline,
+    check_density: wgpu::ComputePipeline,
+    divergence: Solve,
+    density: Solve,
+    workgroup_size: u32,
+}
+
+impl DfsphPass {
+    /// `sim_layout` is the simulation's bind group 0 layout; `workgroup_size` the per-particle kernels' WG.
+    pub fn new(device: &wgpu::Device, sim_layout: &wgpu::BindGroupLayout, workgroup_size: u32) -> Self {
+        let module = gpu::shader::module(device, "sim/dfsph.wgsl");
+        let vis = wgpu::ShaderStages::COMPUTE;
+        let control_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("dfsph control layout"),
+            entries: &[gpu::storage_entry(0, false, vis)],
+        });
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("dfsph pipeline layout"),
+            bind_group_layouts: &[Some(sim_layout)],
+            immediate_size: 0,
+        });
+        let pl_control = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("dfsph control pipeline layout"),
+            bind_group_layouts: &[Some(sim_layout), Some(&control_layout)],
+            immediate_size: 0,
+        });
+        let wg = [("WG", workgroup_size as f64)];
+        let pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl, entry, &wg);
+        let control_pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl_control, entry, &wg);
+        let solve = |label: &str| {
+            let control = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: std::mem::size_of::<SolveControl>() as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                mapped_at_creation: false,
+            });
+            let bind = gpu::bind_buffers(device, label, &control_layout, &[&control]);
+            Solve { control, bind }
+        };
+        Self {
+            factor: pipe("df_factor"),
+            divergence_source: pipe("df_divergence_source"),
+            divergence_update: pipe("df_divergence_update"),
+            nonpressure: pipe("df_nonpressure"),
+            density_source: pipe("df_density_source"),
+            density_update: pipe("df_density_update"),
+            begin: control_pipe("df_begin"),
+            check_divergence: control_pipe("df_check_divergence"),
+            check_density: control_pipe("df_check_density"),
+            divergence: solve("dfsph divergence control"),
+            density: solve("dfsph density control"),
+            workgroup_size,
+        }
+    }
+
+    fn encode_solve(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind: &wgpu::BindGroup,
+        solve: &Solve,
+        (source, update, check): (&wgpu::ComputePipeline, &wgpu::ComputePipeline, &wgpu::ComputePipeline),
+        max_iterations: u32,
+    ) {
+        pass.set_bind_group(0, bind, &[]);
+        pass.set_bind_group(1, &solve.bind, &[]);
+        pass.set_pipeline(&self.begin);
+        pass.dispatch_workgroups(1, 1, 1);
+        for _ in 0..max_iterations {
+            pass.set_pipeline(source);
+            pass.dispatch_workgroups_indirect(&solve.control, 0);
+            pass.set_pipeline(update);
+            pass.dispatch_workgroups_indirect(&solve.control, ARGS_UPD_OFFSET);
+            pass.set_pipeline(check);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+    }
+
+    /// Records one DFSPH step after the grid build and the time step: factor, divergence solve,
+    /// non-pressure forces, density solve. The caller integrates afterwards (accel is zeroed).
+    pub fn encode(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        bind: &wgpu::BindGroup,
+        capacity: u32,
+        (divergence_iterations, density_iterations): (u32, u32),
+    ) {
+        let g = gpu::groups(capacity, self.workgroup_size);
+        {
+            let mut pass = profiler.compute_pass(encoder, "density");
+            pass.set_bind_group(0, bind, &[]);
+            pass.set_pipeline(&self.factor);
+            pass.dispatch_workgroups(g, 1, 1);
+        }
+        {
+            let mut pass = profiler.compute_pass(encoder, "divergence");
+            let p = (&self.divergence_source, &self.divergence_update, &self.check_divergence);
+            self.encode_solve(&mut pass, bind, &self.divergence, p, divergence_iterations);
+        }
+        {
+            let mut pass = profiler.compute_pass(encoder, "forces");
+            pass.set_bind_group(0, bind, &[]);
+            pass.set_pipeline(&self.nonpressure);
+            pass.dispatch_workgroups(g, 1, 1);
+        }
+        {
+            let mut pass = profiler.compute_pass(encoder, "pressure");
+            pass.set_bind_group(0, bind, &[]);
+            pass.set_pipeline(&self.density_update); // the warm start's kappa
+            pass.dispatch_workgroups(g, 1, 1);
+            let p = (&self.density_source, &self.density_update, &self.check_density);
+            self.encode_solve(&mut pass, bind, &self.density, p, density_iterations);
+        }
+    }
+}

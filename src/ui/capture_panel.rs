@@ -1,0 +1,196 @@
+//! Capture panel: video recording (live: what the window shows, without the UI; offline: every frame
+//! advances exactly 1/fps simulated seconds, rendered at a chosen size however long it takes, with a
+//! progress bar, the time left and cancel), the output kind (H.264 MP4 or a PNG sequence), and screenshots
+//! at a multiple of the window's resolution. The recording itself lives in the app; this panel edits
+//! settings and shows the status the app hands it in [`CaptureStatus`].
+
+use super::UiAction;
+use crate::capture::VideoFormat;
+use serde::{Deserialize, Serialize};
+
+/// How a recording gets its frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CaptureMode {
+    /// What the window shows, at the window's size, in real time (frames the machine cannot keep up with
+    /// are dropped).
+    Live,
+    /// Fixed step: frame_dt = 1/fps, offscreen at `offline_size`, as slowly as needed.
+    Offline,
+}
+
+/// Settings of the panel (saved between runs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapturePanelState {
+    pub format: VideoFormat,
+    pub mode: CaptureMode,
+    /// Video frames per second (live: the most recorded per wall-clock second).
+    pub fps: f32,
+    /// Offline video size, pixels.
+    pub offline_size: [u32; 2],
+    /// Offline length, simulated seconds.
+    pub offline_seconds: f32,
+    /// Screenshots render the scene at this multiple of the window size (1 ..= 4).
+    pub screenshot_scale: u32,
+    /// Last recording's result, for the status line.
+    #[serde(skip)]
+    pub status: Option<Result<String, String>>,
+}
+
+impl Default for CapturePanelState {
+    fn default() -> Self {
+        Self {
+            format: VideoFormat::Mp4,
+            mode: CaptureMode::Live,
+            fps: 30.0,
+            offline_size: [1920, 1080],
+            offline_seconds: 10.0,
+            screenshot_scale: 1,
+            status: None,
+        }
+    }
+}
+
+/// What the app reports about the recording in progress.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureStatus {
+    /// A recording is running (live or offline).
+    pub recording: bool,
+    pub offline: bool,
+    /// Output path being written.
+    pub path: String,
+    /// Seconds of video recorded so far.
+    pub video_s: f64,
+    /// Frames written by the encoder and recorded in total.
+    pub written: u64,
+    pub recorded: u64,
+    /// Live: frames skipped because the encoder could not keep up.
+    pub dropped: u64,
+    /// Offline: frames in the whole video; estimated wall-clock seconds left.
+    pub total: u64,
+    pub eta_s: Option<f64>,
+    /// The recording finished and the file is being completed.
+    pub finishing: bool,
+}
+
+/// Draws the panel; returns recording and screenshot actions.
+pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status: &CaptureStatus, with_ui: bool) -> Vec<UiAction> {
+    let mut actions = Vec::new();
+    egui::CollapsingHeader::new("Capture").default_open(true).show(ui, |ui| {
+        let busy = status.recording || status.finishing;
+        ui.add_enabled_ui(!busy, |ui| {
+            egui::Grid::new("capture_grid").num_columns(2).show(ui, |ui| {
+                ui.label("Output").on_hover_text("H.264 in an MP4 file (encoded in-process, no ffmpeg needed), or numbered PNG files in a folder");
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut state.format, VideoFormat::Mp4, "MP4");
+                    ui.radio_value(&mut state.format, VideoFormat::PngSequence, "PNG sequence");
+                });
+                ui.end_row();
+                ui.label("Mode").on_hover_text(
+                    "Live: what the window shows (without the UI), in real time.\n\
+                     Offline: every frame advances exactly 1/fps simulated seconds, rendered at the size below however slowly.",
+                );
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut state.mode, CaptureMode::Live, "Live");
+                    ui.radio_value(&mut state.mode, CaptureMode::Offline, "Offline");
+                });
+                ui.end_row();
+                ui.label("Frame rate").on_hover_text("Video frames per second");
+                ui.add(egui::Slider::new(&mut state.fps, 5.0..=60.0).suffix(" fps").step_by(1.0));
+                ui.end_row();
+                if state.mode == CaptureMode::Offline {
+                    ui.label("Size").on_hover_text("Video size in pixels (may exceed the window)");
+                    ui.horizontal(|ui| {
+                        ui.add(egui::DragValue::new(&mut state.offline_size[0]).range(16..=8192).suffix(" px"));
+                        ui.label("×");
+                        ui.add(egui::DragValue::new(&mut state.offline_size[1]).range(16..=8192).suffix(" px"));
+                        egui::ComboBox::from_id_salt("size_presets").selected_text("preset").width(60.0).show_ui(ui, |ui| {
+                            for (name, w, h) in [("720p", 1280, 720), ("1080p", 1920, 1080), ("1440p", 2560, 1440), ("4K", 3840, 2160)] {
+                                if ui.selectable_label(false, name).clicked() {
+                                    state.offline_size = [w, h];
+                                }
+                            }
+                        });
+                    });
+                    ui.end_row();
+                    ui.label("Length").on_hover_text("Simulated seconds to record");
+                    ui.add(egui::DragValue::new(&mut state.offline_seconds).range(0.1..=3600.0).speed(0.1).suffix(" s"));
+                    ui.end_row();
+                }
+            });
+        });
+        ui.horizontal(|ui| {
+            if status.recording {
+                let label = if status.offline { "Cancel capture" } else { "Stop recording (F9)" };
+                if ui.button(egui::RichText::new(label).color(egui::Color32::LIGHT_RED)).clicked() {
+                    actions.push(if status.offline { UiAction::CancelOffline } else { UiAction::ToggleRecording });
+                }
+            } else if status.finishing {
+                ui.add(egui::Spinner::new());
+                ui.label("completing the file…");
+            } else {
+                let (label, hover) = match state.mode {
+                    CaptureMode::Live => ("Record (F9)", "Record what the window shows, without the UI"),
+                    CaptureMode::Offline => ("Render video", "Fixed-step offline capture; the window shows its progress"),
+                };
+                if ui.button(egui::RichText::new(label).color(egui::Color32::from_rgb(255, 90, 90))).on_hover_text(hover).clicked() {
+                    actions.push(match state.mode {
+                        CaptureMode::Live => UiAction::ToggleRecording,
+                        CaptureMode::Offline => UiAction::StartOffline,
+                    });
+                }
+            }
+        });
+        if status.recording {
+            ui.label(format!("{}: {:.1} s, {} frames written", status.path, status.video_s, status.written));
+            if status.offline && status.total > 0 {
+                let f = status.written as f32 / status.total as f32;
+                let eta = status.eta_s.map_or_else(|| "estimating…".into(), format_eta);
+                ui.add(egui::ProgressBar::new(f).text(format!("{} / {} frames, {eta} left", status.written, status.total)));
+            } else if status.dropped > 0 {
+                ui.colored_label(egui::Color32::YELLOW, format!("{} frames dropped (encoder behind)", status.dropped))
+                    .on_hover_text("The machine cannot encode every frame in real time; use Offline mode for a smooth video");
+            }
+        }
+        match &state.status {
+            Some(Ok(m)) => {
+                ui.label(m);
+            }
+            Some(Err(e)) => {
+                ui.colored_label(egui::Color32::LIGHT_RED, e);
+            }
+            None => {}
+        }
+        ui.separator();
+        ui.horizontal(|ui| {
+            ui.label("Screenshot").on_hover_text("PNG into captures/ (F12); \"include UI\" is in the Rendering panel");
+            ui.add(egui::Slider::new(&mut state.screenshot_scale, 1..=4).prefix("× ").text("window size"));
+        });
+        if ui.button("Take screenshot (F12)").clicked() {
+            actions.push(UiAction::Screenshot { with_ui });
+        }
+    });
+    actions
+}
+
+/// "1 h 02 min", "3 min 05 s", "12 s".
+pub fn format_eta(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{} h {:02} min", s / 3600, (s / 60) % 60)
+    } else if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn eta_formats() {
+        assert_eq!(super::format_eta(5.2), "5 s");
+        assert_eq!(super::format_eta(185.0), "3 min 05 s");
+        assert_eq!(super::format_eta(3720.0), "1 h 02 min");
+    }
+}

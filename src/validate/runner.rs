@@ -1,0 +1,133 @@
+//! One simulation of a validation case: builds it from a scene made in code (RON text) or a built-in
+//! scene at an explicit spacing (never the CPU adapter's coarser one, so a case is the same everywhere),
+//! advances it by whole frames through [`crate::headless::simulate`], keeps every statistics record,
+//! prints progress, and stops with an error as soon as a particle turns non-finite.
+
+use crate::gpu::{GpuContext, Profiler};
+use crate::headless::simulate;
+use crate::scene::Scene;
+use crate::sim::params::{Method, SimParams};
+use crate::sim::{SimOptions, SimStats, Simulation};
+use anyhow::{bail, Context, Result};
+use glam::Vec3;
+use std::time::{Duration, Instant};
+
+/// Wall time between progress lines.
+const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// A running case simulation.
+pub struct Run<'a> {
+    ctx: &'a GpuContext,
+    pub sim: Simulation,
+    profiler: Profiler,
+    /// Every statistics record received, in order.
+    pub stats: Vec<SimStats>,
+    /// Simulated time reached, seconds.
+    pub time: f32,
+    /// Simulated seconds one frame advanced last time (for sizing the next batch of frames).
+    frame_advance: f32,
+    label: String,
+    t_end: f32,
+    started: Instant,
+    last_print: Instant,
+    initial_count: u32,
+}
+
+/// Parses a scene made in code; `name` names it in errors.
+pub fn scene_from_ron(name: &str, text: &str) -> Result<Scene> {
+    Scene::from_str(text, std::path::Path::new(name)).with_context(|| format!("the validation scene `{name}` is invalid"))
+}
+
+/// Parameters for `method`: the scene's solver parameters at spacing `dx`.
+pub fn params_for(scene: &Scene, dx: f32, method: Method) -> SimParams {
+    SimParams { method, dx, ..scene.solver.clone() }
+}
+
+impl<'a> Run<'a> {
+    /// Builds the scene's particles at `params.dx`, keeps those `keep` accepts, and uploads them.
+    /// `label` prefixes progress lines; `t_end` is the simulated time the caller will run to (progress only).
+    pub fn new(
+        ctx: &'a GpuContext,
+        scene: &Scene,
+        params: &SimParams,
+        keep: impl Fn(Vec3) -> bool,
+        label: String,
+        t_end: f32,
+    ) -> Result<Self> {
+        let mut scene = scene.clone();
+        scene.solver = params.clone();
+        let mut setup = scene.build(false).with_context(|| format!("{label}: the scene does not build"))?;
+        let (positions, velocities): (Vec<Vec3>, Vec<Vec3>) =
+            setup.positions.iter().zip(&setup.velocities).filter(|(p, _)| keep(**p)).map(|(p, v)| (*p, *v)).unzip();
+        setup.positions = positions;
+        setup.velocities = velocities;
+        let sim = Simulation::new_with(ctx, &scene.domain, &setup, params, SimOptions::default())
+            .with_context(|| format!("{label}: the simulation cannot be created"))?;
+        eprintln!("{label}: {} particles, dx = {} m, {} s simulated", sim.particle_count(), params.dx, t_end);
+        let now = Instant::now();
+        Ok(Self {
+            ctx,
+            initial_count: sim.particle_count(),
+            sim,
+            profiler: Profiler::new(&ctx.device),
+            stats: Vec::new(),
+            time: 0.0,
+            frame_advance: params.frame_dt,
+            label,
+            t_end,
+            started: now,
+            last_print: now,
+        })
+    }
+
+    /// Advances by at least `interval` simulated seconds in whole frames (one frame when `interval` is 0)
+    /// and returns the time reached. Errors when a particle became non-finite (the run is meaningless).
+    pub fn advance(&mut self, interval: f32) -> Result<f32> {
+        let target = self.time + interval;
+        loop {
+            let frames = (((target - self.time) / self.frame_advance.max(1e-7)).ceil() as u64).clamp(1, 120);
+            let before = self.time;
+            let stats = &mut self.stats;
+            let last = simulate(self.ctx, &mut self.sim, &mut self.profiler, Some(frames), None, |s| stats.push(s.clone()))?
+                .context("the simulation returned no statistics")?;
+            self.time = last.time;
+            if self.time > before {
+                self.frame_advance = (self.time - before) / frames as f32;
+            }
+            if let Some(bad) = self.stats.iter().rev().take(frames as usize).find(|s| s.non_finite > 0) {
+                bail!("{}: {} particles became non-finite at t = {:.3} s (the simulation blew up)", self.label, bad.non_finite, bad.time);
+            }
+            if self.time >= target - 1e-6 {
+                break;
+            }
+        }
+        if self.last_print.elapsed() >= PROGRESS_EVERY {
+            self.last_print = Instant::now();
+            eprintln!(
+                "{}: t = {:.2} / {:.2} s ({:.0} s wall)",
+                self.label, self.time, self.t_end, self.started.elapsed().as_secs_f64()
+            );
+        }
+        Ok(self.time)
+    }
+
+    /// Blocking read-back: (positions with density in w, velocities with pressure in w).
+    pub fn read(&self) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+        self.sim.read_particles_blocking(self.ctx)
+    }
+
+    /// Largest number of particles outside the domain, below the terrain, non-finite or missing in any
+    /// frame so far (0 when nothing leaked).
+    pub fn leaks(&self) -> u32 {
+        self.stats
+            .iter()
+            .map(|s| s.outside_domain + s.below_terrain + s.non_finite + self.initial_count.saturating_sub(s.particle_count))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Prints the closing progress line.
+    pub fn finish(&self) {
+        eprintln!("{}: done, t = {:.2} s in {:.1} s wall", self.label, self.time, self.started.elapsed().as_secs_f64());
+    }
+}

@@ -1,0 +1,124 @@
+//! The benchmark (`waterview bench`) end to end on the headless adapter (lavapipe in CI): a tiny sweep
+//! of two particle counts at two workgroup sizes, then checks of the CSV, the markdown and the plot.
+//! Nothing here asserts how fast anything is. Without a GPU adapter the test fails with the context's
+//! message (never skips).
+
+mod common;
+
+use std::path::PathBuf;
+use waterview::bench::{self, report::CSV_HEADER, Plan};
+use waterview::cli::{parse_count, parse_workgroup_size, BenchArgs};
+use waterview::scene::Scene;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("waterview-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn column(header: &csv::StringRecord, name: &str) -> usize {
+    header.iter().position(|h| h == name).unwrap_or_else(|| panic!("bench.csv has no column {name}"))
+}
+
+#[test]
+fn tiny_sweep_writes_csv_markdown_and_plot() {
+    let ctx = common::gpu();
+    let scene = Scene::builtin("valley").expect("built-in valley");
+    let plan = Plan {
+        targets: Some(vec![500, 1000]),
+        sweep: false,
+        max_particles: 1 << 24,
+        workgroup_sizes: vec![64, 128],
+        frames: 3,
+        warmup: 2,
+        size: (64, 48),
+    };
+    let report = bench::run_plan(&ctx, &scene, &plan).expect("benchmark runs");
+    assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
+    assert_eq!(report.results.len(), 4, "2 counts x 2 workgroup sizes");
+    let slopes = report.slopes();
+    assert_eq!(slopes.len(), 2, "one slope per workgroup size: {slopes:?}");
+    assert!(slopes.iter().all(|(_, s)| s.is_finite()), "slopes {slopes:?}");
+
+    let dir = temp_dir("bench-test");
+    bench::report::write_all(&report, &dir).expect("outputs written");
+
+    // CSV: the documented columns and plausible values.
+    let mut rdr = csv::Reader::from_path(dir.join("bench.csv")).expect("bench.csv");
+    let header = rdr.headers().expect("header").clone();
+    assert_eq!(header.iter().collect::<Vec<_>>(), CSV_HEADER.to_vec());
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.expect("csv row")).collect();
+    let (c_target, c_n, c_wg, c_pass) = (column(&header, "target_particles"), column(&header, "particles"), column(&header, "workgroup_size"), column(&header, "pass"));
+    let (c_step, c_frame, c_mem, c_tput) =
+        (column(&header, "ms_per_step"), column(&header, "ms_per_frame"), column(&header, "bytes_per_particle"), column(&header, "particle_steps_per_s"));
+    let num = |r: &csv::StringRecord, c: usize| -> f64 { r[c].parse().unwrap_or_else(|_| panic!("not a number in column {c}: {r:?}")) };
+    assert!(rows.iter().all(|r| &r[c_pass] != "error"), "error rows: {rows:?}");
+    for r in &rows {
+        assert!(!r[0].is_empty() && r[1] == scene.name, "adapter and scene named: {r:?}");
+        let (target, n) = (num(r, c_target), num(r, c_n));
+        assert!((n / target - 1.0).abs() < 0.2, "{n} particles built for a target of {target}");
+        assert!(num(r, c_step) > 0.0 && num(r, c_frame) > 0.0, "times positive: {r:?}");
+        let mem = num(r, c_mem);
+        assert!((50.0..=2000.0).contains(&mem), "{mem} bytes per particle");
+        assert!(num(r, c_tput) > 0.0 && num(r, c_tput).is_finite());
+    }
+    for target in ["500", "1000"] {
+        for wg in ["64", "128"] {
+            let passes: Vec<&str> =
+                rows.iter().filter(|r| &r[c_target] == target && &r[c_wg] == wg).map(|r| r.get(c_pass).unwrap_or("")).collect();
+            for needed in ["total", "frame", "wall"] {
+                assert!(passes.contains(&needed), "no {needed} row for {target} particles, workgroup {wg}: {passes:?}");
+            }
+            if ctx.has_timestamps() {
+                assert!(passes.contains(&"render"), "no render row: {passes:?}");
+                assert!(passes.len() > 5, "per-pass rows expected with timestamp queries: {passes:?}");
+            }
+        }
+    }
+
+    // Markdown: the summary table, the slopes and one pass table per configuration.
+    let md = std::fs::read_to_string(dir.join("bench.md")).expect("bench.md");
+    assert!(md.contains("## Summary") && md.contains("| particles | workgroup | ms/step |"), "{md}");
+    assert!(md.contains("slope"), "{md}");
+    assert_eq!(md.matches("| pass | ms/step | share % |").count(), 4, "{md}");
+
+    // Plot: a PNG of the documented size.
+    let img = image::open(dir.join("bench.png")).expect("bench.png decodes");
+    assert_eq!((img.width(), img.height()), bench::plot::PLOT_SIZE);
+    let rgb = img.to_rgb8();
+    let dark = rgb.pixels().filter(|p| p.0.iter().all(|&c| c < 100)).count();
+    assert!(dark > 500, "the plot has text and axes ({dark} dark pixels)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    assert!(parse_count("abc").is_err());
+    assert!(parse_count("0").is_err());
+    assert_eq!(parse_count("250k"), Ok(250_000));
+    assert_eq!(parse_count("1.5M"), Ok(1_500_000));
+    assert!(parse_workgroup_size("100").is_err());
+    assert_eq!(parse_workgroup_size("64"), Ok(64));
+
+    // An output "folder" that is a file: refused before any GPU work.
+    let file = temp_dir("bench-not-a-dir");
+    std::fs::write(&file, b"x").expect("temp file");
+    let args = BenchArgs {
+        particles: vec![1000],
+        sweep: false,
+        workgroup_sizes: vec![128],
+        frames: 1,
+        warmup: 0,
+        size: (8, 8),
+        max_particles: 1 << 20,
+        out: file.clone(),
+    };
+    let err = bench::run(None, &args).expect_err("unwritable output folder");
+    assert!(format!("{err:#}").contains("output folder"), "{err:#}");
+    let _ = std::fs::remove_file(&file);
+
+    // A missing scene file.
+    let err = bench::run(Some(PathBuf::from("no/such/scene.ron")), &BenchArgs { out: temp_dir("bench-unused"), ..args })
+        .expect_err("missing scene");
+    assert!(format!("{err:#}").contains("scene.ron"), "{err:#}");
+}

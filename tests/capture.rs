@@ -1,0 +1,114 @@
+//! Video capture end to end on the GPU (lavapipe on CI): the headless fixed-step capture writes a valid
+//! H.264 MP4 (read back with the `mp4` crate) and a numbered PNG sequence; an unwritable output is an error
+//! with a message and leaves nothing under the final name. Without a GPU adapter these tests fail with the
+//! context's message (never skip).
+
+use std::path::{Path, PathBuf};
+use waterview::capture::offline::{capture_scene, OfflineOptions};
+use waterview::gpu::GpuContext;
+use waterview::scene::Scene;
+
+fn gpu() -> GpuContext {
+    match GpuContext::headless() {
+        Ok(ctx) => ctx,
+        Err(e) => panic!("capture tests need a GPU adapter: {e}"),
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("waterview-capture-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch folder");
+    dir
+}
+
+/// A small, fast capture: the tank at a coarse spacing, 96x64 pixels, 10 fps.
+fn options(out: &Path, frames: u32) -> OfflineOptions {
+    OfflineOptions { seconds: frames as f32 / 10.0, fps: 10.0, size: (96, 64), out: out.to_path_buf(), dx: Some(0.08) }
+}
+
+fn tank() -> Scene {
+    Scene::builtin("tank").expect("built-in tank scene")
+}
+
+#[test]
+fn headless_capture_writes_a_valid_mp4() {
+    let ctx = gpu();
+    let dir = scratch("mp4");
+    let out = dir.join("tank.mp4");
+    let mut calls = 0;
+    let summary = capture_scene(&ctx, &tank(), &options(&out, 6), |_, total| {
+        calls += 1;
+        assert_eq!(total, 6);
+    })
+    .expect("capture");
+    assert!(calls >= 6);
+    assert_eq!(summary.frames, 6);
+    assert!((summary.duration_s - 0.6).abs() < 1e-3, "duration {}", summary.duration_s);
+    assert!(out.exists(), "no file under the final name");
+    assert!(!dir.join("tank.mp4.part").exists(), "temporary file left behind");
+
+    let bytes = std::fs::read(&out).expect("read mp4");
+    assert!(bytes.len() > 100);
+    assert_eq!(&bytes[4..8], b"ftyp", "the file does not start with an ftyp box");
+
+    let size = bytes.len() as u64;
+    let reader = mp4::Mp4Reader::read_header(std::io::Cursor::new(bytes), size).expect("parse mp4");
+    assert_eq!(reader.tracks().len(), 1);
+    let (&id, track) = reader.tracks().iter().next().unwrap();
+    assert_eq!(track.media_type().unwrap(), mp4::MediaType::H264);
+    assert_eq!((track.width(), track.height()), (96, 64));
+    assert_eq!(reader.sample_count(id).unwrap(), 6);
+    let d = track.duration().as_secs_f64();
+    assert!((d - 0.6).abs() < 0.01, "track duration {d} s");
+    assert!(!track.sequence_parameter_set().unwrap().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn headless_capture_writes_a_numbered_png_sequence() {
+    let ctx = gpu();
+    let dir = scratch("png");
+    let out = dir.join("frames");
+    let summary = capture_scene(&ctx, &tank(), &options(&out, 4), |_, _| {}).expect("capture");
+    assert_eq!(summary.frames, 4);
+    assert!(!dir.join("frames.part").exists());
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out).expect("folder").map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["frame_00000.png", "frame_00001.png", "frame_00002.png", "frame_00003.png"]);
+    let img = image::open(out.join("frame_00003.png")).expect("decode png").to_rgba8();
+    assert_eq!(img.dimensions(), (96, 64));
+    // Something was drawn (the sky is never black).
+    assert!(img.pixels().any(|p| p.0[0] > 0 || p.0[1] > 0 || p.0[2] > 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unwritable_output_is_an_error_and_leaves_no_file() {
+    let ctx = gpu();
+    let dir = scratch("unwritable");
+    // A regular file where a folder is needed: cannot be written even as root.
+    let blocker = dir.join("not-a-folder");
+    std::fs::write(&blocker, b"x").unwrap();
+    for out in [blocker.join("video.mp4"), blocker.join("sub").join("frames")] {
+        let err = capture_scene(&ctx, &tank(), &options(&out, 2), |_, _| {}).expect_err("writing under a file must fail");
+        assert!(err.contains("not-a-folder"), "the message names the path: {err}");
+        assert!(!out.exists());
+    }
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 1, "only the blocker is left: {names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_video_writer_cancels_without_leaving_files() {
+    use waterview::capture::{VideoFormat, VideoFrame, VideoWriter};
+    let dir = scratch("cancel");
+    let out = dir.join("c.mp4");
+    let mut w = VideoWriter::start(&out, VideoFormat::Mp4, 30.0).expect("start");
+    w.push_blocking(VideoFrame::from_rgba(32, 32, vec![128; 32 * 32 * 4], 0.0)).unwrap();
+    w.cancel();
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing is left after a cancel");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,438 @@
+//! Screen-space fluid rendering on whatever adapter wgpu finds (lavapipe in CI; a machine with none FAILS
+//! with the context's message): one analytic ellipsoid splat, anisotropy of a sheet and a bulk, curvature
+//! flow on a noisy plane with a step, tile-skipped against full-screen flow, the sky loader's errors, and
+//! image checks of every target of a small fixed scene against `tests/reference/*.png`.
+//!
+//! Image checks: mean absolute difference <= 2 levels and at most 1% of pixels off by more than 24 levels.
+//! A failure writes `<name>.new.png` and `<name>.diff.png` under `target/test-output/` and names them.
+//! `WATERVIEW_UPDATE_REFERENCES=1` rewrites the references (look at them before committing).
+
+mod common;
+
+use glam::{Mat3, Vec2, Vec3, Vec4};
+use std::path::PathBuf;
+use waterview::gpu::readback::read_buffer_blocking;
+use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
+use waterview::render::camera::camera_bind_group_layout;
+use waterview::render::{
+    render_to_image, AnisotropyPass, Ellipsoid, FlowSettings, FluidTargets, FluidView, OrbitCamera, ParticleSource,
+    RenderSettings, Renderer, SkySource, SmoothPass, SplatPass, OFFSCREEN_FORMAT,
+};
+use waterview::terrain::Heightfield;
+
+fn out_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
+    std::fs::create_dir_all(&dir).expect("create target/test-output");
+    dir
+}
+
+/// Reads an `R32Float` (or `R16Float`, converted) texture with `COPY_SRC` usage, row-major.
+fn read_float_texture(ctx: &GpuContext, texture: &wgpu::Texture) -> Vec<f32> {
+    let half = texture.format() == wgpu::TextureFormat::R16Float;
+    let texel = if half { 2 } else { 4 };
+    let (w, h) = (texture.width(), texture.height());
+    let padded = (w * texel).div_ceil(256) * 256;
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test read-back"),
+        size: (padded * h) as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    enc.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(h) },
+        },
+        texture.size(),
+    );
+    ctx.queue.submit([enc.finish()]);
+    buffer.map_async(wgpu::MapMode::Read, .., |r| r.expect("map read-back"));
+    ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None }).expect("poll");
+    let data = buffer.get_mapped_range(..).expect("mapped").to_vec();
+    let mut out = Vec::with_capacity((w * h) as usize);
+    for row in data.chunks_exact(padded as usize) {
+        let row = &row[..(w * texel) as usize];
+        if half {
+            out.extend(row.chunks_exact(2).map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))));
+        } else {
+            out.extend(row.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        }
+    }
+    out
+}
+
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = ((h >> 10) & 0x1f) as i32;
+    let m = (h & 0x3ff) as f32;
+    sign * match e {
+        0 => m * 2f32.powi(-24),
+        31 => f32::INFINITY,
+        _ => (1.0 + m / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+fn write_depth(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32]) {
+    let (w, h) = targets.size;
+    ctx.queue.write_texture(
+        targets.raw_depth.as_image_copy(),
+        bytemuck::cast_slice(depth),
+        wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
+        targets.raw_depth.size(),
+    );
+}
+
+/// Pixel centre -> world ray direction for `camera` at `size`.
+fn pixel_ray(camera: &OrbitCamera, size: (u32, u32), x: u32, y: u32) -> Vec3 {
+    let ndc = Vec2::new((x as f32 + 0.5) / size.0 as f32 * 2.0 - 1.0, 1.0 - (y as f32 + 0.5) / size.1 as f32 * 2.0);
+    let p = camera.clip_from_world(size.0 as f32 / size.1 as f32).inverse().project_point3(ndc.extend(1.0));
+    (p - camera.eye()).normalize()
+}
+
+#[test]
+fn shaders_parse_and_validate() {
+    for path in ["render/anisotropy.wgsl", "render/splat.wgsl", "render/curvature_flow.wgsl", "render/composite.wgsl", "render/sky.wgsl"] {
+        let src = waterview::gpu::shader::resolve(path);
+        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{path}: {}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{path}: {e:?}"));
+    }
+}
+
+#[test]
+fn single_ellipsoid_depth_and_thickness_match_ray_cast() {
+    let ctx = common::gpu();
+    let size = (160u32, 120u32);
+    let camera = OrbitCamera { target: Vec3::ZERO, distance: 6.0, yaw: 0.4, pitch: 0.3, fov_y: 50f32.to_radians() };
+    let centre = Vec3::new(0.3, -0.2, 0.1);
+    let axes = Vec3::new(1.4, 0.5, 0.9);
+    let rot = Mat3::from_euler(glam::EulerRot::YXZ, 0.7, 0.4, -0.3);
+    let g = rot * Mat3::from_diagonal(axes.recip()) * rot.transpose();
+    let e = Ellipsoid {
+        centre: centre.extend(axes.max_element()).to_array(),
+        inv_axes: [g.row(0).extend(0.0).to_array(), g.row(1).extend(0.0).to_array(), g.row(2).extend(0.0).to_array()],
+    };
+    let ellipsoids = storage_buffer_init(&ctx.device, "one ellipsoid", bytemuck::bytes_of(&e));
+
+    let uniform = camera.uniform(size, Vec3::Y, 1.0, 0.0);
+    let camera_buffer = waterview::gpu::uniform_buffer_init(&ctx.device, "camera", bytemuck::bytes_of(&uniform));
+    let camera_group = waterview::gpu::bind_buffers(&ctx.device, "camera", &camera_bind_group_layout(&ctx.device), &[&camera_buffer]);
+    let scene = waterview::render::Offscreen::new(&ctx, size);
+    let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
+    let splat = SplatPass::new(&ctx);
+    let profiler = Profiler::new(&ctx.device);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    // Scene depth cleared to far (no terrain).
+    drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("clear scene depth"),
+        color_attachments: &[],
+        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+            view: &scene.depth_view,
+            depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(0.0), store: wgpu::StoreOp::Store }),
+            stencil_ops: None,
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    }));
+    splat.encode(&ctx, &mut enc, &profiler, &camera_group, &ellipsoids, 1, &scene.depth_view, &targets);
+    ctx.queue.submit([enc.finish()]);
+    let depth = read_float_texture(&ctx, &targets.raw_depth);
+    let thickness = read_float_texture(&ctx, targets.thickness_view.texture());
+
+    let eye = camera.eye();
+    let forward = (camera.target - eye).normalize();
+    let (mut compared, mut wrong_cover, mut worst_depth, mut worst_path) = (0, Vec::new(), 0f32, 0f32);
+    for y in 0..size.1 {
+        for x in 0..size.0 {
+            let dir = pixel_ray(&camera, size, x, y);
+            let (o, d) = (g * (eye - centre), g * dir);
+            let (a, b, c) = (d.dot(d), o.dot(d), o.dot(o) - 1.0);
+            let disc = b * b - a * c;
+            let i = (y * size.0 + x) as usize;
+            let gpu_hit = depth[i] > 0.0;
+            // Near the silhouette (the ray within 1% of the unit sphere's rim) either answer is fine.
+            if (disc / a).abs() < 0.02 {
+                continue;
+            }
+            if (disc > 0.0) != gpu_hit {
+                wrong_cover.push((x, y));
+                continue;
+            }
+            if disc > 0.0 {
+                let (t0, t1) = ((-b - disc.sqrt()) / a, (-b + disc.sqrt()) / a);
+                let z = t0 * dir.dot(forward);
+                worst_depth = worst_depth.max((depth[i] - z).abs() / z);
+                worst_path = worst_path.max((thickness[i] - (t1 - t0)).abs() / (t1 - t0).max(0.05));
+                compared += 1;
+            }
+        }
+    }
+    let gpu_pixels = depth.iter().filter(|&&z| z > 0.0).count();
+    assert!(compared > 1000, "the ellipsoid covers only {compared} pixels (GPU: {gpu_pixels}, coverage mismatches {})", wrong_cover.len());
+    assert!(wrong_cover.len() <= 3, "coverage differs from the ray cast at {:?}", &wrong_cover[..wrong_cover.len().min(8)]);
+    assert!(worst_depth < 1e-4, "splat depth differs from the analytic depth by up to {:.2e} (relative)", worst_depth);
+    assert!(worst_path < 5e-3, "thickness differs from the analytic path length by up to {:.2e} (relative)", worst_path);
+}
+
+/// Runs the anisotropy pass over `positions` (spacing `dx`) with the default settings; returns the ellipsoids.
+fn anisotropy_of(ctx: &GpuContext, positions: &[Vec4], dx: f32) -> Vec<Ellipsoid> {
+    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(positions));
+    let mut settings = RenderSettings::default();
+    settings.fluid.dx = dx;
+    let mut pass = AnisotropyPass::new(ctx);
+    let profiler = Profiler::new(&ctx.device);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    pass.encode(ctx, &mut enc, &profiler, &buffer, positions.len() as u32, settings.anisotropy_uniform());
+    ctx.queue.submit([enc.finish()]);
+    let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
+    bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..positions.len()].to_vec()
+}
+
+#[test]
+fn anisotropy_flattens_sheets_and_keeps_bulk_round() {
+    let ctx = common::gpu();
+    let dx = 0.1;
+    let r = RenderSettings::default().fluid.splat_radius * dx;
+    // A flat sheet in the xz plane, far from the origin (tests the offsets' conditioning).
+    let base = Vec3::new(120.0, 35.0, -80.0);
+    let sheet: Vec<Vec4> = (0..21 * 21).map(|k| (base + dx * Vec3::new((k % 21) as f32, 0.0, (k / 21) as f32)).extend(1000.0)).collect();
+    let e = anisotropy_of(&ctx, &sheet, dx)[10 * 21 + 10];
+    let (ax, ay, az) = (e.axis_along(Vec3::X), e.axis_along(Vec3::Y), e.axis_along(Vec3::Z));
+    assert!(ay < 0.5 * ax.min(az), "sheet: the normal axis {ay} should be thin against {ax}, {az}");
+    assert!((ax / az - 1.0).abs() < 0.05, "sheet: in-plane axes {ax}, {az} should match");
+    assert!((ax * ay * az).cbrt() > 0.9 * r && (ax * ay * az).cbrt() < 1.1 * r, "sheet: volume of a sphere of radius {r}");
+    assert!((Vec3::from_slice(&e.centre[..3]) - sheet[10 * 21 + 10].truncate()).length() < 1e-3, "sheet: centre moved");
+
+    // A uniform 11^3 bulk: the centre particle is a near-sphere of the splat radius.
+    let bulk: Vec<Vec4> =
+        (0..11 * 11 * 11).map(|k| (dx * Vec3::new((k % 11) as f32, ((k / 11) % 11) as f32, (k / 121) as f32)).extend(1000.0)).collect();
+    let e = anisotropy_of(&ctx, &bulk, dx)[5 * 121 + 5 * 11 + 5];
+    let axes = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::ONE.normalize()].map(|d| e.axis_along(d));
+    let (lo, hi) = axes.iter().fold((f32::MAX, 0f32), |(lo, hi), &a| (lo.min(a), hi.max(a)));
+    assert!(lo > 0.9 * hi, "bulk: axes {axes:?} should be nearly equal");
+    assert!((hi / r - 1.0).abs() < 0.1, "bulk: axes {axes:?} should be about the splat radius {r}");
+}
+
+/// A 128 x 96 depth image: background above row 8; left of column 80 a gently tilted plane at about
+/// 10 m with +-2 cm deterministic noise; right of it a plane at 14 m (a 4 m step).
+fn noisy_step(size: (u32, u32)) -> Vec<f32> {
+    let mut seed = 12345u32;
+    let mut noise = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    };
+    (0..size.0 * size.1)
+        .map(|i| {
+            let (x, y) = (i % size.0, i / size.0);
+            if y < 8 {
+                0.0
+            } else if x < 80 {
+                10.0 + 0.002 * x as f32 + 0.004 * y as f32 + 0.04 * noise()
+            } else {
+                14.0
+            }
+        })
+        .collect()
+}
+
+fn run_flow(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32], full_screen: bool) -> (Vec<f32>, u32) {
+    let mut pass = SmoothPass::new(ctx);
+    pass.resize(ctx, targets);
+    write_depth(ctx, targets, depth);
+    let settings = FlowSettings { iterations: 40, step: 0.8, threshold: 0.5, focal: (1.6, 2.14), full_screen };
+    let profiler = Profiler::new(&ctx.device);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    pass.encode(ctx, &mut enc, &profiler, targets, &settings);
+    ctx.queue.submit([enc.finish()]);
+    let out = read_float_texture(ctx, &targets.smooth[SmoothPass::result_index(settings.iterations)]);
+    let count = u32::from_le_bytes(read_buffer_blocking(ctx, &targets.tile_counter)[..4].try_into().unwrap());
+    (out, count)
+}
+
+/// Mean |Laplacian| (pixels) over the interior of the noisy plane: the small-slope mean curvature, up to a
+/// constant factor.
+fn mean_curvature(z: &[f32], w: usize) -> f32 {
+    let (mut sum, mut n) = (0.0, 0);
+    for y in 12..90 {
+        for x in 4..76 {
+            let i = y * w + x;
+            sum += (z[i - 1] + z[i + 1] + z[i - w] + z[i + w] - 4.0 * z[i]).abs();
+            n += 1;
+        }
+    }
+    sum / n as f32
+}
+
+#[test]
+fn curvature_flow_smooths_noise_and_keeps_the_step() {
+    let ctx = common::gpu();
+    let size = (128u32, 96u32);
+    let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
+    let raw = noisy_step(size);
+    let (smooth, _) = run_flow(&ctx, &targets, &raw, false);
+    let w = size.0 as usize;
+    let (before, after) = (mean_curvature(&raw, w), mean_curvature(&smooth, w));
+    assert!(after < 0.2 * before, "mean curvature {before:.4} -> {after:.4}: not smoothed");
+    let mean = |z: &[f32]| z.iter().filter(|&&v| v > 0.0 && v < 13.0).sum::<f32>() / z.iter().filter(|&&v| v > 0.0 && v < 13.0).count() as f32;
+    assert!((mean(&smooth) - mean(&raw)).abs() < 0.01, "the plane's mean depth moved");
+    for y in 10..90 {
+        let (l, r) = (smooth[y * w + 79], smooth[y * w + 80]);
+        assert!((l - raw[y * w + 79]).abs() < 0.1 && (r - 14.0).abs() < 1e-4, "row {y}: step not kept ({l}, {r})");
+    }
+    assert!(smooth[..8 * w].iter().all(|&v| v == 0.0), "background pixels changed");
+}
+
+#[test]
+fn tile_skipped_flow_matches_full_screen_and_empty_screen_has_no_tiles() {
+    let ctx = common::gpu();
+    let size = (200u32, 136u32);
+    // A noisy disc of fluid in the middle of an empty screen.
+    let mut depth = vec![0.0f32; (size.0 * size.1) as usize];
+    for (i, z) in depth.iter_mut().enumerate() {
+        let (x, y) = ((i as u32 % size.0) as f32, (i as u32 / size.0) as f32);
+        let d = Vec2::new(x - 90.0, y - 70.0).length();
+        if d < 45.0 {
+            *z = 8.0 + 0.002 * d * d + 0.03 * ((x * 12.9898 + y * 78.233).sin() * 43758.547).fract();
+        }
+    }
+    let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
+    let (tiled, tiles) = run_flow(&ctx, &targets, &depth, false);
+    let (full, _) = run_flow(&ctx, &targets, &depth, true);
+    let total = targets.tiles.0 * targets.tiles.1;
+    assert!(tiles > 0 && tiles < total, "{tiles} of {total} tiles active");
+    let worst = tiled.iter().zip(&full).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+    assert!(worst <= 1e-5, "tile-skipped and full-screen flow differ by {worst}");
+    assert!(tiled.iter().zip(&depth).any(|(a, b)| (a - b).abs() > 1e-3), "the flow changed nothing");
+
+    let empty = vec![0.0f32; depth.len()];
+    let (out, tiles) = run_flow(&ctx, &targets, &empty, false);
+    assert_eq!(tiles, 0, "an empty screen has no active tiles");
+    assert!(out.iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn bad_sky_file_is_an_error_and_the_sky_stays() {
+    let ctx = common::gpu();
+    let hf = Heightfield::flat(Vec2::splat(-5.0), Vec2::splat(10.0), 0.0);
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
+    let dir = out_dir();
+    let bad = dir.join("not_a_sky.png");
+    std::fs::write(&bad, b"this is not a PNG").unwrap();
+    let before = renderer.sky_mut().source().clone();
+    let err = renderer.sky_mut().load_equirect(&ctx, &bad).expect_err("garbage must not load").to_string();
+    assert!(err.contains("not_a_sky.png"), "the error names the file: {err}");
+    let missing = dir.join("no_such_sky.hdr");
+    let err = renderer.sky_mut().load_equirect(&ctx, &missing).expect_err("missing file").to_string();
+    assert!(err.contains("no_such_sky.hdr"), "{err}");
+    let square = dir.join("square_sky.png");
+    image::RgbImage::from_pixel(16, 16, image::Rgb([90, 140, 220])).save(&square).unwrap();
+    let err = renderer.sky_mut().load_equirect(&ctx, &square).expect_err("not 2:1").to_string();
+    assert!(err.contains("square_sky.png") && err.contains("twice as wide"), "{err}");
+    assert_eq!(renderer.sky_mut().source(), &before, "a failed load keeps the current sky");
+
+    let good = dir.join("good_sky.png");
+    image::RgbImage::from_fn(64, 32, |_, y| image::Rgb([40 + 4 * y as u8, 120, 230])).save(&good).unwrap();
+    renderer.sky_mut().load_equirect(&ctx, &good).expect("a 2:1 PNG loads");
+    assert_eq!(renderer.sky_mut().source(), &SkySource::Loaded(vec![good]));
+}
+
+/// The fixed scene of the image checks: a gently sloped bumpy ground and a mound of 1 500 particles.
+fn image_scene() -> (Heightfield, Vec<Vec4>, OrbitCamera) {
+    let (nx, nz) = (48u32, 48u32);
+    let origin = Vec2::splat(-6.0);
+    let extent = Vec2::splat(12.0);
+    let spacing = extent / Vec2::new((nx - 1) as f32, (nz - 1) as f32);
+    let heights = (0..nx * nz)
+        .map(|i| {
+            let p = origin + Vec2::new((i % nx) as f32, (i / nx) as f32) * spacing;
+            0.04 * p.x * p.x + 0.05 * p.y + 0.15 * (1.3 * p.x).sin() * (0.9 * p.y).cos()
+        })
+        .collect();
+    let hf = Heightfield { nx, nz, origin, extent, heights };
+    let dx = 0.2;
+    let mut particles = Vec::new();
+    for iz in 0..24 {
+        for ix in 0..24 {
+            let (x, z) = (-2.4 + dx * ix as f32, -2.4 + dx * iz as f32);
+            let ground = hf.height_at(x, z);
+            let depth = 1.2 - 0.12 * (x * x + z * z);
+            let mut y = ground + 0.5 * dx;
+            while y < ground + depth && particles.len() < 1500 {
+                particles.push(Vec4::new(x, y, z, 1000.0));
+                y += dx;
+            }
+        }
+    }
+    let camera = OrbitCamera { target: Vec3::new(0.0, 0.4, 0.0), distance: 8.0, yaw: 0.5, pitch: 0.45, fov_y: 50f32.to_radians() };
+    (hf, particles, camera)
+}
+
+/// Compares `img` with `tests/reference/<name>.png` (see the module doc).
+fn check_image(img: &image::RgbaImage, name: &str) -> Result<(), String> {
+    let reference = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/reference/{name}.png"));
+    if std::env::var_os("WATERVIEW_UPDATE_REFERENCES").is_some() {
+        img.save(&reference).map_err(|e| format!("{}: {e}", reference.display()))?;
+        return Ok(());
+    }
+    let new = out_dir().join(format!("{name}.new.png"));
+    let fail = |msg: String| {
+        img.save(&new).ok();
+        Err(format!("{name}: {msg}; new image in {}", new.display()))
+    };
+    let want = match image::open(&reference) {
+        Ok(i) => i.to_rgba8(),
+        Err(e) => return fail(format!("no reference {} ({e}); set WATERVIEW_UPDATE_REFERENCES=1 to write it", reference.display())),
+    };
+    if want.dimensions() != img.dimensions() {
+        return fail(format!("size {:?} differs from the reference's {:?}", img.dimensions(), want.dimensions()));
+    }
+    let mut diff = image::RgbaImage::new(img.width(), img.height());
+    let (mut sum, mut outliers) = (0u64, 0usize);
+    for ((p, q), d) in img.pixels().zip(want.pixels()).zip(diff.pixels_mut()) {
+        let delta: [u8; 3] = std::array::from_fn(|c| (p.0[c] as i32 - q.0[c] as i32).unsigned_abs() as u8);
+        sum += delta.iter().map(|&v| v as u64).sum::<u64>();
+        let worst = *delta.iter().max().unwrap();
+        outliers += (worst > 24) as usize;
+        *d = image::Rgba([worst.saturating_mul(4), 0, 0, 255]);
+    }
+    let n = (img.width() * img.height()) as f64;
+    let mad = sum as f64 / (3.0 * n);
+    if mad > 2.0 || outliers as f64 > 0.01 * n {
+        let diff_path = out_dir().join(format!("{name}.diff.png"));
+        diff.save(&diff_path).ok();
+        return fail(format!("mean abs difference {mad:.2} levels, {outliers} pixels off by > 24; difference in {}", diff_path.display()));
+    }
+    Ok(())
+}
+
+#[test]
+fn image_checks_of_every_target() {
+    let ctx = common::gpu();
+    let (hf, particles, camera) = image_scene();
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
+    let positions = storage_buffer_init(&ctx.device, "image positions", bytemuck::cast_slice(&particles));
+    let velocities = storage_buffer_init(&ctx.device, "image velocities", &vec![0u8; particles.len() * 16]);
+    let source = ParticleSource { positions: &positions, velocities: &velocities, count: particles.len() as u32 };
+    let mut failures = Vec::new();
+    for (view, name) in [
+        (FluidView::RawDepth, "fluid_raw_depth"),
+        (FluidView::SmoothedDepth, "fluid_smoothed_depth"),
+        (FluidView::Thickness, "fluid_thickness"),
+        (FluidView::Normals, "fluid_normals"),
+        (FluidView::Final, "fluid_final"),
+    ] {
+        let mut settings = RenderSettings::default();
+        settings.fluid.dx = 0.2;
+        settings.view = view;
+        let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, (160, 120));
+        img.save(out_dir().join(format!("{name}.png"))).ok();
+        if let Err(e) = check_image(&img, name) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "image checks failed:\n{}", failures.join("\n"));
+}
