@@ -39,6 +39,27 @@ fn camera_up() -> vec3<f32> {
     return vec3<f32>(m[0][1], m[1][1], m[2][1]);
 }
 
+// Corner `vi` (0..6, two triangles) of a camera-facing quad that covers the silhouette of the sphere
+// (centre c, radius r) seen from the eye at distance d = |eye - c| > r: the quad lies on the sphere's front
+// tangent plane, half-size (d - r) r / sqrt(d^2 - r^2) (the tangent cone), plus a 2 % margin so the
+// rasteriser never trims the silhouette. Returns the corner's world position.
+fn sphere_billboard_corner(c: vec3<f32>, r: f32, d: f32, vi: u32) -> vec3<f32> {
+    let axis = (camera.eye - c) / d;
+    var right = cross(camera_up(), axis);
+    if dot(right, right) < 1e-8 {
+        right = camera_right();
+    }
+    right = normalize(right);
+    let up = cross(axis, right);
+    let half = (d - r) * r / sqrt(d * d - r * r);
+    var corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
+    );
+    let k = corners[vi] * half * 1.02;
+    return c + axis * r + right * k.x + up * k.y;
+}
+
 // Radiance of direct sunlight: white attenuated through the air mass of the sun's elevation.
 fn sun_radiance() -> vec3<f32> {
     let air_mass = 1.0 / max(camera.sun_dir.y + 0.06, 0.04);

@@ -51,20 +51,7 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> V
         out.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return out;
     }
-    let axis = to_eye / d;
-    var right = cross(camera_up(), axis);
-    if dot(right, right) < 1e-8 {
-        right = camera_right();
-    }
-    right = normalize(right);
-    let up = cross(axis, right);
-    let half = (d - r) * r / sqrt(d * d - r * r);
-    var corners = array<vec2<f32>, 6>(
-        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
-        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
-    );
-    let k = corners[vi] * half * 1.02;
-    let world = c + axis * r + right * k.x + up * k.y;
+    let world = sphere_billboard_corner(c, r, d, vi);
     out.clip = camera.clip_from_world * vec4<f32>(world, 1.0);
     out.world = world;
     return out;
