@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 /// Size of `bench.png`, pixels.
 pub const PLOT_SIZE: (u32, u32) = (1024, 640);
 
-/// Registers the embedded font as plotters' "sans-serif" (once per process).
-fn register_font() -> Result<()> {
+/// Registers the embedded font as plotters' "sans-serif" (once per process). Shared with `validate`'s plots.
+pub(crate) fn register_font() -> Result<()> {
     static OK: OnceLock<bool> = OnceLock::new();
     let ok = *OK.get_or_init(|| {
         plotters::style::register_font("sans-serif", FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT).is_ok()
@@ -123,7 +123,8 @@ pub fn write_plot(report: &Report, path: &Path, size: (u32, u32)) -> Result<bool
     Ok(true)
 }
 
-fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+/// A plotters error as an anyhow error (shared with `validate`'s plots).
+pub(crate) fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing the plot failed: {e:?}")
 }
 

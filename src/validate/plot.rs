@@ -4,13 +4,12 @@
 //! lines and markers; several charts side by side make one image ([`write_panels`]). Log axes are
 //! drawn as linear axes of log10 values with labels formatted back (see [`Chart::log_labels`]).
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 use std::path::Path;
-use std::sync::OnceLock;
+use crate::bench::plot::{plot_err, register_font};
 
 /// Size of one chart panel, pixels.
 pub const PANEL_SIZE: (u32, u32) = (900, 600);
@@ -56,23 +55,6 @@ pub struct Chart {
 /// Colours per solver and series (matplotlib's "tab10").
 pub const COLORS: [RGBColor; 6] =
     [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(214, 39, 40), RGBColor(148, 103, 189), RGBColor(127, 127, 127)];
-
-/// Registers the embedded font as plotters' "sans-serif" (once per process).
-fn register_font() -> Result<()> {
-    static OK: OnceLock<bool> = OnceLock::new();
-    let ok = *OK.get_or_init(|| {
-        plotters::style::register_font("sans-serif", FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT).is_ok()
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err(anyhow!("the embedded plot font could not be loaded"))
-    }
-}
-
-fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
-    anyhow!("drawing the plot failed: {e:?}")
-}
 
 /// Range of the finite values in `v`, widened by 5 % (and made non-empty).
 fn fit_range(v: impl Iterator<Item = f64>) -> (f64, f64) {
