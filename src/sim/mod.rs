@@ -363,12 +363,7 @@ impl Simulation {
         self.grid.encode(encoder, profiler, &self.bind, &self.buffers.cell_start, n);
         let g = gpu::groups(n, self.workgroup_size);
         if self.params.method == Method::Dfsph {
-            {
-                let mut pass = profiler.compute_pass(encoder, "density");
-                pass.set_bind_group(0, &self.bind, &[]);
-                pass.set_pipeline(&p.time_step);
-                pass.dispatch_workgroups(1, 1, 1);
-            }
+            self.encode_time_step(encoder, profiler, false);
             // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
             // (from the asynchronously read statistics; the GPU still stops each solve on its own).
             let cap = |used: Option<u32>, max: u32| used.map_or(max, |u| (2 * u + 4).min(max));
@@ -379,14 +374,7 @@ impl Simulation {
             );
             self.dfsph.encode(encoder, profiler, &self.bind, n, iterations);
         } else {
-            {
-                let mut pass = profiler.compute_pass(encoder, "density");
-                pass.set_bind_group(0, &self.bind, &[]);
-                pass.set_pipeline(&p.time_step);
-                pass.dispatch_workgroups(1, 1, 1);
-                pass.set_pipeline(&p.density_forces);
-                pass.dispatch_workgroups(g, 1, 1);
-            }
+            self.encode_time_step(encoder, profiler, true);
             let mut pass = profiler.compute_pass(encoder, "pressure");
             pass.set_bind_group(0, &self.bind, &[]);
             // WCSPH: the Tait pressure from density_forces, one force evaluation. PCISPH: iterations.
@@ -525,12 +513,20 @@ impl Simulation {
     /// Records the grid build and the density pass only (for tests of the density summation).
     pub fn encode_density_only(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         self.encode_grid(encoder, profiler);
+        self.encode_time_step(encoder, profiler, true);
+    }
+
+    /// The "density" pass: the GPU-side CFL time step, then (PCISPH, WCSPH) density and non-pressure
+    /// forces. DFSPH computes its density inside its own passes.
+    fn encode_time_step(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler, density_forces: bool) {
         let mut pass = profiler.compute_pass(encoder, "density");
         pass.set_bind_group(0, &self.bind, &[]);
         pass.set_pipeline(&self.pipelines.time_step);
         pass.dispatch_workgroups(1, 1, 1);
-        pass.set_pipeline(&self.pipelines.density_forces);
-        pass.dispatch_workgroups(gpu::groups(self.count, self.workgroup_size), 1, 1);
+        if density_forces {
+            pass.set_pipeline(&self.pipelines.density_forces);
+            pass.dispatch_workgroups(gpu::groups(self.count, self.workgroup_size), 1, 1);
+        }
     }
 
     /// The neighbour grid's shape.
