@@ -1,5 +1,8 @@
-//! Command-line interface (clap): no subcommand opens the window; `run` simulates headless; `bench`
-//! measures per-pass GPU times over particle counts and workgroup sizes (see `docs/performance.md`).
+//! Command-line interface (clap): no subcommand opens the window (with [`WindowArgs`], e.g. a recording
+//! from the first frame); `run` simulates headless; `bench` measures per-pass GPU times over particle
+//! counts and workgroup sizes (see `docs/performance.md`); `capture` records a video headless at a fixed
+//! step, or (`--record-cost`) measures what live recording costs the frame rate; `validate` runs the
+//! physical checks.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -13,6 +16,56 @@ pub struct Cli {
     /// Scene file to open in the window (default: the built-in valley flood).
     #[arg(long, global = true)]
     pub scene: Option<PathBuf>,
+    /// Options of the window (without a subcommand only).
+    #[command(flatten)]
+    pub window: WindowArgs,
+}
+
+/// Options of the window (no subcommand): its size, and a live recording started with the first frame,
+/// e.g. `--record demo.mp4 --record-seconds 10 --quit-after-record` for a scripted video or a test.
+#[derive(Clone, Debug, Default, Args)]
+pub struct WindowArgs {
+    /// Inner size of the window, WIDTHxHEIGHT physical pixels (default: the size of the last run).
+    #[arg(long, value_parser = parse_size)]
+    pub window_size: Option<(u32, u32)>,
+    /// Record the window (without the UI) from the first frame on, as live recording (F9) does: `.mp4`
+    /// writes H.264 MP4, any other path a folder of numbered PNGs.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Stop that recording after this many seconds of wall time (default: F9 or closing the window stops
+    /// it); the first frame is always recorded.
+    #[arg(long, requires = "record", value_parser = parse_seconds)]
+    pub record_seconds: Option<f64>,
+    /// Most frames per second the recording keeps (2 ..= 240; default: the Capture panel's setting).
+    #[arg(long, requires = "record", value_parser = parse_fps)]
+    pub record_fps: Option<f32>,
+    /// Quit once the recording's file is complete: exit status 0 when it was written, 1 with the reason
+    /// when it was not.
+    #[arg(long, requires = "record")]
+    pub quit_after_record: bool,
+}
+
+impl WindowArgs {
+    /// True when any option is set (they apply to the window only, not to a subcommand).
+    pub fn any(&self) -> bool {
+        self.window_size.is_some() || self.record.is_some() || self.record_seconds.is_some() || self.record_fps.is_some() || self.quit_after_record
+    }
+}
+
+/// Parses a positive, finite number of seconds.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
+/// Parses a frame rate in 2 ..= 240 frames per second.
+fn parse_fps(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if (2.0..=240.0).contains(&v) => Ok(v),
+        _ => Err(format!("frame rate `{s}` must be a number in 2 ..= 240")),
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -22,8 +75,9 @@ pub enum Command {
     /// Benchmark headless: per-pass GPU time per step over particle counts and workgroup sizes;
     /// writes bench.csv, bench.md and bench.png into --out.
     Bench(BenchArgs),
-    /// Record a video headless at a fixed step: every frame advances 1/fps simulated seconds, rendered at
-    /// --size however long it takes; `.mp4` writes H.264 MP4, any other --out a folder of numbered PNGs.
+    /// Record a video headless at a fixed step: every frame advances exactly 1/fps simulated seconds,
+    /// rendered at --size however long it takes; `.mp4` writes H.264 MP4, any other --out a folder of
+    /// numbered PNGs. With --record-cost: measure what live recording costs the frame rate instead.
     Capture(CaptureArgs),
     /// Physical validation headless (hydrostatic tank, dam break vs Martin & Moyce 1952, density error
     /// vs iterations, sloshing energy) per solver; writes a CSV and a PNG per case and summary.md.
@@ -36,15 +90,32 @@ pub struct CaptureArgs {
     /// Simulated seconds to record.
     #[arg(long, default_value_t = 5.0)]
     pub seconds: f32,
-    /// Video frames per simulated second (2 ..= 240).
+    /// Video frames per simulated second (2 ..= 240); with --record-cost, the most frames per second of
+    /// wall time the live recording keeps.
     #[arg(long, default_value_t = 30.0)]
     pub fps: f32,
     /// Video size WIDTHxHEIGHT.
     #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
     pub size: (u32, u32),
-    /// Output: a `.mp4` file, or a folder for a PNG sequence.
+    /// Output: a `.mp4` file, or a folder for a PNG sequence (with --record-cost: where the measurement's
+    /// video goes before it is deleted; default a temporary file).
+    #[arg(long, required_unless_present = "record_cost")]
+    pub out: Option<PathBuf>,
+    /// Measure what live recording costs instead of capturing: render the same --frames frames at --size
+    /// with and without the recording path (staging ring, read-back, H.264 encoder thread), --rounds runs
+    /// of each, alternating, and print ms per frame both ways (wall clock, and CPU time on Linux; medians
+    /// over the runs) and the frame rate lost, in percent.
     #[arg(long)]
-    pub out: PathBuf,
+    pub record_cost: bool,
+    /// --record-cost: timed frames per run.
+    #[arg(long, default_value_t = 20, requires = "record_cost", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub frames: u32,
+    /// --record-cost: untimed frames before each run.
+    #[arg(long, default_value_t = 5, requires = "record_cost", value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub warmup: u32,
+    /// --record-cost: runs of each kind (without and with recording), alternating.
+    #[arg(long, default_value_t = 3, requires = "record_cost", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
     /// Override the scene's particle spacing dx (metres).
     #[arg(long)]
     pub dx: Option<f32>,
@@ -77,9 +148,29 @@ pub struct BenchArgs {
     /// Largest particle count the sweep tries.
     #[arg(long, default_value = "16M", value_parser = parse_count)]
     pub max_particles: u64,
+    /// Neighbour-grid cells per support radius: 1 (cells of 2h, 9 rows of 3 cells), 2 (cells of h, 25 rows
+    /// of 5) or 3. An optimisation experiment; the default is what the app uses.
+    #[arg(long, default_value_t = crate::sim::CELL_SPLIT, value_parser = clap::value_parser!(u32).range(1..=3))]
+    pub cell_split: u32,
+    /// Cells of the neighbour grid's folded table per particle (an optimisation experiment; the app uses
+    /// the default).
+    #[arg(long, default_value_t = crate::sim::CELLS_PER_PARTICLE, value_parser = parse_cells_per_particle)]
+    pub cells_per_particle: f64,
+    /// Submit every simulation step separately (with a wait) instead of one submission per frame, to
+    /// measure the per-submission overhead in the wall-clock column.
+    #[arg(long)]
+    pub submit_per_step: bool,
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
+}
+
+/// Parses `--cells-per-particle`: a number in (0, 64].
+fn parse_cells_per_particle(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 64.0 => Ok(v),
+        _ => Err(format!("cells per particle `{s}` must be a number in (0, 64], e.g. 1 or 0.5")),
+    }
 }
 
 /// Parses a particle count: an integer with an optional `k` (10^3) or `M` (10^6) suffix, at least 1.

@@ -183,6 +183,6 @@ pub fn render_final(ctx: &GpuContext, sim: &Simulation, scene: &Scene, size: (u3
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
     settings.particle.radius = sim.particle_radius();
-    let source = ParticleSource { positions: sim.positions(), velocities: sim.velocities(), count: sim.particle_count() };
+    let source = ParticleSource::of(sim);
     render::render_to_image(ctx, &mut renderer, &camera, Some(source), &settings, size)
 }

@@ -154,13 +154,14 @@ pub struct SceneSetup {
 }
 
 /// Names of the scenes embedded in the binary (see [`Scene::builtin`]).
-pub const BUILTIN_SCENES: &[&str] = &["valley", "dam_break", "tank"];
+pub const BUILTIN_SCENES: &[&str] = &["valley", "dam_break", "tank", "wave_tank"];
 
 /// (name, RON text) of every built-in scene.
 const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
     ("valley", include_str!("../assets/scenes/valley.ron")),
     ("dam_break", include_str!("../assets/scenes/dam_break.ron")),
     ("tank", include_str!("../assets/scenes/tank.ron")),
+    ("wave_tank", include_str!("../assets/scenes/wave_tank.ron")),
 ];
 
 /// Directory the built-in scenes resolve relative paths against (relative to the working directory).
@@ -179,8 +180,10 @@ pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
 /// Largest image decoded before the crop, pixels per axis.
 const MAX_DECODE_SIZE: u32 = 16384;
 
-/// Most particles a scene may build (2^24); beyond this `build` fails instead of exhausting memory.
-pub const MAX_PARTICLES: u64 = 1 << 24;
+/// Most particles a scene may build (2^26, about 1.6 GB of CPU memory while building); beyond this `build`
+/// fails instead of exhausting memory. The GPU's own limits (buffer size, dispatch size) usually refuse
+/// fewer, with a message.
+pub const MAX_PARTICLES: u64 = 1 << 26;
 
 /// Units of a heightmap, read from the JSON file beside the PNG (extra fields are ignored).
 #[derive(Debug, Deserialize)]
@@ -288,6 +291,9 @@ impl Scene {
             }
         }
         self.solver.validate().map_err(|e| self.invalid(e.to_string()))?;
+        if let Some(w) = &self.solver.wave_maker {
+            w.validate_in(d.min, d.max).map_err(|e| self.invalid(e.to_string()))?;
+        }
         if let Some(t) = &self.terrain {
             if t.heightmap.trim().is_empty() {
                 return Err(self.invalid("terrain.heightmap is empty".into()));
@@ -343,7 +349,7 @@ impl Scene {
 
     /// Builds the initial particles and the terrain. Each block is filled on a cubic lattice of spacing
     /// [`Scene::effective_dx`] (points at `min + (i + 0.5) dx`), skipping points closer than dx/2 to the
-    /// terrain or to a domain wall. Fails on an invalid scene, a bad heightmap, more than
+    /// terrain, to a domain wall or to a wave maker's paddle at its rest position (and those behind it). Fails on an invalid scene, a bad heightmap, more than
     /// [`MAX_PARTICLES`] or no particle at all.
     pub fn build(&self, on_cpu_adapter: bool) -> Result<SceneSetup, SceneError> {
         self.validate()?;
@@ -370,7 +376,11 @@ impl Scene {
         }
         // Tolerance so that points exactly dx/2 from a wall or a flat floor are kept despite rounding.
         let eps = 1e-4 * dx;
-        let lo = Vec3::from(d.min) + (0.5 * dx - eps);
+        let mut lo = Vec3::from(d.min) + (0.5 * dx - eps);
+        if let Some(w) = &self.solver.wave_maker {
+            // The wave maker's paddle starts at its rest position and replaces that min wall.
+            lo[w.axis.index()] += w.rest;
+        }
         let hi = Vec3::from(d.max) - (0.5 * dx - eps);
         let mut positions = Vec::with_capacity(estimate.min(1 << 20) as usize);
         let mut velocities = Vec::with_capacity(positions.capacity());

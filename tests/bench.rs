@@ -32,6 +32,9 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         frames: 3,
         warmup: 2,
         size: (64, 48),
+        cell_split: 1,
+        cells_per_particle: 1.0,
+        submit_per_step: false,
     };
     let report = bench::run_plan(&ctx, &scene, &plan).expect("benchmark runs");
     assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
@@ -111,6 +114,9 @@ fn bad_input_is_an_error() {
         warmup: 0,
         size: (8, 8),
         max_particles: 1 << 20,
+        cell_split: 1,
+        cells_per_particle: 1.0,
+        submit_per_step: false,
         out: file.clone(),
     };
     let err = bench::run(None, &args).expect_err("unwritable output folder");
@@ -121,4 +127,35 @@ fn bad_input_is_an_error() {
     let err = bench::run(Some(PathBuf::from("no/such/scene.ron")), &BenchArgs { out: temp_dir("bench-unused"), ..args })
         .expect_err("missing scene");
     assert!(format!("{err:#}").contains("scene.ron"), "{err:#}");
+}
+
+/// The optimisation experiments' options run: half-size cells, a folded table of a quarter cell per
+/// particle, one submission per step. The smaller table shows in the memory figure.
+#[test]
+fn experiment_options_run_and_shrink_the_table() {
+    let ctx = common::gpu();
+    let scene = Scene::builtin("valley").expect("built-in valley");
+    let base = Plan {
+        targets: Some(vec![800]),
+        sweep: false,
+        max_particles: 1 << 24,
+        workgroup_sizes: vec![64],
+        frames: 2,
+        warmup: 1,
+        size: (64, 48),
+        cell_split: 1,
+        cells_per_particle: 1.0,
+        submit_per_step: false,
+    };
+    let small = Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, ..base.clone() };
+    let run = |plan: &Plan| {
+        let report = bench::run_plan(&ctx, &scene, plan).expect("benchmark runs");
+        assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
+        report.results[0].clone()
+    };
+    let (a, b) = (run(&base), run(&small));
+    assert_eq!(a.particles, b.particles, "same scene, same count");
+    assert!(b.ms_per_step() > 0.0 && b.ms_per_step().is_finite(), "ms/step {}", b.ms_per_step());
+    let saved = (a.bytes_allocated as f64 - b.bytes_allocated as f64) / a.particles as f64;
+    assert!(saved > 2.0, "0.25 instead of 1 cell per particle saves about 3 bytes per particle, saved {saved:.2}");
 }

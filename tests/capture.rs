@@ -1,10 +1,11 @@
 //! Video capture end to end on the GPU (lavapipe on CI): the headless fixed-step capture writes a valid
-//! H.264 MP4 (read back with the `mp4` crate) and a numbered PNG sequence; an unwritable output is an error
-//! with a message and leaves nothing under the final name. Without a GPU adapter these tests fail with the
-//! context's message (never skip).
+//! H.264 MP4 (read back with the `mp4` crate) and a numbered PNG sequence; every video frame advances
+//! exactly 1/fps simulated seconds (frame k shows time k / fps), and steps past a frame's end are exact
+//! no-ops; an unwritable output is an error with a message and leaves nothing under the final name.
+//! Without a GPU adapter these tests fail with the context's message (never skip).
 
 use std::path::{Path, PathBuf};
-use waterview::capture::offline::{capture_scene, OfflineOptions};
+use waterview::capture::offline::{capture_scene, capture_scene_frames, OfflineOptions};
 use waterview::gpu::GpuContext;
 use waterview::scene::Scene;
 
@@ -111,4 +112,78 @@ fn the_video_writer_cancels_without_leaving_files() {
     w.cancel();
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing is left after a cancel");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Relative difference |a - b| / |b| (absolute for b = 0).
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1.0)
+}
+
+#[test]
+fn every_video_frame_advances_exactly_one_over_fps() {
+    let ctx = gpu();
+    let dir = scratch("exact");
+    let fps = 24.0f32; // 1/24 s is no binary fraction: a sum of substeps would not land on it
+    let frames = 5u32;
+    // The tank's water column released from rest plus a dam break (moving water, so the CFL condition
+    // shortens the steps and the last step of a frame is clamped or halved).
+    for (name, scene) in [("tank", tank()), ("dam_break", Scene::builtin("dam_break").expect("built-in dam break"))] {
+        let out = dir.join(format!("{name}.mp4"));
+        let opts = OfflineOptions { seconds: frames as f32 / fps, fps, size: (64, 48), out: out.clone(), dx: Some(0.08) };
+        let mut seen = Vec::new();
+        let report = capture_scene_frames(&ctx, &scene, &opts, |f| seen.push((f.index, f.sim_time, f.total))).expect("capture");
+        assert_eq!(report.video.frames, frames as u64);
+        assert_eq!(seen.len(), frames as usize, "{name}: one report per frame");
+        for (k, (index, time, total)) in seen.into_iter().enumerate() {
+            assert_eq!((index, total), (k as u64, frames as u64));
+            let want = k as f64 / fps as f64;
+            assert!(rel(time as f64, want) <= 1e-5, "{name}: frame {k} shows t = {time} s, not {want} s");
+        }
+        let want = frames as f64 / fps as f64;
+        assert!(rel(report.sim_time as f64, want) <= 1e-5, "{name}: simulated {} s after {frames} frames, not {want} s", report.sim_time);
+        assert!(report.steps >= frames as u64 && report.steps <= report.steps_recorded, "{name}: {report:?}");
+        assert!(report.submissions >= frames as u64, "{name}: the step state is read at least once per frame");
+        eprintln!("{name}: {} steps, {} recorded, {} submissions", report.steps, report.steps_recorded, report.submissions);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn steps_past_the_frame_end_are_exact_no_ops() {
+    use waterview::gpu::Profiler;
+    let ctx = gpu();
+    let mut scene = Scene::builtin("dam_break").expect("built-in dam break");
+    scene.solver.dx = 0.08;
+    for method in [waterview::sim::Method::Dfsph, waterview::sim::Method::Pcisph, waterview::sim::Method::Wcsph] {
+        scene.solver.method = method;
+        let mut sim = waterview::headless::build_simulation(&ctx, &scene, Some(0.08)).expect("simulation");
+        let mut profiler = Profiler::new(&ctx.device);
+        let t = 0.05f32;
+        let a = sim.advance_to(&ctx, &mut profiler, t).expect("advance");
+        assert_eq!(a.time, t, "{method:?}: lands exactly");
+        let before = sim.step_state_blocking(&ctx).expect("step state");
+        let (p0, v0) = sim.read_particles_blocking(&ctx);
+        // Three more steps with the end still set: no time passes, no particle moves.
+        sim.set_frame_end(&ctx, t);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        for _ in 0..3 {
+            sim.encode_step(&mut enc, &profiler);
+        }
+        ctx.queue.submit([enc.finish()]);
+        sim.set_frame_end(&ctx, 0.0);
+        let after = sim.step_state_blocking(&ctx).expect("step state");
+        assert_eq!((after.time, after.dt, after.steps), (t, 0.0, before.steps), "{method:?}: {after:?}");
+        assert_eq!(after.max_speed_bits, before.max_speed_bits, "{method:?}: the CFL speed is kept");
+        let (p1, v1) = sim.read_particles_blocking(&ctx);
+        // The grid sort may reorder particles: compare the states as sets, bit for bit.
+        let key = |p: &[f32; 4], v: &[f32; 4]| p.iter().chain(v).map(|x| x.to_bits()).collect::<Vec<u32>>();
+        let mut s0: Vec<_> = p0.iter().zip(&v0).map(|(p, v)| key(p, v)).collect();
+        let mut s1: Vec<_> = p1.iter().zip(&v1).map(|(p, v)| key(p, v)).collect();
+        s0.sort();
+        s1.sort();
+        assert!(s0 == s1, "{method:?}: a step with dt = 0 changed the particles");
+        // And the simulation goes on from there.
+        let b = sim.advance_to(&ctx, &mut profiler, 2.0 * t).expect("advance again");
+        assert_eq!(b.time, 2.0 * t);
+    }
 }

@@ -416,7 +416,7 @@ fn image_checks_of_every_target() {
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let positions = storage_buffer_init(&ctx.device, "image positions", bytemuck::cast_slice(&particles));
     let velocities = storage_buffer_init(&ctx.device, "image velocities", &vec![0u8; particles.len() * 16]);
-    let source = ParticleSource { positions: &positions, velocities: &velocities, count: particles.len() as u32 };
+    let source = ParticleSource { positions: &positions, velocities: &velocities, count: particles.len() as u32, sim: None };
     let mut failures = Vec::new();
     for (view, name) in [
         (FluidView::RawDepth, "fluid_raw_depth"),

@@ -4,7 +4,7 @@ mod common;
 use glam::Vec3;
 use waterview::gpu::Profiler;
 use waterview::scene::{Aabb, SceneSetup};
-use waterview::sim::{kernel, reference, SimParams, Simulation};
+use waterview::sim::{kernel, reference, SimOptions, SimParams, Simulation};
 use waterview::terrain::Heightfield;
 
 #[test]
@@ -69,15 +69,32 @@ fn sim_for(ctx: &waterview::gpu::GpuContext, positions: Vec<Vec3>, domain: Aabb,
 
 #[test]
 fn grid_build_matches_cpu_counting_sort() {
+    // 16 table cells per particle: more than the 7 cells per particle of the dense grid, so nothing folds.
+    check_grid_build(SimOptions { cells_per_particle: 16.0, ..SimOptions::default() }, false);
+}
+
+/// The same with the grid's rows folded onto a table of 5 % of the particle count: distinct cells share
+/// buckets, and the sort must still agree with the CPU's folded counting sort.
+#[test]
+fn folded_grid_build_matches_cpu_counting_sort() {
+    check_grid_build(SimOptions { cells_per_particle: 0.05, ..SimOptions::default() }, true);
+}
+
+fn check_grid_build(options: SimOptions, folded: bool) {
     let ctx = common::gpu();
     let domain = Aabb { min: [0.0, 0.0, 0.0], max: [1.0, 0.6, 0.8] };
     let positions = random_particles(5000, Vec3::splat(0.01), Vec3::new(0.99, 0.59, 0.79), 7);
-    let sim = sim_for(&ctx, positions.clone(), domain, 0.02);
+    let terrain = Heightfield::flat(glam::Vec2::new(0.0, 0.0), glam::Vec2::new(1.0, 0.8), 0.0);
+    let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions: positions.clone(), terrain };
+    let params = SimParams { dx: 0.02, ..SimParams::default() };
+    let sim = Simulation::new_with(&ctx, &domain, &setup, &params, options).expect("simulation builds");
+    let shape = sim.grid_shape();
+    assert_eq!(shape.num_cells() < shape.dense_cells(), folded, "grid {shape:?} folded as intended");
     let profiler = Profiler::new(&ctx.device);
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     sim.encode_grid(&mut enc, &profiler);
     ctx.queue.submit([enc.finish()]);
-    let (cell_start, sorted, cell_slot) = sim.read_grid_blocking(&ctx);
+    let (cell_start, sorted) = sim.read_grid_blocking(&ctx);
     let grid = sim.grid_shape();
     let cells = grid.num_cells() as usize;
     let (cpu_start, cpu_order) = reference::build_grid(&grid, &positions);
@@ -91,18 +108,29 @@ fn grid_build_matches_cpu_counting_sort() {
             assert_eq!(reference::cell_index(&grid, reference::cell_coord(&grid, p)) as usize, c);
         }
     }
-    // The reorder is a permutation: slots are unique and the sorted data is the input reordered.
-    let mut dst: Vec<u32> = cell_slot[..positions.len()].iter().map(|cs| cell_start[cs[0] as usize] + cs[1]).collect();
-    for (i, &d) in dst.iter().enumerate() {
-        assert_eq!(Vec3::from_slice(&sorted[d as usize][..3]), positions[i], "particle {i} went to slot {d}");
-    }
-    dst.sort_unstable();
-    assert!(dst.iter().enumerate().all(|(k, &d)| k as u32 == d), "destinations form a permutation");
+    // The reorder is a permutation: the sorted data is the input, each particle exactly once.
+    let key = |p: Vec3| p.to_array().map(f32::to_bits);
+    let mut gpu_sorted: Vec<_> = sorted[..positions.len()].iter().map(|p| key(Vec3::from_slice(&p[..3]))).collect();
+    let mut input: Vec<_> = positions.iter().map(|&p| key(p)).collect();
+    gpu_sorted.sort_unstable();
+    input.sort_unstable();
+    assert_eq!(gpu_sorted, input, "the sorted particles are a permutation of the input");
     assert_eq!(cpu_order.len(), positions.len());
 }
 
 #[test]
 fn density_on_a_lattice_matches_cpu_reference() {
+    check_lattice_density(None);
+}
+
+/// The same with the grid's box moved onto the domain's corner, away from the block: every particle lies
+/// outside the box and is clamped into its corner cell; the neighbour sums must not change.
+#[test]
+fn density_is_unchanged_when_particles_lie_outside_the_grid_box() {
+    check_lattice_density(Some(([0.0; 3], [0.0; 3])));
+}
+
+fn check_lattice_density(grid_box: Option<([f32; 3], [f32; 3])>) {
     let ctx = common::gpu();
     let dx = 0.05;
     let domain = Aabb { min: [0.0, 0.0, 0.0], max: [2.0, 2.0, 2.0] };
@@ -115,13 +143,19 @@ fn density_on_a_lattice_matches_cpu_reference() {
             }
         }
     }
-    let sim = sim_for(&ctx, positions.clone(), domain, dx);
+    let mut sim = sim_for(&ctx, positions.clone(), domain, dx);
+    if let Some((lo, hi)) = grid_box {
+        sim.set_grid_box(lo, hi);
+        let g = sim.grid_shape();
+        let box_max = (0..3).map(|a| g.origin[a] + g.dims[a] as f32 * g.cell_size).fold(f32::NEG_INFINITY, f32::max);
+        assert!(box_max < 0.7, "the box ({g:?}) lies outside the block");
+    }
     let profiler = Profiler::new(&ctx.device);
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     sim.encode_density_only(&mut enc, &profiler);
     ctx.queue.submit([enc.finish()]);
     let rho = sim.read_density_blocking(&ctx);
-    let (_, sorted, _) = sim.read_grid_blocking(&ctx);
+    let (_, sorted) = sim.read_grid_blocking(&ctx);
     let sorted_pos: Vec<Vec3> = sorted[..positions.len()].iter().map(|p| Vec3::from_slice(&p[..3])).collect();
     let cpu = reference::density_brute_force(&sorted_pos, sim.mass(), sim.params().h());
     let mut interior = 0;

@@ -44,8 +44,12 @@ struct Params {
     target_divergence: f32, // DFSPH: mean relative dt * divergence to reach
     density_max_iter: u32,
     divergence_max_iter: u32,
-    _pad3: f32,
-    _pad4: f32,
+    frame_end: f32,         // offline capture: simulated time (s) the steps stop at exactly; <= 0 = free running
+    surface_tension: f32,   // Akinci et al. 2013's gamma; 0 = off
+    wave_axis: u32,         // wave maker: 0 = off, 1 = paddle normal to x, 3 = normal to z (axis + 1)
+    wave_rest: f32,         // wave maker: rest distance from the domain's min wall, m
+    wave_amplitude: f32,    // wave maker: amplitude, m
+    wave_omega: f32,        // wave maker: 2 pi / period, rad/s
 }
 
 const METHOD_DFSPH: u32 = 0u;
@@ -73,11 +77,14 @@ struct StepState {
 @group(0) @binding(4) var<storage, read_write> spos: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> svel: array<vec4<f32>>;
 // binding 6: cell_start (cells + 1 entries), declared per file (atomic while counting).
-@group(0) @binding(7) var<storage, read_write> cell_slot: array<vec2<u32>>;
-// Velocity after non-pressure forces (v*), and predicted position (xyz) of the PCISPH iteration.
+// binding 7: unused (was the per-particle (cell, slot) of the counting sort; the scatter re-derives both).
+// Velocity after non-pressure forces (v*), per sorted particle.
 @group(0) @binding(8) var<storage, read_write> vstar: array<vec4<f32>>;
+// Per-step scratch, valid only between the grid's scatter and `integrate`: the same buffers as `pos`
+// (binding 9) and `vel` (binding 10), whose unsorted contents are dead in that window (src/sim/mod.rs).
+// pred: PCISPH predicted position (xyz); DFSPH (alpha, kappa, kappa_v, -). Never read `pos` there.
 @group(0) @binding(9) var<storage, read_write> pred: array<vec4<f32>>;
-// Pressure acceleration (xyz), per sorted particle.
+// accel: pressure acceleration (xyz) of PCISPH/WCSPH; surface normals before that. Never read `vel` there.
 @group(0) @binding(10) var<storage, read_write> accel: array<vec4<f32>>;
 // density (x) and pressure (y) per sorted particle.
 @group(0) @binding(11) var<storage, read_write> rho_p: array<vec2<f32>>;
@@ -126,16 +133,21 @@ struct Sources {
 @group(0) @binding(16) var<storage, read_write> sources: Sources;
 
 // Inactive particles (the emitters' pool) carry w < 0 in `pos`; the grid parks them in an extra cell
-// after the last real one, so after the sort the active particles are exactly [0, cell_start[num_cells]).
+// after the last real one. After the grid build, cell_start[c] holds the END of cell c (the scatter
+// advances each start past its cell, see grid.wgsl): cell c is [cell_start[c - 1], cell_start[c]) with
+// cell_start[-1] = 0, and the active particles are exactly [0, cell_start[num_cells - 1]).
 
 fn cell_coord(p: vec3<f32>) -> vec3<i32> {
     let c = vec3<i32>(floor((p - params.grid_origin) / params.cell_size));
     return clamp(c, vec3<i32>(0), vec3<i32>(params.grid_dims) - 1);
 }
 
+// Index in the folded cell table: rows (y, z) are folded modulo rows = num_cells / dims.x, x fastest
+// (see GridShape in src/sim/gpu_data.rs); a row's cells stay contiguous.
 fn cell_index(c: vec3<i32>) -> u32 {
     let d = params.grid_dims;
-    return (u32(c.z) * d.y + u32(c.y)) * d.x + u32(c.x);
+    let rows = params.num_cells / d.x;
+    return ((u32(c.z) * d.y + u32(c.y)) % rows) * d.x + u32(c.x);
 }
 
 // ---- terrain heightfield (bilinear, same data and formula as src/terrain.rs) ----
@@ -213,12 +225,36 @@ fn add_plane(acc: PlaneSum, d: f32, n: vec3<f32>) -> PlaneSum {
     return PlaneSum(acc.q * free, acc.g - v.y * n / free);
 }
 
+// ---- wave maker: a piston paddle replacing the min wall along x or z (WaveMaker in src/sim/params.rs) ----
+
+// Min corner of the side walls at the simulated time step.time: domain_min, except on the paddle's axis
+// while the wave maker is on: domain_min + rest + amplitude sin(omega t), kept inside the domain.
+fn wall_min() -> vec3<f32> {
+    var m = params.domain_min;
+    if (params.wave_axis != 0u) {
+        let a = params.wave_axis - 1u;
+        let s = params.wave_rest + params.wave_amplitude * sin(params.wave_omega * step.time);
+        m[a] = clamp(params.domain_min[a] + s, params.domain_min[a], params.domain_max[a]);
+    }
+    return m;
+}
+
+// Velocity of the min walls at step.time, m/s: the paddle's along its axis, zero elsewhere.
+fn wall_min_velocity() -> vec3<f32> {
+    var u = vec3<f32>(0.0);
+    if (params.wave_axis != 0u) {
+        u[params.wave_axis - 1u] = params.wave_amplitude * params.wave_omega * cos(params.wave_omega * step.time);
+    }
+    return u;
+}
+
 fn boundary_density(p: vec3<f32>) -> BoundaryDensity {
     var acc = PlaneSum(1.0, vec3<f32>(0.0));
     let t = terrain_plane(p);
     acc = add_plane(acc, t.d, t.n);
-    // Side walls and ceiling: planes x = min/max, z = min/max, y = max.
-    let lo = p - params.domain_min;
+    // Side walls and ceiling: planes x = min/max, z = min/max, y = max; a wave maker's paddle moves its
+    // min wall (wall_min).
+    let lo = p - wall_min();
     let hi = params.domain_max - p;
     acc = add_plane(acc, lo.x, vec3<f32>(1.0, 0.0, 0.0));
     acc = add_plane(acc, hi.x, vec3<f32>(-1.0, 0.0, 0.0));
@@ -228,7 +264,14 @@ fn boundary_density(p: vec3<f32>) -> BoundaryDensity {
     return BoundaryDensity(params.rho0 * (1.0 - acc.q), params.rho0 * acc.q * acc.g);
 }
 
-// Range [start, end) of sorted particles in the row of cells (cx-1 .. cx+1, cy, cz), clamped to the grid.
+// Cells per support radius 2h along an axis (1 when a cell is one support radius, 2 for half, ...): the
+// neighbour loops visit rows dy, dz in [-reach, reach], each row spanning x in [cx - reach, cx + reach].
+fn reach() -> i32 {
+    return i32(round(2.0 * params.h / params.cell_size));
+}
+
+// Range [start, end) of sorted particles in the row of cells (cx-reach .. cx+reach, cy+dy, cz+dz),
+// clamped to the grid.
 fn row_range(c: vec3<i32>, dy: i32, dz: i32) -> vec2<u32> {
     let d = vec3<i32>(params.grid_dims);
     let y = c.y + dy;
@@ -236,9 +279,19 @@ fn row_range(c: vec3<i32>, dy: i32, dz: i32) -> vec2<u32> {
     if (y < 0 || y >= d.y || z < 0 || z >= d.z) {
         return vec2<u32>(0u, 0u);
     }
-    let x0 = max(c.x - 1, 0);
-    let x1 = min(c.x + 1, d.x - 1);
-    return vec2<u32>(cell_start_at(cell_index(vec3<i32>(x0, y, z))), cell_start_at(cell_index(vec3<i32>(x1, y, z)) + 1u));
+    let r = reach();
+    let first = cell_index(vec3<i32>(max(c.x - r, 0), y, z));
+    let last = cell_index(vec3<i32>(min(c.x + r, d.x - 1), y, z));
+    var start = 0u;
+    if (first > 0u) {
+        start = cell_start_at(first - 1u);
+    }
+    return vec2<u32>(start, cell_start_at(last));
+}
+
+// Number of active (non-parked) particles after this step's grid build.
+fn active_end() -> u32 {
+    return cell_start_at(params.num_cells - 1u);
 }
 
 // Moves a position that is closer than r_collide to the terrain or a wall back onto that distance
@@ -251,7 +304,7 @@ fn project_out(p: vec3<f32>) -> vec3<f32> {
     if (t.d < rc) {
         x += (rc - t.d) * t.n;
     }
-    return clamp(x, params.domain_min + rc, params.domain_max - rc);
+    return clamp(x, wall_min() + rc, params.domain_max - rc);
 }
 
 // A per-step damping fraction (XSPH, wall friction) given for a step of max_dt, scaled to this step's dt so

@@ -2,7 +2,7 @@
 // 2017, "Divergence-Free SPH for Incompressible and Viscous Fluids"), one grid build per step:
 //   df_factor:      rho_i and the factor alpha_i = rho_i / (|sum_j m gradW_ij + grad rho_b|^2 + sum_j |m gradW_ij|^2)
 //   divergence solve (v): kappa_v = (D rho/Dt) alpha / dt, v_i -= dt sum_j m (kappa_i/rho_i + kappa_j/rho_j) gradW_ij
-//   df_nonpressure: v* = v + dt (g + viscosity) + XSPH
+//   df_nonpressure: v* = v + dt (g + viscosity + surface tension) + XSPH (surface tension: surface_tension.wgsl)
 //   density solve (v*):  rho*_i = rho_i + dt D rho/Dt (v*), kappa = (rho* - rho0) alpha / dt^2, same update
 // Boundaries (terrain, walls) enter through the half-space density rho_b and its gradient (common.wgsl),
 // at rest. Each solve iterates until the mean error is below its target or its iteration limit: the
@@ -12,6 +12,7 @@
 // p_i = kappa_i rho_i. Pressure kept for display and statistics: both solves' sum of kappa_i rho_i (Pa); a
 // fraction of it warm-starts the next step's density solve.
 #import "sim/common.wgsl"
+#import "sim/surface_tension.wgsl"
 
 @group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
 
@@ -33,7 +34,7 @@ fn cell_start_at(i: u32) -> u32 {
 }
 
 fn active_count() -> u32 {
-    return cell_start[params.num_cells];
+    return active_end();
 }
 
 // Per sorted particle: pred = (alpha_eff, kappa, kappa_v, -); rho_p = (rho, display pressure).
@@ -51,8 +52,8 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
     var rho = 0.0;
     var grad_sum = vec3<f32>(0.0);
     var grad_sq = 0.0;
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
+    for (var dz = -reach(); dz <= reach(); dz++) {
+        for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
@@ -71,8 +72,10 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let b = boundary_density(xi);
     rho += b.rho;
-    grad_sum += b.grad;
-    let denom = dot(grad_sum, grad_sum) + grad_sq;
+    // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + k B) (G = sum_j m gradW_ij, B = grad rho_b,
+    // k = boundary_factor) and so changes its density rate by that velocity dotted with (G + B): the
+    // diagonal of the solve is (G + k B) . (G + B), plus sum_j |m gradW_ij|^2 from the neighbours' share.
+    let denom = max(dot(grad_sum + params.boundary_factor * b.grad, grad_sum + b.grad), 0.0) + grad_sq;
     var alpha = 0.0;
     if (denom > 1e-9 * params.rho0 * params.rho0 / (h * h)) {
         // The velocity updates are scaled by grad_correction (see kernel.rs); alpha compensates.
@@ -94,8 +97,8 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
     }
     let c = cell_coord(xi);
     var rate = 0.0;
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
+    for (var dz = -reach(); dz <= reach(); dz++) {
+        for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
@@ -141,7 +144,7 @@ fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
         }
         let dt = step.dt;
         var pr = pred[i];
-        pr.z = rate * pr.x / dt;
+        pr.z = select(0.0, rate * pr.x / dt, dt > 0.0);
         pred[i] = pr;
         rho_p[i] = vec2<f32>(rp.x, rp.y + pr.z * rp.x);
         e = rate * dt / params.rho0;
@@ -161,8 +164,8 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     }
     let ki_rho = ki / rho_p[i].x;
     var dv = vec3<f32>(0.0);
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
+    for (var dz = -reach(); dz <= reach(); dz++) {
+        for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
@@ -204,8 +207,8 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     let c = cell_coord(xi);
     var visc = vec3<f32>(0.0);
     var xsph = vec3<f32>(0.0);
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
+    for (var dz = -reach(); dz <= reach(); dz++) {
+        for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
@@ -221,9 +224,12 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let vol = m / params.rho0;
     let dt = step.dt;
-    let a = params.gravity + 10.0 * params.viscosity * vol * visc;
+    var a = params.gravity + 10.0 * params.viscosity * vol * visc;
+    if (params.surface_tension > 0.0) {
+        a += surface_tension_accel(i);
+    }
     vstar[i] = vec4<f32>(vi + dt * a + per_step(params.xsph) * vol * xsph, 0.0);
-    accel[i] = vec4<f32>(0.0);
+    // `accel` is left alone: it may hold the surface normals other threads read; integrate ignores it for DFSPH.
     // Warm start of the density solve (Bender & Koschier 2017, sec. 4.4): a fraction of last step's
     // pressure (carried in svel.w through the sort) as the first kappa, applied by df_density_update
     // once before the iterations.
@@ -246,7 +252,7 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(loc
         let rho_star = rp.x + dt * density_rate(i, true);
         let excess = max(rho_star - params.rho0, 0.0);
         var pr = pred[i];
-        pr.y = excess * pr.x / (dt * dt);
+        pr.y = select(0.0, excess * pr.x / (dt * dt), dt > 0.0);
         pred[i] = pr;
         rp.y = rp.y + pr.y * rp.x;
         rho_p[i] = rp;
@@ -269,11 +275,14 @@ fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(1)
 fn df_begin() {
-    let n = active_count();
+    // A no-op step (dt = 0, past an offline capture's frame_end) runs zero iterations: the solve starts
+    // done, its dispatches have zero workgroups and the iteration counts of the last real step stay.
+    let idle = step.dt <= 0.0;
+    let n = select(active_count(), 0u, idle);
     control.args_src = vec4<u32>((n + 127u) / 128u, 1u, 1u, 0u);
     control.args_upd = vec4<u32>((n + WG - 1u) / WG, 1u, 1u, 0u);
     control.iteration = 0u;
-    control.done = 0u;
+    control.done = select(0u, 1u, idle);
     atomicStore(&step.err_sum, 0u);
 }
 

@@ -1,7 +1,10 @@
 // Neighbour grid by counting sort (Green 2010, "Particle simulation using CUDA"; Hoetzlein 2014):
-// `count` atomically inserts each particle into its cell (the returned value is its slot in the cell),
-// an exclusive prefix sum over the counts (scan.wgsl) gives each cell's start, and `scatter` writes
-// every particle to cell_start[cell] + slot, so each cell's particles are contiguous.
+// `count` atomically counts the particles of each cell, an exclusive prefix sum over the counts (scan.wgsl)
+// gives each cell's start, and `scatter` claims a place for every particle with a second atomic add on its
+// cell's start, so each cell's particles are contiguous (in arbitrary order within the cell, as the
+// count's slots were). No per-particle (cell, slot) is stored: the scatter re-derives the cell from the
+// position, and leaves cell_start[c] at the end of cell c (the layout every neighbour loop reads, see
+// row_range in common.wgsl).
 #import "sim/common.wgsl"
 
 @group(0) @binding(6) var<storage, read_write> cell_start: array<atomic<u32>>;
@@ -10,19 +13,21 @@ fn cell_start_at(i: u32) -> u32 {
     return atomicLoad(&cell_start[i]);
 }
 
+// Table cell of a particle: its grid cell, or the parking cell after the last one when inactive (w < 0).
+fn table_cell(p: vec4<f32>) -> u32 {
+    if (p.w >= 0.0) {
+        return cell_index(cell_coord(p.xyz));
+    }
+    return params.num_cells;
+}
+
 @compute @workgroup_size(WG)
 fn count(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= params.num_particles) {
         return;
     }
-    let p = pos[i];
-    var c = params.num_cells;
-    if (p.w >= 0.0) {
-        c = cell_index(cell_coord(p.xyz));
-    }
-    let slot = atomicAdd(&cell_start[c], 1u);
-    cell_slot[i] = vec2<u32>(c, slot);
+    atomicAdd(&cell_start[table_cell(pos[i])], 1u);
 }
 
 @compute @workgroup_size(WG)
@@ -31,8 +36,8 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= params.num_particles) {
         return;
     }
-    let cs = cell_slot[i];
-    let dst = atomicLoad(&cell_start[cs.x]) + cs.y;
-    spos[dst] = pos[i];
+    let p = pos[i];
+    let dst = atomicAdd(&cell_start[table_cell(p)], 1u);
+    spos[dst] = p;
     svel[dst] = vel[i];
 }

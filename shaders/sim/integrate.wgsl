@@ -2,7 +2,9 @@
 // dt = min(max_dt, cfl * h / v_max) with v_max from the previous step, all on the GPU (nothing read back);
 // `integrate` advances with symplectic Euler (v = v* + dt a_p, x += dt v), then enforces the boundaries as
 // hard constraints: a particle closer than r_collide to the terrain or a wall is moved back onto that
-// distance, its velocity into the boundary removed and its tangential velocity reduced by `friction`.
+// distance, its velocity into the boundary removed and its tangential velocity reduced by `friction`. A wave
+// maker's paddle (common.wgsl, wall_min) is such a wall that moves: a particle behind it is put in front
+// and gets at least the paddle's normal velocity (contact is taken relative to the moving wall).
 // It writes the new state unsorted-buffer-style (pos/vel), in the sorted order of this step.
 #import "sim/common.wgsl"
 
@@ -24,9 +26,28 @@ fn time_step() {
         dt = min(dt, params.cfl * params.h / signal);
     }
     dt = max(dt, 1e-3 * params.max_dt);
+    // Offline capture (frame_end > 0): the steps stop exactly at frame_end. The step that reaches it lands
+    // on it (time = frame_end, no rounding), less than two steps left are split into two halves (no tiny
+    // last step), and every step after it is a no-op with dt = 0 (the 1e-3 floor never applies past it).
+    var time = step.time + dt;
+    if (params.frame_end > 0.0) {
+        let remaining = params.frame_end - step.time;
+        if (remaining <= 0.0) {
+            dt = 0.0;
+            time = step.time;
+        } else if (remaining <= dt) {
+            dt = remaining;
+            time = params.frame_end;
+        } else if (remaining < 2.0 * dt) {
+            dt = 0.5 * remaining;
+            time = step.time + dt;
+        }
+    }
     step.dt = dt;
-    step.time = step.time + dt;
-    step.steps = step.steps + 1u;
+    step.time = time;
+    if (dt > 0.0) {
+        step.steps = step.steps + 1u;
+    }
     atomicStore(&step.max_speed_bits, 0u);
 }
 
@@ -42,14 +63,26 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= params.num_particles) {
         return;
     }
-    if (i >= cell_start[params.num_cells]) {
+    if (i >= active_end()) {
         // The emitters' pool: stays parked (w < 0) until an emitter takes it.
         pos[i] = spos[i];
         vel[i] = svel[i];
         return;
     }
+    if (step.dt <= 0.0) {
+        // A no-op step (past an offline capture's frame_end): the state as it was, in this step's order;
+        // the speed still feeds the next step's CFL condition.
+        pos[i] = spos[i];
+        vel[i] = svel[i];
+        atomicMax(&step.max_speed_bits, bitcast<u32>(length(svel[i].xyz)));
+        return;
+    }
     let dt = step.dt;
-    var v = vstar[i].xyz + dt * accel[i].xyz;
+    // DFSPH has its pressure in v* already; its `accel` holds the surface normals of surface_tension.wgsl.
+    var v = vstar[i].xyz;
+    if (params.method != METHOD_DFSPH) {
+        v += dt * accel[i].xyz;
+    }
     var x = spos[i].xyz + dt * v;
     let rc = params.r_collide;
 
@@ -58,14 +91,16 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
         x += (rc - t.d) * t.n;
         v = apply_contact(v, t.n);
     }
-    let lo = params.domain_min + rc;
+    let lo = wall_min() + rc;
     let hi = params.domain_max - rc;
+    let wall_v = wall_min_velocity();
     for (var a = 0; a < 3; a++) {
         var n = vec3<f32>(0.0);
         n[a] = 1.0;
         if (x[a] < lo[a]) {
             x[a] = lo[a];
-            v = apply_contact(v, n);
+            let u = wall_v[a] * n; // the min wall's own normal velocity (a moving paddle), else zero
+            v = u + apply_contact(v - u, n);
         } else if (x[a] > hi[a]) {
             x[a] = hi[a];
             v = apply_contact(v, -n);
@@ -86,12 +121,12 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // Emission (after integrate): `emit_plan` (one thread) decides per emitter whether a layer of particles
 // is owed (carry += rate dt; a layer of `layer_points` particles holds layer_points * V of water) and
-// assigns it indices in the free pool, which after this step's sort starts at cell_start[num_cells]
+// assigns it indices in the free pool, which after this step's sort starts at active_end()
 // (particles sunk this step are reclaimed at the next sort). `emit` places layer point t on the disc
 // with Vogel's sunflower spiral (uniform density, spacing about dx).
 @compute @workgroup_size(1)
 fn emit_plan() {
-    var next = cell_start[params.num_cells];
+    var next = active_end();
     let volume = params.mass / params.rho0;
     for (var e = 0u; e < sources.num_emitters; e++) {
         let em = sources.emitters[e];
@@ -99,7 +134,7 @@ fn emit_plan() {
         st.carry = st.carry + em.rate * step.dt;
         st.count = 0u;
         let layer = f32(em.layer_points) * volume;
-        if (st.carry >= layer) {
+        if (st.carry >= layer && step.dt > 0.0) {
             if (next + em.layer_points <= params.num_particles) {
                 st.base = next;
                 st.count = em.layer_points;

@@ -1,7 +1,8 @@
 // PCISPH (Solenthaler & Pajarola 2009), with pressure warm-started from the previous step:
 //   density_forces: rho_i = sum_j m W_ij + rho_boundary(x_i); non-pressure forces (gravity, Laplacian
 //                   artificial viscosity 2(d+2) nu sum_j m/rho0 (v_ij . x_ij)/(|x_ij|^2 + 0.01 h^2) gradW_ij,
-//                   XSPH smoothing) give v* = v + dt a + xsph sum_j m/rho0 (v_j - v_i) W_ij.
+//                   XSPH smoothing, surface tension of surface_tension.wgsl when on) give
+//                   v* = v + dt a + xsph sum_j m/rho0 (v_j - v_i) W_ij.
 //   then a fixed number of iterations of
 //   pressure_force: a_p,i = -sum_j m (p_i/rho_i^2 + p_j/rho_j^2) gradW_ij - 2 p_i/rho_i^2 grad rho_boundary;
 //                   x*_i = x_i + dt (v*_i + dt a_p,i)
@@ -9,6 +10,7 @@
 //   and a last pressure_force. Boundaries mirror the particle's pressure (Akinci et al. 2012's form), with
 //   their density from the half-space kernel integral (see common.wgsl).
 #import "sim/common.wgsl"
+#import "sim/surface_tension.wgsl"
 
 @group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
 
@@ -17,7 +19,7 @@ fn cell_start_at(i: u32) -> u32 {
 }
 
 fn active_count() -> u32 {
-    return cell_start[params.num_cells];
+    return active_end();
 }
 
 @compute @workgroup_size(WG)
@@ -35,8 +37,8 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     var rho = 0.0;
     var visc = vec3<f32>(0.0);
     var xsph = vec3<f32>(0.0);
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
+    for (var dz = -reach(); dz <= reach(); dz++) {
+        for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
@@ -56,7 +58,10 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let vol = m / params.rho0;
     rho += boundary_density(xi).rho;
     let dt = step.dt;
-    let a = params.gravity + 10.0 * params.viscosity * vol * visc;
+    var a = params.gravity + 10.0 * params.viscosity * vol * visc;
+    if (params.surface_tension > 0.0) {
+        a += surface_tension_accel(i);
+    }
     let v_star = vi + dt * a + per_step(params.xsph) * vol * xsph;
     vstar[i] = vec4<f32>(v_star, 0.0);
     var p = params.warm_start * max(svel[i].w, 0.0);
@@ -84,8 +89,8 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
     let pi_rho2 = rp_i.y / (rho_i * rho_i);
     let c = cell_coord(xi);
     var a = vec3<f32>(0.0);
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
+    for (var dz = -reach(); dz <= reach(); dz++) {
+        for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
@@ -117,8 +122,8 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     let xi = pred[i].xyz;
     let c = cell_coord(spos[i].xyz);
     var rho = 0.0;
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
+    for (var dz = -reach(); dz <= reach(); dz++) {
+        for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - pred[j].xyz;
@@ -131,7 +136,7 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     rho += boundary_density(xi).rho;
     let dt = step.dt;
-    let delta = params.delta_unit / (dt * dt);
+    let delta = select(0.0, params.delta_unit / (dt * dt), dt > 0.0);
     let p = max(rho_p[i].y + delta * (rho - params.rho0), 0.0);
     rho_p[i] = vec2<f32>(rho, p);
 }

@@ -55,6 +55,11 @@ pub struct Plan {
     pub warmup: u32,
     /// Render target size, pixels.
     pub size: (u32, u32),
+    /// Neighbour-grid cells per support radius and folded-table cells per particle ([`SimOptions`]).
+    pub cell_split: u32,
+    pub cells_per_particle: f64,
+    /// One submission (and wait) per step instead of per frame.
+    pub submit_per_step: bool,
 }
 
 impl Plan {
@@ -68,6 +73,9 @@ impl Plan {
             frames: args.frames,
             warmup: args.warmup,
             size: args.size,
+            cell_split: args.cell_split,
+            cells_per_particle: args.cells_per_particle,
+            submit_per_step: args.submit_per_step,
         }
     }
 }
@@ -323,7 +331,8 @@ pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<
 pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, workgroup_size: u32, plan: &Plan) -> Result<ConfigResult> {
     let mut params = scene.solver.clone();
     params.dx = dx;
-    let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, SimOptions { workgroup_size, ..SimOptions::default() })?;
+    let options = SimOptions { workgroup_size, cell_split: plan.cell_split, cells_per_particle: plan.cells_per_particle, ..SimOptions::default() };
+    let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, options)?;
     let substeps = sim.params().substeps;
     let mut sim_profiler = Profiler::new(&ctx.device);
     let mut render_profiler = Profiler::new(&ctx.device);
@@ -338,9 +347,22 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
     for i in 0..total {
         let started = Instant::now();
         let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench frame") });
-        sim.encode_frame(&mut encoder, &sim_profiler);
+        if plan.submit_per_step {
+            // Every step but the last in a submission of its own, waited for (the last goes with the frame).
+            for _ in 1..substeps {
+                sim.encode_step(&mut encoder, &sim_profiler);
+                let index = ctx.queue.submit([encoder.finish()]);
+                ctx.device
+                    .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+                    .context("waiting for the GPU")?;
+                encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench step") });
+            }
+            sim.encode_step(&mut encoder, &sim_profiler);
+        } else {
+            sim.encode_frame(&mut encoder, &sim_profiler);
+        }
         sim.encode_stats(&mut encoder, &sim_profiler);
-        let source = ParticleSource { positions: sim.positions(), velocities: sim.velocities(), count: sim.particle_count() };
+        let source = ParticleSource::of(&sim);
         renderer.encode(ctx, &mut encoder, &render_profiler, &target.color_view, &target.depth_view, target.size, &camera, Some(source), &settings);
         sim_profiler.resolve(&mut encoder);
         render_profiler.resolve(&mut encoder);

@@ -8,12 +8,15 @@
 //!
 //! Which texture is copied is the caller's choice: the app copies its offscreen scene target (no UI) or,
 //! for "include UI", a second texture of the surface's format into which it draws the scene and egui
-//! once more in that frame (see `app.rs`).
+//! once more in that frame (see `src/app/frame.rs`).
 //!
 //! Video: [`video`] writes frames as H.264/MP4 or numbered PNGs on a worker thread, [`recorder`] brings
-//! them back from the GPU through a ring of staging buffers, and [`offline`] runs fixed-step captures
-//! without a window (`waterview capture`).
+//! them back from the GPU through a ring of staging buffers, [`offline`] runs fixed-step captures
+//! without a window (`waterview capture`, blocking on the simulation's step state), and [`exact`] makes
+//! the window's offline render exact the same way without ever blocking (the step state comes back
+//! through a read-back ring; see `src/app/recording.rs`).
 
+pub mod exact;
 pub mod offline;
 pub mod recorder;
 pub mod video;

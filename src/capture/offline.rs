@@ -1,18 +1,27 @@
 //! Offline (fixed-step) video capture without a window: `waterview capture --scene FILE --seconds T --fps F
-//! --size WxH --out video.mp4`. Every video frame advances the simulation by one frame of `frame_dt = 1/fps`
-//! simulated seconds (the CFL condition may shorten a substep, see `SimParams::frame_dt`) and is rendered
-//! off-screen at the chosen size, however long that takes; frame k shows the state after k frames
-//! (time k / fps). Frames go through the same [`VideoRecorder`] ring and encoder thread as in the window; the
-//! loop only waits when every staging buffer is busy. The output's kind follows its extension: `.mp4` is
-//! H.264 in MP4, anything else a folder of numbered PNGs.
+//! --size WxH --out video.mp4`. Every video frame advances the simulation by exactly `1/fps` simulated
+//! seconds ([`Simulation::advance_to`]: the GPU's CFL steps are clamped so the last one lands on the frame's
+//! end) and is rendered off-screen at the chosen size, however long that takes; frame k shows the state at
+//! simulated time k / fps. Frames go through the same [`VideoRecorder`] ring and encoder thread as in the
+//! window; the loop waits when every staging buffer is busy, and for the 32-byte step state that
+//! `advance_to` reads back once or twice per frame (batch work; the window's "Render video" lands on the
+//! same frame ends without blocking, reading the step state asynchronously: [`super::exact`]). The output's
+//! kind follows its extension: `.mp4` is H.264 in MP4, anything else a folder of numbered PNGs.
+//!
+//! [`measure_record_cost`] (`waterview capture --record-cost`) measures what live recording costs the
+//! frame rate: the same frames (simulation frame, scene render, statistics, at most two frames in flight as
+//! with a vsync'd surface) rendered with and without the recording path (copy into the staging ring,
+//! read-back, H.264 encoding on the worker thread), recording at most `fps` frames per second of wall time
+//! exactly as the window's live recording does.
 
 use super::recorder::VideoRecorder;
 use super::video::{VideoFormat, VideoSummary};
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{OrbitCamera, Offscreen, ParticleSource, RenderSettings, Renderer};
 use crate::scene::Scene;
+use crate::sim::Simulation;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What to capture.
 #[derive(Clone, Debug)]
@@ -56,6 +65,35 @@ pub fn validate(opts: &OfflineOptions) -> Result<(), String> {
     Ok(())
 }
 
+/// One video frame of an offline capture, as reported to [`capture_scene_frames`]'s callback.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CaptureFrame {
+    /// Index k of the frame, from 0.
+    pub index: u64,
+    /// Simulated time of the state the frame shows, seconds, as read back from the GPU: k / fps (as f32).
+    pub sim_time: f32,
+    /// Frames the encoder has written so far.
+    pub written: u64,
+    /// Frames in the whole capture.
+    pub total: u64,
+}
+
+/// What an offline capture produced.
+#[derive(Clone, Debug)]
+pub struct CaptureReport {
+    /// The file or folder written.
+    pub video: VideoSummary,
+    /// Simulated time at the end, seconds, as read back from the GPU: frames / fps (the state after the
+    /// last frame's 1/fps).
+    pub sim_time: f32,
+    /// Simulation steps that advanced the time.
+    pub steps: u64,
+    /// Simulation steps recorded in all (those beyond `steps` were no-ops past a frame's end).
+    pub steps_recorded: u64,
+    /// Blocking reads of the step state (one per submission of [`Simulation::advance_to`]).
+    pub submissions: u64,
+}
+
 /// Runs the capture on `ctx`; `progress(frames written, total)` is called after every frame.
 /// Errors: bad options, a scene that cannot be simulated, an output that cannot be written (the message
 /// names the path; nothing is left under the final name).
@@ -65,14 +103,35 @@ pub fn capture_scene(
     opts: &OfflineOptions,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<VideoSummary, String> {
-    validate(opts)?;
-    let mut sim = crate::headless::build_simulation(ctx, scene, opts.dx).map_err(|e| format!("{e:#}"))?;
+    let total = frame_count(opts.seconds, opts.fps);
+    let report = capture_scene_frames(ctx, scene, opts, |f| progress(f.written, f.total))?;
+    progress(report.video.frames, total);
+    Ok(report.video)
+}
+
+/// The simulation an offline capture or cost measurement runs: the scene's, at `dx` if given, with
+/// `frame_dt = 1 / fps` and the scene's inflows and outflows.
+fn capture_simulation(ctx: &GpuContext, scene: &Scene, dx: Option<f32>, fps: f32) -> Result<Simulation, String> {
+    let mut sim = crate::headless::build_simulation(ctx, scene, dx).map_err(|e| format!("{e:#}"))?;
     let mut params = sim.params().clone();
-    params.frame_dt = 1.0 / opts.fps;
+    params.frame_dt = 1.0 / fps;
     sim.set_params(ctx, &params).map_err(|e| e.to_string())?;
     if !scene.emitters.is_empty() || !scene.sinks.is_empty() {
         sim.set_sources(ctx, &scene.emitters, &scene.sinks).map_err(|e| e.to_string())?;
     }
+    Ok(sim)
+}
+
+/// [`capture_scene`] reporting every frame as it is recorded (`on_frame`, with the simulated time the frame
+/// shows) and returning the simulation's totals as well as the video's.
+pub fn capture_scene_frames(
+    ctx: &GpuContext,
+    scene: &Scene,
+    opts: &OfflineOptions,
+    mut on_frame: impl FnMut(&CaptureFrame),
+) -> Result<CaptureReport, String> {
+    validate(opts)?;
+    let mut sim = capture_simulation(ctx, scene, opts.dx, opts.fps)?;
     let target = Offscreen::new(ctx, opts.size);
     let mut renderer = Renderer::new(ctx, target.format(), sim.terrain());
     let camera = OrbitCamera::from_desc(&scene.camera);
@@ -80,6 +139,15 @@ pub fn capture_scene(
     settings.particle.radius = sim.particle_radius();
     let mut profiler = Profiler::new(&ctx.device);
     let mut recorder = VideoRecorder::start(&ctx.device, &opts.out, format_for(&opts.out), opts.fps, target.size, target.format())?;
+    let fail = |recorder: VideoRecorder, e: String| {
+        recorder.cancel();
+        Err(e)
+    };
+    let mut sim_time = match sim.step_state_blocking(ctx) {
+        Ok(s) => s.time,
+        Err(e) => return fail(recorder, e.to_string()),
+    };
+    let (mut steps, mut steps_recorded, mut submissions) = (0u64, 0u64, 0u64);
 
     let total = frame_count(opts.seconds, opts.fps);
     for k in 0..total {
@@ -87,33 +155,295 @@ pub fn capture_scene(
         while !recorder.can_record() {
             let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
             if let Some(e) = recorder.poll() {
-                recorder.cancel();
-                return Err(e);
+                return fail(recorder, e);
             }
             if !recorder.can_record() {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("offline capture frame") });
-        let particles = ParticleSource { positions: sim.positions(), velocities: sim.velocities(), count: sim.particle_count() };
+        let particles = ParticleSource::of(&sim);
         renderer.encode(ctx, &mut enc, &profiler, &target.color_view, &target.depth_view, target.size, &camera, Some(particles), &settings);
         recorder.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
-        sim.encode_frame(&mut enc, &profiler);
         profiler.resolve(&mut enc);
         ctx.queue.submit([enc.finish()]);
-        sim.after_submit();
         recorder.after_submit();
         profiler.end_frame(&ctx.queue);
+        // Then exactly one frame of simulated time (blocking on the GPU's step state).
+        let t_next = ((k + 1) as f64 / opts.fps as f64) as f32;
+        let shown = sim_time;
+        match sim.advance_to(ctx, &mut profiler, t_next) {
+            Ok(a) => {
+                steps += a.steps as u64;
+                steps_recorded += a.steps_recorded as u64;
+                submissions += a.submissions as u64;
+                sim_time = a.time;
+            }
+            Err(e) => return fail(recorder, e.to_string()),
+        }
         let _ = ctx.device.poll(wgpu::PollType::Poll);
         if let Some(e) = recorder.poll() {
-            recorder.cancel();
-            return Err(e);
+            return fail(recorder, e);
         }
-        progress(recorder.written(), total);
+        on_frame(&CaptureFrame { index: k, sim_time: shown, written: recorder.written(), total });
     }
-    let summary = recorder.finish_blocking(&ctx.device)?;
-    progress(summary.frames, total);
-    Ok(summary)
+    let video = recorder.finish_blocking(&ctx.device)?;
+    Ok(CaptureReport { video, sim_time, steps, steps_recorded, submissions })
+}
+
+/// Options of [`measure_record_cost`].
+#[derive(Clone, Debug)]
+pub struct RecordCostOptions {
+    /// Timed frames per run.
+    pub frames: u32,
+    /// Untimed frames before each run.
+    pub warmup: u32,
+    /// Runs of each kind, alternating (without, with, without, ...), so a drift in the machine's load
+    /// hits both; the figures are medians over the runs.
+    pub rounds: u32,
+    /// Render size, pixels (the window's size while recording).
+    pub size: (u32, u32),
+    /// Most video frames recorded per second of wall time, as the window's live recording.
+    pub fps: f32,
+    /// Particle spacing override, metres.
+    pub dx: Option<f32>,
+    /// Where the measurement's video goes (deleted afterwards); `None`: a file in the temporary folder.
+    pub out: Option<PathBuf>,
+}
+
+/// Result of [`measure_record_cost`]: per-frame costs without and with recording, medians over the runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordCost {
+    /// Wall time per frame without recording, milliseconds.
+    pub plain_ms: f64,
+    /// Wall time per frame while recording, milliseconds.
+    pub recording_ms: f64,
+    /// CPU time of the whole process (all threads: the driver's, the encoder's) per frame without
+    /// recording, milliseconds; Linux only. On a CPU adapter (lavapipe) this is the work itself, and far
+    /// less disturbed than the wall time by other programs on the machine.
+    pub plain_cpu_ms: Option<f64>,
+    /// The same while recording.
+    pub recording_cpu_ms: Option<f64>,
+    /// Particles simulated.
+    pub particles: u32,
+    /// Timed frames per run.
+    pub frames: u32,
+    /// Runs of each kind.
+    pub rounds: u32,
+    /// Video frames recorded (warm-up frames included).
+    pub recorded: u64,
+    /// Video frames skipped because the staging ring or the encoder was full.
+    pub dropped: u64,
+    /// Frames the encoder had written when the timed frames ended.
+    pub written: u64,
+}
+
+impl RecordCost {
+    /// Frame rate lost to recording, percent: 100 (1 - plain_ms / recording_ms) (negative: within noise).
+    pub fn cost_percent(&self) -> f64 {
+        100.0 * (1.0 - self.plain_ms / self.recording_ms.max(1e-12))
+    }
+
+    /// The same from the CPU time: 100 (1 - plain_cpu_ms / recording_cpu_ms), Linux only.
+    pub fn cpu_cost_percent(&self) -> Option<f64> {
+        Some(100.0 * (1.0 - self.plain_cpu_ms? / self.recording_cpu_ms?.max(1e-12)))
+    }
+}
+
+/// CPU time of this process so far (user + system, all threads), milliseconds, from `/proc/self/stat`;
+/// `None` where that does not exist. Resolution: one clock tick (10 ms on Linux).
+fn process_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses and may hold spaces): utime is field 14,
+    // stime field 15 of the whole line, i.e. the 12th and 13th after the closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: f64 = fields.next()?.parse().ok()?;
+    let stime: f64 = fields.next()?.parse().ok()?;
+    // USER_HZ is 100 on every Linux this runs on.
+    Some((utime + stime) * 10.0)
+}
+
+/// The median of `v` (0 for none).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
+
+/// What one frame of the cost measurement draws: the simulation, the scene render, statistics.
+struct CostRig {
+    sim: Simulation,
+    renderer: Renderer,
+    target: Offscreen,
+    camera: OrbitCamera,
+    settings: RenderSettings,
+    profiler: Profiler,
+}
+
+/// A live recording during the cost measurement: the recorder, when it started and when it last recorded.
+struct LiveRecording {
+    rec: VideoRecorder,
+    started: Instant,
+    last: Option<Instant>,
+    fps: f32,
+}
+
+impl CostRig {
+    /// Records and submits one frame (as the window: simulation frame, scene, live-recording copy when
+    /// one is due, statistics).
+    fn frame(&mut self, ctx: &GpuContext, live: Option<&mut LiveRecording>) -> wgpu::SubmissionIndex {
+        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("record cost frame") });
+        self.sim.encode_frame(&mut enc, &self.profiler);
+        let sim = &self.sim;
+        let particles = ParticleSource::of(sim);
+        let t = &self.target;
+        self.renderer.encode(ctx, &mut enc, &self.profiler, &t.color_view, &t.depth_view, t.size, &self.camera, Some(particles), &self.settings);
+        let mut live = live;
+        if let Some(l) = live.as_deref_mut() {
+            // As the window's live recording: at most fps frames a second, time-stamped by the wall clock.
+            let now = Instant::now();
+            let due = l.last.is_none_or(|t| now - t >= Duration::from_secs_f64(0.98 / l.fps as f64));
+            if due && l.rec.record(&mut enc, &self.target.color, l.started.elapsed().as_secs_f64()) {
+                l.last = Some(now);
+            }
+        }
+        self.sim.encode_stats(&mut enc, &self.profiler);
+        self.profiler.resolve(&mut enc);
+        let index = ctx.queue.submit([enc.finish()]);
+        self.sim.after_submit();
+        if let Some(l) = live {
+            l.rec.after_submit();
+        }
+        self.profiler.end_frame(&ctx.queue);
+        index
+    }
+
+    /// Runs `n` frames with at most two in flight (as a surface with a frame latency of 2), taking
+    /// statistics and recorded frames as they come back. Errors: the video worker failed.
+    fn run(&mut self, ctx: &GpuContext, n: u32, mut live: Option<&mut LiveRecording>) -> Result<(), String> {
+        let mut in_flight = std::collections::VecDeque::new();
+        for _ in 0..n {
+            in_flight.push_back(self.frame(ctx, live.as_deref_mut()));
+            if in_flight.len() > 2 {
+                let index = in_flight.pop_front();
+                let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: index, timeout: None });
+            } else {
+                let _ = ctx.device.poll(wgpu::PollType::Poll);
+            }
+            let _ = self.sim.poll_stats();
+            if let Some(e) = live.as_deref_mut().and_then(|l| l.rec.poll()) {
+                return Err(e);
+            }
+        }
+        let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+        let _ = self.sim.poll_stats();
+        Ok(())
+    }
+}
+
+/// Measures the frame-rate cost of live recording: see the module docs. Renders `frames` timed frames at
+/// `size` without and with recording (each after `warmup` untimed ones, from the scene's initial state),
+/// `rounds` times alternately.
+/// Errors: a scene that cannot be simulated, or a video that cannot be written.
+pub fn measure_record_cost(ctx: &GpuContext, scene: &Scene, opts: &RecordCostOptions) -> Result<RecordCost, String> {
+    if opts.frames == 0 || opts.rounds == 0 {
+        return Err("--frames and the number of rounds must be at least 1".into());
+    }
+    if !(opts.fps.is_finite() && (2.0..=240.0).contains(&opts.fps)) {
+        return Err(format!("--fps must be in 2 ..= 240, got {}", opts.fps));
+    }
+    let sim = crate::headless::build_simulation(ctx, scene, opts.dx).map_err(|e| format!("{e:#}"))?;
+    let target = Offscreen::new(ctx, opts.size);
+    let renderer = Renderer::new(ctx, target.format(), sim.terrain());
+    let mut settings = RenderSettings::default();
+    settings.particle.radius = sim.particle_radius();
+    let camera = OrbitCamera::from_desc(&scene.camera);
+    let mut rig = CostRig { sim, renderer, target, camera, settings, profiler: Profiler::new(&ctx.device) };
+    let out = opts.out.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("waterview-record-cost-{}.mp4", std::process::id())));
+    // Per run: (wall ms per frame, CPU ms per frame), without and with recording.
+    let mut runs: [Vec<(f64, Option<f64>)>; 2] = [Vec::new(), Vec::new()];
+    let (mut recorded, mut dropped, mut written) = (0, 0, 0);
+    for round in 0..opts.rounds {
+        for recording in [false, true] {
+            rig.sim.reset(ctx);
+            let mut live = match recording {
+                true => {
+                    let t = &rig.target;
+                    let rec = VideoRecorder::start(&ctx.device, &out, format_for(&out), opts.fps, t.size, t.format())?;
+                    Some(LiveRecording { rec, started: Instant::now(), last: None, fps: opts.fps })
+                }
+                false => None,
+            };
+            let timed = rig.run(ctx, opts.warmup, live.as_mut()).and_then(|()| {
+                let (t0, cpu0) = (Instant::now(), process_cpu_ms());
+                rig.run(ctx, opts.frames, live.as_mut())?;
+                let n = opts.frames as f64;
+                let cpu = process_cpu_ms().zip(cpu0).map(|(c1, c0)| (c1 - c0) / n);
+                Ok((t0.elapsed().as_secs_f64() * 1e3 / n, cpu))
+            });
+            let (ms, cpu) = match timed {
+                Ok(t) => t,
+                Err(e) => {
+                    if let Some(l) = live {
+                        l.rec.cancel();
+                    }
+                    return Err(e);
+                }
+            };
+            if let Some(l) = live {
+                recorded += l.rec.recorded;
+                dropped += l.rec.dropped;
+                written += l.rec.written();
+                l.rec.finish_blocking(&ctx.device)?;
+                let _ = std::fs::remove_file(&out);
+                let _ = std::fs::remove_dir_all(&out);
+            }
+            runs[recording as usize].push((ms, cpu));
+            let kind = if recording { "with recording" } else { "without recording" };
+            let cpu = cpu.map(|c| format!(", CPU {c:.1} ms/frame")).unwrap_or_default();
+            log::info!("record cost, run {} {kind}: {ms:.1} ms/frame{cpu}", round + 1);
+        }
+    }
+    let wall = |k: usize| median(runs[k].iter().map(|r| r.0).collect());
+    let cpu = |k: usize| runs[k].iter().map(|r| r.1).collect::<Option<Vec<f64>>>().map(median);
+    Ok(RecordCost {
+        plain_ms: wall(0),
+        recording_ms: wall(1),
+        plain_cpu_ms: cpu(0),
+        recording_cpu_ms: cpu(1),
+        particles: rig.sim.particle_count(),
+        frames: opts.frames,
+        rounds: opts.rounds,
+        recorded,
+        dropped,
+        written,
+    })
+}
+
+/// `waterview capture --record-cost`: opens a headless GPU and prints [`measure_record_cost`]'s figures.
+pub fn record_cost_cli(scene_path: Option<PathBuf>, opts: &RecordCostOptions) -> anyhow::Result<()> {
+    let scene = crate::headless::load_scene(scene_path.as_deref())?;
+    let ctx = GpuContext::headless()?;
+    eprintln!("adapter: {}", ctx.adapter_summary());
+    let c = measure_record_cost(&ctx, &scene, opts).map_err(anyhow::Error::msg)?;
+    println!(
+        "scene `{}`, {} particles, at {}x{}: {} runs each way of {} frames (after {} warm-up frames), alternating; \
+         recording at most {} fps; medians over the runs",
+        scene.name, c.particles, opts.size.0, opts.size.1, c.rounds, c.frames, opts.warmup, opts.fps
+    );
+    let cpu = |v: Option<f64>| v.map(|v| format!(", CPU {v:9.2} ms/frame")).unwrap_or_default();
+    println!("  without recording: {:9.2} ms/frame ({:6.2} fps){}", c.plain_ms, 1e3 / c.plain_ms.max(1e-9), cpu(c.plain_cpu_ms));
+    println!("  with recording:    {:9.2} ms/frame ({:6.2} fps){}", c.recording_ms, 1e3 / c.recording_ms.max(1e-9), cpu(c.recording_cpu_ms));
+    println!("  video frames recorded {}, dropped {}, written by the end of the timed frames {}", c.recorded, c.dropped, c.written);
+    match c.cpu_cost_percent() {
+        Some(p) => println!("  recording costs {:.1} % of the frame rate (wall clock), {p:.1} % in CPU time", c.cost_percent()),
+        None => println!("  recording costs {:.1} % of the frame rate (wall clock)", c.cost_percent()),
+    }
+    Ok(())
 }
 
 /// `waterview capture`: loads the scene (the built-in valley without `--scene`), opens a headless GPU and
@@ -130,9 +460,10 @@ pub fn run_cli(scene_path: Option<PathBuf>, opts: &OfflineOptions) -> anyhow::Re
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let started = std::time::Instant::now();
-    let result = capture_scene(&ctx, &scene, opts, |done, _| bar.set_position(done));
+    let result = capture_scene_frames(&ctx, &scene, opts, |f| bar.set_position(f.written));
     bar.finish_and_clear();
-    let summary = result.map_err(anyhow::Error::msg)?;
+    let report = result.map_err(anyhow::Error::msg)?;
+    let summary = &report.video;
     let wall = started.elapsed().as_secs_f64();
     eprintln!(
         "wrote {}: {} frames, {:.2} s of video at {} fps, {:.1} MB, in {:.1} s ({:.2} frames/s)",
@@ -143,6 +474,10 @@ pub fn run_cli(scene_path: Option<PathBuf>, opts: &OfflineOptions) -> anyhow::Re
         summary.bytes as f64 / 1e6,
         wall,
         summary.frames as f64 / wall.max(1e-9)
+    );
+    eprintln!(
+        "simulated {:.6} s: {} steps ({} recorded, the rest no-ops past a frame's end), {} step-state reads",
+        report.sim_time, report.steps, report.steps_recorded, report.submissions
     );
     Ok(())
 }

@@ -3,8 +3,9 @@
 //!
 //! 1. "sky" (only when the sun moved): [`sky`] regenerates its cubemap (Preetham daylight);
 //! 2. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 3. "render": clear, the sky cubemap as background, the [`terrain`] heightfield, and in the `Spheres`
-//!    debug view the old [`particles`] sphere impostors;
+//! 3. "render": clear, the sky cubemap as background, the [`terrain`] heightfield, a wave maker's
+//!    paddle ([`wave_maker`], when the drawn [`ParticleSource`]'s simulation has one), and in the
+//!    `Spheres` debug view the old [`particles`] sphere impostors;
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): the scene colour is copied as the refraction
 //!    background; [`splat`] draws "splat depth" and "splat thickness"; [`smooth`] runs "tiles" and
 //!    "curvature flow" (empty-space skipping, indirect dispatch); [`composite`] ("fluid composite")
@@ -24,6 +25,7 @@ pub mod smooth;
 pub mod splat;
 pub mod targets;
 pub mod terrain;
+pub mod wave_maker;
 
 pub use anisotropy::{AnisotropyPass, AnisotropyUniform, Ellipsoid};
 pub use camera::{sun_direction, CameraUniform, OrbitCamera, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT};
@@ -34,6 +36,7 @@ pub use smooth::{FlowSettings, SmoothPass};
 pub use splat::SplatPass;
 pub use targets::{read_texture_rgba, FluidTargets, Offscreen, OFFSCREEN_FORMAT};
 pub use terrain::TerrainPass;
+pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
 use crate::gpu::{GpuContext, Profiler};
 use crate::terrain::Heightfield;
@@ -237,7 +240,7 @@ impl RenderSettings {
 }
 
 /// The simulation's particle buffers to draw (see [`crate::sim`] for their layout).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct ParticleSource<'a> {
     /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3).
     pub positions: &'a wgpu::Buffer,
@@ -245,6 +248,16 @@ pub struct ParticleSource<'a> {
     pub velocities: &'a wgpu::Buffer,
     /// Particles to draw (at most the buffers' length / 16 bytes).
     pub count: u32,
+    /// The simulation the buffers belong to, when there is one: the renderer then also draws its scene
+    /// objects that move on the simulation's clock (the wave maker's paddle).
+    pub sim: Option<&'a crate::sim::Simulation>,
+}
+
+impl<'a> ParticleSource<'a> {
+    /// The particles of `sim`, as of its last recorded step.
+    pub fn of(sim: &'a crate::sim::Simulation) -> Self {
+        Self { positions: sim.positions(), velocities: sim.velocities(), count: sim.particle_count(), sim: Some(sim) }
+    }
 }
 
 /// Owns the frame uniform, every pass, and the fluid renderer's screen-sized targets.
@@ -254,6 +267,7 @@ pub struct Renderer {
     camera_bind_group: wgpu::BindGroup,
     sky: SkyPass,
     terrain: TerrainPass,
+    wave_maker: WaveMakerPass,
     particles: ParticlePass,
     anisotropy: AnisotropyPass,
     splat: SplatPass,
@@ -283,6 +297,7 @@ impl Renderer {
             camera_bind_group,
             sky: SkyPass::new(ctx, color_format),
             terrain: TerrainPass::new(ctx, color_format, terrain),
+            wave_maker: WaveMakerPass::new(ctx, color_format),
             particles: ParticlePass::new(ctx, color_format),
             anisotropy: AnisotropyPass::new(ctx),
             splat: SplatPass::new(ctx),
@@ -382,6 +397,7 @@ impl Renderer {
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
         self.sync_sky_file(ctx, settings.sky_file.as_ref());
         self.sky.update(ctx, encoder, profiler, sun, intensity, settings.sky_turbidity, settings.sky_exposure);
+        self.wave_maker.sync(ctx, particles.and_then(|p| p.sim));
 
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
@@ -414,6 +430,7 @@ impl Renderer {
             if settings.show_terrain {
                 self.terrain.draw(&mut pass, &self.camera_bind_group);
             }
+            self.wave_maker.draw(&mut pass, &self.camera_bind_group);
             if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
                 self.particles.draw(ctx, &mut pass, &self.camera_bind_group, p.positions, p.velocities, p.count, &settings.particle);
             }

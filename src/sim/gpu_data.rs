@@ -15,9 +15,15 @@ pub const BOUNDARY_TABLE_N: u32 = 256;
 /// bouncing (kinetic energy 5-25 J), 0.5 settles to 0.15 J with 0.3 % error.
 pub const PRESSURE_WARM_START: f32 = 0.5;
 
-/// Weight of the boundary pressure term -k p_i/rho_i^2 grad rho_boundary. Full mirroring (k = 2) overdrives
-/// the particles at the walls and floor (tank: 40-60 J of kinetic energy that never settles); k = 1, the
-/// form of Akinci et al. 2012, settles.
+/// Weight k of the boundary pressure term -k p_i/rho_i^2 grad rho_boundary, every solver: 1, the form of
+/// Akinci et al. 2012 (2012, "Versatile rigid-fluid coupling for incompressible SPH", ACM TOG 31(4)).
+/// k = 2 (the particle's pressure mirrored into the boundary) was measured on the full-resolution tank
+/// (H100, `waterview validate --case hydrostatic`, 13 s): for DFSPH it lowers the mean density error from
+/// 0.198 % to 0.100 % and keeps every layer within 0.1 % of rho0, but the water never comes to rest
+/// (kinetic energy 12 J instead of 0.15 J, particles at 0.9 m/s instead of 0.09 m/s; the same with the
+/// DFSPH factor alpha made consistent with k, see `df_factor`) and the floor pressure is 1.02-1.03
+/// rho0 g depth instead of 1.006-1.009; for PCISPH it overdrives the particles at the walls and floor
+/// (40-60 J that never settles). k = 1 settles.
 pub const BOUNDARY_PRESSURE_FACTOR: f32 = 1.0;
 
 /// WGSL twin: `Params` in shaders/sim/common.wgsl.
@@ -57,9 +63,23 @@ pub struct SimUniforms {
     pub target_divergence: f32,
     pub density_max_iter: u32,
     pub divergence_max_iter: u32,
-    pub _pad3: [f32; 2],
+    /// Offline capture: absolute simulated time, seconds, at which the steps stop (the last one lands on
+    /// it exactly, later ones are no-ops with dt = 0); <= 0 = free running (the window). Set by
+    /// [`super::Simulation::advance_to`].
+    pub frame_end: f32,
+    /// Akinci et al. 2013's surface tension gamma (0 = off), see [`SimParams::surface_tension`].
+    pub surface_tension: f32,
+    /// Wave maker: 0 = off, 1 = paddle normal to x, 3 = normal to z (axis index + 1), see
+    /// [`super::params::WaveMaker`].
+    pub wave_axis: u32,
+    /// Wave maker: rest distance of the paddle from the domain's min wall, metres.
+    pub wave_rest: f32,
+    /// Wave maker: amplitude, metres.
+    pub wave_amplitude: f32,
+    /// Wave maker: angular frequency 2 pi / period, rad/s.
+    pub wave_omega: f32,
 }
-const _: () = assert!(std::mem::size_of::<SimUniforms>() == 192);
+const _: () = assert!(std::mem::size_of::<SimUniforms>() == 208);
 
 /// WCSPH's numerical sound speed, m/s: the parameter, or 10 x the free-fall speed over the domain's height.
 pub fn wcsph_sound_speed(params: &SimParams, domain: &Aabb) -> f32 {
@@ -86,21 +106,74 @@ pub struct StepState {
 }
 const _: () = assert!(std::mem::size_of::<StepState>() == 32);
 
-/// The neighbour grid: cells of one support radius (2h) over the domain.
+/// The neighbour grid: cells of one support radius (2h, or a fraction of it) over a box of the domain,
+/// with its rows of cells (one (y, z) pair, all x) folded modulo `rows()` onto a table of `table_cells`
+/// cells, so the table stays near the particle count however large the domain: cell (x, y, z) has
+/// index ((z dims.y + y) mod rows) dims.x + x, rows = table_cells / dims.x. A row is never split (x runs
+/// within one folded row), so a row of neighbour cells is still one contiguous range after the sort;
+/// cells of rows that fold together share a bucket and the distance test sorts them out (a spatial hash
+/// that keeps rows whole, cf. Teschner et al. 2003, "Optimized spatial hashing for collision detection
+/// of deformable objects"). The box (`origin`, `dims`) may follow the fluid while the table stays: a
+/// particle outside the box is clamped into its border cells, which keeps every neighbour pair within
+/// one cell per axis (clamping is monotone), so only speed, never correctness, depends on the box.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GridShape {
+    /// Corner of the box, metres (on the domain's cell lattice).
     pub origin: [f32; 3],
+    /// Cell edge, metres.
     pub cell_size: f32,
+    /// Cells of the box per axis.
     pub dims: [u32; 3],
+    /// Cells in the table (at least dims.x: one row).
+    pub table_cells: u64,
 }
 
 impl GridShape {
+    /// The dense grid over `domain` (no folding).
     pub fn new(domain: &Aabb, cell_size: f32) -> Self {
-        let dims = std::array::from_fn(|a| (((domain.max[a] - domain.min[a]) / cell_size).ceil() as u32).max(1));
-        Self { origin: domain.min, cell_size, dims }
+        let dims: [u32; 3] = std::array::from_fn(|a| (((domain.max[a] - domain.min[a]) / cell_size).ceil() as u32).max(1));
+        Self { origin: domain.min, cell_size, dims, table_cells: dims.iter().map(|&d| d as u64).product() }
     }
 
+    /// The grid over `domain` folded onto about `cells_per_particle * particles` cells (never more than
+    /// the dense grid, never fewer than one row).
+    pub fn folded(domain: &Aabb, cell_size: f32, particles: u64, cells_per_particle: f64) -> Self {
+        let mut g = Self::new(domain, cell_size);
+        let dense_rows = g.dims[1] as u64 * g.dims[2] as u64;
+        let want = (cells_per_particle * particles as f64 / g.dims[0] as f64).ceil().max(1.0) as u64;
+        g.table_cells = want.min(dense_rows) * g.dims[0] as u64;
+        g
+    }
+
+    /// This grid's box moved onto `lo..hi` (metres, padded by `pad` cells, clamped to `domain`), on the
+    /// same cell lattice, with the same table. dims.x never exceeds the table's cells.
+    pub fn boxed(&self, domain: &Aabb, lo: [f32; 3], hi: [f32; 3], pad: u32) -> Self {
+        let full = Self::new(domain, self.cell_size);
+        let mut g = *self;
+        for a in 0..3 {
+            let first = ((lo[a] - domain.min[a]) / self.cell_size).floor() as i64 - pad as i64;
+            let last = ((hi[a] - domain.min[a]) / self.cell_size).floor() as i64 + pad as i64;
+            let first = first.clamp(0, full.dims[a] as i64 - 1);
+            let last = last.clamp(first, full.dims[a] as i64 - 1);
+            g.origin[a] = domain.min[a] + first as f32 * self.cell_size;
+            g.dims[a] = (last - first + 1) as u32;
+        }
+        g.dims[0] = g.dims[0].min(self.table_cells as u32);
+        g
+    }
+
+    /// Folded rows: table cells / dims.x.
+    pub fn rows(&self) -> u32 {
+        (self.table_cells / self.dims[0] as u64) as u32
+    }
+
+    /// Cells in the table.
     pub fn num_cells(&self) -> u64 {
+        self.table_cells
+    }
+
+    /// Cells of the unfolded box.
+    pub fn dense_cells(&self) -> u64 {
         self.dims.iter().map(|&d| d as u64).product()
     }
 }
@@ -168,7 +241,12 @@ impl SimUniforms {
             target_divergence: params.target_divergence_error,
             density_max_iter: params.density_iterations,
             divergence_max_iter: params.divergence_iterations,
-            _pad3: [0.0; 2],
+            frame_end: 0.0,
+            surface_tension: params.surface_tension,
+            wave_axis: params.wave_maker.map_or(0, |w| w.axis.index() as u32 + 1),
+            wave_rest: params.wave_maker.map_or(0.0, |w| w.rest),
+            wave_amplitude: params.wave_maker.map_or(0.0, |w| w.amplitude),
+            wave_omega: params.wave_maker.map_or(0.0, |w| w.omega()),
             warm_start: PRESSURE_WARM_START,
         }
     }

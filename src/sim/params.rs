@@ -1,5 +1,8 @@
 //! User-facing solver parameters (serde, units in the field docs) and their conversion into the GPU
 //! uniform block `SimUniforms` (WGSL twin: `Params` in `shaders/sim/common.wgsl`).
+//! Besides the solver they hold two optional physics features, both off by default: surface tension
+//! after Akinci, Akinci & Teschner 2013 ([`SimParams::surface_tension`]) and a piston wave maker, a
+//! moving wall replacing one side wall of the domain ([`WaveMaker`]).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -68,6 +71,112 @@ pub struct SimParams {
     pub frame_dt: f32,
     /// Wall friction: fraction of the tangential velocity removed on contact with the terrain or a wall (0..1).
     pub friction: f32,
+    /// Surface tension coefficient gamma of Akinci, Akinci & Teschner 2013, "Versatile surface tension
+    /// and adhesion for SPH fluids" (ACM TOG 32(6)), eq. 1-3: particle i accelerates by
+    /// `-gamma sum_j K_ij (m_j C(r_ij) x_ij / r_ij + (n_i - n_j))`, the cohesion spline C (1/m^3) and the
+    /// curvature term from the surface normals `n_i = R sum_j m_j / rho_j grad W_ij` (dimensionless, R
+    /// = the support radius 2h), symmetrised by `K_ij = 2 rho0 / (rho_i + rho_j)`. Units as in the paper:
+    /// m^4 / (kg s^2) for the cohesion term (the curvature term takes the same number with dimensionless
+    /// normals, so it reads as m/s^2). 0 = off (the shaders skip the work); 0.05 .. 1 pulls a blob of
+    /// water round within a fraction of a second, independently of dx.
+    pub surface_tension: f32,
+    /// A piston wave maker: a moving wall replacing the domain's min wall along x or z; `None` = off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wave_maker: Option<WaveMaker>,
+}
+
+/// Axis a [`WaveMaker`]'s paddle moves along (its wall is normal to it and replaces the domain's min wall
+/// on that axis).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WaveAxis {
+    /// The paddle is the plane x = const, replacing the wall x = domain.min.x.
+    #[default]
+    X,
+    /// The paddle is the plane z = const, replacing the wall z = domain.min.z.
+    Z,
+}
+
+impl WaveAxis {
+    /// Both axes, for the UI.
+    pub const ALL: [WaveAxis; 2] = [WaveAxis::X, WaveAxis::Z];
+
+    /// Index of the axis in a position vector (x = 0, z = 2).
+    pub fn index(self) -> usize {
+        match self {
+            WaveAxis::X => 0,
+            WaveAxis::Z => 2,
+        }
+    }
+
+    /// "x" or "z".
+    pub fn name(self) -> &'static str {
+        match self {
+            WaveAxis::X => "x",
+            WaveAxis::Z => "z",
+        }
+    }
+}
+
+/// A piston-type wave maker (the paddle of a wave flume, as in the thesis this project follows, Werner
+/// 2015; piston wave-maker theory: Dean & Dalrymple 1991, ch. 6): a plane wall normal to `axis` at
+/// `rest + amplitude * sin(2 pi t / period_s)` metres from the domain's min wall, t the simulated time in
+/// seconds. It replaces that side wall while active: it contributes boundary density and pressure like a
+/// fixed wall (the half-space integral of `shaders/sim/common.wgsl`) and is a hard constraint (particles
+/// behind it are put in front with at least its velocity). Particles of the scene's fluid blocks behind its
+/// rest position are not created.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaveMaker {
+    /// Axis the paddle moves along.
+    pub axis: WaveAxis,
+    /// Mean distance of the paddle from the domain's min wall along `axis`, metres (>= `amplitude`).
+    pub rest: f32,
+    /// Amplitude of the paddle's motion, metres (half the stroke); 0 makes a fixed wall at `rest`.
+    pub amplitude: f32,
+    /// Period of the motion, seconds.
+    pub period_s: f32,
+}
+
+impl Default for WaveMaker {
+    fn default() -> Self {
+        Self { axis: WaveAxis::X, rest: 0.1, amplitude: 0.05, period_s: 1.5 }
+    }
+}
+
+impl WaveMaker {
+    /// Angular frequency 2 pi / period, rad/s.
+    pub fn omega(&self) -> f32 {
+        std::f32::consts::TAU / self.period_s
+    }
+
+    /// Distance of the paddle from the domain's min wall at simulated time `t` (seconds), metres.
+    pub fn offset_at(&self, t: f32) -> f32 {
+        self.rest + self.amplitude * (self.omega() * t).sin()
+    }
+
+    /// Velocity of the paddle along `axis` at simulated time `t` (seconds), m/s.
+    pub fn velocity_at(&self, t: f32) -> f32 {
+        self.amplitude * self.omega() * (self.omega() * t).cos()
+    }
+
+    /// Checks the ranges that need no domain (see [`WaveMaker::validate_in`] for the rest).
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let w = self;
+        check("wave_maker.rest", w.rest as f64, (0.0..=1e4).contains(&w.rest), "0 ..= 1e4 m from the domain's min wall")?;
+        check("wave_maker.amplitude", w.amplitude as f64, w.amplitude >= 0.0 && w.amplitude <= w.rest, "0 ..= rest m (the paddle never passes the domain's min wall)")?;
+        check("wave_maker.period_s", w.period_s as f64, (0.05..=1000.0).contains(&w.period_s), "0.05 ..= 1000 s")?;
+        Ok(())
+    }
+
+    /// [`WaveMaker::validate`], and the paddle's farthest position must leave at least a quarter of the
+    /// domain's length along its axis in front of it.
+    pub fn validate_in(&self, domain_min: [f32; 3], domain_max: [f32; 3]) -> Result<(), ParamError> {
+        self.validate()?;
+        let a = self.axis.index();
+        let len = domain_max[a] - domain_min[a];
+        let reach = self.rest + self.amplitude;
+        check("wave_maker.rest + amplitude", reach as f64, reach <= 0.75 * len, "rest + amplitude <= 3/4 of the domain's length along the paddle's axis")
+    }
 }
 
 impl Default for SimParams {
@@ -90,6 +199,8 @@ impl Default for SimParams {
             cfl: 0.4,
             frame_dt: 1.0 / 60.0,
             friction: 0.1,
+            surface_tension: 0.0,
+            wave_maker: None,
         }
     }
 }
@@ -153,6 +264,10 @@ impl SimParams {
         check("cfl", p.cfl as f64, p.cfl > 0.0 && p.cfl <= 1.0, "0 < cfl <= 1")?;
         check("frame_dt", p.frame_dt as f64, p.frame_dt > 0.0 && p.frame_dt <= 0.5, "0 < frame_dt <= 0.5 s")?;
         check("friction", p.friction as f64, (0.0..=1.0).contains(&p.friction), "0 ..= 1")?;
+        check("surface_tension", p.surface_tension as f64, (0.0..=10.0).contains(&p.surface_tension), "0 (off) ..= 10 (Akinci et al. 2013's gamma)")?;
+        if let Some(w) = &p.wave_maker {
+            w.validate()?;
+        }
         Ok(())
     }
 }

@@ -13,9 +13,9 @@ pub fn cell_coord(grid: &GridShape, p: Vec3) -> [u32; 3] {
     })
 }
 
-/// Linear cell index, x fastest.
+/// Cell index in the folded table, x fastest (twin of `cell_index` in shaders/sim/common.wgsl).
 pub fn cell_index(grid: &GridShape, c: [u32; 3]) -> u32 {
-    (c[2] * grid.dims[1] + c[1]) * grid.dims[0] + c[0]
+    ((c[2] * grid.dims[1] + c[1]) % grid.rows()) * grid.dims[0] + c[0]
 }
 
 /// Counting sort on the CPU: (cell_start with cells + 1 entries, permutation: sorted index -> original index).

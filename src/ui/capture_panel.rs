@@ -1,6 +1,6 @@
-//! Capture panel: video recording (live: what the window shows, without the UI; offline: every frame
-//! advances exactly 1/fps simulated seconds, rendered at a chosen size however long it takes, with a
-//! progress bar, the time left and cancel), the output kind (H.264 MP4 or a PNG sequence), and screenshots
+//! Capture panel: video recording (live: what the window shows, without the UI; offline: from the current
+//! state, video frame k shows exactly k/fps simulated seconds later, rendered at a chosen size however
+//! long it takes while the window stays responsive, with a progress bar, the time left and cancel), the output kind (H.264 MP4 or a PNG sequence), and screenshots
 //! at a multiple of the window's resolution. The recording itself lives in the app; this panel edits
 //! settings and shows the status the app hands it in [`CaptureStatus`].
 
@@ -14,7 +14,8 @@ pub enum CaptureMode {
     /// What the window shows, at the window's size, in real time (frames the machine cannot keep up with
     /// are dropped).
     Live,
-    /// Fixed step: frame_dt = 1/fps, offscreen at `offline_size`, as slowly as needed.
+    /// Exact frames: frame k shows the simulation k/fps simulated seconds after the start (checked on the
+    /// GPU's clock, see [`crate::capture::exact`]), offscreen at `offline_size`, as slowly as needed.
     Offline,
 }
 
@@ -87,8 +88,11 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
                 });
                 ui.end_row();
                 ui.label("Mode").on_hover_text(
-                    "Live: what the window shows (without the UI), in real time.\n\
-                     Offline: every frame advances exactly 1/fps simulated seconds, rendered at the size below however slowly.",
+                    "Live: what the window shows (without the UI), time-stamped by the wall clock; \
+                     frames the machine cannot encode in time are dropped.\n\
+                     Offline: from the current state, video frame k shows the simulation exactly k/fps simulated \
+                     seconds later, rendered at the size below however slowly. The window stays responsive \
+                     meanwhile; resetting the simulation or loading a scene ends the video early.",
                 );
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut state.mode, CaptureMode::Live, "Live");
@@ -113,7 +117,7 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
                         });
                     });
                     ui.end_row();
-                    ui.label("Length").on_hover_text("Simulated seconds to record");
+                    ui.label("Length").on_hover_text("Simulated seconds to record: length × frame rate frames (rounded)");
                     ui.add(egui::DragValue::new(&mut state.offline_seconds).range(0.1..=3600.0).speed(0.1).suffix(" s"));
                     ui.end_row();
                 }
@@ -131,7 +135,11 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
             } else {
                 let (label, hover) = match state.mode {
                     CaptureMode::Live => ("Record (F9)", "Record what the window shows, without the UI"),
-                    CaptureMode::Offline => ("Render video", "Fixed-step offline capture; the window shows its progress"),
+                    CaptureMode::Offline => (
+                        "Render video",
+                        "Render length × frame rate frames from the current state, each exactly 1/fps simulated \
+                         seconds after the previous; the window previews them and shows the progress",
+                    ),
                 };
                 if ui.button(egui::RichText::new(label).color(egui::Color32::from_rgb(255, 90, 90))).on_hover_text(hover).clicked() {
                     actions.push(match state.mode {

@@ -1,7 +1,7 @@
 //! The egui panels of the window, one per file, drawn into one collapsible left side panel, plus the red
 //! error banner across the top. Panels never touch the engine: they edit their own state and return
-//! [`UiAction`]s, which `app.rs` applies after the egui pass (so a failed action shows up in the banner on
-//! the next frame and the running scene is left as it was).
+//! [`UiAction`]s, which the app applies after the egui pass (`src/app/actions.rs`; so a failed action shows
+//! up in the banner on the next frame and the running scene is left as it was).
 
 pub mod capture_panel;
 pub mod help;
@@ -47,7 +47,8 @@ pub enum UiAction {
     SetSources,
     /// Start or stop a live recording.
     ToggleRecording,
-    /// Start an offline (fixed-step) capture with the capture panel's settings.
+    /// Start an offline capture (frames exactly 1/fps simulated seconds apart) with the capture panel's
+    /// settings.
     StartOffline,
     /// Cancel the offline capture (its file is deleted).
     CancelOffline,

@@ -1,10 +1,13 @@
 //! Simulation panel: play/pause, single step, reset; particle spacing dx with a live particle-count
 //! estimate and an explicit "Apply (rebuild)" (new buffers, the scene restarts from its initial state at
 //! the new spacing, as do h / dx and rho0); and the solver parameters that apply live through
-//! `Simulation::set_params`, each with its unit, hover help and a reset to the scene file's value.
+//! `Simulation::set_params`, each with its unit, hover help and a reset to the scene file's value,
+//! among them surface tension (Akinci et al. 2013) and a piston wave maker (on/off, axis, rest position,
+//! amplitude, period; see [`crate::sim::params::WaveMaker`]).
 
 use super::{FrameInfo, UiAction};
-use crate::scene::Scene;
+use crate::scene::{Aabb, Scene};
+use crate::sim::params::{WaveAxis, WaveMaker};
 use crate::sim::{SimParams, Simulation};
 
 /// State of the simulation panel.
@@ -21,6 +24,8 @@ pub struct SimPanelState {
     pub gravity_xyz: bool,
     /// Error of the last `set_params`, shown under the parameters.
     pub param_error: Option<String>,
+    /// The wave maker's settings kept while it is switched off, so switching it on again restores them.
+    pub wave_maker: WaveMaker,
     /// Cached (dx, estimated particle count) so the estimate is recomputed only when dx moves.
     estimate: Option<(f32, u64)>,
 }
@@ -32,7 +37,8 @@ impl SimPanelState {
             params.dx = scene.effective_dx(on_cpu);
         }
         let dx_anchor = scene.effective_dx(on_cpu);
-        Self { playing: true, dx: params.dx, dx_anchor, params, gravity_xyz: false, param_error: None, estimate: None }
+        let wave_maker = params.wave_maker.unwrap_or_else(|| default_wave_maker(&scene.domain));
+        Self { playing: true, dx: params.dx, dx_anchor, params, gravity_xyz: false, param_error: None, wave_maker, estimate: None }
     }
 
     /// Takes the parameters of a newly built simulation (after a scene load, rebuild or reset).
@@ -41,7 +47,17 @@ impl SimPanelState {
         self.dx = self.params.dx;
         self.param_error = None;
         self.estimate = None;
+        if let Some(w) = self.params.wave_maker {
+            self.wave_maker = w;
+        }
     }
+}
+
+/// A wave maker for a domain without one in its scene: a paddle normal to x, resting 5 % of the
+/// domain's length from its min wall, half that amplitude, a 1.5 s period.
+pub fn default_wave_maker(domain: &Aabb) -> WaveMaker {
+    let rest = 0.05 * (domain.max[0] - domain.min[0]);
+    WaveMaker { axis: WaveAxis::X, rest, amplitude: 0.5 * rest, period_s: 1.5 }
 }
 
 /// A copy of `scene` whose effective particle spacing on this adapter is `dx` metres. The scene's
@@ -73,6 +89,7 @@ pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameIn
         dx_ui(ui, state, info, &mut actions);
         ui.add_space(4.0);
         egui::CollapsingHeader::new("Solver").default_open(true).show(ui, |ui| solver_ui(ui, state, &info.scene.solver, &mut actions));
+        egui::CollapsingHeader::new("Wave maker").default_open(false).show(ui, |ui| wave_maker_ui(ui, state, info, &mut actions));
     });
     actions
 }
@@ -180,6 +197,9 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, defaults: &SimParams,
         changed |= param_row(ui, "Friction", "Fraction of the tangential velocity removed on contact with terrain or walls, dimensionless (0..1)", &mut p.friction, defaults.friction, |ui, v| {
             ui.add(egui::Slider::new(v, 0.0..=1.0)).changed()
         });
+        changed |= param_row(ui, "Surface tension", "Surface tension γ of Akinci, Akinci & Teschner 2013: cohesion between particles plus a curvature term from the surface normals; pulls free water into round drops and sheets into rims. Units m^4/(kg s²) as in the paper; 0 = off (no cost). 0.05-1 is visible within a fraction of a second at any dx; much more shakes the water.", &mut p.surface_tension, defaults.surface_tension, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.0..=10.0).logarithmic(true).smallest_positive(1e-3).suffix(" m^4/(kg s²)")).changed()
+        });
         if state.gravity_xyz {
             for (i, axis) in ["Gravity x", "Gravity y", "Gravity z"].into_iter().enumerate() {
                 changed |= param_row(ui, axis, "Gravity component, m/s² (Earth: y = -9.81)", &mut p.gravity[i], defaults.gravity[i], |ui, v| {
@@ -210,6 +230,51 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, defaults: &SimParams,
     }
     if let Some(e) = &state.param_error {
         ui.colored_label(egui::Color32::LIGHT_RED, e);
+    }
+}
+
+/// The wave maker: on/off, axis, rest position, amplitude and period, each with a reset to the scene's
+/// value (when the scene has no wave maker, to [`default_wave_maker`]'s). Applies live like the solver
+/// parameters; the paddle moves on the simulated clock.
+fn wave_maker_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, actions: &mut Vec<UiAction>) {
+    let scene_value = info.scene.solver.wave_maker;
+    let defaults = scene_value.unwrap_or_else(|| default_wave_maker(&info.scene.domain));
+    let d = &info.scene.domain;
+    let mut changed = false;
+    let mut on = state.params.wave_maker.is_some();
+    if let Some(w) = state.params.wave_maker {
+        state.wave_maker = w;
+    }
+    let w = &mut state.wave_maker;
+    egui::Grid::new("wave_maker_grid").num_columns(3).striped(true).show(ui, |ui| {
+        changed |= param_row(ui, "On", "A piston wave maker: a paddle replacing the domain's min wall along x or z, moving as rest + amplitude sin(2π t / period) (t = simulated time). It pushes the water like a wall and makes waves; particles never get behind it (switching it on pushes the water behind its position in front at once).", &mut on, scene_value.is_some(), |ui, v| {
+            ui.checkbox(v, "").changed()
+        });
+        changed |= param_row(ui, "Axis", "Axis the paddle moves along; it replaces the domain's min wall on that axis.", &mut w.axis, defaults.axis, |ui, v| {
+            let mut c = false;
+            egui::ComboBox::from_id_salt("wave_maker_axis").selected_text(v.name()).show_ui(ui, |ui| {
+                for a in WaveAxis::ALL {
+                    c |= ui.selectable_value(v, a, a.name()).changed();
+                }
+            });
+            c
+        });
+        let len = d.max[w.axis.index()] - d.min[w.axis.index()];
+        changed |= param_row(ui, "Rest position", "Mean distance of the paddle from the domain's min wall, metres (at least the amplitude). Water behind it is pushed in front when it moves.", &mut w.rest, defaults.rest, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.0..=0.75 * len).suffix(" m")).changed()
+        });
+        let rest = w.rest;
+        changed |= param_row(ui, "Amplitude", "Amplitude of the paddle's motion, metres (half its stroke; at most the rest position). 0 = a fixed wall.", &mut w.amplitude, defaults.amplitude, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.0..=rest.max(1e-4)).suffix(" m")).changed()
+        });
+        changed |= param_row(ui, "Period", "Period of the paddle's motion, seconds. Longer periods make longer waves (about 1.56 T² m in deep water).", &mut w.period_s, defaults.period_s, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.05..=1000.0).logarithmic(true).suffix(" s")).changed()
+        });
+    });
+    w.amplitude = w.amplitude.min(w.rest);
+    if changed {
+        state.params.wave_maker = on.then_some(*w);
+        actions.push(UiAction::ApplyParams);
     }
 }
 

@@ -88,10 +88,34 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
     let inner = |q: &[f32; 4]| {
         q[0] > d.min[0] + 3.0 * dx && q[0] < d.max[0] - 3.0 * dx && q[2] > d.min[2] + 3.0 * dx && q[2] < d.max[2] - 3.0 * dx
     };
+    let area = ((d.max[0] - d.min[0]) * (d.max[2] - d.min[2])) as f64;
+    let depth = run.sim.particle_count() as f64 * run.sim.mass() as f64 / (rho0 * area);
+    let surface = floor as f64 + depth;
+    let in_fit = |q: &[f32; 4]| inner(q) && (q[1] as f64) > floor as f64 + 2.0 * dx as f64 && (q[1] as f64) < surface - 2.0 * dx as f64;
+    // Least-squares line of pressure over height in the fit region: (slope, pressure at the floor).
+    let fit = |pos: &[[f32; 4]], vel: &[[f32; 4]]| -> Option<(f64, f64)> {
+        let (mut n, mut sy, mut sp, mut syy, mut syp) = (0.0f64, 0.0, 0.0, 0.0, 0.0);
+        for (q, v) in pos.iter().zip(vel).filter(|(q, _)| in_fit(q)) {
+            let (y, p) = (q[1] as f64, v[3] as f64);
+            n += 1.0;
+            sy += y;
+            sp += p;
+            syy += y * y;
+            syp += y * p;
+        }
+        let slope = (n * syp - sy * sp) / (n * syy - sy * sy);
+        (n >= 20.0).then(|| (slope, (sp - slope * sy) / n + slope * floor as f64))
+    };
     let mut series = Vec::new();
+    // One fit per sample of the measurement window, averaged: a single step's DFSPH pressure varies by
+    // about 10 % from step to step (its iterations stop at a mean error, not at a fixed pressure).
+    let mut fits = Vec::new();
     while run.time < t_end {
         let t = run.advance(sample)?;
-        let (pos, _) = run.read();
+        let (pos, vel) = run.read();
+        if t >= t_settle {
+            fits.extend(fit(&pos, &vel));
+        }
         let centroid = 2.0 * (pos.iter().map(|p| p[1] as f64).sum::<f64>() / pos.len() as f64 - floor as f64);
         let mut ys: Vec<f32> = pos.iter().filter(|q| inner(q)).map(|q| q[1]).collect();
         ys.sort_by(f32::total_cmp);
@@ -105,27 +129,11 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
     let mean_depth = |rows: &[&[f64; 5]]| rows.iter().map(|r| r[1]).sum::<f64>() / rows.len().max(1) as f64;
     let (d0, d1) = (mean_depth(&window[..k]), mean_depth(&window[window.len() - k..]));
 
-    // Pressure profile at the end, fitted as in tests/sim_scenes.rs.
+    // Pressure profile at the end (plotted), and the window's mean fit.
     let (pos, vel) = run.read();
-    let area = ((d.max[0] - d.min[0]) * (d.max[2] - d.min[2])) as f64;
-    let depth = pos.len() as f64 * run.sim.mass() as f64 / (rho0 * area);
-    let surface = floor as f64 + depth;
-    let (mut n, mut sy, mut sp, mut syy, mut syp) = (0.0f64, 0.0, 0.0, 0.0, 0.0);
-    let in_fit = |q: &[f32; 4]| inner(q) && (q[1] as f64) > floor as f64 + 2.0 * dx as f64 && (q[1] as f64) < surface - 2.0 * dx as f64;
-    for (q, v) in pos.iter().zip(&vel) {
-        let y = q[1] as f64;
-        if in_fit(q) {
-            let p = v[3] as f64;
-            n += 1.0;
-            sy += y;
-            sp += p;
-            syy += y * y;
-            syp += y * p;
-        }
-    }
-    anyhow::ensure!(n >= 20.0, "too few interior particles ({n}) for the pressure fit");
-    let slope = (n * syp - sy * sp) / (n * syy - sy * sy);
-    let p_floor = (sp - slope * sy) / n + slope * floor as f64;
+    anyhow::ensure!(!fits.is_empty(), "too few interior particles for the pressure fit");
+    let slope = fits.iter().map(|f| f.0).sum::<f64>() / fits.len() as f64;
+    let p_floor = fits.iter().map(|f| f.1).sum::<f64>() / fits.len() as f64;
     Ok(Hydro {
         profile: pos.iter().zip(&vel).map(|(q, v)| (surface - q[1] as f64, v[3] as f64, in_fit(q))).collect(),
         positions: pos,

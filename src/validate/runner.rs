@@ -97,16 +97,21 @@ impl<'a> Run<'a> {
             if let Some(bad) = self.stats.iter().rev().take(frames as usize).find(|s| s.non_finite > 0) {
                 bail!("{}: {} particles became non-finite at t = {:.3} s (the simulation blew up)", self.label, bad.non_finite, bad.time);
             }
+            if self.last_print.elapsed() >= PROGRESS_EVERY {
+                self.last_print = Instant::now();
+                eprintln!(
+                    "{}: t = {:.2} / {:.2} s ({:.0} s wall), dt {:.3} ms, max speed {:.2} m/s",
+                    self.label,
+                    self.time,
+                    self.t_end,
+                    self.started.elapsed().as_secs_f64(),
+                    1e3 * last.dt,
+                    last.max_speed
+                );
+            }
             if self.time >= target - 1e-6 {
                 break;
             }
-        }
-        if self.last_print.elapsed() >= PROGRESS_EVERY {
-            self.last_print = Instant::now();
-            eprintln!(
-                "{}: t = {:.2} / {:.2} s ({:.0} s wall)",
-                self.label, self.time, self.t_end, self.started.elapsed().as_secs_f64()
-            );
         }
         Ok(self.time)
     }

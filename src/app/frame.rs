@@ -1,0 +1,331 @@
+//! One frame of the window, in a fixed order (see the module docs of [`crate::app`]): poll what came back,
+//! acquire the surface texture, run egui and apply its actions, encode simulation, scene, capture copies
+//! and the composite (the scene blitted, egui on top) into one encoder, submit and present. Nothing here
+//! waits on the GPU.
+
+use super::{Blit, Running};
+use crate::gpu::{GpuContext, Profiler};
+use crate::render::{targets::Offscreen, OrbitCamera, ParticleSource, Renderer};
+use crate::sim::Simulation;
+use crate::ui::{self, FrameInfo, UiState};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Running {
+    /// One frame; see the module docs for the order. Never waits on the GPU.
+    pub(super) fn frame(&mut self) {
+        let now = Instant::now();
+        let dt = now - self.last_frame;
+        self.ui.stats.push(dt);
+        self.last_frame = now;
+        if self.minimized {
+            return;
+        }
+        self.frames += 1;
+        if self.test_device_loss == Some(self.frames) {
+            log::warn!("WATERVIEW_TEST_DEVICE_LOSS: destroying the device");
+            self.ctx.device.destroy();
+        }
+        if self.device_lost.swap(false, Ordering::AcqRel) {
+            self.recover_device();
+            return;
+        }
+        self.fps_log.0 += 1;
+        let since = self.fps_log.1.elapsed().as_secs_f64();
+        if since >= 5.0 {
+            log::info!(
+                "frame rate: {:.1} fps at {}x{}{}",
+                self.fps_log.0 as f64 / since,
+                self.config.width,
+                self.config.height,
+                if self.recording.is_some() { " (recording)" } else { "" }
+            );
+            self.fps_log = (0, Instant::now());
+        }
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        if let Some(sim) = self.world.sim.as_mut() {
+            if let Some(s) = sim.poll_stats() {
+                self.stats = Some(s.clone());
+            }
+        }
+        self.ui.history.push_frame(dt, self.profiler.latest(), self.stats.as_ref());
+        self.poll_background();
+        self.drive_cli_recording();
+        self.drive_test_render();
+        self.fly_move(dt.as_secs_f32());
+        let gpu_errors: Vec<String> = self.gpu_errors.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+        // Errors of a device that is being lost are symptoms of the loss, reported once by the recovery.
+        let gpu_errors = if self.device_lost.load(Ordering::Acquire) { Vec::new() } else { gpu_errors };
+        for e in gpu_errors {
+            self.ui.push_error(e);
+        }
+
+        let (frame, suboptimal) = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(t) => (t, false),
+            wgpu::CurrentSurfaceTexture::Suboptimal(t) => (t, true),
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => return,
+            wgpu::CurrentSurfaceTexture::Outdated => {
+                let size = self.window.inner_size();
+                self.resize(size);
+                return;
+            }
+            wgpu::CurrentSurfaceTexture::Lost => {
+                log::warn!("surface lost; recreating it");
+                self.recreate_surface();
+                return;
+            }
+            wgpu::CurrentSurfaceTexture::Validation => {
+                log::error!("surface texture acquisition failed validation; frame skipped");
+                return;
+            }
+        };
+        let size = (self.config.width, self.config.height);
+        if frame.texture.width() != size.0 || frame.texture.height() != size.1 {
+            // The surface and our targets disagree (resize in flight): skip and reconfigure.
+            drop(frame);
+            let size = self.window.inner_size();
+            self.resize(size);
+            return;
+        }
+
+        // egui pass, then apply what it asked for.
+        self.update_capture_status();
+        let raw_input = self.egui_state.take_egui_input(&self.window);
+        let mut actions = Vec::new();
+        let preview = self.recording.as_ref().and_then(|r| r.offline.as_ref()).map(|o| (o.texture, o.target.size));
+        let output = {
+            let info = FrameInfo {
+                ctx: &self.ctx,
+                scene: &self.world.scene,
+                sim: self.world.sim.as_ref(),
+                stats: self.stats.as_ref(),
+                gpu_times: self.profiler.latest(),
+                capture: &self.capture_status,
+                fly: self.fly,
+            };
+            let ui_state = &mut self.ui;
+            self.egui_ctx.run_ui(raw_input, |ui| {
+                actions = ui::draw_ui(ui, ui_state, &info);
+                if let Some((texture, (w, h))) = preview {
+                    preview_ui(ui, texture, (w as f32, h as f32));
+                }
+            })
+        };
+        self.egui_state.handle_platform_output(&self.window, output.platform_output);
+        let paint_jobs = self.egui_ctx.tessellate(output.shapes, output.pixels_per_point);
+        for action in actions {
+            self.apply(action);
+        }
+
+        // A screenshot at k x the window size: the scene in a submission of its own (camera uniform).
+        let screenshot = self.screenshot_requested.take();
+        let scale = self.ui.capture.screenshot_scale.clamp(1, 8);
+        let max_dim = self.ctx.device.limits().max_texture_dimension_2d;
+        let hires = match screenshot {
+            Some(_) if scale > 1 && size.0 * scale <= max_dim && size.1 * scale <= max_dim => {
+                let big = (size.0 * scale, size.1 * scale);
+                let target = Offscreen::new(&self.ctx, big);
+                let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("hi-res screenshot") });
+                self.encode_scene(&mut enc, &target);
+                self.ctx.queue.submit([enc.finish()]);
+                Some(target)
+            }
+            Some(_) if scale > 1 => {
+                self.ui.push_error(format!("a screenshot at {scale}x the window is past this GPU's texture limit of {max_dim} pixels; taking it at 1x"));
+                None
+            }
+            _ => None,
+        };
+
+        let device = &self.ctx.device;
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
+        let offline = self.recording.as_ref().is_some_and(|r| r.offline.is_some());
+        if offline {
+            self.encode_offline_frame(&mut enc);
+        } else {
+            if let Some(sim) = self.world.sim.as_mut() {
+                if self.ui.sim.playing {
+                    sim.encode_frame(&mut enc, &self.profiler);
+                } else if self.step_requested {
+                    sim.encode_step(&mut enc, &self.profiler);
+                }
+            }
+            // The window's scene (the state after this frame's step, as before).
+            encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, &mut enc, &self.offscreen, &self.camera, self.world.sim.as_ref(), &self.ui);
+            self.record_live_frame(&mut enc);
+        }
+        if let Some(sim) = self.world.sim.as_mut() {
+            sim.encode_stats(&mut enc, &self.profiler);
+        }
+        self.step_requested = false;
+
+        let device = &self.ctx.device;
+        let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [size.0, size.1], pixels_per_point: output.pixels_per_point };
+        for (id, delta) in &output.textures_delta.set {
+            for d in delta {
+                self.egui_renderer.update_texture(device, &self.ctx.queue, *id, d);
+            }
+        }
+        let callback_buffers = self.egui_renderer.update_buffers(device, &self.ctx.queue, &mut enc, &paint_jobs, &screen);
+
+        if let Some(with_ui) = screenshot {
+            let result = match (&hires, with_ui) {
+                (Some(big), true) => {
+                    let k = big.size.0 / size.0.max(1);
+                    let screen_k = egui_wgpu::ScreenDescriptor {
+                        size_in_pixels: [big.size.0, big.size.1],
+                        pixels_per_point: output.pixels_per_point * k as f32,
+                    };
+                    let source = self.blit.bind_source(&self.ctx, &big.color_view);
+                    let (texture, view) = ui_target(&mut self.ui_target, &self.ctx, self.config.format, self.draw_format, big.size);
+                    composite(&mut enc, &self.profiler, view, &self.blit, &source, &self.egui_renderer, &paint_jobs, &screen_k, "composite (capture)");
+                    self.capture.request(&mut enc, texture, big.size)
+                }
+                (Some(big), false) => self.capture.request(&mut enc, &big.color, big.size),
+                (None, true) => {
+                    let (texture, view) = ui_target(&mut self.ui_target, &self.ctx, self.config.format, self.draw_format, size);
+                    composite(&mut enc, &self.profiler, view, &self.blit, &self.blit.bind_group, &self.egui_renderer, &paint_jobs, &screen, "composite (capture)");
+                    self.capture.request(&mut enc, texture, size)
+                }
+                (None, false) => self.capture.request(&mut enc, &self.offscreen.color, size),
+            };
+            self.ui.render.capture_status = Some(match result {
+                Ok(()) => Ok("Saving screenshot…".into()),
+                Err(e) => Err(e),
+            });
+        }
+
+        let surface_view =
+            frame.texture.create_view(&wgpu::TextureViewDescriptor { format: Some(self.draw_format), ..Default::default() });
+        composite(&mut enc, &self.profiler, &surface_view, &self.blit, &self.blit.bind_group, &self.egui_renderer, &paint_jobs, &screen, "composite");
+
+        self.profiler.resolve(&mut enc);
+        self.ctx.queue.submit(callback_buffers.into_iter().chain(std::iter::once(enc.finish())));
+        if let Some(sim) = self.world.sim.as_mut() {
+            sim.after_submit();
+        }
+        self.capture.after_submit();
+        self.recording_after_submit();
+        if hires.is_some() && screenshot == Some(true) {
+            // Do not keep a k x surface-sized texture around.
+            self.ui_target = None;
+        }
+        self.profiler.end_frame(&self.ctx.queue);
+        self.window.pre_present_notify();
+        self.ctx.queue.present(frame);
+        for id in &output.textures_delta.free {
+            self.egui_renderer.free_texture(id);
+        }
+        if suboptimal {
+            let size = self.window.inner_size();
+            self.resize(size);
+        }
+    }
+
+    /// Renders the scene (current camera and settings) into `target`.
+    pub(super) fn encode_scene(&mut self, enc: &mut wgpu::CommandEncoder, target: &Offscreen) {
+        encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, enc, target, &self.camera, self.world.sim.as_ref(), &self.ui);
+    }
+
+}
+
+/// The offline capture's frames, scaled to fit the central area (aspect kept).
+pub(super) fn preview_ui(ui: &mut egui::Ui, texture: egui::TextureId, size: (f32, f32)) {
+    egui::CentralPanel::default().frame(egui::Frame::NONE.fill(egui::Color32::from_gray(20))).show(ui, |ui| {
+        let avail = ui.available_size();
+        let k = (avail.x / size.0).min(avail.y / size.1).max(0.01);
+        ui.centered_and_justified(|ui| {
+            ui.add(egui::Image::new(egui::load::SizedTexture::new(texture, egui::vec2(size.0 * k, size.1 * k))));
+        });
+    });
+}
+
+/// Renders the scene (camera, render settings, the simulation's particles) into `target`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn encode_scene_with(
+    renderer: &mut Renderer,
+    ctx: &GpuContext,
+    profiler: &Profiler,
+    enc: &mut wgpu::CommandEncoder,
+    target: &Offscreen,
+    camera: &OrbitCamera,
+    sim: Option<&Simulation>,
+    ui: &UiState,
+) {
+    let particles = sim.map(ParticleSource::of);
+    renderer.encode(
+        ctx,
+        enc,
+        profiler,
+        &target.color_view,
+        &target.depth_view,
+        target.size,
+        camera,
+        particles,
+        &ui.render.settings_for(sim.map_or(0.05, |s| s.particle_radius())),
+    );
+}
+
+/// The include-UI capture target (surface format, `RENDER_ATTACHMENT | COPY_SRC`, viewed as
+/// `draw_format`), (re)made at `size`.
+pub(super) fn ui_target<'a>(
+    slot: &'a mut Option<(wgpu::Texture, wgpu::TextureView)>,
+    ctx: &GpuContext,
+    format: wgpu::TextureFormat,
+    draw_format: wgpu::TextureFormat,
+    size: (u32, u32),
+) -> &'a (wgpu::Texture, wgpu::TextureView) {
+    let stale = slot.as_ref().is_none_or(|(t, _)| (t.width(), t.height()) != size || t.format() != format);
+    if stale {
+        let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("capture with UI"),
+            size: wgpu::Extent3d { width: size.0, height: size.1, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[draw_format],
+        });
+        let view = texture.create_view(&wgpu::TextureViewDescriptor { format: Some(draw_format), ..Default::default() });
+        return slot.insert((texture, view));
+    }
+    match slot {
+        Some(t) => t,
+        None => unreachable!("`stale` is true when the slot is empty"),
+    }
+}
+
+/// One render pass into `target`: the scene (`source`, a blit bind group) blitted, egui drawn over it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn composite(
+    enc: &mut wgpu::CommandEncoder,
+    profiler: &Profiler,
+    target: &wgpu::TextureView,
+    blit: &Blit,
+    source: &wgpu::BindGroup,
+    egui_renderer: &egui_wgpu::Renderer,
+    paint_jobs: &[egui::ClippedPrimitive],
+    screen: &egui_wgpu::ScreenDescriptor,
+    label: &str,
+) {
+    let mut pass = profiler.render_pass(
+        enc,
+        label,
+        wgpu::RenderPassDescriptor {
+            label: Some(label),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        },
+    );
+    blit.draw(&mut pass, source);
+    egui_renderer.render(&mut pass, paint_jobs, screen);
+}

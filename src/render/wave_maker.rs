@@ -1,0 +1,142 @@
+//! The wave maker's paddle (`shaders/render/wave_maker.wgsl`): a solid slab drawn at the moving wall of a
+//! piston wave maker ([`crate::sim::params::WaveMaker`]), inside the "render" pass after the terrain, with
+//! depth so water and paddle occlude each other. Its position is evaluated in the vertex shader from the
+//! simulation's step state on the GPU (simulated time), so it moves exactly with the wall the particles
+//! feel, a frame of read-back latency never shows. Nothing is drawn when the simulation has no wave maker.
+
+use super::camera::{camera_bind_group_layout, DEPTH_COMPARE, DEPTH_FORMAT};
+use crate::gpu::GpuContext;
+use crate::scene::Aabb;
+use crate::sim::params::WaveMaker;
+use crate::sim::Simulation;
+
+/// Drawn thickness of the paddle as a fraction of the domain's largest extent.
+const THICKNESS_FRACTION: f32 = 0.01;
+
+/// The paddle's geometry and motion, bind group 1 binding 0. WGSL twin: `Paddle` in
+/// `shaders/render/wave_maker.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PaddleUniform {
+    /// The simulation domain's min corner, metres.
+    pub domain_min: [f32; 3],
+    /// Index of the axis the paddle moves along (0 = x, 2 = z).
+    pub axis: u32,
+    /// The simulation domain's max corner, metres.
+    pub domain_max: [f32; 3],
+    /// Rest distance of the wall from the domain's min wall, metres.
+    pub rest: f32,
+    /// Amplitude of the motion, metres.
+    pub amplitude: f32,
+    /// Angular frequency 2 pi / period, rad/s.
+    pub omega: f32,
+    /// Drawn thickness of the slab behind the wall plane, metres.
+    pub thickness: f32,
+    pub _pad: f32,
+}
+const _: () = assert!(size_of::<PaddleUniform>() == 48);
+
+impl PaddleUniform {
+    /// The paddle of `wave_maker` in `domain`.
+    pub fn new(domain: &Aabb, wave_maker: &WaveMaker) -> Self {
+        let extent = (0..3).map(|a| domain.max[a] - domain.min[a]).fold(0.0f32, f32::max);
+        Self {
+            domain_min: domain.min,
+            axis: wave_maker.axis.index() as u32,
+            domain_max: domain.max,
+            rest: wave_maker.rest,
+            amplitude: wave_maker.amplitude,
+            omega: wave_maker.omega(),
+            thickness: THICKNESS_FRACTION * extent,
+            _pad: 0.0,
+        }
+    }
+}
+
+/// Pipeline and bindings of the paddle.
+pub struct WaveMakerPass {
+    pipeline: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    uniform: wgpu::Buffer,
+    /// What the uniform holds now; `None` = nothing to draw.
+    current: Option<PaddleUniform>,
+    /// The simulation step-state buffer bound, and the bind group over it and the uniform.
+    bound: Option<(wgpu::Buffer, wgpu::BindGroup)>,
+}
+
+impl WaveMakerPass {
+    /// Builds the pipeline for colour targets of `color_format` (depth: [`DEPTH_FORMAT`]).
+    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
+        let device = &ctx.device;
+        let module = crate::gpu::shader::module(device, "render/wave_maker.wgsl");
+        let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("wave maker bind group layout"),
+            entries: &[crate::gpu::uniform_entry(0, stages), crate::gpu::storage_entry(1, true, stages)],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("wave maker pipeline layout"),
+            bind_group_layouts: &[Some(&camera_bind_group_layout(device)), Some(&layout)],
+            immediate_size: 0,
+        });
+        let constants = super::output_constants(color_format);
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("wave maker pipeline"),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState { module: &module, entry_point: Some("vs_main"), compilation_options: Default::default(), buffers: &[] },
+            primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleList, cull_mode: None, ..Default::default() },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(DEPTH_COMPARE),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+                targets: &[Some(wgpu::ColorTargetState::from(color_format))],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let zero = PaddleUniform::new(&Aabb { min: [0.0; 3], max: [1.0; 3] }, &WaveMaker::default());
+        let uniform = crate::gpu::uniform_buffer_init(device, "wave maker uniform", bytemuck::bytes_of(&zero));
+        Self { pipeline, layout, uniform, current: None, bound: None }
+    }
+
+    /// Follows `sim`: from the next draw on, its wave maker's paddle on its clock, or nothing when it has
+    /// none (or there is no simulation). Cheap when nothing changed (compares, writes nothing); call once
+    /// per frame before [`super::Renderer::encode`].
+    pub fn sync(&mut self, ctx: &GpuContext, sim: Option<&Simulation>) {
+        let paddle = sim.and_then(|s| s.params().wave_maker.map(|w| (s, PaddleUniform::new(s.domain(), &w))));
+        let Some((sim_with_paddle, uniform)) = paddle else {
+            self.current = None;
+            if sim.is_none() {
+                self.bound = None;
+            }
+            return;
+        };
+        let sim = sim_with_paddle;
+        if self.current != Some(uniform) {
+            ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&uniform));
+            self.current = Some(uniform);
+        }
+        if self.bound.as_ref().is_none_or(|(step, _)| step != sim.step_state()) {
+            let step = sim.step_state().clone();
+            let group = crate::gpu::bind_buffers(&ctx.device, "wave maker bind group", &self.layout, &[&self.uniform, &step]);
+            self.bound = Some((step, group));
+        }
+    }
+
+    /// Records the paddle (36 vertices) when there is one. Bind group 0 is the frame's camera.
+    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, camera_bind_group: &wgpu::BindGroup) {
+        let (Some(_), Some((_, group))) = (&self.current, &self.bound) else { return };
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, camera_bind_group, &[]);
+        pass.set_bind_group(1, group, &[]);
+        pass.draw(0..36, 0..1);
+    }
+}

@@ -1,0 +1,189 @@
+//! The window end to end under a virtual X server: `xvfb-run` starts Xvfb, the built binary opens its
+//! window on it (winit on X11, wgpu presenting through lavapipe or the machine's GPU), records one second of
+//! the window from its first frame (`--record --record-seconds 1 --quit-after-record`), completes the MP4
+//! and exits with status 0 on its own. The MP4 is read back with the `mp4` crate: one H.264 track of the
+//! window's size with at least one frame.
+//!
+//! The Capture panel's offline render ("Render video") the same way: started with the first frame
+//! (`WATERVIEW_TEST_RENDER_VIDEO=1`, the panel's settings from the settings file), the app quits once the
+//! file is complete; every frame it logged shows exactly k / fps simulated seconds, and the MP4 holds
+//! them all.
+//!
+//! Needs `xvfb-run` (Debian: `apt-get install -y xvfb xauth`, as `.ci/run` does); without it the tests fail
+//! with that message, they never skip.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The window's inner size asked for on the command line (even, so H.264 keeps it whole).
+const SIZE: (u32, u32) = (640, 360);
+/// The longest the app may take to start, record a second and finish the file (lavapipe on two cores).
+const TIMEOUT: Duration = Duration::from_secs(600);
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("waterview-window-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch folder");
+    dir
+}
+
+/// A small flat-floored box of still water (2 000 particles on a CPU adapter), so frames come quickly.
+fn small_scene(dir: &Path) -> PathBuf {
+    let path = dir.join("small.ron");
+    std::fs::write(
+        &path,
+        r#"(
+    name: "Window test",
+    domain: (min: (0.0, 0.0, 0.0), max: (2.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.5, 0.5, 1.0))],
+    camera: (target: (1.0, 0.3, 0.5), distance: 3.0, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.025),
+)
+"#,
+    )
+    .expect("write scene");
+    path
+}
+
+/// Fails (never skips) when `xvfb-run` is not installed, naming the fix.
+fn require_xvfb_run() {
+    match Command::new("xvfb-run").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status() {
+        Ok(_) => {}
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            panic!("the window test needs xvfb-run (a virtual X server): install it with `apt-get install -y xvfb xauth`")
+        }
+        Err(e) => panic!("cannot run xvfb-run ({e}); install it with `apt-get install -y xvfb xauth`"),
+    }
+}
+
+/// Runs the app under Xvfb in `dir` (its own settings folder `dir/config`, X11 only) with `args` and `envs`
+/// until it quits on its own; returns its log. Panics if it does not quit in time or fails.
+fn run_app(dir: &Path, args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> String {
+    let log_path = dir.join("app.log");
+    let log = std::fs::File::create(&log_path).expect("create log");
+    let mut command = Command::new("xvfb-run");
+    command
+        .args(["-a", "-s", "-screen 0 1280x720x24"])
+        .arg(env!("CARGO_BIN_EXE_waterview"))
+        .args(args)
+        .args(["--window-size", &format!("{}x{}", SIZE.0, SIZE.1)])
+        // A settings file of its own (the window size and last scene are saved on exit), X11 only.
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env_remove("WAYLAND_DISPLAY")
+        .env("RUST_LOG", "info,wgpu_core=warn,wgpu_hal=warn,naga=warn")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("log handle"))
+        .stderr(log);
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("start xvfb-run");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the app") {
+            break status;
+        }
+        if started.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            panic!("the app did not quit within {} s; its log:\n{text}", TIMEOUT.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    assert!(status.success(), "the app exited with {status}; its log:\n{text}");
+    eprintln!("app ran {:.1} s", started.elapsed().as_secs_f64());
+    text
+}
+
+/// The MP4 at `path`: (width, height, frames) of its one H.264 track.
+fn mp4_track(path: &Path) -> (u32, u32, u32) {
+    let bytes = std::fs::read(path).expect("read mp4");
+    let size = bytes.len() as u64;
+    let reader = mp4::Mp4Reader::read_header(std::io::Cursor::new(bytes), size).expect("parse mp4");
+    assert_eq!(reader.tracks().len(), 1);
+    let (&id, track) = reader.tracks().iter().next().expect("one track");
+    assert_eq!(track.media_type().expect("media type"), mp4::MediaType::H264);
+    (track.width() as u32, track.height() as u32, reader.sample_count(id).expect("sample count"))
+}
+
+#[test]
+fn window_records_a_second_of_video_and_exits_cleanly() {
+    require_xvfb_run();
+    let dir = scratch("record");
+    let scene = small_scene(&dir);
+    let out = dir.join("window.mp4");
+    let args = [
+        "--scene".as_ref(),
+        scene.as_os_str(),
+        "--record".as_ref(),
+        out.as_os_str(),
+        "--record-seconds".as_ref(),
+        "1".as_ref(),
+        "--record-fps".as_ref(),
+        "30".as_ref(),
+        "--quit-after-record".as_ref(),
+    ];
+    let text = run_app(&dir, &args, &[]);
+
+    assert!(out.exists(), "no video under {}; the app's log:\n{text}", out.display());
+    assert!(!dir.join("window.mp4.part").exists(), "temporary file left behind");
+    let (width, height, frames) = mp4_track(&out);
+    assert_eq!((width, height), SIZE, "the video has the window's size");
+    assert!(frames >= 1, "the video holds no frame");
+    eprintln!("recorded {frames} frames of {}x{}", SIZE.0, SIZE.1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn window_renders_an_offline_video_of_exact_frames() {
+    require_xvfb_run();
+    let dir = scratch("render");
+    let scene = small_scene(&dir);
+    // The Capture panel's settings: offline, 24 fps (1/24 s is no binary fraction), 64x48, 0.25 s = 6 frames.
+    let (fps, frames) = (24.0f64, 6usize);
+    std::fs::create_dir_all(dir.join("config").join("waterview")).expect("config folder");
+    std::fs::write(
+        dir.join("config").join("waterview").join("settings.json"),
+        r#"{"capture": {"format": "Mp4", "mode": "Offline", "fps": 24.0, "offline_size": [64, 48], "offline_seconds": 0.25}}"#,
+    )
+    .expect("write settings");
+    let args = ["--scene".as_ref(), scene.as_os_str()];
+    let text = run_app(
+        &dir,
+        &args,
+        &[("WATERVIEW_TEST_RENDER_VIDEO", "1"), ("RUST_LOG", "info,wgpu_core=warn,wgpu_hal=warn,naga=warn,waterview::app::recording=debug")],
+    );
+    // "offline frame K: simulated time T s, video time V s", one per frame rendered.
+    let times: Vec<(usize, f32)> = text
+        .lines()
+        .filter_map(|line| {
+            let rest = &line[line.find("offline frame ")? + "offline frame ".len()..];
+            let (k, rest) = rest.split_once(": simulated time ")?;
+            let (t, _) = rest.split_once(" s")?;
+            Some((k.parse().ok()?, t.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(times.len(), frames, "one line per frame rendered; the app's log:\n{text}");
+    let t0 = times[0].1;
+    assert_eq!(t0, 0.0, "the render started before anything was simulated");
+    for (i, &(k, t)) in times.iter().enumerate() {
+        assert_eq!(k, i, "frames in order");
+        let want = t0 as f64 + k as f64 / fps;
+        assert!((t as f64 - want).abs() <= 1e-5 * want.max(1.0), "frame {k} shows t = {t} s, not {want} s");
+        assert_eq!(t, want as f32, "frame {k} lands on its frame end exactly");
+    }
+    let videos: Vec<PathBuf> =
+        std::fs::read_dir(dir.join("captures")).expect("captures folder").map(|e| e.expect("entry").path()).collect();
+    assert_eq!(videos.len(), 1, "one video, no temporary file: {videos:?}");
+    assert_eq!(videos[0].extension().and_then(|e| e.to_str()), Some("mp4"));
+    let (width, height, samples) = mp4_track(&videos[0]);
+    assert_eq!((width, height), (64, 48), "the video has the panel's size");
+    assert_eq!(samples as usize, frames, "the video holds every frame");
+    eprintln!("rendered {frames} exact frames at 64x48");
+    let _ = std::fs::remove_dir_all(&dir);
+}
