@@ -519,6 +519,42 @@ pub fn render_to_image(
     read_texture_rgba(ctx, &target.color)
 }
 
+/// An opaque scene pipeline (terrain, sphere impostors, the wave maker's paddle): `vs_main` and `fs_main` of
+/// `module`, no vertex buffers, depth tested and written (reversed-Z), one colour target of `color_format`
+/// with the sRGB-encoding constant when that format needs it.
+pub(crate) fn opaque_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    primitive: wgpu::PrimitiveState,
+    color_format: wgpu::TextureFormat,
+) -> wgpu::RenderPipeline {
+    let constants = output_constants(color_format);
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState { module, entry_point: Some("vs_main"), compilation_options: Default::default(), buffers: &[] },
+        primitive,
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(DEPTH_COMPARE),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some("fs_main"),
+            compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+            targets: &[Some(wgpu::ColorTargetState::from(color_format))],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 /// Pipeline constants for the fragment stage: ask the shader to encode sRGB itself when the target
 /// format does not.
 pub(crate) fn output_constants(color_format: wgpu::TextureFormat) -> Vec<(&'static str, f64)> {

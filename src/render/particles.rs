@@ -7,7 +7,7 @@
 //! The bind group over the simulation's buffers is cached and rebuilt only when the buffers change
 //! (`wgpu::Buffer` compares by identity).
 
-use super::camera::{camera_bind_group_layout, DEPTH_COMPARE, DEPTH_FORMAT};
+use super::camera::camera_bind_group_layout;
 use crate::gpu::GpuContext;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
@@ -149,34 +149,7 @@ impl ParticlePass {
             bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
             immediate_size: 0,
         });
-        let constants = super::output_constants(color_format);
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("particles pipeline"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(DEPTH_COMPARE),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
-                targets: &[Some(wgpu::ColorTargetState::from(color_format))],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let pipeline = super::opaque_pipeline(device, "particles pipeline", &pipeline_layout, &module, wgpu::PrimitiveState::default(), color_format);
         let uniform = crate::gpu::uniform_buffer_init(
             device,
             "particles style uniform",

@@ -4,7 +4,7 @@
 //! No vertex or index buffers. Lit by the sun (Lambert with heightfield soft shadows) and the sky, with
 //! distance fog; writes reversed-Z depth so particles and terrain occlude each other.
 
-use super::camera::{camera_bind_group_layout, DEPTH_COMPARE, DEPTH_FORMAT};
+use super::camera::camera_bind_group_layout;
 use crate::gpu::GpuContext;
 use crate::terrain::Heightfield;
 
@@ -82,38 +82,7 @@ impl TerrainPass {
             bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
             immediate_size: 0,
         });
-        let constants = super::output_constants(color_format);
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("terrain pipeline"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::TriangleStrip,
-                cull_mode: None,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(DEPTH_COMPARE),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
-                targets: &[Some(wgpu::ColorTargetState::from(color_format))],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let pipeline = super::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleStrip, cull_mode: None, ..Default::default() }, color_format);
         let (uniform, heights, bind_group) = upload(ctx, &layout, hf);
         Self { pipeline, layout, uniform, heights, bind_group, nx: hf.nx, nz: hf.nz }
     }

@@ -4,7 +4,7 @@
 //! simulation's step state on the GPU (simulated time), so it moves exactly with the wall the particles
 //! feel, a frame of read-back latency never shows. Nothing is drawn when the simulation has no wave maker.
 
-use super::camera::{camera_bind_group_layout, DEPTH_COMPARE, DEPTH_FORMAT};
+use super::camera::camera_bind_group_layout;
 use crate::gpu::GpuContext;
 use crate::scene::Aabb;
 use crate::sim::params::WaveMaker;
@@ -79,29 +79,7 @@ impl WaveMakerPass {
             bind_group_layouts: &[Some(&camera_bind_group_layout(device)), Some(&layout)],
             immediate_size: 0,
         });
-        let constants = super::output_constants(color_format);
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("wave maker pipeline"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState { module: &module, entry_point: Some("vs_main"), compilation_options: Default::default(), buffers: &[] },
-            primitive: wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleList, cull_mode: None, ..Default::default() },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(DEPTH_COMPARE),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
-                targets: &[Some(wgpu::ColorTargetState::from(color_format))],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let pipeline = super::opaque_pipeline(device, "wave maker pipeline", &pipeline_layout, &module, wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleList, cull_mode: None, ..Default::default() }, color_format);
         let zero = PaddleUniform::new(&Aabb { min: [0.0; 3], max: [1.0; 3] }, &WaveMaker::default());
         let uniform = crate::gpu::uniform_buffer_init(device, "wave maker uniform", bytemuck::bytes_of(&zero));
         Self { pipeline, layout, uniform, current: None, bound: None }
