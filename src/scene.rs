@@ -560,3 +560,44 @@ pub fn load_heightfield(desc: &TerrainDesc, base_dir: &Path, domain: &Aabb) -> R
         heights,
     })
 }
+
+/// What a file dropped on the window (or chosen in the open dialog) is taken to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DroppedFile {
+    /// A scene file (`.ron`).
+    Scene,
+    /// A 16-bit grayscale PNG: replaces the terrain's heightmap.
+    Heightmap,
+    /// A sky: an equirectangular image (`.hdr`, `.exr`, `.jpg`, or a PNG that is not 16-bit grayscale) or a
+    /// folder of six cube faces.
+    Sky,
+}
+
+/// Classifies a dropped path by its extension and, for PNGs, by its pixel format (read from the header
+/// only). Errors: a missing path, an unreadable PNG, or a kind of file the app cannot use (the message
+/// says what can be dropped).
+pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, String> {
+    const WHAT: &str = "drop a scene (.ron), a 16-bit grayscale heightmap (.png) or a sky (.hdr, .exr, .png, .jpg, or a folder of six faces)";
+    if path.is_dir() {
+        return Ok(DroppedFile::Sky);
+    }
+    if !path.is_file() {
+        return Err(format!("cannot open {}: no such file", path.display()));
+    }
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("ron") => Ok(DroppedFile::Scene),
+        Some("hdr" | "exr" | "jpg" | "jpeg") => Ok(DroppedFile::Sky),
+        Some("png") => {
+            use image::ImageDecoder;
+            let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let decoder = image::codecs::png::PngDecoder::new(std::io::BufReader::new(file))
+                .map_err(|e| format!("cannot read {} as a PNG: {e}", path.display()))?;
+            Ok(match decoder.color_type() {
+                image::ColorType::L16 | image::ColorType::La16 => DroppedFile::Heightmap,
+                _ => DroppedFile::Sky,
+            })
+        }
+        _ => Err(format!("cannot open {}: {WHAT}", path.display())),
+    }
+}

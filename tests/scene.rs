@@ -281,3 +281,29 @@ fn save_then_load_round_trips() {
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn dropped_files_are_classified_by_kind() {
+    use waterview::scene::{classify_dropped_file, DroppedFile};
+    let dir = temp_dir("dropped");
+    let scene = dir.join("a.ron");
+    std::fs::write(&scene, "()").unwrap();
+    let height = dir.join("h.png");
+    image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::from_pixel(4, 4, image::Luma([1000])).save(&height).unwrap();
+    let sky = dir.join("s.png");
+    image::RgbImage::from_pixel(8, 4, image::Rgb([100, 150, 250])).save(&sky).unwrap();
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "x").unwrap();
+    assert_eq!(classify_dropped_file(&scene), Ok(DroppedFile::Scene));
+    assert_eq!(classify_dropped_file(&height), Ok(DroppedFile::Heightmap));
+    assert_eq!(classify_dropped_file(&sky), Ok(DroppedFile::Sky));
+    assert_eq!(classify_dropped_file(&dir), Ok(DroppedFile::Sky), "a folder of cube faces");
+    let e = classify_dropped_file(&text).unwrap_err();
+    assert!(e.contains("notes.txt") && e.contains(".ron") && e.contains("heightmap"), "{e}");
+    let e = classify_dropped_file(&dir.join("missing.ron")).unwrap_err();
+    assert!(e.contains("no such file"), "{e}");
+    let broken = dir.join("broken.png");
+    std::fs::write(&broken, b"not a png").unwrap();
+    assert!(classify_dropped_file(&broken).unwrap_err().contains("PNG"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,7 +5,7 @@
 use super::Running;
 use crate::gpu::GpuContext;
 use crate::render::OrbitCamera;
-use crate::scene::{Scene, SceneSetup};
+use crate::scene::{DroppedFile, Scene, SceneSetup};
 use crate::sim::Simulation;
 use crate::terrain::Heightfield;
 use crate::ui::UiAction;
@@ -31,11 +31,16 @@ pub(super) struct Dialog {
 impl Running {
     /// A file dropped on the window: a `.ron` scene opens, a `.png` becomes the terrain.
     pub(super) fn dropped_file(&mut self, path: PathBuf) {
-        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-        match ext.as_deref() {
-            Some("ron") => self.apply(UiAction::LoadScene(path)),
-            Some("png") => self.apply(UiAction::ReplaceHeightmap(path)),
-            _ => self.ui.push_error(format!("cannot open {}: drop a scene (.ron) or a 16-bit heightmap (.png)", path.display())),
+        match crate::scene::classify_dropped_file(&path) {
+            Ok(DroppedFile::Scene) => self.apply(UiAction::LoadScene(path)),
+            Ok(DroppedFile::Heightmap) => self.apply(UiAction::ReplaceHeightmap(path)),
+            Ok(DroppedFile::Sky) => {
+                // The renderer loads it on the next frame; a sky it cannot use is reported and the current
+                // one stays (see `Renderer::sky_status`).
+                self.ui.render.sky_path_text = path.display().to_string();
+                self.ui.render.settings.sky_file = Some(path);
+            }
+            Err(message) => self.ui.push_error(message),
         }
     }
 
@@ -153,6 +158,9 @@ impl Running {
             }
         }
         self.renderer.set_terrain(&self.ctx, &world.setup.terrain);
+        if let Some(hdr) = self.hdr_renderer.as_mut() {
+            hdr.set_terrain(&self.ctx, &world.setup.terrain);
+        }
         if new_scene {
             self.camera = OrbitCamera::from_desc(&world.scene.camera);
             self.ui.sim.dx_anchor = world.scene.effective_dx(self.ctx.is_cpu());

@@ -16,7 +16,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F9", "start / stop recording a video"),
     ("F12", "screenshot (PNG into captures/)"),
     ("Ctrl+O / Ctrl+S", "open / save a scene file"),
-    ("drop a file", ".ron: open the scene; .png: use as the terrain heightmap"),
+    ("drop a file", ".ron: open the scene; 16-bit .png: terrain heightmap; other image or a folder of faces: sky"),
     ("Esc", "close this help; quit"),
 ];
 
