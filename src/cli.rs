@@ -207,7 +207,8 @@ pub struct RunArgs {
     /// Simulated seconds to run.
     #[arg(long)]
     pub seconds: Option<f32>,
-    /// Final image (PNG).
+    /// Final image: PNG, or with a `.exr` path an OpenEXR file of the linear image (32-bit float RGBA,
+    /// the tone-mapped colours before sRGB encoding).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Per-frame diagnostics (CSV).

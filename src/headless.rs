@@ -1,5 +1,6 @@
 //! Headless runs (`waterview run`): load a scene, simulate a number of steps or simulated seconds with no
-//! window, write a CSV of per-frame diagnostics and the final image. Statistics come back through the
+//! window, write a CSV of per-frame diagnostics and the final image (PNG, or with a `.exr` path an
+//! OpenEXR file of the linear image: [`render_final_hdr`]). Statistics come back through the
 //! simulation's asynchronous read-back ring exactly as in the window; only the end of the run waits for
 //! the last of them.
 
@@ -170,19 +171,49 @@ pub fn run(scene_path: Option<PathBuf>, args: &RunArgs) -> Result<()> {
         );
     }
     if let Some(out) = &args.out {
-        let img = render_final(&ctx, &sim, &scene, args.size);
-        crate::capture::save_png_blocking(&img, out).map_err(|e| anyhow::anyhow!(e))?;
+        write_final_image(&ctx, &sim, &scene, args.size, out)?;
         eprintln!("wrote {}", out.display());
     }
     Ok(())
 }
 
+/// Whether `path` names an OpenEXR file (extension `.exr`, any case).
+pub fn is_exr_path(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"))
+}
+
+/// Renders the simulation's current state from the scene's camera at `size` pixels and writes it to
+/// `out`: an OpenEXR file of the linear image ([`render_final_hdr`]) when `out` ends in `.exr`, else a
+/// PNG ([`render_final`]). Both are written under a temporary name and renamed; an error names the file
+/// and the cause and leaves no file behind. Blocking; headless only.
+pub fn write_final_image(ctx: &GpuContext, sim: &Simulation, scene: &Scene, size: (u32, u32), out: &Path) -> Result<()> {
+    let written = if is_exr_path(out) {
+        crate::capture::save_exr_blocking(&render_final_hdr(ctx, sim, scene, size), out)
+    } else {
+        crate::capture::save_png_blocking(&render_final(ctx, sim, scene, size), out)
+    };
+    written.map_err(|e| anyhow::anyhow!(e))
+}
+
 /// Renders the simulation's current state from the scene's camera (blocking; headless only).
 pub fn render_final(ctx: &GpuContext, sim: &Simulation, scene: &Scene, size: (u32, u32)) -> image::RgbaImage {
     let mut renderer = Renderer::new(ctx, wgpu::TextureFormat::Rgba8UnormSrgb, sim.terrain());
-    let camera = OrbitCamera::from_desc(&scene.camera);
+    let (camera, settings) = final_view(sim, scene);
+    render::render_to_image(ctx, &mut renderer, &camera, Some(ParticleSource::of(sim)), &settings, size)
+}
+
+/// As [`render_final`], into a [`render::HDR_FORMAT`] target: the linear image (tone-mapped, before sRGB
+/// encoding) as float RGBA, alpha 1. Encoding its values to sRGB gives [`render_final`]'s bytes (within
+/// rounding). Blocking; headless only.
+pub fn render_final_hdr(ctx: &GpuContext, sim: &Simulation, scene: &Scene, size: (u32, u32)) -> image::Rgba32FImage {
+    let mut renderer = Renderer::new(ctx, render::HDR_FORMAT, sim.terrain());
+    let (camera, settings) = final_view(sim, scene);
+    render::render_to_image_hdr(ctx, &mut renderer, &camera, Some(ParticleSource::of(sim)), &settings, size)
+}
+
+/// The scene's camera and the default render settings sized to the simulation's particles.
+fn final_view(sim: &Simulation, scene: &Scene) -> (OrbitCamera, RenderSettings) {
     let mut settings = RenderSettings::default();
     settings.particle.radius = sim.particle_radius();
-    let source = ParticleSource::of(sim);
-    render::render_to_image(ctx, &mut renderer, &camera, Some(source), &settings, size)
+    (OrbitCamera::from_desc(&scene.camera), settings)
 }

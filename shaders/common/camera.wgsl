@@ -4,7 +4,7 @@
 // a Rayleigh-like blue-to-haze gradient with a (1 + mu^2) phase term, a Henyey-Greenstein-like Mie glow
 // around the sun, sun colour from Beer-Lambert extinction over the air mass, and a dark ground below
 // the horizon. Output: linear radiance, ACES filmic tone map (Narkowicz 2015 fit), sRGB encoding when
-// the target format does not do it.
+// the target format holds encoded values and does not encode itself.
 
 // Rust twin: CameraUniform in src/render/camera.rs (304 bytes).
 struct Camera {
@@ -23,7 +23,8 @@ struct Camera {
 
 @group(0) @binding(0) var<uniform> camera: Camera;
 
-// Set by the pipeline when the colour target is not an sRGB format: the shader then encodes sRGB itself.
+// Set by the pipeline when the colour target holds display-encoded values (an 8-bit Unorm format, not
+// sRGB): the shader then encodes sRGB itself. sRGB and float (HDR) targets get the linear values.
 override ENCODE_SRGB: bool = false;
 
 const PI: f32 = 3.14159265;

@@ -108,7 +108,8 @@ fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
     return select(pow((c + 0.055) / 1.055, vec3<f32>(2.4)), c / 12.92, c <= vec3<f32>(0.04045));
 }
 
-// Display-linear background colour (a non-sRGB target stores encoded bytes: decode them).
+// Display-linear background colour (an 8-bit Unorm target stores encoded bytes: decode them; sRGB and
+// float targets hold linear values).
 fn background_at(uv: vec2<f32>) -> vec3<f32> {
     let c = textureSampleLevel(background, lin, uv, 0.0).rgb;
     return select(c, srgb_to_linear(c), ENCODE_SRGB);

@@ -2,44 +2,25 @@
 // vertex-less triangle strip per grid row (instance = row, vertex = 2 * column + row offset); normals by
 // central differences of the heights. Shading: albedo from slope and relative height (grass on flat low
 // ground, dry grass higher up, rock on steep slopes, pale rock near the top) broken up by value noise;
-// Lambert sun with soft heightfield shadows (a ray march toward the sun with the penumbra estimate of
-// Quilez's "soft shadows" for distance fields), hemispheric sky ambient darkened by a
+// Lambert sun with soft heightfield shadows (per height sample, from terrain_shadow.wgsl, interpolated),
+// hemispheric sky ambient darkened by a
 // per-vertex horizon-based ambient occlusion, and exponential distance fog
 // toward the horizon haze (all from common/camera.wgsl).
 #import "common/camera.wgsl"
 
-// Rust twin: TerrainUniform in src/render/terrain.rs (48 bytes).
-struct Terrain {
-    origin: vec2<f32>,
-    spacing: vec2<f32>,
-    nx: u32,
-    nz: u32,
-    h_min: f32,
-    h_max: f32,
-    fog_density: f32,
-    shadow_steps: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
+#import "render/heightfield.wgsl"
 
-@group(1) @binding(0) var<uniform> terrain: Terrain;
-@group(1) @binding(1) var<storage, read> heights: array<f32>;
+// Sun shadow factor per height sample (1 = lit), from terrain_shadow.wgsl; recomputed when the sun moves.
+@group(1) @binding(2) var<storage, read> shadow: array<f32>;
 
-fn height(ix: i32, iz: i32) -> f32 {
-    let x = u32(clamp(ix, 0, i32(terrain.nx) - 1));
-    let z = u32(clamp(iz, 0, i32(terrain.nz) - 1));
-    return heights[z * terrain.nx + x];
-}
-
-// Bilinear height at world (x, z), edge values continued outside (as Heightfield::height_at).
-fn height_at(p: vec2<f32>) -> f32 {
+// Bilinear shadow factor at world (x, z).
+fn shadow_at(p: vec2<f32>) -> f32 {
     let g = clamp((p - terrain.origin) / terrain.spacing, vec2<f32>(0.0), vec2<f32>(f32(terrain.nx - 1u), f32(terrain.nz - 1u)));
-    let i = floor(g);
+    let i = min(floor(g), vec2<f32>(f32(max(terrain.nx, 2u) - 2u), f32(max(terrain.nz, 2u) - 2u)));
     let f = g - i;
-    let ix = i32(i.x);
-    let iz = i32(i.y);
-    let a = mix(height(ix, iz), height(ix + 1, iz), f.x);
-    let b = mix(height(ix, iz + 1), height(ix + 1, iz + 1), f.x);
+    let base = u32(i.y) * terrain.nx + u32(i.x);
+    let a = mix(shadow[base], shadow[base + 1u], f.x);
+    let b = mix(shadow[base + terrain.nx], shadow[base + terrain.nx + 1u], f.x);
     return mix(a, b, f.y);
 }
 
@@ -123,31 +104,6 @@ fn fbm(q: vec2<f32>, fw: f32) -> f32 {
         + 0.11 * octave(q + 73.0, 8.0, fw);
 }
 
-// Soft shadow toward the sun: 1 = lit, 0 = occluded by the heightfield.
-fn sun_shadow(p: vec3<f32>, n: vec3<f32>) -> f32 {
-    let l = camera.sun_dir;
-    if l.y <= 0.0 {
-        return 0.0;
-    }
-    let step0 = 0.5 * min(terrain.spacing.x, terrain.spacing.y);
-    let start = p + n * step0 * 0.5;
-    var t = step0;
-    var lit = 1.0;
-    for (var i = 0u; i < terrain.shadow_steps; i++) {
-        let q = start + l * t;
-        if q.y > terrain.h_max {
-            break;
-        }
-        let gap = q.y - height_at(q.xz);
-        lit = min(lit, 8.0 * gap / t);
-        if lit <= 0.0 {
-            break;
-        }
-        t *= 1.18;
-    }
-    return smoothstep(0.0, 1.0, lit);
-}
-
 fn albedo(p: vec3<f32>, n: vec3<f32>, q: vec2<f32>, fw: f32) -> vec3<f32> {
     let noise = smoothstep(0.2, 0.8, fbm(q, fw));
     let fine = 0.6 * octave(q + 7.0, 4.0, fw) + 0.4 * octave(q + 3.0, 16.0, fw);
@@ -172,8 +128,7 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     let fw = max(length(dpdx(q)), length(dpdy(q)));
     let base = albedo(p, n, q, fw);
     let ndl = max(dot(n, camera.sun_dir), 0.0);
-    let shadow = select(1.0, sun_shadow(p, n), ndl > 0.0);
-    let lit = sun_radiance() * (ndl * shadow) + sky_ambient(n) * (0.3 + 0.7 * in.ao);
+    let lit = sun_radiance() * (ndl * shadow_at(p.xz)) + sky_ambient(n) * (0.3 + 0.7 * in.ao);
     var col = base * lit;
     let to_eye = camera.eye - p;
     let dist = length(to_eye);

@@ -105,6 +105,7 @@ impl Running {
         self.profiler = parts.profiler;
         self.offscreen = parts.offscreen;
         self.renderer = parts.renderer;
+        self.hdr_renderer = None;
         self.blit = parts.blit;
         self.egui_renderer = parts.egui_renderer;
         self.capture = parts.capture;

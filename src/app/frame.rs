@@ -7,7 +7,7 @@ use super::{Blit, Running};
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{targets::Offscreen, OrbitCamera, ParticleSource, Renderer};
 use crate::sim::Simulation;
-use crate::ui::{self, FrameInfo, UiState};
+use crate::ui::{self, capture_panel::ScreenshotFormat, FrameInfo, UiState};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -117,22 +117,25 @@ impl Running {
             self.apply(action);
         }
 
-        // A screenshot at k x the window size: the scene in a submission of its own (camera uniform).
+        // A screenshot at k x the window size, or an EXR one (float target, its own renderer): the scene in
+        // a submission of its own (camera uniform).
         let screenshot = self.screenshot_requested.take();
+        let exr = screenshot.is_some() && self.ui.capture.screenshot_format == ScreenshotFormat::Exr;
         let scale = self.ui.capture.screenshot_scale.clamp(1, 8);
         let max_dim = self.ctx.device.limits().max_texture_dimension_2d;
+        let fits = size.0 * scale <= max_dim && size.1 * scale <= max_dim;
+        if screenshot.is_some() && scale > 1 && !fits {
+            self.ui.push_error(format!("a screenshot at {scale}x the window is past this GPU's texture limit of {max_dim} pixels; taking it at 1x"));
+        }
+        let k = if fits { scale } else { 1 };
         let hires = match screenshot {
-            Some(_) if scale > 1 && size.0 * scale <= max_dim && size.1 * scale <= max_dim => {
-                let big = (size.0 * scale, size.1 * scale);
-                let target = Offscreen::new(&self.ctx, big);
+            Some(_) if exr => Some(self.render_hdr_screenshot((size.0 * k, size.1 * k))),
+            Some(_) if k > 1 => {
+                let target = Offscreen::new(&self.ctx, (size.0 * k, size.1 * k));
                 let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("hi-res screenshot") });
                 self.encode_scene(&mut enc, &target);
                 self.ctx.queue.submit([enc.finish()]);
                 Some(target)
-            }
-            Some(_) if scale > 1 => {
-                self.ui.push_error(format!("a screenshot at {scale}x the window is past this GPU's texture limit of {max_dim} pixels; taking it at 1x"));
-                None
             }
             _ => None,
         };
@@ -170,6 +173,8 @@ impl Running {
 
         if let Some(with_ui) = screenshot {
             let result = match (&hires, with_ui) {
+                // EXR: the linear scene only, never the UI.
+                (Some(hdr), _) if exr => self.capture.request(&mut enc, &hdr.color, hdr.size),
                 (Some(big), true) => {
                     let k = big.size.0 / size.0.max(1);
                     let screen_k = egui_wgpu::ScreenDescriptor {
@@ -190,6 +195,8 @@ impl Running {
                 (None, false) => self.capture.request(&mut enc, &self.offscreen.color, size),
             };
             self.ui.render.capture_status = Some(match result {
+                Ok(()) if exr && with_ui => Ok("Saving EXR screenshot (EXR is always without the UI)…".into()),
+                Ok(()) if exr => Ok("Saving EXR screenshot…".into()),
                 Ok(()) => Ok("Saving screenshot…".into()),
                 Err(e) => Err(e),
             });

@@ -19,9 +19,12 @@
 //! thread ([`crate::capture`]).
 //! Screenshots without the UI copy the offscreen target; "include UI" draws the blit and egui a second
 //! time, that frame, into a texture of the surface's format and copies that (so it works whether or not
-//! the surface allows `COPY_SRC`). The surface is configured with an sRGB format where one is offered; when
-//! the adapter allows a second view format, the blit and egui draw through the format without the sRGB
-//! suffix (egui blends in gamma space, as it expects; the blit encodes sRGB itself).
+//! the surface allows `COPY_SRC`). EXR screenshots (the Capture panel's format choice) render the scene,
+//! never the UI, at k times the window size into a float target with a second renderer made for that
+//! format, in a submission of their own, and go through the same ring. The surface is configured with an
+//! sRGB format where one is offered; when the adapter allows a second view format, the blit and egui draw
+//! through the format without the sRGB suffix (egui blends in gamma space, as it expects; the blit encodes
+//! sRGB itself).
 //!
 //! Live recording copies the window's scene target (no UI) at most `fps` times per second, time-stamped
 //! by the wall clock. Offline capture ("Render video") makes frame k show exactly t0 + k / fps simulated
@@ -172,6 +175,9 @@ struct Running {
     ctx: GpuContext,
     profiler: Profiler,
     renderer: Renderer,
+    /// A second renderer made for [`crate::render::HDR_FORMAT`], for EXR screenshots; built on the first
+    /// one, dropped with the device.
+    hdr_renderer: Option<Renderer>,
     offscreen: Offscreen,
     blit: Blit,
     /// Surface-format target for screenshots that include the UI; made on first use, resized as needed.
@@ -267,6 +273,7 @@ impl Running {
             ctx: parts.ctx,
             profiler: parts.profiler,
             renderer,
+            hdr_renderer: None,
             offscreen: parts.offscreen,
             blit: parts.blit,
             ui_target: None,

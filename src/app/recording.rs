@@ -7,7 +7,7 @@
 use super::frame::encode_scene_with;
 use super::{Running, CAPTURE_DIR};
 use crate::capture::{exact::ExactFrames, offline::format_for, VideoFormat, VideoRecorder};
-use crate::render::targets::Offscreen;
+use crate::render::{targets::Offscreen, Renderer, HDR_FORMAT};
 use crate::ui::capture_panel::CaptureStatus;
 use crate::ui::UiAction;
 use std::path::{Path, PathBuf};
@@ -55,6 +55,20 @@ pub(super) struct Offline {
 }
 
 impl Running {
+    /// Renders the scene (current camera and settings, no UI) into a new [`HDR_FORMAT`] target of `size`
+    /// pixels, in a submission of its own, with the renderer made for that format (built on the first EXR
+    /// screenshot); its fluid targets are freed again right after. The caller records the target's copy
+    /// into the screenshot ring, which writes the EXR file on a worker thread. Never waits on the GPU.
+    pub(super) fn render_hdr_screenshot(&mut self, size: (u32, u32)) -> Offscreen {
+        let renderer = self.hdr_renderer.get_or_insert_with(|| Renderer::new(&self.ctx, HDR_FORMAT, &self.world.setup.terrain));
+        let target = Offscreen::with_format(&self.ctx, size, HDR_FORMAT);
+        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("HDR screenshot") });
+        encode_scene_with(renderer, &self.ctx, &self.profiler, &mut enc, &target, &self.camera, self.world.sim.as_ref(), &self.ui);
+        self.ctx.queue.submit([enc.finish()]);
+        renderer.release_targets();
+        target
+    }
+
     /// Takes finished recordings, screenshots and dialogs. Never blocks.
     pub(super) fn poll_background(&mut self) {
         while let Some(result) = self.capture.poll() {

@@ -6,9 +6,14 @@
 //! half-written file never carries the final name). The result (path or error message) comes back
 //! through `poll` on a later frame. Nothing here waits on the GPU or on the disk.
 //!
+//! The texture's format picks the file: 8-bit RGBA/BGRA gives a PNG; [`crate::render::HDR_FORMAT`]
+//! (`Rgba16Float`) gives an OpenEXR file of the linear image (the tone-mapped values before sRGB
+//! encoding, as 32-bit float RGBA, written by the `image` crate's EXR encoder), the same way.
+//!
 //! Which texture is copied is the caller's choice: the app copies its offscreen scene target (no UI) or,
 //! for "include UI", a second texture of the surface's format into which it draws the scene and egui
-//! once more in that frame (see `src/app/frame.rs`).
+//! once more in that frame (see `src/app/frame.rs`); for an EXR screenshot, a float target into which a
+//! second renderer, made for that format, drew the scene (never the UI).
 //!
 //! Video: [`video`] writes frames as H.264/MP4 or numbered PNGs on a worker thread, [`recorder`] brings
 //! them back from the GPU through a ring of staging buffers, [`offline`] runs fixed-step captures
@@ -40,6 +45,32 @@ const MAPPING: u8 = 2;
 const READY: u8 = 3;
 const FAILED: u8 = 4;
 
+/// What one recorded copy holds, and so which file it becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Texels {
+    /// 4 bytes per pixel, sRGB-encoded: a PNG. `bgra`: the texture stores B, G, R, A (swap to R, G, B, A
+    /// before writing).
+    Rgba8 { bgra: bool },
+    /// `Rgba16Float`, 8 bytes per pixel, linear: an OpenEXR file.
+    Rgba16Float,
+}
+
+impl Texels {
+    fn bytes(self) -> u32 {
+        match self {
+            Texels::Rgba8 { .. } => 4,
+            Texels::Rgba16Float => 8,
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Texels::Rgba8 { .. } => "png",
+            Texels::Rgba16Float => "exr",
+        }
+    }
+}
+
 /// Layout of one recorded copy.
 #[derive(Clone, Copy, Debug)]
 struct Layout {
@@ -47,8 +78,7 @@ struct Layout {
     height: u32,
     /// Bytes per row in the staging buffer (a multiple of 256).
     padded_bytes_per_row: u32,
-    /// The texture stores B, G, R, A (swap to R, G, B, A before writing).
-    bgra: bool,
+    texels: Texels,
 }
 
 struct Slot {
@@ -66,14 +96,18 @@ pub struct Capture {
     results_rx: mpsc::Receiver<Result<PathBuf, String>>,
     /// Screenshots recorded but not yet reported back (GPU copy, map or PNG write still going).
     pending: usize,
-    /// PNG writer threads, joined on drop so that quitting never leaves a half-written `.part` file.
+    /// PNG/EXR writer threads, joined on drop so that quitting never leaves a half-written `.part` file.
     writers: Vec<std::thread::JoinHandle<()>>,
 }
 
 /// Bytes per row of a `width`-pixel RGBA8 image padded to wgpu's 256-byte copy alignment.
 pub fn padded_bytes_per_row(width: u32) -> u32 {
-    let unpadded = width * 4;
-    unpadded.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
+    padded_row(width, 4)
+}
+
+/// Bytes per row of `width` texels of `texel` bytes, padded to wgpu's 256-byte copy alignment.
+fn padded_row(width: u32, texel: u32) -> u32 {
+    (width * texel).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
 }
 
 impl Capture {
@@ -85,20 +119,24 @@ impl Capture {
     }
 
     /// Records a copy of `texture` (mip 0, `size` = (width, height) pixels) into a free staging buffer.
-    /// The texture needs `COPY_SRC` and a 4-byte RGBA8 or BGRA8 format (sRGB or not; the bytes are stored
-    /// as they are, which for the sRGB formats is already the PNG's encoding).
+    /// The texture needs `COPY_SRC` and either a 4-byte RGBA8 or BGRA8 format (sRGB or not; the bytes are
+    /// stored as they are, which for the sRGB formats is already the PNG's encoding), written as a PNG, or
+    /// `Rgba16Float` ([`crate::render::HDR_FORMAT`], linear values), written as an OpenEXR file.
     /// Errors (returned at once, nothing recorded): every slot busy, zero size, or an unsupported format.
     pub fn request(&mut self, encoder: &mut wgpu::CommandEncoder, texture: &wgpu::Texture, size: (u32, u32)) -> Result<(), String> {
         let (width, height) = size;
         if width == 0 || height == 0 {
             return Err("screenshot of an empty (zero-size) image skipped".into());
         }
-        let bgra = match texture.format() {
-            wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb => false,
-            wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb => true,
-            other => return Err(format!("screenshot of a {other:?} texture is not supported (RGBA8/BGRA8 only)")),
+        let texels = match texture.format() {
+            wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb => Texels::Rgba8 { bgra: false },
+            wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb => Texels::Rgba8 { bgra: true },
+            wgpu::TextureFormat::Rgba16Float => Texels::Rgba16Float,
+            other => {
+                return Err(format!("screenshot of a {other:?} texture is not supported (RGBA8/BGRA8 for PNG, Rgba16Float for EXR)"))
+            }
         };
-        let padded = padded_bytes_per_row(width);
+        let padded = padded_row(width, texels.bytes());
         let bytes = padded as u64 * height as u64;
         let Some(slot) = self.slots.iter_mut().find(|s| s.state.load(Ordering::Acquire) == IDLE) else {
             return Err("screenshot skipped: the previous screenshots are still being written".into());
@@ -120,7 +158,7 @@ impl Capture {
             },
             wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
         );
-        slot.layout = Some(Layout { width, height, padded_bytes_per_row: padded, bgra });
+        slot.layout = Some(Layout { width, height, padded_bytes_per_row: padded, texels });
         slot.state.store(RECORDED, Ordering::Release);
         self.pending += 1;
         Ok(())
@@ -156,11 +194,14 @@ impl Capture {
                     slot.state.store(IDLE, Ordering::Release);
                     match data {
                         Ok(data) => {
-                            let path = unique_capture_path(&self.out_dir);
+                            let path = unique_capture_path_with(&self.out_dir, layout.texels.extension());
                             let tx = self.results_tx.clone();
                             let spawned = std::thread::Builder::new().name("screenshot writer".into()).spawn(move || {
-                                let result = encode(&data, layout).and_then(|img| save_png_blocking(&img, &path).map(|()| path));
-                                let _ = tx.send(result);
+                                let result = match layout.texels {
+                                    Texels::Rgba8 { .. } => encode(&data, layout).and_then(|img| save_png_blocking(&img, &path)),
+                                    Texels::Rgba16Float => encode_float(&data, layout).and_then(|img| save_exr_blocking(&img, &path)),
+                                };
+                                let _ = tx.send(result.map(|()| path));
                             });
                             match spawned {
                                 Ok(handle) => self.writers.push(handle),
@@ -194,7 +235,7 @@ impl Capture {
 }
 
 impl Drop for Capture {
-    /// Waits for PNG writes in progress (not for GPU copies that never got mapped).
+    /// Waits for PNG and EXR writes in progress (not for GPU copies that never got mapped).
     fn drop(&mut self) {
         for handle in self.writers.drain(..) {
             let _ = handle.join();
@@ -209,7 +250,7 @@ fn encode(data: &[u8], layout: Layout) -> Result<image::RgbaImage, String> {
     for chunk in data.chunks(layout.padded_bytes_per_row as usize).take(layout.height as usize) {
         pixels.extend_from_slice(&chunk[..row]);
     }
-    if layout.bgra {
+    if layout.texels == (Texels::Rgba8 { bgra: true }) {
         for px in pixels.chunks_exact_mut(4) {
             px.swap(0, 2);
         }
@@ -218,16 +259,42 @@ fn encode(data: &[u8], layout: Layout) -> Result<image::RgbaImage, String> {
         .ok_or_else(|| format!("screenshot of {}x{} got too few bytes from the GPU", layout.width, layout.height))
 }
 
+/// Removes the row padding of `Rgba16Float` texels and widens them to `f32`.
+fn encode_float(data: &[u8], layout: Layout) -> Result<image::Rgba32FImage, String> {
+    let row = layout.width as usize * 8;
+    let mut values = Vec::with_capacity(layout.width as usize * 4 * layout.height as usize);
+    for chunk in data.chunks(layout.padded_bytes_per_row as usize).take(layout.height as usize) {
+        let Some(texels) = chunk.get(..row) else { break };
+        crate::render::targets::texels_to_f32(texels, wgpu::TextureFormat::Rgba16Float, &mut values);
+    }
+    image::Rgba32FImage::from_raw(layout.width, layout.height, values)
+        .ok_or_else(|| format!("screenshot of {}x{} got too few bytes from the GPU", layout.width, layout.height))
+}
+
 /// Writes `img` as a PNG at `path`: first to `path` + `.part`, then renamed, so `path` only ever holds a
 /// complete file. Creates the parent folder if missing. The error names the file and the cause.
 pub fn save_png_blocking(img: &image::RgbaImage, path: &Path) -> Result<(), String> {
+    save_via_part(path, |part| img.save_with_format(part, image::ImageFormat::Png))
+}
+
+/// Writes `img` (linear RGBA, 32-bit float) as an OpenEXR file at `path`, the way
+/// [`save_png_blocking`] writes a PNG: first to `path` + `.part`, then renamed; the parent folder is
+/// created if missing; on any error nothing is left under either name and the message names the file
+/// and the cause.
+pub fn save_exr_blocking(img: &image::Rgba32FImage, path: &Path) -> Result<(), String> {
+    save_via_part(path, |part| img.save_with_format(part, image::ImageFormat::OpenExr))
+}
+
+/// Creates `path`'s folder if missing, runs `write` on `path` + `.part` and renames that to `path`;
+/// removes the `.part` file on failure.
+fn save_via_part(path: &Path, write: impl FnOnce(&Path) -> image::ImageResult<()>) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create folder {}: {e}", dir.display()))?;
     }
     let mut part = path.as_os_str().to_owned();
     part.push(".part");
     let part = PathBuf::from(part);
-    if let Err(e) = img.save_with_format(&part, image::ImageFormat::Png) {
+    if let Err(e) = write(&part) {
         let _ = std::fs::remove_file(&part);
         return Err(format!("cannot write {}: {e}", path.display()));
     }
@@ -239,11 +306,17 @@ pub fn save_png_blocking(img: &image::RgbaImage, path: &Path) -> Result<(), Stri
 
 /// `out_dir/waterview-YYYYMMDD-HHMMSS-mmm.png` (UTC now), with `-2`, `-3`, .. appended if taken.
 pub fn unique_capture_path(out_dir: &Path) -> PathBuf {
+    unique_capture_path_with(out_dir, "png")
+}
+
+/// `out_dir/waterview-YYYYMMDD-HHMMSS-mmm.EXTENSION` (UTC now, e.g. `exr`), with `-2`, `-3`, .. appended
+/// if taken.
+pub fn unique_capture_path_with(out_dir: &Path, extension: &str) -> PathBuf {
     let stem = format!("waterview-{}", utc_timestamp(SystemTime::now()));
-    let mut path = out_dir.join(format!("{stem}.png"));
+    let mut path = out_dir.join(format!("{stem}.{extension}"));
     let mut n = 2;
     while path.exists() {
-        path = out_dir.join(format!("{stem}-{n}.png"));
+        path = out_dir.join(format!("{stem}-{n}.{extension}"));
         n += 1;
     }
     path
@@ -296,12 +369,39 @@ mod tests {
 
     #[test]
     fn encode_unpads_and_swaps() {
-        let layout = Layout { width: 2, height: 2, padded_bytes_per_row: 256, bgra: true };
+        let layout = Layout { width: 2, height: 2, padded_bytes_per_row: 256, texels: Texels::Rgba8 { bgra: true } };
         let mut data = vec![0u8; 512];
         data[..8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
         data[256..264].copy_from_slice(&[9, 10, 11, 12, 13, 14, 15, 16]);
         let img = encode(&data, layout).unwrap();
         assert_eq!(img.as_raw(), &[3, 2, 1, 4, 7, 6, 5, 8, 11, 10, 9, 12, 15, 14, 13, 16]);
+    }
+
+    #[test]
+    fn encode_float_unpads_and_widens() {
+        let layout = Layout { width: 2, height: 2, padded_bytes_per_row: 256, texels: Texels::Rgba16Float };
+        let values = [0.0f32, 0.25, 0.5, 1.0, 2.0, -1.0, 0.125, 1.0];
+        let row: Vec<u8> = values.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect();
+        let mut data = vec![0u8; 512];
+        data[..16].copy_from_slice(&row);
+        data[256..272].copy_from_slice(&row);
+        let img = encode_float(&data, layout).unwrap();
+        assert_eq!(img.dimensions(), (2, 2));
+        assert_eq!(&img.as_raw()[..8], &values);
+        assert_eq!(&img.as_raw()[8..], &values);
+    }
+
+    #[test]
+    fn save_exr_round_trips_floats() {
+        let dir = std::env::temp_dir().join(format!("waterview-capture-exr-test-{}", std::process::id()));
+        let path = dir.join("x.exr");
+        let img = image::Rgba32FImage::from_fn(3, 2, |x, y| image::Rgba([x as f32 * 0.25, y as f32 * 0.5, 1.5, 1.0]));
+        save_exr_blocking(&img, &path).unwrap();
+        assert!(!dir.join("x.exr.part").exists());
+        let back = image::open(&path).unwrap();
+        assert!(matches!(back, image::DynamicImage::ImageRgba32F(_)), "{:?}", back.color());
+        assert_eq!(back.to_rgba32f(), img);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

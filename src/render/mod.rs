@@ -11,6 +11,10 @@
 //!    "curvature flow" (empty-space skipping, indirect dispatch); [`composite`] ("fluid composite")
 //!    shades the water over the scene and writes its depth, or shows an intermediate target.
 //!
+//! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
+//! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
+//! are); the refraction background copy is made in the colour target's own format (see [`stores_linear`]).
+//!
 //! Screen-independent state (pipelines, layouts, uniforms) lives in the passes; the screen-sized targets
 //! ([`targets::FluidTargets`]) are owned here and rebuilt when the frame size, colour format or thickness
 //! resolution changes. All passes share bind group 0, the frame's [`CameraUniform`], and the daylight
@@ -34,7 +38,7 @@ pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use sky::{SkyError, SkyPass, SkySource};
 pub use smooth::{FlowSettings, SmoothPass};
 pub use splat::SplatPass;
-pub use targets::{read_texture_rgba, FluidTargets, Offscreen, OFFSCREEN_FORMAT};
+pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen, HDR_FORMAT, OFFSCREEN_FORMAT};
 pub use terrain::TerrainPass;
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
@@ -282,7 +286,10 @@ pub struct Renderer {
 
 impl Renderer {
     /// Builds all pipelines for colour targets of `color_format` (depth targets: [`DEPTH_FORMAT`]) and
-    /// uploads `terrain`.
+    /// uploads `terrain`. The shaders write linear values into sRGB and float formats (e.g.
+    /// [`HDR_FORMAT`]) and sRGB-encoded ones into 8-bit `Unorm` formats (see [`stores_linear`]). The
+    /// format must be filterable, since the water samples a copy of it (the refraction background) with
+    /// a filtering sampler: `Rgba32Float` is not (without `FLOAT32_FILTERABLE`), use `Rgba16Float`.
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, terrain: &Heightfield) -> Self {
         let camera_buffer = crate::gpu::uniform_buffer_init(
             &ctx.device,
@@ -323,6 +330,14 @@ impl Renderer {
     /// Replaces the terrain (e.g. on a scene change).
     pub fn set_terrain(&mut self, ctx: &GpuContext, terrain: &Heightfield) {
         self.terrain.set_heightfield(ctx, terrain);
+    }
+
+    /// Frees the fluid renderer's screen-sized targets (the next frame that draws water makes them again),
+    /// e.g. after a one-off render at a large size such as a k x screenshot. Commands already recorded
+    /// keep what they use alive until the GPU is done with them.
+    pub fn release_targets(&mut self) {
+        self.targets = None;
+        self.smooth.release();
     }
 
     /// The fluid renderer's screen-sized targets of the last frame that drew water (for tests and tools).
@@ -397,6 +412,9 @@ impl Renderer {
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
         self.sync_sky_file(ctx, settings.sky_file.as_ref());
         self.sky.update(ctx, encoder, profiler, sun, intensity, settings.sky_turbidity, settings.sky_exposure);
+        if settings.show_terrain {
+            self.terrain.update_shadow(ctx, encoder, profiler, sun);
+        }
         self.wave_maker.sync(ctx, particles.and_then(|p| p.sim));
 
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
@@ -500,6 +518,7 @@ fn six_faces(dir: &std::path::Path) -> Result<[PathBuf; 6], String> {
 }
 
 /// Renders one frame off-screen at `size` pixels and reads it back as RGBA (sRGB-encoded bytes).
+/// `renderer` must be made for an 8-bit colour format (see [`render_to_image_hdr`] for [`HDR_FORMAT`]).
 /// **Blocking** (waits for the GPU): for headless runs and tests only.
 pub fn render_to_image(
     ctx: &GpuContext,
@@ -509,6 +528,37 @@ pub fn render_to_image(
     settings: &RenderSettings,
     size: (u32, u32),
 ) -> image::RgbaImage {
+    let target = render_offscreen(ctx, renderer, camera, particles, settings, size);
+    read_texture_rgba(ctx, &target.color)
+}
+
+/// Renders one frame off-screen at `size` pixels with a renderer made for [`HDR_FORMAT`] and reads it
+/// back as linear RGBA floats: the tone-mapped image before sRGB encoding (what an sRGB target would
+/// encode on store), alpha 1. **Blocking** (waits for the GPU): for headless runs and tests only.
+///
+/// Panics when `renderer` was made for a format [`read_texture_rgba_f32`] cannot read (a programming
+/// error).
+pub fn render_to_image_hdr(
+    ctx: &GpuContext,
+    renderer: &mut Renderer,
+    camera: &OrbitCamera,
+    particles: Option<ParticleSource<'_>>,
+    settings: &RenderSettings,
+    size: (u32, u32),
+) -> image::Rgba32FImage {
+    let target = render_offscreen(ctx, renderer, camera, particles, settings, size);
+    read_texture_rgba_f32(ctx, &target.color)
+}
+
+/// One frame into a new off-screen target of the renderer's colour format, submitted.
+fn render_offscreen(
+    ctx: &GpuContext,
+    renderer: &mut Renderer,
+    camera: &OrbitCamera,
+    particles: Option<ParticleSource<'_>>,
+    settings: &RenderSettings,
+    size: (u32, u32),
+) -> Offscreen {
     let target = Offscreen::with_format(ctx, size, renderer.color_format());
     let mut profiler = Profiler::new(&ctx.device);
     let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("render to image") });
@@ -516,7 +566,7 @@ pub fn render_to_image(
     profiler.resolve(&mut encoder);
     ctx.queue.submit([encoder.finish()]);
     profiler.end_frame(&ctx.queue);
-    read_texture_rgba(ctx, &target.color)
+    target
 }
 
 /// An opaque scene pipeline (terrain, sphere impostors, the wave maker's paddle): `vs_main` and `fs_main` of
@@ -555,10 +605,23 @@ pub(crate) fn opaque_pipeline(
     })
 }
 
+/// Whether a colour target of `format` holds linear values: an sRGB format (the hardware encodes on
+/// store) or a float format (stores the shader's values as they are, e.g. [`HDR_FORMAT`] for EXR
+/// screenshots). Any other format (8-bit `Unorm`) holds what is shown, so the shaders encode sRGB into it.
+pub fn stores_linear(format: wgpu::TextureFormat) -> bool {
+    use wgpu::TextureFormat as F;
+    format.is_srgb()
+        || matches!(
+            format,
+            F::R16Float | F::Rg16Float | F::Rgba16Float | F::R32Float | F::Rg32Float | F::Rgba32Float | F::Rg11b10Ufloat
+        )
+}
+
 /// Pipeline constants for the fragment stage: ask the shader to encode sRGB itself when the target
-/// format does not.
+/// format holds display-encoded values (8-bit `Unorm`); sRGB and float targets get linear values
+/// (see [`stores_linear`]).
 pub(crate) fn output_constants(color_format: wgpu::TextureFormat) -> Vec<(&'static str, f64)> {
-    if color_format.is_srgb() {
+    if stores_linear(color_format) {
         Vec::new()
     } else {
         vec![("ENCODE_SRGB", 1.0)]

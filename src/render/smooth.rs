@@ -167,6 +167,12 @@ impl SmoothPass {
         self.bound = Some(Bound { tiles, flow: [flow(0), flow(1)] });
     }
 
+    /// Drops the bind groups of the last [`SmoothPass::resize`] (so the targets they hold can be freed);
+    /// the next `resize` makes new ones.
+    pub fn release(&mut self) {
+        self.bound = None;
+    }
+
     /// Index into `targets.smooth` holding the result after `iterations` iterations.
     pub fn result_index(iterations: u32) -> usize {
         (iterations % 2) as usize

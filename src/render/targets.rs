@@ -1,6 +1,6 @@
 //! Render targets that are not the window's surface: an off-screen colour + depth pair (headless runs,
-//! tests, captures), the screen-space fluid renderer's intermediate targets ([`FluidTargets`]), and a
-//! blocking texture read-back for headless use. Screen-sized targets are rebuilt by `resize`; nothing
+//! tests, captures), the screen-space fluid renderer's intermediate targets ([`FluidTargets`]), and
+//! blocking texture read-backs for headless use (8-bit RGBA, and float RGBA for HDR targets). Screen-sized targets are rebuilt by `resize`; nothing
 //! here depends on the scene.
 
 use super::camera::DEPTH_FORMAT;
@@ -8,6 +8,11 @@ use crate::gpu::GpuContext;
 
 /// Colour format of [`Offscreen::new`]: 8-bit sRGB, so shaders write linear values.
 pub const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+
+/// Colour format of HDR (EXR) screenshots: 16-bit float RGBA, holding the linear (tone-mapped, not
+/// sRGB-encoded) image. Half floats keep 11 significant bits (better than 8-bit sRGB everywhere) and,
+/// unlike `Rgba32Float`, are filterable on every adapter, which the water's refraction lookup needs.
+pub const HDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 
 /// An off-screen colour texture (`RENDER_ATTACHMENT | COPY_SRC | TEXTURE_BINDING`) and a matching
 /// `Depth32Float` depth texture, both `size` pixels.
@@ -76,7 +81,8 @@ pub struct FluidTargets {
     pub size: (u32, u32),
     /// Resolution of the thickness target, pixels (full or half).
     pub thickness_size: (u32, u32),
-    /// Format of `background` (the scene colour target's).
+    /// Format of `background`: the scene colour target's own (8-bit or float), since the copy into it
+    /// needs matching formats; the composite samples it with filtering.
     pub color_format: wgpu::TextureFormat,
     pub background: wgpu::Texture,
     pub background_view: wgpu::TextureView,
@@ -236,4 +242,72 @@ pub fn read_texture_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rg
         }
     }
     image::RgbaImage::from_raw(width, height, pixels).expect("buffer holds width * height * 4 bytes")
+}
+
+/// Copies a 2-D float colour texture ([`HDR_FORMAT`] `Rgba16Float` or `Rgba32Float`, usage `COPY_SRC`)
+/// into an RGBA `f32` image, values as stored (linear for the renderer's output).
+///
+/// **Blocking**: submits the copy and waits for the GPU. For headless runs and tests only; the
+/// interactive app reads back through [`crate::capture::Capture`] instead.
+///
+/// Panics on any other texture format (a programming error, not user input).
+pub fn read_texture_rgba_f32(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rgba32FImage {
+    let format = texture.format();
+    let texel = match format {
+        wgpu::TextureFormat::Rgba16Float => 8,
+        wgpu::TextureFormat::Rgba32Float => 16,
+        other => panic!("read_texture_rgba_f32: unsupported texture format {other:?}"),
+    };
+    let (width, height) = (texture.width(), texture.height());
+    let row_bytes = width * texel;
+    let padded = row_bytes.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("float texture read-back"),
+        size: padded as u64 * height as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("float texture read-back") });
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(height) },
+        },
+        wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+    );
+    ctx.queue.submit([encoder.finish()]);
+    buffer.map_async(wgpu::MapMode::Read, .., |r| {
+        if let Err(e) = r {
+            log::error!("float texture read-back failed to map: {e}");
+        }
+    });
+    if let Err(e) = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None }) {
+        log::error!("float texture read-back: device poll failed: {e}");
+    }
+    let mut values = Vec::with_capacity((width * height * 4) as usize);
+    match buffer.get_mapped_range(..) {
+        Ok(data) => {
+            for row in data.chunks_exact(padded as usize) {
+                texels_to_f32(&row[..row_bytes as usize], format, &mut values);
+            }
+        }
+        Err(e) => {
+            log::error!("float texture read-back: buffer not mapped: {e}");
+            values.resize((width * height * 4) as usize, 0.0);
+        }
+    }
+    buffer.unmap();
+    image::Rgba32FImage::from_raw(width, height, values).expect("buffer holds width * height * 4 floats")
+}
+
+/// Appends the channels of the texels in `bytes` (little-endian `Rgba16Float` or `Rgba32Float`, no row
+/// padding) to `out` as `f32`.
+pub(crate) fn texels_to_f32(bytes: &[u8], format: wgpu::TextureFormat, out: &mut Vec<f32>) {
+    match format {
+        wgpu::TextureFormat::Rgba32Float => {
+            out.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        }
+        _ => out.extend(bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())),
+    }
 }

@@ -2,13 +2,16 @@
 //! with: the heights go to a storage buffer once per scene, and the vertex shader builds one triangle strip
 //! per grid row from `vertex_index` (column) and `instance_index` (row), normals by central differences.
 //! No vertex or index buffers. Lit by the sun (Lambert with heightfield soft shadows) and the sky, with
-//! distance fog; writes reversed-Z depth so particles and terrain occlude each other.
+//! distance fog; writes reversed-Z depth so particles and terrain occlude each other. The soft shadows are
+//! ray-marched once per height sample by a compute pass ("terrain shadow",
+//! `shaders/render/terrain_shadow.wgsl`) whenever the sun or the terrain changes, and interpolated per
+//! pixel: on an H100 at 1920x1080 the per-pixel march cost 3.1 of the pass's 5.6 ms every frame.
 
 use super::camera::camera_bind_group_layout;
 use crate::gpu::GpuContext;
 use crate::terrain::Heightfield;
 
-/// Steps of the shadow ray march toward the sun per terrain pixel.
+/// Steps of the shadow ray march toward the sun per height sample.
 const SHADOW_STEPS: u32 = 40;
 
 /// Grid description and shading constants of the terrain, bind group 1 binding 0.
@@ -31,8 +34,11 @@ pub struct TerrainUniform {
     /// Shadow ray-march steps.
     pub shadow_steps: u32,
     pub _pad: [u32; 2],
+    /// Unit vector toward the sun the shadows are computed for.
+    pub sun_dir: [f32; 3],
+    pub _pad2: f32,
 }
-const _: () = assert!(size_of::<TerrainUniform>() == 48);
+const _: () = assert!(size_of::<TerrainUniform>() == 64);
 
 impl TerrainUniform {
     /// Grid and shading constants for `hf`; fog thins with the terrain's size (about 6% at one
@@ -51,19 +57,32 @@ impl TerrainUniform {
             fog_density: 0.06 / size,
             shadow_steps: SHADOW_STEPS,
             _pad: [0; 2],
+            sun_dir: [0.0, 1.0, 0.0],
+            _pad2: 0.0,
         }
     }
 }
 
-/// The terrain pass: pipeline, and the heights + grid uniform of the current heightfield.
+/// The terrain pass: pipelines, and the heights, grid uniform and shadow factors of the current heightfield.
 pub struct TerrainPass {
     pipeline: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
+    shadow_pipeline: wgpu::ComputePipeline,
+    shadow_layout: wgpu::BindGroupLayout,
+    data: TerrainData,
+    /// The grid uniform as uploaded (its `sun_dir` is what `shadow` holds when `shadow_valid`).
+    uniform_data: TerrainUniform,
+    shadow_valid: bool,
+}
+
+/// The GPU copies of one heightfield.
+struct TerrainData {
     uniform: wgpu::Buffer,
     heights: wgpu::Buffer,
+    /// Sun shadow factor per height sample (f32, 1 = lit); held here, used through the bind groups.
+    _shadow: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
-    nx: u32,
-    nz: u32,
+    shadow_bind_group: wgpu::BindGroup,
 }
 
 impl TerrainPass {
@@ -75,50 +94,91 @@ impl TerrainPass {
         let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("terrain bind group layout"),
-            entries: &[crate::gpu::uniform_entry(0, stages), crate::gpu::storage_entry(1, true, stages)],
+            entries: &[
+                crate::gpu::uniform_entry(0, stages),
+                crate::gpu::storage_entry(1, true, stages),
+                crate::gpu::storage_entry(2, true, wgpu::ShaderStages::FRAGMENT),
+            ],
         });
+        let cs = wgpu::ShaderStages::COMPUTE;
+        let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("terrain shadow bind group layout"),
+            entries: &[crate::gpu::uniform_entry(0, cs), crate::gpu::storage_entry(1, true, cs), crate::gpu::storage_entry(2, false, cs)],
+        });
+        let shadow_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("terrain shadow pipeline layout"),
+            bind_group_layouts: &[None, Some(&shadow_layout)],
+            immediate_size: 0,
+        });
+        let shadow_module = crate::gpu::shader::module(device, "render/terrain_shadow.wgsl");
+        let shadow_pipeline = crate::gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain pipeline layout"),
             bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
             immediate_size: 0,
         });
         let pipeline = super::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleStrip, cull_mode: None, ..Default::default() }, color_format);
-        let (uniform, heights, bind_group) = upload(ctx, &layout, hf);
-        Self { pipeline, layout, uniform, heights, bind_group, nx: hf.nx, nz: hf.nz }
+        let uniform_data = TerrainUniform::from_heightfield(hf);
+        let data = upload(ctx, &layout, &shadow_layout, hf, &uniform_data);
+        Self { pipeline, layout, shadow_pipeline, shadow_layout, data, uniform_data, shadow_valid: false }
     }
 
     /// Uploads a new heightfield (e.g. on a scene change); buffers are recreated when its sample count changes.
     pub fn set_heightfield(&mut self, ctx: &GpuContext, hf: &Heightfield) {
         let bytes: &[u8] = bytemuck::cast_slice(&hf.heights);
-        if !bytes.is_empty() && bytes.len() as u64 == self.heights.size() {
-            ctx.queue.write_buffer(&self.heights, 0, bytes);
-            ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&TerrainUniform::from_heightfield(hf)));
+        self.uniform_data = TerrainUniform::from_heightfield(hf);
+        if !bytes.is_empty() && bytes.len() as u64 == self.data.heights.size() {
+            ctx.queue.write_buffer(&self.data.heights, 0, bytes);
+            ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
         } else {
-            (self.uniform, self.heights, self.bind_group) = upload(ctx, &self.layout, hf);
+            self.data = upload(ctx, &self.layout, &self.shadow_layout, hf, &self.uniform_data);
         }
-        (self.nx, self.nz) = (hf.nx, hf.nz);
+        self.shadow_valid = false;
+    }
+
+    /// Recomputes the shadow factors when the sun (unit vector toward it) or the terrain changed since the
+    /// last time; nothing otherwise. Call before [`TerrainPass::draw`] in the same frame.
+    pub fn update_shadow(&mut self, ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder, profiler: &crate::gpu::Profiler, sun: glam::Vec3) {
+        let sun = sun.to_array();
+        let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
+        if (self.shadow_valid && self.uniform_data.sun_dir == sun) || nx == 0 || nz == 0 {
+            return;
+        }
+        self.uniform_data.sun_dir = sun;
+        ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
+        let mut pass = profiler.compute_pass(encoder, "terrain shadow");
+        pass.set_pipeline(&self.shadow_pipeline);
+        pass.set_bind_group(1, &self.data.shadow_bind_group, &[]);
+        pass.dispatch_workgroups(nx.div_ceil(8), nz.div_ceil(8), 1);
+        self.shadow_valid = true;
     }
 
     /// Records the terrain: `nz - 1` strips of `2 nx` vertices. Bind group 0 is the frame's camera.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, camera_bind_group: &wgpu::BindGroup) {
-        if self.nx < 2 || self.nz < 2 {
+        let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
+        if nx < 2 || nz < 2 {
             return;
         }
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, camera_bind_group, &[]);
-        pass.set_bind_group(1, &self.bind_group, &[]);
-        pass.draw(0..2 * self.nx, 0..self.nz - 1);
+        pass.set_bind_group(1, &self.data.bind_group, &[]);
+        pass.draw(0..2 * nx, 0..nz - 1);
     }
 }
 
-fn upload(ctx: &GpuContext, layout: &wgpu::BindGroupLayout, hf: &Heightfield) -> (wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup) {
+fn upload(
+    ctx: &GpuContext,
+    layout: &wgpu::BindGroupLayout,
+    shadow_layout: &wgpu::BindGroupLayout,
+    hf: &Heightfield,
+    uniform_data: &TerrainUniform,
+) -> TerrainData {
     debug_assert_eq!(hf.heights.len(), (hf.nx * hf.nz) as usize, "heightfield holds nx * nz heights");
-    let uniform = crate::gpu::uniform_buffer_init(
-        &ctx.device,
-        "terrain uniform",
-        bytemuck::bytes_of(&TerrainUniform::from_heightfield(hf)),
-    );
-    let heights = crate::gpu::storage_buffer_init(&ctx.device, "terrain heights", bytemuck::cast_slice(&hf.heights));
-    let bind_group = crate::gpu::bind_buffers(&ctx.device, "terrain bind group", layout, &[&uniform, &heights]);
-    (uniform, heights, bind_group)
+    let device = &ctx.device;
+    let uniform = crate::gpu::uniform_buffer_init(device, "terrain uniform", bytemuck::bytes_of(uniform_data));
+    let heights = crate::gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
+    let shadow = crate::gpu::storage_buffer(device, "terrain shadow", (hf.heights.len().max(1) * 4) as u64);
+    let bind_group = crate::gpu::bind_buffers(device, "terrain bind group", layout, &[&uniform, &heights, &shadow]);
+    let shadow_bind_group = crate::gpu::bind_buffers(device, "terrain shadow bind group", shadow_layout, &[&uniform, &heights, &shadow]);
+    TerrainData { uniform, heights, _shadow: shadow, bind_group, shadow_bind_group }
 }

@@ -1,8 +1,9 @@
 //! Capture panel: video recording (live: what the window shows, without the UI; offline: from the current
 //! state, video frame k shows exactly k/fps simulated seconds later, rendered at a chosen size however
 //! long it takes while the window stays responsive, with a progress bar, the time left and cancel), the output kind (H.264 MP4 or a PNG sequence), and screenshots
-//! at a multiple of the window's resolution. The recording itself lives in the app; this panel edits
-//! settings and shows the status the app hands it in [`CaptureStatus`].
+//! at a multiple of the window's resolution, as PNG or as OpenEXR of the linear image
+//! ([`ScreenshotFormat`]). The recording itself lives in the app; this panel edits settings and shows the
+//! status the app hands it in [`CaptureStatus`].
 
 use super::UiAction;
 use crate::capture::VideoFormat;
@@ -19,6 +20,17 @@ pub enum CaptureMode {
     Offline,
 }
 
+/// File format of screenshots (F12 and the screenshot buttons).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ScreenshotFormat {
+    /// 8-bit sRGB PNG, with or without the UI.
+    #[default]
+    Png,
+    /// OpenEXR of the linear image: 32-bit float RGBA, the tone-mapped colours before sRGB encoding
+    /// (rendered into a 16-bit float target); always without the UI.
+    Exr,
+}
+
 /// Settings of the panel (saved between runs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -33,6 +45,8 @@ pub struct CapturePanelState {
     pub offline_seconds: f32,
     /// Screenshots render the scene at this multiple of the window size (1 ..= 4).
     pub screenshot_scale: u32,
+    /// PNG or EXR (linear HDR) screenshots.
+    pub screenshot_format: ScreenshotFormat,
     /// Last recording's result, for the status line.
     #[serde(skip)]
     pub status: Option<Result<String, String>>,
@@ -47,6 +61,7 @@ impl Default for CapturePanelState {
             offline_size: [1920, 1080],
             offline_seconds: 10.0,
             screenshot_scale: 1,
+            screenshot_format: ScreenshotFormat::Png,
             status: None,
         }
     }
@@ -171,9 +186,21 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
         }
         ui.separator();
         ui.horizontal(|ui| {
-            ui.label("Screenshot").on_hover_text("PNG into captures/ (F12); \"include UI\" is in the Rendering panel");
+            ui.label("Screenshot").on_hover_text("PNG or EXR into captures/ (F12); \"include UI\" is in the Rendering panel");
             ui.add(egui::Slider::new(&mut state.screenshot_scale, 1..=4).prefix("× ").text("window size"));
         });
+        ui.horizontal(|ui| {
+            ui.label("Format").on_hover_text("File format of screenshots; the size multiple above applies to both");
+            ui.radio_value(&mut state.screenshot_format, ScreenshotFormat::Png, "PNG")
+                .on_hover_text("8-bit sRGB PNG, as shown on screen; with the UI when \"include UI\" is ticked");
+            ui.radio_value(&mut state.screenshot_format, ScreenshotFormat::Exr, "EXR (linear HDR)").on_hover_text(
+                "OpenEXR, 32-bit float RGBA: the rendered scene's linear colours (after the tone map, before \
+                 sRGB encoding), for compositing and grading tools. Always without the UI.",
+            );
+        });
+        if state.screenshot_format == ScreenshotFormat::Exr && with_ui {
+            ui.weak("EXR screenshots never include the UI");
+        }
         if ui.button("Take screenshot (F12)").clicked() {
             actions.push(UiAction::Screenshot { with_ui });
         }

@@ -88,11 +88,11 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
     });
     egui::CollapsingHeader::new("Screenshot").default_open(true).show(ui, |ui| {
         ui.horizontal(|ui| {
-            if ui.button("Screenshot").on_hover_text("Save a PNG into captures/ (F12)").clicked() {
+            if ui.button("Screenshot").on_hover_text("Save a PNG or EXR into captures/ (F12); format and size in the Capture panel").clicked() {
                 actions.push(UiAction::Screenshot { with_ui: state.capture_with_ui });
             }
             ui.checkbox(&mut state.capture_with_ui, "include UI")
-                .on_hover_text("Off: the rendered scene only. On: the window as you see it, panels included");
+                .on_hover_text("Off: the rendered scene only. On: the window as you see it, panels included (PNG only)");
         });
         match &state.capture_status {
             Some(Ok(msg)) => {
