@@ -12,9 +12,8 @@
 // p_i = kappa_i rho_i. Pressure kept for display and statistics: both solves' sum of kappa_i rho_i (Pa); a
 // fraction of it warm-starts the next step's density solve.
 #import "sim/common.wgsl"
+#import "sim/cells.wgsl"
 #import "sim/surface_tension.wgsl"
-
-@group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
 
 // Rust twin: SolveControl in src/sim/dfsph.rs. Bound (group 1) only by the control kernels; the
 // iteration kernels use it as their indirect dispatch arguments.
@@ -29,20 +28,12 @@ struct SolveControl {
 
 @group(1) @binding(0) var<storage, read_write> control: SolveControl;
 
-fn cell_start_at(i: u32) -> u32 {
-    return cell_start[i];
-}
-
-fn active_count() -> u32 {
-    return active_end();
-}
-
 // Per sorted particle: pred = (alpha_eff, kappa, kappa_v, -); rho_p = (rho, display pressure).
 
 @compute @workgroup_size(WG)
 fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_count()) {
+    if (i >= active_end()) {
         return;
     }
     let h = params.h;
@@ -135,7 +126,7 @@ fn add_error(lid: u32, e: f32) {
 fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let i = gid.x;
     var e = 0.0;
-    if (i < active_count()) {
+    if (i < active_end()) {
         let rp = rho_p[i];
         var rate = 0.0;
         // Particles short of neighbours (free surface) take no part: their density deficit is no divergence.
@@ -187,7 +178,7 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
 @compute @workgroup_size(WG)
 fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_count()) {
+    if (i >= active_end()) {
         return;
     }
     let dv = kappa_velocity_change(i, true);
@@ -197,7 +188,7 @@ fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(WG)
 fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_count()) {
+    if (i >= active_end()) {
         return;
     }
     let h = params.h;
@@ -246,7 +237,7 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let i = gid.x;
     var e = 0.0;
-    if (i < active_count()) {
+    if (i < active_end()) {
         let dt = step.dt;
         var rp = rho_p[i];
         let rho_star = rp.x + dt * density_rate(i, true);
@@ -264,7 +255,7 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(loc
 @compute @workgroup_size(WG)
 fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_count()) {
+    if (i >= active_end()) {
         return;
     }
     let dv = kappa_velocity_change(i, false);
@@ -278,7 +269,7 @@ fn df_begin() {
     // A no-op step (dt = 0, past an offline capture's frame_end) runs zero iterations: the solve starts
     // done, its dispatches have zero workgroups and the iteration counts of the last real step stay.
     let idle = step.dt <= 0.0;
-    let n = select(active_count(), 0u, idle);
+    let n = select(active_end(), 0u, idle);
     control.args_src = vec4<u32>((n + 127u) / 128u, 1u, 1u, 0u);
     control.args_upd = vec4<u32>((n + WG - 1u) / WG, 1u, 1u, 0u);
     control.iteration = 0u;
@@ -287,7 +278,7 @@ fn df_begin() {
 }
 
 fn check(goal: f32, max_iter: u32) -> bool {
-    let mean = f32(atomicLoad(&step.err_sum)) / params.err_scale / f32(max(active_count(), 1u));
+    let mean = f32(atomicLoad(&step.err_sum)) / params.err_scale / f32(max(active_end(), 1u));
     atomicStore(&step.err_sum, 0u);
     if (control.done != 0u) {
         return false;

@@ -7,12 +7,7 @@
 // and gets at least the paddle's normal velocity (contact is taken relative to the moving wall).
 // It writes the new state unsorted-buffer-style (pos/vel), in the sorted order of this step.
 #import "sim/common.wgsl"
-
-@group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
-
-fn cell_start_at(i: u32) -> u32 {
-    return cell_start[i];
-}
+#import "sim/cells.wgsl"
 
 @compute @workgroup_size(1)
 fn time_step() {

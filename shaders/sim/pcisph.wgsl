@@ -10,22 +10,13 @@
 //   and a last pressure_force. Boundaries mirror the particle's pressure (Akinci et al. 2012's form), with
 //   their density from the half-space kernel integral (see common.wgsl).
 #import "sim/common.wgsl"
+#import "sim/cells.wgsl"
 #import "sim/surface_tension.wgsl"
-
-@group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
-
-fn cell_start_at(i: u32) -> u32 {
-    return cell_start[i];
-}
-
-fn active_count() -> u32 {
-    return active_end();
-}
 
 @compute @workgroup_size(WG)
 fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_count()) {
+    if (i >= active_end()) {
         return;
     }
     let h = params.h;
@@ -77,7 +68,7 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(WG)
 fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_count()) {
+    if (i >= active_end()) {
         return;
     }
     let h = params.h;
@@ -113,7 +104,7 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
 @compute @workgroup_size(WG)
 fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_count()) {
+    if (i >= active_end()) {
         return;
     }
     let h = params.h;

@@ -8,14 +8,10 @@
 //   [2] bbox max (xyz), [3] -bbox min (xyz)
 // The final output adds [4] = (time, dt, DFSPH density iterations, DFSPH divergence iterations).
 #import "sim/common.wgsl"
+#import "sim/cells.wgsl"
 
-@group(0) @binding(6) var<storage, read_write> cell_start: array<u32>;
 @group(0) @binding(14) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(15) var<storage, read_write> stats_out: array<vec4<f32>>;
-
-fn cell_start_at(i: u32) -> u32 {
-    return cell_start[i];
-}
 
 const STATS_WG: u32 = 128u;
 const BIG: f32 = 3.0e38;

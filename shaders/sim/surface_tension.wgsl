@@ -14,7 +14,7 @@
 // known yet when PCISPH computes its forces); both forces are antisymmetric in i, j, so momentum is kept.
 // Storage: `accel` is free from the grid build until the pressure force of PCISPH/WCSPH writes it, and
 // DFSPH never uses it (integrate ignores it there), so the normals need no buffer of their own.
-// Imported by pcisph.wgsl and dfsph.wgsl, which declare cell_start (binding 6) and cell_start_at.
+// Imported by pcisph.wgsl and dfsph.wgsl (cell_start_at from sim/cells.wgsl).
 // Rust side: the pass is recorded by `Simulation::encode_step` (src/sim/mod.rs) only when gamma > 0.
 
 // Density of sorted particle j from the previous step (spos.w), kept away from zero.

@@ -196,8 +196,42 @@ pub fn read_texture_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rg
         F::Bgra8Unorm | F::Bgra8UnormSrgb => true,
         other => panic!("read_texture_rgba: unsupported texture format {other:?}"),
     };
+    let mut pixels = read_texture_bytes_blocking(ctx, texture, 4);
+    if bgra {
+        for px in pixels.chunks_exact_mut(4) {
+            px.swap(0, 2);
+        }
+    }
+    image::RgbaImage::from_raw(texture.width(), texture.height(), pixels).expect("buffer holds width * height * 4 bytes")
+}
+
+/// Copies a 2-D float colour texture ([`HDR_FORMAT`] `Rgba16Float` or `Rgba32Float`, usage `COPY_SRC`)
+/// into an RGBA `f32` image, values as stored (linear for the renderer's output).
+///
+/// **Blocking**: submits the copy and waits for the GPU. For headless runs and tests only; the
+/// interactive app reads back through [`crate::capture::Capture`] instead.
+///
+/// Panics on any other texture format (a programming error, not user input).
+pub fn read_texture_rgba_f32(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rgba32FImage {
+    let format = texture.format();
+    let texel = match format {
+        wgpu::TextureFormat::Rgba16Float => 8,
+        wgpu::TextureFormat::Rgba32Float => 16,
+        other => panic!("read_texture_rgba_f32: unsupported texture format {other:?}"),
+    };
+    let bytes = read_texture_bytes_blocking(ctx, texture, texel);
+    let mut values = Vec::with_capacity(bytes.len() / texel as usize * 4);
+    texels_to_f32(&bytes, format, &mut values);
     let (width, height) = (texture.width(), texture.height());
-    let row_bytes = width * 4;
+    image::Rgba32FImage::from_raw(width, height, values).expect("buffer holds width * height * 4 floats")
+}
+
+/// Copies a 2-D texture of `texel` bytes per texel into tightly packed rows (the copy's row padding
+/// removed). **Blocking**: submits the copy and waits for the GPU. On a mapping failure it logs and
+/// returns zeros of the right length.
+fn read_texture_bytes_blocking(ctx: &GpuContext, texture: &wgpu::Texture, texel: u32) -> Vec<u8> {
+    let (width, height) = (texture.width(), texture.height());
+    let row_bytes = width * texel;
     let padded = row_bytes.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
     let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("texture read-back"),
@@ -223,82 +257,20 @@ pub fn read_texture_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rg
     if let Err(e) = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None }) {
         log::error!("texture read-back: device poll failed: {e}");
     }
-    let mut pixels = Vec::with_capacity((row_bytes * height) as usize);
+    let mut bytes = Vec::with_capacity((row_bytes * height) as usize);
     match buffer.get_mapped_range(..) {
         Ok(data) => {
             for row in data.chunks_exact(padded as usize) {
-                pixels.extend_from_slice(&row[..row_bytes as usize]);
+                bytes.extend_from_slice(&row[..row_bytes as usize]);
             }
         }
         Err(e) => {
             log::error!("texture read-back: buffer not mapped: {e}");
-            pixels.resize((row_bytes * height) as usize, 0);
+            bytes.resize((row_bytes * height) as usize, 0);
         }
     }
     buffer.unmap();
-    if bgra {
-        for px in pixels.chunks_exact_mut(4) {
-            px.swap(0, 2);
-        }
-    }
-    image::RgbaImage::from_raw(width, height, pixels).expect("buffer holds width * height * 4 bytes")
-}
-
-/// Copies a 2-D float colour texture ([`HDR_FORMAT`] `Rgba16Float` or `Rgba32Float`, usage `COPY_SRC`)
-/// into an RGBA `f32` image, values as stored (linear for the renderer's output).
-///
-/// **Blocking**: submits the copy and waits for the GPU. For headless runs and tests only; the
-/// interactive app reads back through [`crate::capture::Capture`] instead.
-///
-/// Panics on any other texture format (a programming error, not user input).
-pub fn read_texture_rgba_f32(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rgba32FImage {
-    let format = texture.format();
-    let texel = match format {
-        wgpu::TextureFormat::Rgba16Float => 8,
-        wgpu::TextureFormat::Rgba32Float => 16,
-        other => panic!("read_texture_rgba_f32: unsupported texture format {other:?}"),
-    };
-    let (width, height) = (texture.width(), texture.height());
-    let row_bytes = width * texel;
-    let padded = row_bytes.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("float texture read-back"),
-        size: padded as u64 * height as u64,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("float texture read-back") });
-    encoder.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &buffer,
-            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(height) },
-        },
-        wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
-    );
-    ctx.queue.submit([encoder.finish()]);
-    buffer.map_async(wgpu::MapMode::Read, .., |r| {
-        if let Err(e) = r {
-            log::error!("float texture read-back failed to map: {e}");
-        }
-    });
-    if let Err(e) = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None }) {
-        log::error!("float texture read-back: device poll failed: {e}");
-    }
-    let mut values = Vec::with_capacity((width * height * 4) as usize);
-    match buffer.get_mapped_range(..) {
-        Ok(data) => {
-            for row in data.chunks_exact(padded as usize) {
-                texels_to_f32(&row[..row_bytes as usize], format, &mut values);
-            }
-        }
-        Err(e) => {
-            log::error!("float texture read-back: buffer not mapped: {e}");
-            values.resize((width * height * 4) as usize, 0.0);
-        }
-    }
-    buffer.unmap();
-    image::Rgba32FImage::from_raw(width, height, values).expect("buffer holds width * height * 4 floats")
+    bytes
 }
 
 /// Appends the channels of the texels in `bytes` (little-endian `Rgba16Float` or `Rgba32Float`, no row

@@ -1,8 +1,24 @@
 //! Neighbour grid rebuilt every step by counting sort (shaders/sim/grid.wgsl): clear the cell counts,
-//! `count` (atomic insert, slot per particle), exclusive prefix sum over cells (shaders/sim/scan.wgsl,
-//! multi-level), `scatter` (reorder particle data so each cell is contiguous). Green 2010; Hoetzlein 2014.
+//! `count` (atomic count per cell), exclusive prefix sum over cells (shaders/sim/scan.wgsl, multi-level),
+//! `scatter` (each particle claims its place with a second atomic add, so each cell is contiguous).
+//! Green 2010; Hoetzlein 2014. The grid's box follows the fluid's bounding box from the asynchronous
+//! statistics (`Simulation::poll_stats`); the table is folded onto about 2 cells per particle
+//! ([`super::gpu_data::GridShape`]).
 
+use super::gpu_data::SimUniforms;
+use super::Simulation;
 use crate::gpu::{self, Profiler};
+
+/// Cells of margin around the fluid's bounding box in the neighbour grid's box: statistics arrive a few
+/// frames late, and a step moves a particle at most cfl h (CFL), a fraction of a cell.
+pub const GRID_BOX_PAD: u32 = 3;
+
+/// Axis-aligned bounds (min, max) of points; (+inf, -inf) when there are none.
+pub(super) fn bounds(points: impl IntoIterator<Item = [f32; 3]>) -> ([f32; 3], [f32; 3]) {
+    points.into_iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(lo, hi), p| {
+        (std::array::from_fn(|a| lo[a].min(p[a])), std::array::from_fn(|a| hi[a].max(p[a])))
+    })
+}
 
 /// Values per scan block (256 threads x 2).
 const SCAN_BLOCK: u32 = 512;
@@ -103,5 +119,49 @@ impl GridPass {
         pass.set_bind_group(0, bind, &[]);
         pass.set_pipeline(&self.scatter);
         pass.dispatch_workgroups(gpu::groups(n, self.workgroup_size), 1, 1);
+    }
+}
+
+/// The grid's box follows the fluid (see [`super::gpu_data::GridShape`]).
+impl Simulation {
+    /// Moves the grid's box onto the last statistics' particle bounds and the emitters (see `poll_stats`).
+    pub(super) fn follow_fluid(&mut self) {
+        // Before the first statistics: the current box (which held the initial particles).
+        let g = &self.grid_shape;
+        let fluid = match &self.latest {
+            Some(s) => [s.bbox_min, s.bbox_max],
+            None => [g.origin, std::array::from_fn(|a| g.origin[a] + g.dims[a] as f32 * g.cell_size)],
+        };
+        let emitters = &self.sources.emitters[..self.sources.num_emitters as usize];
+        let discs = emitters.iter().flat_map(|e| {
+            let c = glam::Vec3::from(e.center);
+            [(c - glam::Vec3::splat(e.radius)).to_array(), (c + glam::Vec3::splat(e.radius)).to_array()]
+        });
+        let (lo, hi) = bounds(fluid.into_iter().chain(discs));
+        if !(lo.iter().chain(&hi).all(|v| v.is_finite()) && (0..3).all(|a| lo[a] <= hi[a])) {
+            return;
+        }
+        let next = self.grid_shape.boxed(&self.domain, lo, hi, GRID_BOX_PAD);
+        if next != self.grid_shape {
+            self.grid_shape = next;
+            self.write_grid_box();
+        }
+    }
+
+    /// Puts the neighbour grid's box on `lo..hi` (metres, padded by [`GRID_BOX_PAD`] cells, within the
+    /// domain) until the next statistics move it onto the fluid again. Particles outside the box are
+    /// clamped into its border cells, which changes speed, not results; tests use this to check that.
+    pub fn set_grid_box(&mut self, lo: [f32; 3], hi: [f32; 3]) {
+        self.grid_shape = self.grid_shape.boxed(&self.domain, lo, hi, GRID_BOX_PAD);
+        self.write_grid_box();
+    }
+
+    /// Writes the grid box's uniforms alone (origin and dims; the table and cell size never change).
+    pub(super) fn write_grid_box(&self) {
+        let g = &self.grid_shape;
+        let origin = std::mem::offset_of!(SimUniforms, grid_origin) as u64;
+        let dims = std::mem::offset_of!(SimUniforms, grid_dims) as u64;
+        self.queue.write_buffer(&self.buffers.uniforms, origin, bytemuck::bytes_of(&g.origin));
+        self.queue.write_buffer(&self.buffers.uniforms, dims, bytemuck::bytes_of(&g.dims));
     }
 }

@@ -1,12 +1,15 @@
-//! GPU SPH simulation (WGSL compute): counting-sort neighbour grid rebuilt every step, PCISPH pressure
-//! solver with a fixed iteration count, artificial viscosity and XSPH, a CFL-limited time step kept on the
-//! GPU, and boundaries from the terrain heightfield and the domain walls. Nothing is read back inside a
-//! step; statistics come back asynchronously through a read-back ring, a frame or more late.
+//! GPU SPH simulation (WGSL compute): counting-sort neighbour grid rebuilt every step ([`grid`]), DFSPH
+//! ([`dfsph`], the default), PCISPH or WCSPH pressure, artificial viscosity, XSPH and optional surface
+//! tension, a CFL-limited time step kept on the GPU, and boundaries from the terrain heightfield, the
+//! domain walls and an optional wave maker. Nothing is read back inside a step; statistics
+//! ([`SimStats`], src/sim/stats.rs) come back asynchronously through a read-back ring, a frame or more
+//! late. [`Simulation::advance_to`] (src/sim/advance.rs): exact offline time steps.
 //!
 //! Public buffers the renderer reads (both in the sorted order of the last step):
 //! - `positions()`: `array<vec4<f32>>`, xyz = position (m), w = density (kg/m^3)
 //! - `velocities()`: `array<vec4<f32>>`, xyz = velocity (m/s), w = pressure (Pa)
 
+mod advance;
 pub mod dfsph;
 pub mod gpu_data;
 pub mod grid;
@@ -14,8 +17,12 @@ pub mod kernel;
 pub mod params;
 pub mod reference;
 pub mod sources;
+mod stats;
 
+pub use advance::Advance;
+pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
+pub use stats::SimStats;
 
 use thiserror::Error;
 
@@ -46,65 +53,13 @@ pub enum SimError {
     Advance { target: f32, time: f32, reason: &'static str },
 }
 
-/// Diagnostics of one frame, computed on the GPU and read back asynchronously.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SimStats {
-    /// Frame counter at which the statistics were recorded.
-    pub frame: u64,
-    /// Simulated time, seconds.
-    pub time: f32,
-    /// Last substep's time step, seconds.
-    pub dt: f32,
-    pub particle_count: u32,
-    /// Mean of max(rho - rho0, 0) / rho0 over particles (compression only; a free surface is not an error).
-    pub mean_density_error: f32,
-    /// Max of |rho - rho0| / rho0 over particles with a full neighbourhood... see `shaders/sim/stats.wgsl`.
-    pub max_density_error: f32,
-    /// m/s.
-    pub max_speed: f32,
-    /// Joules: sum of m |v|^2 / 2.
-    pub kinetic_energy: f32,
-    /// Bounding box of the fluid, metres.
-    pub bbox_min: [f32; 3],
-    pub bbox_max: [f32; 3],
-    /// Particles outside the domain box (should be 0).
-    pub outside_domain: u32,
-    /// Particles below the terrain surface (should be 0).
-    pub below_terrain: u32,
-    /// Particles with a NaN or infinite position or velocity (should be 0).
-    pub non_finite: u32,
-    /// DFSPH: iterations of the last constant-density solve (0 for the other solvers).
-    pub density_iterations: u32,
-    /// DFSPH: iterations of the last divergence-free solve (0 for the other solvers).
-    pub divergence_iterations: u32,
-}
-
 use crate::gpu::{self, readback::ReadbackRing, GpuContext, Profiler};
 use crate::scene::{Aabb, SceneSetup};
 use crate::terrain::Heightfield;
 use gpu_data::{Derived, GridShape, SimUniforms, StepState, BOUNDARY_TABLE_N};
-use grid::GridPass;
+use grid::{bounds, GridPass};
+use stats::{decode_stats, STATS_BYTES};
 
-/// Most steps [`Simulation::advance_to`] records into one submission (plus one).
-const MAX_STEPS_PER_SUBMISSION: u32 = 256;
-/// Most submissions of one [`Simulation::advance_to`] call before it gives up.
-const MAX_ADVANCE_SUBMISSIONS: u32 = 4096;
-
-/// What one [`Simulation::advance_to`] did.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Advance {
-    /// Simulated time reached, seconds (the target, exactly).
-    pub time: f32,
-    /// Steps that advanced the time (dt > 0).
-    pub steps: u32,
-    /// Steps recorded, including the no-ops past the target.
-    pub steps_recorded: u32,
-    /// Queue submissions, each followed by a blocking read of the step state.
-    pub submissions: u32,
-}
-
-/// Bytes of the statistics record read back per frame (5 vec4, see shaders/sim/stats.wgsl).
-const STATS_BYTES: u64 = 80;
 /// Largest number of grid cells the scan covers in 1-D dispatches (blocks of 512, plus the parking cell
 /// and the total).
 const MAX_CELLS: u64 = 65_535 * 512 - 2;
@@ -192,17 +147,6 @@ pub struct SimOptions {
     /// range, 9 rows), 2 (cells of h, rows of 5, 25 rows) or 3. Smaller cells visit less empty volume
     /// and more row ranges.
     pub cell_split: u32,
-}
-
-/// Cells of margin around the fluid's bounding box in the neighbour grid's box: statistics arrive a few
-/// frames late, and a step moves a particle at most cfl h (CFL), a fraction of a cell.
-pub const GRID_BOX_PAD: u32 = 3;
-
-/// Axis-aligned bounds (min, max) of points; (+inf, -inf) when there are none.
-fn bounds(points: impl IntoIterator<Item = [f32; 3]>) -> ([f32; 3], [f32; 3]) {
-    points.into_iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(lo, hi), p| {
-        (std::array::from_fn(|a| lo[a].min(p[a])), std::array::from_fn(|a| hi[a].max(p[a])))
-    })
 }
 
 /// Default [`SimOptions::cells_per_particle`]: 2 cells per particle (8 bytes each) ran as fast as the
@@ -457,112 +401,6 @@ impl Simulation {
     /// Advances the simulated time to exactly `t_end` seconds (absolute, as in [`SimStats::time`]) for
     /// offline work such as `waterview capture`, where every video frame must advance exactly 1/fps.
     ///
-    /// Sets the `frame_end` uniform (see `time_step` in shaders/sim/integrate.wgsl: the step that reaches
-    /// `t_end` lands on it exactly, later steps are no-ops with dt = 0), then repeatedly records
-    /// `ceil(remaining / dt) + 1` steps in one submission, dt being the CFL step the GPU will take next
-    /// (computed from the [`StepState`]'s max speed, as the shader does), and reads the 32-byte
-    /// [`StepState`] back, until its time equals `t_end`. Each submission also resolves and ends a
-    /// `profiler` frame. `frame_end` is back at 0 (free running) when this returns.
-    ///
-    /// **Blocks** on the GPU once per submission (usually one or two per call). The window never calls
-    /// this: its frames record [`Simulation::encode_frame`] and read nothing back.
-    ///
-    /// Errors ([`SimError::Advance`]): `t_end` not finite or not after the current time, the step state
-    /// could not be read (device lost), or the time stopped moving (non-finite state) or did not get
-    /// there within a bounded number of submissions.
-    pub fn advance_to(&mut self, ctx: &GpuContext, profiler: &mut Profiler, t_end: f32) -> Result<Advance, SimError> {
-        let mut state = self.step_state_blocking(ctx)?;
-        let fail = |time: f32, reason: &'static str| SimError::Advance { target: t_end, time, reason };
-        if !t_end.is_finite() || t_end <= 0.0 {
-            return Err(fail(state.time, "the target must be a positive, finite time"));
-        }
-        if state.time > t_end {
-            return Err(fail(state.time, "the target lies before the current time"));
-        }
-        let mut report = Advance { time: state.time, steps: 0, steps_recorded: 0, submissions: 0 };
-        if state.time == t_end {
-            return Ok(report);
-        }
-        let start_steps = state.steps;
-        self.set_frame_end(ctx, t_end);
-        let result = loop {
-            if report.submissions >= MAX_ADVANCE_SUBMISSIONS {
-                break Err(fail(state.time, "it did not get there within the bounded number of submissions"));
-            }
-            let dt = self.next_dt(&state);
-            let n = ((t_end - state.time) as f64 / dt as f64).ceil().clamp(0.0, MAX_STEPS_PER_SUBMISSION as f64) as u32 + 1;
-            let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("advance to") });
-            for _ in 0..n {
-                self.encode_step(&mut encoder, profiler);
-            }
-            profiler.resolve(&mut encoder);
-            ctx.queue.submit([encoder.finish()]);
-            profiler.end_frame(&ctx.queue);
-            report.submissions += 1;
-            report.steps_recorded += n;
-            let before = state.time;
-            state = match self.step_state_blocking(ctx) {
-                Ok(s) => s,
-                Err(e) => break Err(e),
-            };
-            if state.time == t_end {
-                break Ok(());
-            }
-            if !state.time.is_finite() || state.time > t_end {
-                break Err(fail(state.time, "the simulated time left the expected range"));
-            }
-            if state.time <= before {
-                break Err(fail(state.time, "the simulated time stopped moving"));
-            }
-        };
-        self.set_frame_end(ctx, 0.0);
-        result?;
-        report.time = state.time;
-        report.steps = state.steps.wrapping_sub(start_steps);
-        Ok(report)
-    }
-
-    /// Blocking read of the 32-byte [`StepState`] (dt and time of the last step, its max speed, the step
-    /// count, the DFSPH iteration counts). Offline and test use only: it waits for the GPU.
-    /// Errors: [`SimError::Advance`] when nothing comes back (the device is lost).
-    pub fn step_state_blocking(&self, ctx: &GpuContext) -> Result<StepState, SimError> {
-        let bytes = gpu::readback::read_buffer_blocking(ctx, &self.buffers.step);
-        match bytes.get(..std::mem::size_of::<StepState>()) {
-            Some(b) => Ok(bytemuck::pod_read_unaligned(b)),
-            None => Err(SimError::Advance { target: f32::NAN, time: f32::NAN, reason: "the step state could not be read back" }),
-        }
-    }
-
-    /// The time step the GPU's `time_step` takes next from `state` (a [`StepState`] read back, e.g.
-    /// asynchronously by the window's offline render, [`crate::capture::exact`]), before any `frame_end`
-    /// clamp: min(max_dt, cfl h / signal speed), at least 1e-3 max_dt. For planning how many steps to
-    /// record; the GPU decides the step itself.
-    pub fn next_step_dt(&self, state: &StepState) -> f32 {
-        self.next_dt(state)
-    }
-
-    /// The time step `time_step` (shaders/sim/integrate.wgsl) picks next from `state`'s max speed, before
-    /// any `frame_end` clamp: min(max_dt, cfl h / signal speed), at least 1e-3 max_dt.
-    fn next_dt(&self, state: &StepState) -> f32 {
-        let v_max = f32::from_bits(state.max_speed_bits);
-        let max_dt = self.params.max_dt();
-        let signal = if self.params.method == Method::Wcsph {
-            v_max + gpu_data::wcsph_sound_speed(&self.params, &self.domain)
-        } else {
-            v_max
-        };
-        let dt = if signal > 0.0 { max_dt.min(self.params.cfl * self.params.h() / signal) } else { max_dt };
-        if dt.is_finite() { dt.max(1e-3 * max_dt) } else { 1e-3 * max_dt }
-    }
-
-    /// Writes the `frame_end` uniform alone: absolute simulated time, seconds, at which steps stop (the
-    /// step reaching it lands on it, later ones are exact no-ops with dt = 0); 0 = free running. Takes
-    /// effect from the next submission; [`Simulation::set_params`] puts it back to 0.
-    /// [`Simulation::advance_to`] sets and clears it; tests use it to record steps past the end.
-    pub fn set_frame_end(&self, ctx: &GpuContext, t: f32) {
-        let offset = std::mem::offset_of!(SimUniforms, frame_end) as u64;
-        ctx.queue.write_buffer(&self.buffers.uniforms, offset, bytemuck::bytes_of(&t));
-    }
 
     /// Records one rendered frame of simulation: `params.substeps` steps, no read-back.
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
@@ -661,46 +499,6 @@ impl Simulation {
         self.latest.as_ref()
     }
 
-    /// Moves the grid's box onto the last statistics' particle bounds and the emitters (see `poll_stats`).
-    fn follow_fluid(&mut self) {
-        // Before the first statistics: the current box (which held the initial particles).
-        let g = &self.grid_shape;
-        let fluid = match &self.latest {
-            Some(s) => [s.bbox_min, s.bbox_max],
-            None => [g.origin, std::array::from_fn(|a| g.origin[a] + g.dims[a] as f32 * g.cell_size)],
-        };
-        let emitters = &self.sources.emitters[..self.sources.num_emitters as usize];
-        let discs = emitters.iter().flat_map(|e| {
-            let c = glam::Vec3::from(e.center);
-            [(c - glam::Vec3::splat(e.radius)).to_array(), (c + glam::Vec3::splat(e.radius)).to_array()]
-        });
-        let (lo, hi) = bounds(fluid.into_iter().chain(discs));
-        if !(lo.iter().chain(&hi).all(|v| v.is_finite()) && (0..3).all(|a| lo[a] <= hi[a])) {
-            return;
-        }
-        let next = self.grid_shape.boxed(&self.domain, lo, hi, GRID_BOX_PAD);
-        if next != self.grid_shape {
-            self.grid_shape = next;
-            self.write_grid_box();
-        }
-    }
-
-    /// Puts the neighbour grid's box on `lo..hi` (metres, padded by [`GRID_BOX_PAD`] cells, within the
-    /// domain) until the next statistics move it onto the fluid again. Particles outside the box are
-    /// clamped into its border cells, which changes speed, not results; tests use this to check that.
-    pub fn set_grid_box(&mut self, lo: [f32; 3], hi: [f32; 3]) {
-        self.grid_shape = self.grid_shape.boxed(&self.domain, lo, hi, GRID_BOX_PAD);
-        self.write_grid_box();
-    }
-
-    /// Writes the grid box's uniforms alone (origin and dims; the table and cell size never change).
-    fn write_grid_box(&self) {
-        let g = &self.grid_shape;
-        let origin = std::mem::offset_of!(SimUniforms, grid_origin) as u64;
-        let dims = std::mem::offset_of!(SimUniforms, grid_dims) as u64;
-        self.queue.write_buffer(&self.buffers.uniforms, origin, bytemuck::bytes_of(&g.origin));
-        self.queue.write_buffer(&self.buffers.uniforms, dims, bytemuck::bytes_of(&g.dims));
-    }
 
     /// True while a statistics read-back is still on its way (headless runs poll until it lands).
     pub fn stats_in_flight(&self) -> bool {
@@ -822,24 +620,3 @@ impl Simulation {
     }
 }
 
-fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
-    let f: &[f32] = bytemuck::cast_slice(&bytes[..STATS_BYTES as usize]);
-    let count = f[7] as u32;
-    SimStats {
-        frame,
-        time: f[16],
-        dt: f[17],
-        particle_count: count,
-        mean_density_error: f[0] / count.max(1) as f32,
-        max_density_error: f[4],
-        max_speed: f[5],
-        kinetic_energy: f[1],
-        bbox_min: [-f[12], -f[13], -f[14]],
-        bbox_max: [f[8], f[9], f[10]],
-        outside_domain: f[2] as u32,
-        below_terrain: f[3] as u32,
-        non_finite: f[6] as u32,
-        density_iterations: f[18] as u32,
-        divergence_iterations: f[19] as u32,
-    }
-}

@@ -1,0 +1,61 @@
+//! The per-frame statistics of the simulation (shaders/sim/stats.wgsl): a reduction over the particles into
+//! a small record that comes back through the read-back ring a frame or more late, decoded here.
+
+/// Diagnostics of one frame, computed on the GPU and read back asynchronously.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SimStats {
+    /// Frame counter at which the statistics were recorded.
+    pub frame: u64,
+    /// Simulated time, seconds.
+    pub time: f32,
+    /// Last substep's time step, seconds.
+    pub dt: f32,
+    pub particle_count: u32,
+    /// Mean of max(rho - rho0, 0) / rho0 over particles (compression only; a free surface is not an error).
+    pub mean_density_error: f32,
+    /// Max of |rho - rho0| / rho0 over particles with a full neighbourhood... see `shaders/sim/stats.wgsl`.
+    pub max_density_error: f32,
+    /// m/s.
+    pub max_speed: f32,
+    /// Joules: sum of m |v|^2 / 2.
+    pub kinetic_energy: f32,
+    /// Bounding box of the fluid, metres.
+    pub bbox_min: [f32; 3],
+    pub bbox_max: [f32; 3],
+    /// Particles outside the domain box (should be 0).
+    pub outside_domain: u32,
+    /// Particles below the terrain surface (should be 0).
+    pub below_terrain: u32,
+    /// Particles with a NaN or infinite position or velocity (should be 0).
+    pub non_finite: u32,
+    /// DFSPH: iterations of the last constant-density solve (0 for the other solvers).
+    pub density_iterations: u32,
+    /// DFSPH: iterations of the last divergence-free solve (0 for the other solvers).
+    pub divergence_iterations: u32,
+}
+
+/// Bytes of the statistics record read back per frame (5 vec4, see shaders/sim/stats.wgsl).
+pub(super) const STATS_BYTES: u64 = 80;
+
+/// Decodes the record of frame `frame` (at least [`STATS_BYTES`] bytes).
+pub(super) fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
+    let f: &[f32] = bytemuck::cast_slice(&bytes[..STATS_BYTES as usize]);
+    let count = f[7] as u32;
+    SimStats {
+        frame,
+        time: f[16],
+        dt: f[17],
+        particle_count: count,
+        mean_density_error: f[0] / count.max(1) as f32,
+        max_density_error: f[4],
+        max_speed: f[5],
+        kinetic_energy: f[1],
+        bbox_min: [-f[12], -f[13], -f[14]],
+        bbox_max: [f[8], f[9], f[10]],
+        outside_domain: f[2] as u32,
+        below_terrain: f[3] as u32,
+        non_finite: f[6] as u32,
+        density_iterations: f[18] as u32,
+        divergence_iterations: f[19] as u32,
+    }
+}
