@@ -160,9 +160,24 @@ pub struct BenchArgs {
     /// measure the per-submission overhead in the wall-clock column.
     #[arg(long)]
     pub submit_per_step: bool,
+    /// How the fluid's splats are drawn: `raster` (instanced quads) or `compute` (per-pixel atomics, the
+    /// app's default).
+    #[arg(long, default_value = "compute", value_parser = parse_splats)]
+    pub splats: crate::render::SplatMethod,
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
+}
+
+/// Parses `--splats`: `raster` or `compute`.
+fn parse_splats(s: &str) -> Result<crate::render::SplatMethod, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "raster" => Ok(crate::render::SplatMethod::Raster),
+        "compute" => Ok(crate::render::SplatMethod::Compute),
+        other => Err(format!(
+            "unknown splat method '{other}': use raster or compute"
+        )),
+    }
 }
 
 /// Parses `--cells-per-particle`: a number in (0, 64].

@@ -8,6 +8,7 @@ mod common;
 use std::path::PathBuf;
 use waterview::bench::{self, report::CSV_HEADER, Plan};
 use waterview::cli::{parse_count, parse_workgroup_size, BenchArgs};
+use waterview::render::SplatMethod;
 use waterview::scene::Scene;
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -35,6 +36,7 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         cell_split: 1,
         cells_per_particle: 1.0,
         submit_per_step: false,
+        splats: SplatMethod::Compute,
     };
     let report = bench::run_plan(&ctx, &scene, &plan).expect("benchmark runs");
     assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
@@ -117,6 +119,7 @@ fn bad_input_is_an_error() {
         cell_split: 1,
         cells_per_particle: 1.0,
         submit_per_step: false,
+        splats: SplatMethod::Raster,
         out: file.clone(),
     };
     let err = bench::run(None, &args).expect_err("unwritable output folder");
@@ -146,8 +149,9 @@ fn experiment_options_run_and_shrink_the_table() {
         cell_split: 1,
         cells_per_particle: 1.0,
         submit_per_step: false,
+        splats: SplatMethod::Compute,
     };
-    let small = Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, ..base.clone() };
+    let small = Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, splats: SplatMethod::Raster, ..base.clone() };
     let run = |plan: &Plan| {
         let report = bench::run_plan(&ctx, &scene, plan).expect("benchmark runs");
         assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);

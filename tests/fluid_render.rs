@@ -15,8 +15,9 @@ use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
 use waterview::render::camera::camera_bind_group_layout;
 use waterview::render::{
-    render_to_image, AnisotropyPass, Ellipsoid, FlowSettings, FluidTargets, FluidView, OrbitCamera, ParticleSource,
-    RenderSettings, Renderer, SkySource, SmoothPass, SplatPass, OFFSCREEN_FORMAT,
+    render_to_image, AnisotropyPass, Ellipsoid, FlowSettings, FluidTargets, FluidView, OrbitCamera,
+    ParticleSource, RenderSettings, Renderer, SkySource, SmoothPass, SplatMethod, SplatPass,
+    OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -105,6 +106,13 @@ fn shaders_parse_and_validate() {
 #[test]
 fn single_ellipsoid_depth_and_thickness_match_ray_cast() {
     let ctx = common::gpu();
+    for method in [SplatMethod::Raster, SplatMethod::Compute] {
+        single_ellipsoid_against_ray_cast(&ctx, method);
+    }
+}
+
+/// One ellipsoid splatted with `method`, every pixel compared with a CPU ray cast.
+fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
     let size = (160u32, 120u32);
     let camera = OrbitCamera { target: Vec3::ZERO, distance: 6.0, yaw: 0.4, pitch: 0.3, fov_y: 50f32.to_radians() };
     let centre = Vec3::new(0.3, -0.2, 0.1);
@@ -138,7 +146,16 @@ fn single_ellipsoid_depth_and_thickness_match_ray_cast() {
         occlusion_query_set: None,
         multiview_mask: None,
     }));
-    splat.encode(&ctx, &mut enc, &profiler, &camera_group, &ellipsoids, 1, &scene.depth_view, &targets);
+    splat.encode(
+        &ctx,
+        &mut enc,
+        &profiler,
+        &camera_group,
+        (&ellipsoids, 1),
+        &scene.depth_view,
+        &targets,
+        (method, 0.1),
+    );
     ctx.queue.submit([enc.finish()]);
     let depth = read_float_texture(&ctx, &targets.raw_depth);
     let thickness = read_float_texture(&ctx, targets.thickness_view.texture());
@@ -172,10 +189,22 @@ fn single_ellipsoid_depth_and_thickness_match_ray_cast() {
         }
     }
     let gpu_pixels = depth.iter().filter(|&&z| z > 0.0).count();
-    assert!(compared > 1000, "the ellipsoid covers only {compared} pixels (GPU: {gpu_pixels}, coverage mismatches {})", wrong_cover.len());
-    assert!(wrong_cover.len() <= 3, "coverage differs from the ray cast at {:?}", &wrong_cover[..wrong_cover.len().min(8)]);
-    assert!(worst_depth < 1e-4, "splat depth differs from the analytic depth by up to {:.2e} (relative)", worst_depth);
-    assert!(worst_path < 5e-3, "thickness differs from the analytic path length by up to {:.2e} (relative)", worst_path);
+    assert!(compared > 1000, "{method:?}: the ellipsoid covers only {compared} pixels (GPU: {gpu_pixels}, coverage mismatches {})", wrong_cover.len());
+    assert!(
+        wrong_cover.len() <= 3,
+        "{method:?}: coverage differs from the ray cast at {:?}",
+        &wrong_cover[..wrong_cover.len().min(8)]
+    );
+    assert!(
+        worst_depth < 1e-4,
+        "{method:?}: splat depth differs from the analytic depth by up to {:.2e} (relative)",
+        worst_depth
+    );
+    assert!(
+        worst_path < 5e-3,
+        "{method:?}: thickness differs from the analytic path length by up to {:.2e} (relative)",
+        worst_path
+    );
 }
 
 /// Runs the anisotropy pass over `positions` (spacing `dx`) with the default settings; returns the ellipsoids.
@@ -418,20 +447,32 @@ fn image_checks_of_every_target() {
     let velocities = storage_buffer_init(&ctx.device, "image velocities", &vec![0u8; particles.len() * 16]);
     let source = ParticleSource { positions: &positions, velocities: &velocities, count: particles.len() as u32, sim: None };
     let mut failures = Vec::new();
-    for (view, name) in [
-        (FluidView::RawDepth, "fluid_raw_depth"),
-        (FluidView::SmoothedDepth, "fluid_smoothed_depth"),
-        (FluidView::Thickness, "fluid_thickness"),
-        (FluidView::Normals, "fluid_normals"),
-        (FluidView::Final, "fluid_final"),
-    ] {
-        let mut settings = RenderSettings::default();
-        settings.fluid.dx = 0.2;
-        settings.view = view;
-        let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, (160, 120));
-        img.save(out_dir().join(format!("{name}.png"))).ok();
-        if let Err(e) = check_image(&img, name) {
-            failures.push(e);
+    // Both splat methods against the same references: they must draw the same picture.
+    for method in [SplatMethod::Raster, SplatMethod::Compute] {
+        for (view, name) in [
+            (FluidView::RawDepth, "fluid_raw_depth"),
+            (FluidView::SmoothedDepth, "fluid_smoothed_depth"),
+            (FluidView::Thickness, "fluid_thickness"),
+            (FluidView::Normals, "fluid_normals"),
+            (FluidView::Final, "fluid_final"),
+        ] {
+            let mut settings = RenderSettings::default();
+            settings.fluid.dx = 0.2;
+            settings.fluid.splats = method;
+            settings.view = view;
+            let img = render_to_image(
+                &ctx,
+                &mut renderer,
+                &camera,
+                Some(source),
+                &settings,
+                (160, 120),
+            );
+            img.save(out_dir().join(format!("{name}_{method:?}.png")))
+                .ok();
+            if let Err(e) = check_image(&img, name) {
+                failures.push(format!("{method:?}: {e}"));
+            }
         }
     }
     assert!(failures.is_empty(), "image checks failed:\n{}", failures.join("\n"));

@@ -1,22 +1,34 @@
 // Ellipsoid splats for screen-space fluid rendering (van der Laan, Green & Sainz, I3D 2009; ellipsoids
 // after Yu & Turk 2013, ray casting after Sigg et al. 2006 "GPU-based ray-casting of quadratic surfaces").
-// One instanced quad per particle, read from the anisotropy pass's ellipsoids: the quad lies on the front
-// tangent plane of the ellipsoid's bounding sphere, sized to its tangent cone, so it covers the
-// ellipsoid's whole screen footprint. The fragment shader moves the pixel's view ray into the ellipsoid's
-// unit-sphere space (x -> G (x - c)), solves the ray-sphere quadratic there and discards misses.
-//   fs_depth:     nearest hit; frag_depth (reversed-Z) for the depth test, linear view depth (m) as colour.
-//   fs_thickness: the ray's path length through the ellipsoid (m), summed additively, clipped at the terrain.
+// Every pixel a splat may cover casts its view ray into the ellipsoid's unit-sphere space
+// (x -> G (x - c)) and solves the ray-sphere quadratic there; misses are dropped.
+//   depth:     nearest hit's linear view depth (m), tested against the scene's depth (reversed-Z).
+//   thickness: the ray's path length through the ellipsoid (m), summed, clipped at the terrain.
 // Both test against the scene's depth (terrain) themselves, by textureLoad, so the thickness target may
-// be at half resolution.
+// be at half resolution. Two ways to visit the pixels (SplatMethod in src/render/splat.rs):
+//   raster (vs_main, fs_depth, fs_thickness): one instanced quad per particle on the front tangent plane
+//     of the ellipsoid's bounding sphere, sized to its tangent cone; depth test + One/One blending.
+//   compute (cs_depth, cs_thickness, then fs_resolve_*): a workgroup takes 64 particles, sums their
+//     pixel boxes (prefix sum in workgroup memory) and spreads the pixels evenly over its threads; each
+//     hit goes into a per-pixel u32 by atomicMax (depth, as the complement of the float's bits: nearer =
+//     larger, 0 = none) or atomicAdd (thickness, fixed point); a full-screen pass converts them into the
+//     targets. Point-cloud rasterisation in compute after Schuetz, Kerbl & Wimmer 2021. It keeps GPUs
+//     whose rasteriser is a small part of the chip busy (the H100 runs pixel shaders on 2 of its TPCs).
 #import "common/camera.wgsl"
 
-// Rust twin: SplatUniform in src/render/splat.rs (16 bytes).
+// Rust twin: SplatUniform in src/render/splat.rs (32 bytes).
 struct Splat {
+    // Target size, pixels (the compute path's pixel boxes and buffer rows).
+    size: vec2<u32>,
     // Scene-depth pixels per target pixel (1 full resolution, 2 half).
     depth_scale: f32,
-    _pad0: f32,
-    _pad1: f32,
-    _pad2: f32,
+    // Thickness fixed point: units per metre of path (compute path).
+    fixed_scale: f32,
+    // Ellipsoids to splat (compute path).
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Rust twin: Ellipsoid in src/render/anisotropy.rs (64 bytes).
@@ -30,6 +42,76 @@ struct Ellipsoid {
 @group(1) @binding(0) var<uniform> splat: Splat;
 @group(1) @binding(1) var<storage, read> ellipsoids: array<Ellipsoid>;
 @group(1) @binding(2) var scene_depth: texture_depth_2d;
+// Compute path only: one u32 per target pixel (depth: complement of the float bits; thickness: fixed point).
+@group(1) @binding(3) var<storage, read_write> pixel_bits: array<atomic<u32>>;
+
+// Whether ellipsoid e is drawn: the eye outside its bounding sphere and the ellipsoid finite.
+fn visible(e: Ellipsoid) -> bool {
+    let d = length(camera.eye - e.centre.xyz);
+    let r = e.centre.w;
+    return d > r * 1.001 && d < 3.0e38 && r > 0.0;
+}
+
+// Entry and exit distances (t0 <= t1, metres) of the unit ray from the eye along `dir` through ellipsoid e;
+// t1 <= 0 when the ray misses it or it lies behind the eye.
+fn ray_ellipsoid(e: Ellipsoid, dir: vec3<f32>) -> vec2<f32> {
+    let g = mat3x3<f32>(e.g0.xyz, e.g1.xyz, e.g2.xyz); // symmetric: columns = rows
+    let o = g * (camera.eye - e.centre.xyz);
+    let d = g * dir;
+    let a = dot(d, d);
+    let b = dot(o, d);
+    // Robust form (Haines et al., Ray Tracing Gems ch. 7): the offset perpendicular to the ray.
+    let perp = o - (b / a) * d;
+    let disc = a * (1.0 - dot(perp, perp));
+    if disc < 0.0 {
+        return vec2<f32>(0.0, -1.0);
+    }
+    let sq = sqrt(disc);
+    return vec2<f32>(max((-b - sq) / a, 0.0), (-b + sq) / a);
+}
+
+fn forward() -> vec3<f32> {
+    let m = camera.view_from_world;
+    return -vec3<f32>(m[0][2], m[1][2], m[2][2]);
+}
+
+// Reversed-Z depth of the scene (terrain) under the target pixel position `frag`.
+fn terrain_depth(frag: vec2<f32>) -> f32 {
+    let size = vec2<i32>(textureDimensions(scene_depth));
+    let p = clamp(vec2<i32>(frag * splat.depth_scale), vec2<i32>(0), size - 1);
+    return textureLoad(scene_depth, p, 0);
+}
+
+// Linear view depth (m) of a reversed-Z depth value.
+fn linear_depth(depth: f32) -> f32 {
+    return camera.near * camera.far / (depth * (camera.far - camera.near) + camera.near);
+}
+
+// Linear view depth (m) of the nearest hit of `dir` in front of the terrain at `frag`, or 0.
+fn hit_depth(e: Ellipsoid, dir: vec3<f32>, frag: vec2<f32>) -> f32 {
+    let t = ray_ellipsoid(e, dir);
+    if t.y <= 0.0 {
+        return 0.0;
+    }
+    let clip = camera.clip_from_world * vec4<f32>(camera.eye + t.x * dir, 1.0);
+    if clip.z / clip.w < terrain_depth(frag) {
+        return 0.0; // behind the terrain
+    }
+    return t.x * dot(dir, forward());
+}
+
+// Path length (m) of `dir` through the ellipsoid in front of the terrain at `frag` (<= 0: none).
+fn hit_path(e: Ellipsoid, dir: vec3<f32>, frag: vec2<f32>) -> f32 {
+    let t = ray_ellipsoid(e, dir);
+    if t.y <= 0.0 {
+        return 0.0;
+    }
+    let cos_view = max(dot(dir, forward()), 1e-4);
+    let t_terrain = linear_depth(terrain_depth(frag)) / cos_view;
+    return min(t.y, t_terrain) - t.x;
+}
+
+// ---- raster path ----
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
@@ -42,67 +124,15 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> V
     var out: VsOut;
     out.index = i;
     let e = ellipsoids[i];
-    let c = e.centre.xyz;
-    let r = e.centre.w;
-    let to_eye = camera.eye - c;
-    let d = length(to_eye);
-    // Culled: eye inside the bounding sphere, or a non-finite ellipsoid.
-    if !(d > r * 1.001) || !(d < 3.0e38) || !(r > 0.0) {
+    if !visible(e) {
         out.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return out;
     }
-    let world = sphere_billboard_corner(c, r, d, vi);
+    let c = e.centre.xyz;
+    let world = sphere_billboard_corner(c, e.centre.w, length(camera.eye - c), vi);
     out.clip = camera.clip_from_world * vec4<f32>(world, 1.0);
     out.world = world;
     return out;
-}
-
-struct Hit {
-    // Entry and exit distances along the unit ray from the eye, metres.
-    t0: f32,
-    t1: f32,
-    dir: vec3<f32>,
-}
-
-// Entry/exit of the pixel's ray through ellipsoid i; discards on a miss.
-fn intersect(in: VsOut) -> Hit {
-    let e = ellipsoids[in.index];
-    let g = mat3x3<f32>(e.g0.xyz, e.g1.xyz, e.g2.xyz); // symmetric: columns = rows
-    let dir = normalize(in.world - camera.eye);
-    let o = g * (camera.eye - e.centre.xyz);
-    let d = g * dir;
-    let a = dot(d, d);
-    let b = dot(o, d);
-    // Robust form (Haines et al., Ray Tracing Gems ch. 7): the offset perpendicular to the ray.
-    let perp = o - (b / a) * d;
-    let disc = a * (1.0 - dot(perp, perp));
-    if disc < 0.0 {
-        discard;
-    }
-    let sq = sqrt(disc);
-    let t0 = (-b - sq) / a;
-    let t1 = (-b + sq) / a;
-    if t1 <= 0.0 {
-        discard;
-    }
-    return Hit(max(t0, 0.0), t1, dir);
-}
-
-fn forward() -> vec3<f32> {
-    let m = camera.view_from_world;
-    return -vec3<f32>(m[0][2], m[1][2], m[2][2]);
-}
-
-// Reversed-Z depth of the scene (terrain) under this fragment.
-fn terrain_depth(frag: vec2<f32>) -> f32 {
-    let size = vec2<i32>(textureDimensions(scene_depth));
-    let p = clamp(vec2<i32>(frag * splat.depth_scale), vec2<i32>(0), size - 1);
-    return textureLoad(scene_depth, p, 0);
-}
-
-// Linear view depth (m) of a reversed-Z depth value.
-fn linear_depth(depth: f32) -> f32 {
-    return camera.near * camera.far / (depth * (camera.far - camera.near) + camera.near);
 }
 
 struct DepthOut {
@@ -112,27 +142,160 @@ struct DepthOut {
 
 @fragment
 fn fs_depth(in: VsOut) -> DepthOut {
-    let hit = intersect(in);
-    let p = camera.eye + hit.t0 * hit.dir;
-    let clip = camera.clip_from_world * vec4<f32>(p, 1.0);
-    let depth = clip.z / clip.w;
-    if depth < terrain_depth(in.clip.xy) {
-        discard; // behind the terrain
+    let dir = normalize(in.world - camera.eye);
+    let view_depth = hit_depth(ellipsoids[in.index], dir, in.clip.xy);
+    if view_depth <= 0.0 {
+        discard;
     }
+    // Reversed-Z of the hit, for the nearest-wins depth test.
+    let p = camera.eye + (view_depth / dot(dir, forward())) * dir;
+    let clip = camera.clip_from_world * vec4<f32>(p, 1.0);
     var out: DepthOut;
-    out.view_depth = hit.t0 * dot(hit.dir, forward());
-    out.depth = depth;
+    out.view_depth = view_depth;
+    out.depth = clip.z / clip.w;
     return out;
 }
 
 @fragment
 fn fs_thickness(in: VsOut) -> @location(0) vec4<f32> {
-    let hit = intersect(in);
-    let cos_view = max(dot(hit.dir, forward()), 1e-4);
-    let t_terrain = linear_depth(terrain_depth(in.clip.xy)) / cos_view;
-    let path = min(hit.t1, t_terrain) - hit.t0;
+    let dir = normalize(in.world - camera.eye);
+    let path = hit_path(ellipsoids[in.index], dir, in.clip.xy);
     if path <= 0.0 {
         discard;
     }
     return vec4<f32>(path, 0.0, 0.0, 0.0);
+}
+
+// ---- compute path ----
+
+const SPLAT_WG: u32 = 64u;
+
+// Pixel boxes (x0, y0, x1, y1; x1, y1 exclusive) of the workgroup's particles and the exclusive prefix sum
+// of their pixel counts (box_start[SPLAT_WG] = total).
+var<workgroup> wg_box: array<vec4<i32>, SPLAT_WG>;
+var<workgroup> box_start: array<u32, 65>;
+
+// Target pixels that may see ellipsoid e: the screen box of its bounding sphere's tangent-plane quad,
+// clipped to the target; empty when culled or when the quad reaches behind the near plane.
+fn pixel_box(e: Ellipsoid) -> vec4<i32> {
+    if !visible(e) {
+        return vec4<i32>(0);
+    }
+    let c = e.centre.xyz;
+    let d = length(camera.eye - c);
+    let size = vec2<f32>(splat.size);
+    var lo = vec2<f32>(3.0e38);
+    var hi = vec2<f32>(-3.0e38);
+    for (var k = 0u; k < 6u; k += 1u) {
+        let clip = camera.clip_from_world * vec4<f32>(sphere_billboard_corner(c, e.centre.w, d, k), 1.0);
+        if clip.w < camera.near {
+            return vec4<i32>(0);
+        }
+        let ndc = clip.xy / clip.w;
+        let px = vec2<f32>(0.5 + 0.5 * ndc.x, 0.5 - 0.5 * ndc.y) * size;
+        lo = min(lo, px);
+        hi = max(hi, px);
+    }
+    let a = clamp(vec2<i32>(floor(lo)), vec2<i32>(0), vec2<i32>(splat.size));
+    let b = clamp(vec2<i32>(ceil(hi)), a, vec2<i32>(splat.size));
+    return vec4<i32>(a, b);
+}
+
+// World-space unit ray from the eye through the centre of target pixel `px`.
+fn pixel_ray(px: vec2<i32>) -> vec3<f32> {
+    let uv = (vec2<f32>(px) + 0.5) / vec2<f32>(splat.size);
+    let near = camera.world_from_clip * vec4<f32>(2.0 * uv.x - 1.0, 1.0 - 2.0 * uv.y, 1.0, 1.0);
+    return normalize(near.xyz / near.w - camera.eye);
+}
+
+// Splats the workgroup's 64 particles: thread lid first boxes particle wg * 64 + lid, then the threads
+// walk the concatenated pixel boxes together, each taking every 64th pixel.
+fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
+    let first = wg * SPLAT_WG;
+    var b = vec4<i32>(0);
+    if first + lid < splat.count {
+        b = pixel_box(ellipsoids[first + lid]);
+    }
+    wg_box[lid] = b;
+    box_start[lid + 1u] = u32(b.z - b.x) * u32(b.w - b.y);
+    if lid == 0u {
+        box_start[0] = 0u;
+    }
+    // Inclusive scan of the counts in box_start[1..=64] (Hillis & Steele).
+    for (var off = 1u; off < SPLAT_WG; off = off << 1u) {
+        workgroupBarrier();
+        var v = box_start[lid + 1u];
+        if lid >= off {
+            v += box_start[lid + 1u - off];
+        }
+        workgroupBarrier();
+        box_start[lid + 1u] = v;
+    }
+    workgroupBarrier();
+    let total = box_start[SPLAT_WG];
+    for (var k = lid; k < total; k += SPLAT_WG) {
+        // The particle whose range holds k: the last p with box_start[p] <= k.
+        var lo = 0u;
+        var hi = SPLAT_WG - 1u;
+        while lo < hi {
+            let mid = (lo + hi + 1u) >> 1u;
+            if box_start[mid] <= k {
+                lo = mid;
+            } else {
+                hi = mid - 1u;
+            }
+        }
+        let bp = wg_box[lo];
+        let width = u32(bp.z - bp.x);
+        let local = k - box_start[lo];
+        let px = vec2<i32>(bp.x + i32(local % width), bp.y + i32(local / width));
+        let e = ellipsoids[first + lo];
+        let dir = pixel_ray(px);
+        let frag = vec2<f32>(px) + 0.5;
+        let idx = u32(px.y) * splat.size.x + u32(px.x);
+        if thickness {
+            let path = hit_path(e, dir, frag);
+            if path > 0.0 {
+                atomicAdd(&pixel_bits[idx], u32(path * splat.fixed_scale + 0.5));
+            }
+        } else {
+            let view_depth = hit_depth(e, dir, frag);
+            if view_depth > 0.0 {
+                atomicMax(&pixel_bits[idx], ~bitcast<u32>(view_depth));
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(SPLAT_WG)
+fn cs_depth(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    splat_pixels(wg.x + wg.y * 65535u, lid, false);
+}
+
+@compute @workgroup_size(SPLAT_WG)
+fn cs_thickness(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    splat_pixels(wg.x + wg.y * 65535u, lid, true);
+}
+
+// Full-screen triangle for the resolve passes.
+@vertex
+fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4<f32> {
+    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));
+    return vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
+}
+
+fn pixel_value(frag: vec4<f32>) -> u32 {
+    let p = vec2<u32>(frag.xy);
+    return atomicLoad(&pixel_bits[p.y * splat.size.x + p.x]);
+}
+
+@fragment
+fn fs_resolve_depth(@builtin(position) frag: vec4<f32>) -> @location(0) f32 {
+    let v = pixel_value(frag);
+    return select(bitcast<f32>(~v), 0.0, v == 0u);
+}
+
+@fragment
+fn fs_resolve_thickness(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
+    return vec4<f32>(f32(pixel_value(frag)) / splat.fixed_scale, 0.0, 0.0, 0.0);
 }

@@ -60,6 +60,8 @@ pub struct Plan {
     pub cells_per_particle: f64,
     /// One submission (and wait) per step instead of per frame.
     pub submit_per_step: bool,
+    /// How the fluid's splats are drawn.
+    pub splats: crate::render::SplatMethod,
 }
 
 impl Plan {
@@ -76,6 +78,7 @@ impl Plan {
             cell_split: args.cell_split,
             cells_per_particle: args.cells_per_particle,
             submit_per_step: args.submit_per_step,
+            splats: args.splats,
         }
     }
 }
@@ -340,6 +343,7 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
     let target = Offscreen::new(ctx, plan.size);
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
+    settings.fluid.splats = plan.splats;
     settings.particle.radius = sim.particle_radius();
     let (mut sim_samples, mut render_samples) = (Vec::new(), Vec::new());
     let mut wall_s = 0.0;

@@ -109,7 +109,11 @@ pub fn summary_markdown(report: &Report) -> String {
     let _ = writeln!(s, "- scene: {}", report.scene);
     let _ = writeln!(s, "- {} timed frames after {} warm-up frames; render target {}x{}", p.frames, p.warmup, p.size.0, p.size.1);
     let submit = if p.submit_per_step { "one per step" } else { "one per frame" };
-    let _ = writeln!(s, "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}", p.cell_split, p.cells_per_particle);
+    let _ = writeln!(
+        s,
+        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}",
+        p.cell_split, p.cells_per_particle, p.splats
+    );
     if report.is_cpu {
         s.push_str("- **software adapter: these figures are only for relative comparisons, not for GPU performance**\n");
     }

@@ -225,7 +225,7 @@ const _: () = assert!(size_of::<CameraUniform>() == 304);
 pub fn camera_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("camera bind group layout"),
-        entries: &[crate::gpu::uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT)],
+        entries: &[crate::gpu::uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE)],
     })
 }
 

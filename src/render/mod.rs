@@ -37,7 +37,7 @@ pub use composite::{CompositePass, CompositeUniform};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use sky::{SkyError, SkyPass, SkySource};
 pub use smooth::{FlowSettings, SmoothPass};
-pub use splat::SplatPass;
+pub use splat::{SplatMethod, SplatPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen, HDR_FORMAT, OFFSCREEN_FORMAT};
 pub use terrain::TerrainPass;
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
@@ -128,6 +128,8 @@ pub struct FluidSettings {
     pub centre_smoothing: f32,
     /// Thickness target at half resolution.
     pub half_res_thickness: bool,
+    /// How the splats reach the pixels (rasteriser or compute).
+    pub splats: SplatMethod,
     /// Curvature-flow iterations per frame.
     pub flow_iterations: u32,
     /// Curvature-flow Euler step, as a fraction of its stability limit (0..1].
@@ -156,6 +158,7 @@ impl Default for FluidSettings {
             neighbour_threshold: 16,
             centre_smoothing: 0.9,
             half_res_thickness: true,
+            splats: SplatMethod::default(),
             flow_iterations: 40,
             flow_step: 0.8,
             depth_threshold: 3.0,
@@ -466,9 +469,10 @@ impl Renderer {
             if same_size && color_texture.usage().contains(wgpu::TextureUsages::COPY_SRC) {
                 encoder.copy_texture_to_texture(color_texture.as_image_copy(), targets.background.as_image_copy(), color_texture.size());
             }
-            self.splat.encode(ctx, encoder, profiler, &self.camera_bind_group, ellipsoids, p.count, depth, targets);
             let f = &settings.fluid;
             let dx = settings.dx();
+            let source = (ellipsoids, p.count);
+            self.splat.encode(ctx, encoder, profiler, &self.camera_bind_group, source, depth, targets, (f.splats, dx));
             let flow = FlowSettings {
                 iterations: f.flow_iterations,
                 step: f.flow_step,

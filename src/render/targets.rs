@@ -93,6 +93,10 @@ pub struct FluidTargets {
     pub raw_depth_view: wgpu::TextureView,
     /// `R16Float` summed path length through the splats, metres.
     pub thickness_view: wgpu::TextureView,
+    /// The compute splats' per-pixel `u32`s (`array<atomic<u32>>`, row-major): nearest depth (complement
+    /// of the float's bits, 0 = none) at full resolution, and thickness (fixed point) at its resolution.
+    pub splat_depth_bits: wgpu::Buffer,
+    pub splat_thickness_bits: wgpu::Buffer,
     /// Curvature-flow ping-pong targets (`R32Float`, storage + sampled), same meaning as `raw_depth`.
     pub smooth: [wgpu::Texture; 2],
     pub smooth_views: [wgpu::TextureView; 2],
@@ -142,6 +146,16 @@ impl FluidTargets {
             raw_depth,
             raw_depth_view,
             thickness_view,
+            splat_depth_bits: crate::gpu::storage_buffer(
+                device,
+                "splat depth bits",
+                size.0 as u64 * size.1 as u64 * 4,
+            ),
+            splat_thickness_bits: crate::gpu::storage_buffer(
+                device,
+                "splat thickness bits",
+                thickness_size.0 as u64 * thickness_size.1 as u64 * 4,
+            ),
             smooth: [s0, s1],
             smooth_views: [v0, v1],
             tiles,

@@ -4,7 +4,7 @@
 //! and the status line of the last screenshot.
 
 use super::{row, UiAction};
-use crate::render::{ColorMode, FluidView, RenderSettings};
+use crate::render::{ColorMode, FluidView, RenderSettings, SplatMethod};
 
 /// State of the render panel: the renderer's settings (applied every frame) and the screenshot options.
 pub struct RenderPanelState {
@@ -185,6 +185,12 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
             ui.horizontal(|ui| {
                 ui.radio_value(&mut f.half_res_thickness, false, "full");
                 ui.radio_value(&mut f.half_res_thickness, true, "half");
+            });
+        });
+        row(ui, "Splats drawn by", "Rasteriser (instanced quads) or compute shaders (per-pixel atomics); the same picture", |ui| {
+            ui.horizontal(|ui| {
+                ui.radio_value(&mut f.splats, SplatMethod::Raster, "raster");
+                ui.radio_value(&mut f.splats, SplatMethod::Compute, "compute");
             });
         });
         row(ui, "Flow iterations", "Curvature-flow smoothing iterations per frame (0 = raw splats)", |ui| {
