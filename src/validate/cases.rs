@@ -54,15 +54,21 @@ struct Hydro {
     /// (depth below the rest surface, pressure, inside the fit region) of every particle at the end.
     profile: Vec<(f64, f64, bool)>,
     positions: Vec<[f32; 4]>,
+    /// Speed of every particle at the end, m/s.
+    speeds: Vec<f32>,
     /// Pressure = intercept + slope * depth from the fit.
     fit: (f64, f64),
     floor_ratio: f64,
     gradient_ratio: f64,
-    /// (t, centroid depth, 99th-percentile surface height, mean density error, max density error).
-    series: Vec<[f64; 5]>,
+    /// (t, centroid depth, 99th-percentile surface height, mean density error, max density error,
+    /// kinetic energy J, max speed m/s).
+    series: Vec<[f64; 7]>,
     volume_change: f64,
     mean_error: f64,
     max_error: f64,
+    /// Window means of the kinetic energy (J) and of the largest particle speed (m/s): the water at rest.
+    kinetic: f64,
+    max_speed: f64,
     leaks: u32,
     /// rho0 g, Pa/m.
     rho_g: f64,
@@ -121,12 +127,15 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
         ys.sort_by(f32::total_cmp);
         let p99 = ys.get((ys.len() as f64 * 0.99) as usize).map_or(f64::NAN, |y| (y + 0.5 * dx - floor) as f64);
         let s = run.stats.last().cloned().unwrap_or_default();
-        series.push([t as f64, centroid, p99, s.mean_density_error as f64, s.max_density_error as f64]);
+        let (ke, vmax) = (s.kinetic_energy as f64, s.max_speed as f64);
+        series.push([t as f64, centroid, p99, s.mean_density_error as f64, s.max_density_error as f64, ke, vmax]);
     }
     run.finish();
-    let window: Vec<&[f64; 5]> = series.iter().filter(|r| r[0] >= t_settle as f64).collect();
+    let window: Vec<&[f64; 7]> = series.iter().filter(|r| r[0] >= t_settle as f64).collect();
     let k = (window.len() / 10).max(1).min(window.len());
-    let mean_depth = |rows: &[&[f64; 5]]| rows.iter().map(|r| r[1]).sum::<f64>() / rows.len().max(1) as f64;
+    let mean_depth = |rows: &[&[f64; 7]]| rows.iter().map(|r| r[1]).sum::<f64>() / rows.len().max(1) as f64;
+    let window_mean = |c: usize| window.iter().map(|r| r[c]).sum::<f64>() / window.len().max(1) as f64;
+    let (kinetic, max_speed) = (window_mean(5), window_mean(6));
     let (d0, d1) = (mean_depth(&window[..k]), mean_depth(&window[window.len() - k..]));
 
     // Pressure profile at the end (plotted), and the window's mean fit.
@@ -136,6 +145,7 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
     let p_floor = fits.iter().map(|f| f.1).sum::<f64>() / fits.len() as f64;
     Ok(Hydro {
         profile: pos.iter().zip(&vel).map(|(q, v)| (surface - q[1] as f64, v[3] as f64, in_fit(q))).collect(),
+        speeds: vel.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).collect(),
         positions: pos,
         fit: (p_floor + slope * depth, -slope),
         floor_ratio: p_floor / (rho0 * g * depth),
@@ -146,6 +156,8 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
         leaks: run.leaks(),
         rho_g: rho0 * g,
         series,
+        kinetic,
+        max_speed,
     })
 }
 
@@ -154,15 +166,24 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
 pub fn hydrostatic(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
     let results = per_solver(plan, outcome, Case::Hydrostatic, |m| hydrostatic_solver(ctx, plan, m));
     let mut csv = csv::Writer::from_path(out_file(outcome, &plan.out, "hydrostatic.csv")).context("cannot write hydrostatic.csv")?;
-    csv.write_record(["solver", "x", "y", "z", "depth_m", "pressure_pa", "density", "in_fit"])?;
+    csv.write_record(["solver", "x", "y", "z", "depth_m", "pressure_pa", "density", "in_fit", "speed_m_s"])?;
     let mut series_csv = csv::Writer::from_path(out_file(outcome, &plan.out, "hydrostatic_series.csv"))
         .context("cannot write hydrostatic_series.csv")?;
-    series_csv.write_record(["solver", "time_s", "centroid_depth_m", "surface_p99_m", "mean_density_error", "max_density_error"])?;
+    series_csv.write_record([
+        "solver",
+        "time_s",
+        "centroid_depth_m",
+        "surface_p99_m",
+        "mean_density_error",
+        "max_density_error",
+        "kinetic_energy_j",
+        "max_speed_m_s",
+    ])?;
     let mut charts = Vec::new();
     for (m, h) in &results {
-        for (q, (depth, p, fit)) in h.positions.iter().zip(&h.profile) {
+        for ((q, (depth, p, fit)), speed) in h.positions.iter().zip(&h.profile).zip(&h.speeds) {
             let row = [q[0], q[1], q[2]].map(|v| v.to_string());
-            csv.write_record([m.name().to_string(), row[0].clone(), row[1].clone(), row[2].clone(), depth.to_string(), p.to_string(), q[3].to_string(), fit.to_string()])?;
+            csv.write_record([m.name().to_string(), row[0].clone(), row[1].clone(), row[2].clone(), depth.to_string(), p.to_string(), q[3].to_string(), fit.to_string(), speed.to_string()])?;
         }
         for r in &h.series {
             let mut row = vec![m.name().to_string()];
@@ -176,6 +197,8 @@ pub fn hydrostatic(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Resu
             figure(c, *m, "volume_change", "volume change over the window (centroid depth)", h.volume_change, Target::AtMost(0.005), Unit::Percent),
             figure(c, *m, "mean_density_error", "mean density error (compression), window average", h.mean_error, Target::AtMost(0.001), Unit::Percent),
             figure(c, *m, "max_density_error", "max density error, window maximum", h.max_error, Target::Info, Unit::Percent),
+            figure(c, *m, "kinetic_energy", "kinetic energy at rest (J), window mean", h.kinetic, Target::Info, Unit::Plain),
+            figure(c, *m, "max_speed", "largest particle speed at rest (m/s), window mean", h.max_speed, Target::Info, Unit::Plain),
             figure(c, *m, "leaks", "particles lost (outside, below floor, non-finite)", h.leaks as f64, Target::AtMost(0.0), Unit::Count),
         ]);
         let max_depth = h.profile.iter().map(|p| p.0).fold(0.0, f64::max);

@@ -3,8 +3,8 @@
 //! Four cases, each run once per selected solver (see `docs/validation.md` for sources and method):
 //! - `hydrostatic`: a resting tank; pressure against depth vs rho0 g depth (least-squares fit away from
 //!   the walls, as in `tests/sim_scenes.rs`), volume drift over the run, density error.
-//! - `dam_break`: the collapse of an a x 2a water column; surge front Z = x/a against T = t sqrt(2g/a)
-//!   compared with Martin & Moyce (1952), n^2 = 2.
+//! - `dam_break`: the collapse of a 0.6 m x 0.3 m water column in the tank of Lobovsky et al. (2014);
+//!   surge front X = x/H from the gate against T = t sqrt(g/H) compared with their measured front.
 //! - `iterations`: mean density error of a small dam break against the solver's iteration count.
 //! - `energy`: a sloshing tank (tilted free surface); kinetic + potential energy must never grow.
 //!
@@ -15,6 +15,7 @@
 
 mod cases;
 mod dam_break;
+mod lobovsky;
 mod plot;
 mod runner;
 
@@ -26,6 +27,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub use dam_break::MARTIN_MOYCE_N2;
+pub use lobovsky::LOBOVSKY_2014_FRONT;
 
 /// The validation cases, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

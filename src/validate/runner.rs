@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 /// Wall time between progress lines.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+/// Consecutive frames with the time step at its floor after which a run is stopped as unstable.
+const FLOORED_FRAMES: usize = 60;
 
 /// A running case simulation.
 pub struct Run<'a> {
@@ -28,6 +30,10 @@ pub struct Run<'a> {
     frame_advance: f32,
     label: String,
     t_end: f32,
+    /// Largest particle speed (m/s) taken for water rather than a blow-up: 50 x sqrt(2 g height).
+    blow_up_speed: f32,
+    /// The solver's smallest time step (1e-3 of the substep, see `time_step` in integrate.wgsl), s.
+    dt_floor: f32,
     started: Instant,
     last_print: Instant,
     initial_count: u32,
@@ -75,6 +81,8 @@ impl<'a> Run<'a> {
             frame_advance: params.frame_dt,
             label,
             t_end,
+            blow_up_speed: 50.0 * (2.0 * params.gravity[1].abs().max(1.0) * (scene.domain.max[1] - scene.domain.min[1]).max(0.1)).sqrt(),
+            dt_floor: 1e-3 * params.max_dt(),
             started: now,
             last_print: now,
         })
@@ -96,6 +104,29 @@ impl<'a> Run<'a> {
             }
             if let Some(bad) = self.stats.iter().rev().take(frames as usize).find(|s| s.non_finite > 0) {
                 bail!("{}: {} particles became non-finite at t = {:.3} s (the simulation blew up)", self.label, bad.non_finite, bad.time);
+            }
+            if let Some(bad) = self.stats.iter().rev().take(frames as usize).find(|s| s.max_speed > self.blow_up_speed) {
+                bail!(
+                    "{}: a particle reached {:.3e} m/s at t = {:.3} s, over {:.0} m/s (50 x the free-fall speed over the \
+                     domain's height): the simulation blew up",
+                    self.label,
+                    bad.max_speed,
+                    bad.time,
+                    self.blow_up_speed
+                );
+            }
+            // A time step held at its floor: the stability criteria see forces no step can resolve. Such a
+            // run would crawl for hours (the floor is 1/1000 of a substep), so it is stopped as unstable.
+            let floored = self.stats.iter().rev().take(FLOORED_FRAMES).filter(|s| s.dt > 0.0 && s.dt <= 1.01 * self.dt_floor).count();
+            if floored == FLOORED_FRAMES {
+                bail!(
+                    "{}: the time step stayed at its floor ({:.4} ms) for {FLOORED_FRAMES} frames up to t = {:.3} s (max speed {:.2} m/s): \
+                     the simulation is unstable",
+                    self.label,
+                    1e3 * self.dt_floor,
+                    self.time,
+                    last.max_speed
+                );
             }
             if self.last_print.elapsed() >= PROGRESS_EVERY {
                 self.last_print = Instant::now();
