@@ -28,6 +28,10 @@ struct SolveControl {
 
 @group(1) @binding(0) var<storage, read_write> control: SolveControl;
 
+// The side walls' and ceiling's weight in the density solve (DFSPH_WALL_FACTOR in src/sim/gpu_data.rs);
+// the floor's is params.boundary_factor.
+override WALL_FACTOR: f32 = 1.0;
+
 // Per sorted particle: pred = (alpha_eff, kappa, kappa_v, -); rho_p = (rho, display pressure).
 
 @compute @workgroup_size(WG)
@@ -45,7 +49,7 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
     var grad_sq = 0.0;
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
@@ -63,10 +67,12 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let b = boundary_density(xi);
     rho += b.rho;
-    // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + k B) (G = sum_j m gradW_ij, B = grad rho_b,
-    // k = boundary_factor) and so changes its density rate by that velocity dotted with (G + B): the
-    // diagonal of the solve is (G + k B) . (G + B), plus sum_j |m gradW_ij|^2 from the neighbours' share.
-    let denom = max(dot(grad_sum + params.boundary_factor * b.grad, grad_sum + b.grad), 0.0) + grad_sq;
+    // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + P) (G = sum_j m gradW_ij, P = the boundary
+    // push: grad rho_b with the floor's share weighted by boundary_factor and the walls' by WALL_FACTOR)
+    // and so changes its density rate by that velocity dotted with (G + B), B = grad rho_b: the diagonal
+    // of the solve is (G + P) . (G + B), plus sum_j |m gradW_ij|^2 from the neighbours' share.
+    let push = b.grad + (params.boundary_factor - 1.0) * b.floor_grad + (WALL_FACTOR - 1.0) * (b.grad - b.floor_grad);
+    let denom = max(dot(grad_sum + push, grad_sum + b.grad), 0.0) + grad_sq;
     var alpha = 0.0;
     if (denom > 1e-9 * params.rho0 * params.rho0 / (h * h)) {
         // The velocity updates are scaled by grad_correction (see kernel.rs); alpha compensates.
@@ -90,7 +96,7 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
     var rate = 0.0;
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
@@ -157,7 +163,7 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     var dv = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
@@ -171,7 +177,12 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
             }
         }
     }
-    dv -= params.boundary_factor * ki_rho * boundary_density(xi).grad;
+    // The boundary's weight: in the density solve the floor's share by boundary_factor and the walls'
+    // by WALL_FACTOR, in the divergence solve 1 (DFSPH_BOUNDARY_FACTOR in src/sim/gpu_data.rs).
+    let b = boundary_density(xi);
+    let k = select(params.boundary_factor, 1.0, use_kappa_v);
+    let kw = select(WALL_FACTOR, 1.0, use_kappa_v);
+    dv -= ki_rho * (b.grad + (k - 1.0) * b.floor_grad + (kw - 1.0) * (b.grad - b.floor_grad));
     return step.dt * params.grad_correction * dv;
 }
 
@@ -200,7 +211,7 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     var xsph = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);

@@ -8,6 +8,7 @@
 #import "sim/common.wgsl"
 
 @group(0) @binding(6) var<storage, read_write> cell_start: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> spos: array<vec4<f32>>;
 
 fn cell_start_at(i: u32) -> u32 {
     return atomicLoad(&cell_start[i]);

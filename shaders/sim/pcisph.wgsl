@@ -30,7 +30,7 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     var xsph = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
@@ -82,7 +82,7 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
     var a = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
@@ -115,7 +115,7 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     var rho = 0.0;
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_block(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - pred[j].xyz;
                 let r2 = dot(xij, xij);

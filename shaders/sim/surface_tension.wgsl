@@ -52,7 +52,7 @@ fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>) {
     var n = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
@@ -78,7 +78,7 @@ fn surface_tension_accel(i: u32) -> vec3<f32> {
     var a = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(c, dy, dz);
+            let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);

@@ -178,6 +178,8 @@ pub struct Simulation {
     count: u32,
     buffers: Buffers,
     bind: wgpu::BindGroup,
+    /// The same buffers for the grid build, which writes the sorted positions and the cell table.
+    grid_bind: wgpu::BindGroup,
     pipelines: Pipelines,
     grid: GridPass,
     initial: (Vec<[f32; 4]>, Vec<[f32; 4]>),
@@ -279,19 +281,31 @@ impl Simulation {
             stats_out: gpu::storage_buffer(device, "sim stats", STATS_BYTES),
             sources: gpu::storage_buffer_init(device, "sim sources", bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?)),
         };
+        // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
+        // table (6); every later kernel only reads them, and declaring them read-only there lets the
+        // driver use its read-only cache path. The terrain (12) and boundary table (13) are read-only.
         let vis = wgpu::ShaderStages::COMPUTE;
-        let entries: Vec<_> = buffers
-            .all()
-            .iter()
-            .map(|&(b, _)| if b == 0 { gpu::uniform_entry(0, vis) } else { gpu::storage_entry(b, false, vis) })
-            .collect();
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("sim layout"), entries: &entries });
+        let make_layout = |label: &str, read_only: &[u32]| {
+            let entries: Vec<_> = buffers
+                .all()
+                .iter()
+                .map(|&(b, _)| if b == 0 { gpu::uniform_entry(0, vis) } else { gpu::storage_entry(b, read_only.contains(&b), vis) })
+                .collect();
+            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries: &entries })
+        };
+        let layout = make_layout("sim layout", &[4, 6, 12, 13]);
+        let grid_layout = make_layout("sim grid layout", &[12, 13]);
         let bind = buffers.bind_group(device, &layout);
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sim pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
+        let grid_bind = buffers.bind_group(device, &grid_layout);
+        let pipeline_layout = |label: &str, layout: &wgpu::BindGroupLayout| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(layout)],
+                immediate_size: 0,
+            })
+        };
+        let pl = pipeline_layout("sim pipeline layout", &layout);
+        let grid_pl = pipeline_layout("sim grid pipeline layout", &grid_layout);
         let pcisph = gpu::shader::module(device, "sim/pcisph.wgsl");
         let integrate = gpu::shader::module(device, "sim/integrate.wgsl");
         let stats = gpu::shader::module(device, "sim/stats.wgsl");
@@ -309,7 +323,7 @@ impl Simulation {
             stats_final: gpu::compute_pipeline(device, &stats, &pl, "stats_final"),
             surface_normals: per_particle(&pcisph, "surface_normals"),
         };
-        let grid = GridPass::new(device, &pl, &buffers.cell_start, cells as u32, wg);
+        let grid = GridPass::new(device, &grid_pl, &buffers.cell_start, cells as u32, wg);
         let dfsph = dfsph::DfsphPass::new(device, &layout, wg);
         Ok(Self {
             params: params.clone(),
@@ -322,6 +336,7 @@ impl Simulation {
             count: n32,
             buffers,
             bind,
+            grid_bind,
             pipelines,
             grid,
             initial,
@@ -414,7 +429,7 @@ impl Simulation {
     pub fn encode_step(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         let n = self.count;
         let p = &self.pipelines;
-        self.grid.encode(encoder, profiler, &self.bind, &self.buffers.cell_start, n);
+        self.grid.encode(encoder, profiler, &self.grid_bind, &self.buffers.cell_start, n);
         let g = gpu::groups(n, self.workgroup_size);
         if self.params.surface_tension > 0.0 {
             // Surface normals into `accel` (free until the pressure force; unused by DFSPH), read by the
@@ -592,7 +607,7 @@ impl Simulation {
 
     /// Records only the grid build (for tests of the counting sort).
     pub fn encode_grid(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        self.grid.encode(encoder, profiler, &self.bind, &self.buffers.cell_start, self.count);
+        self.grid.encode(encoder, profiler, &self.grid_bind, &self.buffers.cell_start, self.count);
     }
 
     /// Records the grid build and the density pass only (for tests of the density summation).
