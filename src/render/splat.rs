@@ -277,101 +277,72 @@ impl SplatPass {
                     },
                 ],
             });
-            match method {
-                SplatMethod::Raster => Self::encode_raster(
-                    encoder,
-                    profiler,
-                    camera_bind_group,
-                    &bind_group,
-                    output,
-                    &job,
-                    count,
-                ),
-                SplatMethod::Compute => Self::encode_compute(
-                    encoder,
-                    profiler,
-                    camera_bind_group,
-                    &bind_group,
-                    output,
-                    &job,
-                    count,
-                ),
+            record(encoder, profiler, (camera_bind_group, &bind_group), output, &job, (method, count));
+        }
+    }
+}
+
+/// Records one output's passes with `method`: the raster pass, or the compute pass and its resolve.
+fn record(
+    encoder: &mut wgpu::CommandEncoder,
+    profiler: &Profiler,
+    (camera, bind_group): (&wgpu::BindGroup, &wgpu::BindGroup),
+    output: &Output,
+    job: &Job<'_>,
+    (method, count): (SplatMethod, u32),
+) {
+    match method {
+        SplatMethod::Raster => {
+            let depth = job.depth_attachment.map(|view| wgpu::RenderPassDepthStencilAttachment {
+                view,
+                depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(DEPTH_CLEAR), store: wgpu::StoreOp::Discard }),
+                stencil_ops: None,
+            });
+            let mut pass = target_pass(encoder, profiler, job.label, job.view, depth);
+            if count > 0 {
+                pass.set_pipeline(&output.raster);
+                pass.set_bind_group(0, camera, &[]);
+                pass.set_bind_group(1, bind_group, &[]);
+                pass.draw(0..6, 0..count);
             }
         }
-    }
-
-    fn encode_raster(
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        camera_bind_group: &wgpu::BindGroup,
-        bind_group: &wgpu::BindGroup,
-        output: &Output,
-        job: &Job<'_>,
-        count: u32,
-    ) {
-        let depth_stencil_attachment =
-            job.depth_attachment
-                .map(|view| wgpu::RenderPassDepthStencilAttachment {
-                    view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(DEPTH_CLEAR),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                });
-        let mut pass = profiler.render_pass(
-            encoder,
-            job.label,
-            wgpu::RenderPassDescriptor {
-                label: Some(job.label),
-                color_attachments: &[Some(clear(job.view))],
-                depth_stencil_attachment,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            },
-        );
-        if count > 0 {
-            pass.set_pipeline(&output.raster);
-            pass.set_bind_group(0, camera_bind_group, &[]);
+        SplatMethod::Compute => {
+            encoder.clear_buffer(job.bits, 0, None);
+            if count > 0 {
+                let mut pass = profiler.compute_pass(encoder, job.label);
+                pass.set_pipeline(&output.compute);
+                pass.set_bind_group(0, camera, &[]);
+                pass.set_bind_group(1, bind_group, &[]);
+                let groups = count.div_ceil(SPLAT_WG);
+                pass.dispatch_workgroups(groups.min(MAX_GROUPS_X), groups.div_ceil(MAX_GROUPS_X), 1);
+            }
+            let mut pass = target_pass(encoder, profiler, "splat resolve", job.view, None);
+            pass.set_pipeline(&output.resolve);
+            pass.set_bind_group(0, camera, &[]);
             pass.set_bind_group(1, bind_group, &[]);
-            pass.draw(0..6, 0..count);
+            pass.draw(0..3, 0..1);
         }
     }
+}
 
-    fn encode_compute(
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        camera_bind_group: &wgpu::BindGroup,
-        bind_group: &wgpu::BindGroup,
-        output: &Output,
-        job: &Job<'_>,
-        count: u32,
-    ) {
-        encoder.clear_buffer(job.bits, 0, None);
-        if count > 0 {
-            let mut pass = profiler.compute_pass(encoder, job.label);
-            pass.set_pipeline(&output.compute);
-            pass.set_bind_group(0, camera_bind_group, &[]);
-            pass.set_bind_group(1, bind_group, &[]);
-            let groups = count.div_ceil(SPLAT_WG);
-            pass.dispatch_workgroups(groups.min(MAX_GROUPS_X), groups.div_ceil(MAX_GROUPS_X), 1);
-        }
-        let mut pass = profiler.render_pass(
-            encoder,
-            "splat resolve",
-            wgpu::RenderPassDescriptor {
-                label: Some("splat resolve"),
-                color_attachments: &[Some(clear(job.view))],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            },
-        );
-        pass.set_pipeline(&output.resolve);
-        pass.set_bind_group(0, camera_bind_group, &[]);
-        pass.set_bind_group(1, bind_group, &[]);
-        pass.draw(0..3, 0..1);
-    }
+/// A timed render pass `label` that clears `view` (and `depth`, if any) and draws into it.
+fn target_pass<'p>(
+    encoder: &mut wgpu::CommandEncoder,
+    profiler: &'p Profiler,
+    label: &str,
+    view: &wgpu::TextureView,
+    depth: Option<wgpu::RenderPassDepthStencilAttachment<'_>>,
+) -> crate::gpu::profiler::TimedRenderPass<'p> {
+    profiler.render_pass(
+        encoder,
+        label,
+        wgpu::RenderPassDescriptor {
+            label: Some(label),
+            color_attachments: &[Some(clear(view))],
+            depth_stencil_attachment: depth,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        },
+    )
 }
