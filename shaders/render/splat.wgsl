@@ -87,17 +87,19 @@ fn linear_depth(depth: f32) -> f32 {
     return camera.near * camera.far / (depth * (camera.far - camera.near) + camera.near);
 }
 
-// Linear view depth (m) of the nearest hit of `dir` in front of the terrain at `frag`, or 0.
-fn hit_depth(e: Ellipsoid, dir: vec3<f32>, frag: vec2<f32>) -> f32 {
+// The nearest hit of `dir` in front of the terrain at `frag`: (linear view depth in m, reversed-Z
+// depth); (0, 0) when there is none.
+fn hit_depth(e: Ellipsoid, dir: vec3<f32>, frag: vec2<f32>) -> vec2<f32> {
     let t = ray_ellipsoid(e, dir);
     if t.y <= 0.0 {
-        return 0.0;
+        return vec2<f32>(0.0);
     }
     let clip = camera.clip_from_world * vec4<f32>(camera.eye + t.x * dir, 1.0);
-    if clip.z / clip.w < terrain_depth(frag) {
-        return 0.0; // behind the terrain
+    let depth = clip.z / clip.w;
+    if depth < terrain_depth(frag) {
+        return vec2<f32>(0.0); // behind the terrain
     }
-    return t.x * dot(dir, forward());
+    return vec2<f32>(t.x * dot(dir, forward()), depth);
 }
 
 // Path length (m) of `dir` through the ellipsoid in front of the terrain at `frag` (<= 0: none).
@@ -142,17 +144,13 @@ struct DepthOut {
 
 @fragment
 fn fs_depth(in: VsOut) -> DepthOut {
-    let dir = normalize(in.world - camera.eye);
-    let view_depth = hit_depth(ellipsoids[in.index], dir, in.clip.xy);
-    if view_depth <= 0.0 {
+    let hit = hit_depth(ellipsoids[in.index], normalize(in.world - camera.eye), in.clip.xy);
+    if hit.x <= 0.0 {
         discard;
     }
-    // Reversed-Z of the hit, for the nearest-wins depth test.
-    let p = camera.eye + (view_depth / dot(dir, forward())) * dir;
-    let clip = camera.clip_from_world * vec4<f32>(p, 1.0);
     var out: DepthOut;
-    out.view_depth = view_depth;
-    out.depth = clip.z / clip.w;
+    out.view_depth = hit.x;
+    out.depth = hit.y; // reversed-Z, for the nearest-wins depth test
     return out;
 }
 
@@ -186,8 +184,10 @@ fn pixel_box(e: Ellipsoid) -> vec4<i32> {
     let size = vec2<f32>(splat.size);
     var lo = vec2<f32>(3.0e38);
     var hi = vec2<f32>(-3.0e38);
-    for (var k = 0u; k < 6u; k += 1u) {
-        let clip = camera.clip_from_world * vec4<f32>(sphere_billboard_corner(c, e.centre.w, d, k), 1.0);
+    // The quad's four distinct corners (vertices 3 and 4 repeat 0 and 2).
+    let corners = array<u32, 4>(0u, 1u, 2u, 5u);
+    for (var k = 0u; k < 4u; k += 1u) {
+        let clip = camera.clip_from_world * vec4<f32>(sphere_billboard_corner(c, e.centre.w, d, corners[k]), 1.0);
         if clip.w < camera.near {
             return vec4<i32>(0);
         }
@@ -259,7 +259,7 @@ fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
                 atomicAdd(&pixel_bits[idx], u32(path * splat.fixed_scale + 0.5));
             }
         } else {
-            let view_depth = hit_depth(e, dir, frag);
+            let view_depth = hit_depth(e, dir, frag).x;
             if view_depth > 0.0 {
                 atomicMax(&pixel_bits[idx], ~bitcast<u32>(view_depth));
             }

@@ -210,8 +210,8 @@ fn boundary_lookup(d: f32) -> vec2<f32> {
 struct BoundaryDensity {
     rho: f32,
     grad: vec3<f32>,
-    // The terrain's (floor's) share of `grad` (kg/m^4): DFSPH's density solve weights it by
-    // boundary_factor, the walls' share by 1 (DFSPH_BOUNDARY_FACTOR in src/sim/gpu_data.rs).
+    // The terrain's (floor's) share of `grad` (kg/m^4): DFSPH's density solve weights the floor's and the
+    // walls' shares differently (boundary_push in dfsph.wgsl).
     floor_grad: vec3<f32>,
 }
 

@@ -28,9 +28,17 @@ struct SolveControl {
 
 @group(1) @binding(0) var<storage, read_write> control: SolveControl;
 
-// The side walls' and ceiling's weight in the density solve (DFSPH_WALL_FACTOR in src/sim/gpu_data.rs);
-// the floor's is params.boundary_factor.
+// The boundary's weights in the density solve: the floor's (terrain's) share of grad rho_b and the side
+// walls' and ceiling's (DFSPH_BOUNDARY_FACTOR, DFSPH_WALL_FACTOR in src/sim/gpu_data.rs); the
+// divergence-free solve weights both by 1.
+override FLOOR_FACTOR: f32 = 1.0;
 override WALL_FACTOR: f32 = 1.0;
+
+// The gradient the boundary pushes a particle along: grad rho_b with the floor's share weighted by
+// k_floor and the walls' by k_wall.
+fn boundary_push(b: BoundaryDensity, k_floor: f32, k_wall: f32) -> vec3<f32> {
+    return k_floor * b.floor_grad + k_wall * (b.grad - b.floor_grad);
+}
 
 // Per sorted particle: pred = (alpha_eff, kappa, kappa_v, -); rho_p = (rho, display pressure).
 
@@ -67,11 +75,11 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let b = boundary_density(xi);
     rho += b.rho;
-    // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + P) (G = sum_j m gradW_ij, P = the boundary
-    // push: grad rho_b with the floor's share weighted by boundary_factor and the walls' by WALL_FACTOR)
-    // and so changes its density rate by that velocity dotted with (G + B), B = grad rho_b: the diagonal
-    // of the solve is (G + P) . (G + B), plus sum_j |m gradW_ij|^2 from the neighbours' share.
-    let push = b.grad + (params.boundary_factor - 1.0) * b.floor_grad + (WALL_FACTOR - 1.0) * (b.grad - b.floor_grad);
+    // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + P) (G = sum_j m gradW_ij, P = the density
+    // solve's boundary_push) and so changes its density rate by that velocity dotted with (G + B),
+    // B = grad rho_b: the diagonal of the solve is (G + P) . (G + B), plus sum_j |m gradW_ij|^2 from the
+    // neighbours' share.
+    let push = boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
     let denom = max(dot(grad_sum + push, grad_sum + b.grad), 0.0) + grad_sq;
     var alpha = 0.0;
     if (denom > 1e-9 * params.rho0 * params.rho0 / (h * h)) {
@@ -149,7 +157,8 @@ fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     add_error(lid.x, e);
 }
 
-// v_i -= dt g_c (sum_j m (k_i/rho_i + k_j/rho_j) gradW_ij + bf k_i/rho_i grad rho_b), k = kappa or kappa_v.
+// v_i -= dt g_c (sum_j m (k_i/rho_i + k_j/rho_j) gradW_ij + k_i/rho_i P), k = kappa or kappa_v, P = grad rho_b
+// (divergence solve) or boundary_push (density solve).
 fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let h = params.h;
     let m = params.mass;
@@ -177,12 +186,12 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
             }
         }
     }
-    // The boundary's weight: in the density solve the floor's share by boundary_factor and the walls'
-    // by WALL_FACTOR, in the divergence solve 1 (DFSPH_BOUNDARY_FACTOR in src/sim/gpu_data.rs).
     let b = boundary_density(xi);
-    let k = select(params.boundary_factor, 1.0, use_kappa_v);
-    let kw = select(WALL_FACTOR, 1.0, use_kappa_v);
-    dv -= ki_rho * (b.grad + (k - 1.0) * b.floor_grad + (kw - 1.0) * (b.grad - b.floor_grad));
+    if (use_kappa_v) {
+        dv -= ki_rho * b.grad;
+    } else {
+        dv -= ki_rho * boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
+    }
     return step.dt * params.grad_correction * dv;
 }
 

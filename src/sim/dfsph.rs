@@ -62,7 +62,11 @@ impl DfsphPass {
             bind_group_layouts: &[Some(sim_layout), Some(&control_layout)],
             immediate_size: 0,
         });
-        let wg = [("WG", workgroup_size as f64), ("WALL_FACTOR", super::gpu_data::DFSPH_WALL_FACTOR as f64)];
+        let wg = [
+            ("WG", workgroup_size as f64),
+            ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
+            ("WALL_FACTOR", super::gpu_data::DFSPH_WALL_FACTOR as f64),
+        ];
         let pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl, entry, &wg);
         let control_pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl_control, entry, &wg);
         let solve = |label: &str| {

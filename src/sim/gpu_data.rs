@@ -41,11 +41,12 @@ pub const BOUNDARY_PRESSURE_FACTOR: f32 = 1.0;
 /// - floor 1.5, walls 1.125, target 0.07 %: 0.087 %; target 0.05 % (the default): 0.069 %, 1.009,
 ///   0.054 m/s (calmer than k = 1) and 7.6 ms per step at 1 M particles (9.1 with k = 1: the wall
 ///   layers no longer hold the solve at its iteration limit).
-/// Alpha is computed for these k, which only under-relaxes the divergence-free solve.
+/// Alpha is computed for these k, which only under-relaxes the divergence-free solve. The DFSPH shader's
+/// `FLOOR_FACTOR` pipeline constant.
 pub const DFSPH_BOUNDARY_FACTOR: f32 = 1.5;
 
 /// k of DFSPH's constant-density solve for the side walls and the ceiling (see [`DFSPH_BOUNDARY_FACTOR`]);
-/// the shader's `WALL_FACTOR` pipeline constant.
+/// the DFSPH shader's `WALL_FACTOR` pipeline constant.
 pub const DFSPH_WALL_FACTOR: f32 = 1.125;
 
 /// WGSL twin: `Params` in shaders/sim/common.wgsl.
@@ -249,7 +250,7 @@ impl SimUniforms {
             delta_unit: derived.delta_unit,
             friction: params.friction,
             r_collide: 0.25 * params.dx,
-            boundary_factor: if params.method == Method::Dfsph { DFSPH_BOUNDARY_FACTOR } else { BOUNDARY_PRESSURE_FACTOR },
+            boundary_factor: BOUNDARY_PRESSURE_FACTOR,
             grad_correction: derived.grad_correction,
             method: match params.method {
                 Method::Dfsph => 0,

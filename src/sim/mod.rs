@@ -10,6 +10,7 @@
 //! - `velocities()`: `array<vec4<f32>>`, xyz = velocity (m/s), w = pressure (Pa)
 
 mod advance;
+mod buffers;
 pub mod dfsph;
 pub mod gpu_data;
 pub mod grid;
@@ -57,64 +58,13 @@ use crate::gpu::{self, readback::ReadbackRing, GpuContext, Profiler};
 use crate::scene::{Aabb, SceneSetup};
 use crate::terrain::Heightfield;
 use gpu_data::{Derived, GridShape, SimUniforms, StepState, BOUNDARY_TABLE_N};
+use buffers::Buffers;
 use grid::{bounds, GridPass};
 use stats::{decode_stats, STATS_BYTES};
 
 /// Largest number of grid cells the scan covers in 1-D dispatches (blocks of 512, plus the parking cell
 /// and the total).
 const MAX_CELLS: u64 = 65_535 * 512 - 2;
-
-/// Every GPU buffer of the simulation (bind group 0 of all simulation kernels, binding = field order).
-struct Buffers {
-    uniforms: wgpu::Buffer,
-    step: wgpu::Buffer,
-    pos: wgpu::Buffer,
-    vel: wgpu::Buffer,
-    spos: wgpu::Buffer,
-    svel: wgpu::Buffer,
-    cell_start: wgpu::Buffer,
-    vstar: wgpu::Buffer,
-    rho_p: wgpu::Buffer,
-    heights: wgpu::Buffer,
-    boundary_table: wgpu::Buffer,
-    partials: wgpu::Buffer,
-    stats_out: wgpu::Buffer,
-    sources: wgpu::Buffer,
-}
-
-impl Buffers {
-    /// (binding, buffer) for every binding of the simulation's bind group 0 (binding 7 is unused).
-    fn all(&self) -> [(u32, &wgpu::Buffer); 16] {
-        [
-            (0, &self.uniforms),
-            (1, &self.step),
-            (2, &self.pos),
-            (3, &self.vel),
-            (4, &self.spos),
-            (5, &self.svel),
-            (6, &self.cell_start),
-            (8, &self.vstar),
-            // Scratch that lives only between the grid's scatter and `integrate`, bound onto the unsorted
-            // state, which is dead in that window (the scatter has read it, integrate rewrites it):
-            // `pred` (PCISPH predicted positions, DFSPH alpha and kappas) aliases `pos`, `accel` (pressure
-            // acceleration, surface normals) aliases `vel`. Saves 32 bytes per particle.
-            (9, &self.pos),
-            (10, &self.vel),
-            (11, &self.rho_p),
-            (12, &self.heights),
-            (13, &self.boundary_table),
-            (14, &self.partials),
-            (15, &self.stats_out),
-            (16, &self.sources),
-        ]
-    }
-
-    fn bind_group(&self, device: &wgpu::Device, layout: &wgpu::BindGroupLayout) -> wgpu::BindGroup {
-        let entries: Vec<_> =
-            self.all().iter().map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() }).collect();
-        device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("sim bind group"), layout, entries: &entries })
-    }
-}
 
 struct Pipelines {
     time_step: wgpu::ComputePipeline,
@@ -284,25 +234,13 @@ impl Simulation {
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the
         // driver use its read-only cache path. The terrain (12) and boundary table (13) are read-only.
-        let vis = wgpu::ShaderStages::COMPUTE;
-        let make_layout = |label: &str, read_only: &[u32]| {
-            let entries: Vec<_> = buffers
-                .all()
-                .iter()
-                .map(|&(b, _)| if b == 0 { gpu::uniform_entry(0, vis) } else { gpu::storage_entry(b, read_only.contains(&b), vis) })
-                .collect();
-            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries: &entries })
-        };
-        let layout = make_layout("sim layout", &[4, 6, 12, 13]);
-        let grid_layout = make_layout("sim grid layout", &[12, 13]);
+        let layout = buffers.layout(device, "sim layout", &[4, 6, 12, 13]);
+        let grid_layout = buffers.layout(device, "sim grid layout", &[12, 13]);
         let bind = buffers.bind_group(device, &layout);
         let grid_bind = buffers.bind_group(device, &grid_layout);
         let pipeline_layout = |label: &str, layout: &wgpu::BindGroupLayout| {
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(label),
-                bind_group_layouts: &[Some(layout)],
-                immediate_size: 0,
-            })
+            let desc = wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: &[Some(layout)], immediate_size: 0 };
+            device.create_pipeline_layout(&desc)
         };
         let pl = pipeline_layout("sim pipeline layout", &layout);
         let grid_pl = pipeline_layout("sim grid pipeline layout", &grid_layout);
