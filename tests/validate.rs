@@ -21,7 +21,7 @@ fn figure<'a>(figures: &'a [Figure], case: Case, solver: Method, key: &str) -> &
 fn quick_validation_cases_hold() {
     let ctx = common::gpu();
     let out: PathBuf = std::env::temp_dir().join(format!("waterview-validate-{}", std::process::id()));
-    let plan = Plan { cases: Case::ALL.to_vec(), solvers: Method::ALL.to_vec(), quick: true, out: out.clone() };
+    let plan = Plan { cases: Case::ALL.to_vec(), solvers: Method::ALL.to_vec(), quick: true, out: out.clone(), overrides: Vec::new() };
     let started = std::time::Instant::now();
     let outcome = validate::run_cases(&ctx, &plan).expect("the validation runs");
     println!("{}", validate::summary_markdown(&outcome, &plan, &ctx.adapter_summary()));

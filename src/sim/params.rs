@@ -244,6 +244,66 @@ impl SimParams {
         self.frame_dt / self.substeps as f32
     }
 
+    /// Sets one scalar field by its scene-file name from text (`viscosity` = `0.0005`, `method` =
+    /// `dfsph`), for command-line overrides such as `waterview validate --set`. The value is range-checked
+    /// with the rest by [`SimParams::validate`], not here.
+    /// Errors: an unknown or non-scalar field (the message lists the scalar ones), or a value that does not
+    /// parse as the field's type.
+    pub fn set_field(&mut self, name: &str, value: &str) -> Result<(), String> {
+        fn parse<T: std::str::FromStr>(name: &str, value: &str, slot: &mut T) -> Result<(), String> {
+            *slot = value.trim().parse().map_err(|_| format!("`{name}` = `{value}` is not a number of the field's type"))?;
+            Ok(())
+        }
+        match name.trim() {
+            "method" => {
+                let v = value.trim().to_ascii_lowercase();
+                self.method = *Method::ALL
+                    .iter()
+                    .find(|m| m.name().to_ascii_lowercase() == v)
+                    .ok_or_else(|| format!("`method` = `{value}`: expected dfsph, pcisph or wcsph"))?;
+                Ok(())
+            }
+            "dx" => parse(name, value, &mut self.dx),
+            "h_over_dx" => parse(name, value, &mut self.h_over_dx),
+            "rho0" => parse(name, value, &mut self.rho0),
+            "viscosity" => parse(name, value, &mut self.viscosity),
+            "xsph" => parse(name, value, &mut self.xsph),
+            "solver_iterations" => parse(name, value, &mut self.solver_iterations),
+            "density_iterations" => parse(name, value, &mut self.density_iterations),
+            "target_density_error" => parse(name, value, &mut self.target_density_error),
+            "target_divergence_error" => parse(name, value, &mut self.target_divergence_error),
+            "divergence_iterations" => parse(name, value, &mut self.divergence_iterations),
+            "sound_speed" => parse(name, value, &mut self.sound_speed),
+            "substeps" => parse(name, value, &mut self.substeps),
+            "cfl" => parse(name, value, &mut self.cfl),
+            "frame_dt" => parse(name, value, &mut self.frame_dt),
+            "friction" => parse(name, value, &mut self.friction),
+            "surface_tension" => parse(name, value, &mut self.surface_tension),
+            other => Err(format!("unknown solver field `{other}`: expected one of {}", Self::SCALAR_FIELDS.join(", "))),
+        }
+    }
+
+    /// The fields [`SimParams::set_field`] accepts.
+    pub const SCALAR_FIELDS: [&'static str; 17] = [
+        "method",
+        "dx",
+        "h_over_dx",
+        "rho0",
+        "viscosity",
+        "xsph",
+        "solver_iterations",
+        "density_iterations",
+        "target_density_error",
+        "target_divergence_error",
+        "divergence_iterations",
+        "sound_speed",
+        "substeps",
+        "cfl",
+        "frame_dt",
+        "friction",
+        "surface_tension",
+    ];
+
     /// Checks every field against its range.
     pub fn validate(&self) -> Result<(), ParamError> {
         let p = self;
@@ -270,5 +330,28 @@ impl SimParams {
             w.validate()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_field_parses_by_scene_name_and_rejects_the_rest() {
+        let mut p = SimParams::default();
+        p.set_field("viscosity", "0.0005").unwrap();
+        p.set_field(" density_iterations ", " 80 ").unwrap();
+        p.set_field("method", "WCSPH").unwrap();
+        assert_eq!((p.viscosity, p.density_iterations, p.method), (0.0005, 80, Method::Wcsph));
+        assert!(p.set_field("viscosity", "thick").unwrap_err().contains("`viscosity`"));
+        assert!(p.set_field("density_iterations", "2.5").is_err());
+        let unknown = p.set_field("visocsity", "1").unwrap_err();
+        assert!(unknown.contains("visocsity") && unknown.contains("xsph"), "{unknown}");
+        // Every listed field is settable.
+        for f in SimParams::SCALAR_FIELDS {
+            let v = if f == "method" { "dfsph" } else { "1" };
+            SimParams::default().set_field(f, v).unwrap_or_else(|e| panic!("{f}: {e}"));
+        }
     }
 }

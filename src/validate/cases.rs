@@ -87,7 +87,7 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
     };
     let (t_settle, t_window, sample) = if plan.quick { (1.0, 1.0, 0.05) } else { (3.0, 10.0, 0.1) };
     let t_end = t_settle + t_window;
-    let params = params_for(&scene, dx, method);
+    let params = params_for(plan, &scene, dx, method)?;
     let mut run = Run::new(ctx, &scene, &params, |_| true, format!("hydrostatic/{}", method.name()), t_end)?;
     let d = scene.domain;
     let (floor, rho0, g) = (d.min[1], params.rho0 as f64, -params.gravity[1] as f64);
@@ -236,7 +236,7 @@ fn iterations_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<Ve
     let counts: &[u32] = if method == Method::Wcsph { &[0] } else { &ITERATION_COUNTS };
     let mut out = Vec::new();
     for &k in counts {
-        let mut params = params_for(&scene, dx, method);
+        let mut params = params_for(plan, &scene, dx, method)?;
         match method {
             Method::Pcisph => params.solver_iterations = k,
             Method::Dfsph => {
@@ -309,7 +309,7 @@ fn energy_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<Energy
         dist = 2.5 * l,
     );
     let scene = scene_from_ron("validation sloshing tank", &text)?;
-    let params = params_for(&scene, dx, method);
+    let params = params_for(plan, &scene, dx, method)?;
     let surface = move |x: f32| d0 - tilt + 2.0 * tilt * x / l;
     let mut run = Run::new(ctx, &scene, &params, |p| p.y < surface(p.x), format!("energy/{}", method.name()), t_end)?;
     let (m, g, floor) = (run.sim.mass() as f64, -params.gravity[1] as f64, scene.domain.min[1] as f64);

@@ -200,7 +200,7 @@ pub fn best_shift(sim: &[(f64, f64)]) -> (f64, Comparison) {
 /// (X = 3.3667, where the experiment's front is from T = 2.57 on).
 fn run_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<(Vec<(f64, f64)>, u32)> {
     let (scene, dx) = scene(plan.quick)?;
-    let params = params_for(&scene, dx, method);
+    let params = params_for(plan, &scene, dx, method)?;
     let time_scale = lobovsky::time_scale();
     let t_end = (T_END / time_scale) as f32;
     let mut run = Run::new(ctx, &scene, &params, |_| true, format!("dam_break/{}", method.name()), t_end)?;

@@ -20,7 +20,7 @@ mod plot;
 mod runner;
 
 use crate::gpu::GpuContext;
-use crate::sim::params::Method;
+use crate::sim::params::{Method, SimParams};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::fmt::Write as _;
@@ -70,6 +70,28 @@ pub struct ValidateArgs {
     /// Exit non-zero when any figure misses its target (by default only errors do).
     #[arg(long)]
     pub strict: bool,
+    /// Solver parameters every case runs with instead of its own, comma-separated FIELD=VALUE pairs
+    /// (any scalar solver field but method and dx)
+    /// with the scene files' field names (e.g. `viscosity=0.0005,xsph=0.02`); the figures then show
+    /// what the change does. Cases that sweep a field (iterations) still set it themselves.
+    #[arg(long = "set", value_delimiter = ',', value_parser = parse_override)]
+    pub overrides: Vec<(String, String)>,
+}
+
+/// Parses one `FIELD=VALUE` of `--set` and checks it against default parameters (so a typo fails before
+/// any case runs).
+pub fn parse_override(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}`: expected FIELD=VALUE"))?;
+    let (k, v) = (k.trim().to_string(), v.trim().to_string());
+    match k.as_str() {
+        "method" => return Err("`method` is chosen by --solver".into()),
+        "dx" => return Err("`dx` is each case's own resolution (see --quick)".into()),
+        _ => {}
+    }
+    let mut p = SimParams::default();
+    p.set_field(&k, &v)?;
+    p.validate().map_err(|e| e.to_string())?;
+    Ok((k, v))
 }
 
 /// The cases one `--case` value names (`all` names every case).
@@ -191,6 +213,8 @@ pub struct Plan {
     pub solvers: Vec<Method>,
     pub quick: bool,
     pub out: PathBuf,
+    /// `--set` overrides (field, value), applied to every case's solver parameters in order.
+    pub overrides: Vec<(String, String)>,
 }
 
 /// `waterview validate`: runs the plan on the headless GPU, writes the files, prints the summary.
@@ -202,6 +226,7 @@ pub fn run(args: &ValidateArgs) -> Result<()> {
         solvers: dedup(args.solvers.iter().flat_map(|s| s.0.iter().copied())),
         quick: args.quick,
         out: args.out.clone(),
+        overrides: args.overrides.clone(),
     };
     let ctx = GpuContext::headless().context("validation needs a GPU adapter (or Mesa's lavapipe)")?;
     eprintln!("adapter: {}", ctx.adapter_summary());
@@ -264,6 +289,10 @@ pub fn summary_markdown(outcome: &Outcome, plan: &Plan, adapter: &str) -> String
     if plan.quick {
         let _ = writeln!(s, "Targets are those of the full-resolution runs; a quick run is coarse and may miss some.\n");
     }
+    if !plan.overrides.is_empty() {
+        let list: Vec<String> = plan.overrides.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let _ = writeln!(s, "Solver parameters changed from the cases' own (--set): {}\n", list.join(", "));
+    }
     let _ = writeln!(s, "| case | solver | figure | value | target | result |\n|---|---|---|---|---|---|");
     for f in &outcome.figures {
         let result = match f.passed() {
@@ -288,4 +317,19 @@ fn out_file(outcome: &mut Outcome, dir: &Path, name: &str) -> PathBuf {
     let p = dir.join(name);
     outcome.files.push(p.clone());
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_are_checked_before_any_case_runs() {
+        assert_eq!(parse_override("viscosity = 0.001"), Ok(("viscosity".into(), "0.001".into())));
+        assert!(parse_override("viscosity").unwrap_err().contains("FIELD=VALUE"));
+        assert!(parse_override("xsph=2").unwrap_err().contains("0 ..= 1"), "out of range");
+        assert!(parse_override("dx=0.01").unwrap_err().contains("resolution"));
+        assert!(parse_override("method=wcsph").unwrap_err().contains("--solver"));
+        assert!(parse_override("gravity=1").unwrap_err().contains("unknown solver field"));
+    }
 }

@@ -5,6 +5,7 @@
 
 use crate::gpu::{GpuContext, Profiler};
 use crate::headless::simulate;
+use super::Plan;
 use crate::scene::Scene;
 use crate::sim::params::{Method, SimParams};
 use crate::sim::{SimOptions, SimStats, Simulation};
@@ -44,9 +45,15 @@ pub fn scene_from_ron(name: &str, text: &str) -> Result<Scene> {
     Scene::from_str(text, std::path::Path::new(name)).with_context(|| format!("the validation scene `{name}` is invalid"))
 }
 
-/// Parameters for `method`: the scene's solver parameters at spacing `dx`.
-pub fn params_for(scene: &Scene, dx: f32, method: Method) -> SimParams {
-    SimParams { method, dx, ..scene.solver.clone() }
+/// Parameters for `method`: the scene's solver parameters at spacing `dx`, with the plan's `--set` overrides.
+/// Errors: an override that does not apply or leaves a field out of range.
+pub fn params_for(plan: &Plan, scene: &Scene, dx: f32, method: Method) -> Result<SimParams> {
+    let mut params = SimParams { method, dx, ..scene.solver.clone() };
+    for (field, value) in &plan.overrides {
+        params.set_field(field, value).map_err(anyhow::Error::msg)?;
+    }
+    params.validate().context("the --set overrides leave the solver parameters out of range")?;
+    Ok(params)
 }
 
 impl<'a> Run<'a> {
