@@ -276,15 +276,17 @@ fn reach() -> i32 {
     return i32(round(2.0 * params.h / params.cell_size));
 }
 
-// [start, end) of the sorted particles in cells x0..=x1 of row (y, z) (contiguous in the folded table).
+// [start, end) of the sorted particles in cells x0..=x1 of row (y, z) (contiguous in the folded table;
+// the row's fold, an integer modulo, is computed once for both ends).
 fn cells_range(x0: i32, x1: i32, y: i32, z: i32) -> vec2<u32> {
-    let first = cell_index(vec3<i32>(x0, y, z));
-    let last = cell_index(vec3<i32>(x1, y, z));
+    let d = params.grid_dims;
+    let row_start = ((u32(z) * d.y + u32(y)) % (params.num_cells / d.x)) * d.x;
+    let first = row_start + u32(x0);
     var start = 0u;
     if (first > 0u) {
         start = cell_start_at(first - 1u);
     }
-    return vec2<u32>(start, cell_start_at(last));
+    return vec2<u32>(start, cell_start_at(row_start + u32(x1)));
 }
 
 // Distance (m) along one axis from coordinate x to slab k of n cells starting at `origin`; the border
@@ -322,8 +324,10 @@ fn row_range(xi: vec3<f32>, c: vec3<i32>, dy: i32, dz: i32) -> vec2<u32> {
         return vec2<u32>(0u, 0u);
     }
     let r = sqrt(max(r2, 0.0)) + slack;
-    let x0 = clamp(i32(floor((xi.x - r - params.grid_origin.x) / params.cell_size)), 0, d.x - 1);
-    let x1 = clamp(i32(floor((xi.x + r - params.grid_origin.x) / params.cell_size)), 0, d.x - 1);
+    // One division; the slack covers the rounding of the multiplications.
+    let inv = 1.0 / params.cell_size;
+    let x0 = clamp(i32(floor((xi.x - r - params.grid_origin.x) * inv)), 0, d.x - 1);
+    let x1 = clamp(i32(floor((xi.x + r - params.grid_origin.x) * inv)), 0, d.x - 1);
     return cells_range(x0, x1, y, z);
 }
 

@@ -1,8 +1,10 @@
 // Divergence-free SPH (Bender & Koschier 2015, "Divergence-Free Smoothed Particle Hydrodynamics";
 // 2017, "Divergence-Free SPH for Incompressible and Viscous Fluids"), one grid build per step:
 //   df_factor:      rho_i and the factor alpha_i = rho_i / (|sum_j m gradW_ij + grad rho_b|^2 + sum_j |m gradW_ij|^2)
+//                   (and the divergence solve's first source)
 //   divergence solve (v): kappa_v = (D rho/Dt) alpha / dt, v_i -= dt sum_j m (kappa_i/rho_i + kappa_j/rho_j) gradW_ij
-//   df_nonpressure: v* = v + dt (g + viscosity + surface tension) + XSPH (surface tension: surface_tension.wgsl)
+//   df_nonpressure: v* = v + dt (g + viscosity + surface tension) + XSPH (surface tension: surface_tension.wgsl),
+//                   plus the density solve's warm start
 //   density solve (v*):  rho*_i = rho_i + dt D rho/Dt (v*), kappa = (rho* - rho0) alpha / dt^2, same update
 // Boundaries (terrain, walls) enter through the half-space density rho_b and its gradient (common.wgsl),
 // at rest. Each solve iterates until the mean error is below its target or its iteration limit: the
@@ -33,6 +35,9 @@ struct SolveControl {
 // divergence-free solve weights both by 1.
 override FLOOR_FACTOR: f32 = 1.0;
 override WALL_FACTOR: f32 = 1.0;
+// Fewest iterations of the divergence-free solve (DFSPH_MIN_DIVERGENCE_ITERATIONS in src/sim/gpu_data.rs;
+// the density solve always runs at least 2).
+override MIN_DIVERGENCE_ITERATIONS: u32 = 1u;
 
 // The gradient the boundary pushes a particle along: grad rho_b with the floor's share weighted by
 // k_floor and the walls' by k_wall.
@@ -41,20 +46,37 @@ fn boundary_push(b: BoundaryDensity, k_floor: f32, k_wall: f32) -> vec3<f32> {
 }
 
 // Per sorted particle: pred = (alpha_eff, kappa, kappa_v, -); rho_p = (rho, display pressure).
+// During each solve, `accel` holds (x_i, kappa_i / rho_i) of the solve, written with kappa by the source
+// kernels (df_factor for the divergence solve's first iteration): the update kernels read one vec4 per
+// neighbour instead of spos, pred and rho_p. `accel` is free then: the surface normals are computed after
+// the divergence solve and consumed by df_nonpressure before the density solve's first source.
+// Fused passes (each saves a neighbour loop per step): df_factor computes the divergence solve's first
+// source, df_nonpressure applies the density solve's warm start.
 
-@compute @workgroup_size(WG)
-fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
+// rho_i, alpha_i and the divergence solve's first source (df_divergence_source fused: positions and
+// velocities are the grid sort's, so the same neighbour loop gives D rho / Dt); 128 threads like the
+// other source kernels, after the divergence solve's `df_begin`.
+@compute @workgroup_size(128)
+fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let i = gid.x;
-    if (i >= active_end()) {
-        return;
+    var e = 0.0;
+    if (i < active_end()) {
+        e = factor_and_divergence_source(i);
     }
+    add_error(lid.x, e);
+}
+
+// rho_i, alpha_i and the divergence source of particle i (see df_factor); returns its error term.
+fn factor_and_divergence_source(i: u32) -> f32 {
     let h = params.h;
     let m = params.mass;
     let xi = spos[i].xyz;
+    let vi = svel[i].xyz;
     let c = cell_coord(xi);
     var rho = 0.0;
     var grad_sum = vec3<f32>(0.0);
     var grad_sq = 0.0;
+    var rate = 0.0;
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -68,6 +90,7 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
                         let g = m * wendland_grad(xij, r, h);
                         grad_sum += g;
                         grad_sq += dot(g, g);
+                        rate += dot(vi - svel[j].xyz, g);
                     }
                 }
             }
@@ -75,6 +98,7 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let b = boundary_density(xi);
     rho += b.rho;
+    rate += dot(vi, b.grad);
     // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + P) (G = sum_j m gradW_ij, P = the density
     // solve's boundary_push) and so changes its density rate by that velocity dotted with (G + B),
     // B = grad rho_b: the diagonal of the solve is (G + P) . (G + B), plus sum_j |m gradW_ij|^2 from the
@@ -86,8 +110,14 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
         // The velocity updates are scaled by grad_correction (see kernel.rs); alpha compensates.
         alpha = rho / denom / params.grad_correction;
     }
-    rho_p[i] = vec2<f32>(rho, 0.0);
-    pred[i] = vec4<f32>(alpha, 0.0, 0.0, 0.0);
+    // Particles short of neighbours (free surface) take no part: their density deficit is no divergence.
+    rate = select(0.0, max(rate, 0.0), rho >= params.rho0);
+    let dt = step.dt;
+    let kappa_v = select(0.0, rate * alpha / dt, dt > 0.0);
+    rho_p[i] = vec2<f32>(rho, kappa_v * rho);
+    pred[i] = vec4<f32>(alpha, 0.0, kappa_v, 0.0);
+    accel[i] = vec4<f32>(xi, kappa_v / rho);
+    return rate * dt / params.rho0;
 }
 
 // D rho / Dt of particle i for the velocities in `vel_of` (0 = svel, 1 = vstar): sum_j m v_ij . gradW_ij
@@ -152,45 +182,40 @@ fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
         pr.z = select(0.0, rate * pr.x / dt, dt > 0.0);
         pred[i] = pr;
         rho_p[i] = vec2<f32>(rp.x, rp.y + pr.z * rp.x);
+        accel[i] = vec4<f32>(spos[i].xyz, pr.z / rp.x);
         e = rate * dt / params.rho0;
     }
     add_error(lid.x, e);
 }
 
 // v_i -= dt g_c (sum_j m (k_i/rho_i + k_j/rho_j) gradW_ij + k_i/rho_i P), k = kappa or kappa_v, P = grad rho_b
-// (divergence solve) or boundary_push (density solve).
+// (divergence solve) or boundary_push (density solve); (x_j, k_j/rho_j) from `accel`.
 fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let h = params.h;
     let m = params.mass;
-    let xi = spos[i].xyz;
+    let own = accel[i];
+    let xi = own.xyz;
     let c = cell_coord(xi);
-    var ki = pred[i].y;
-    if (use_kappa_v) {
-        ki = pred[i].z;
-    }
-    let ki_rho = ki / rho_p[i].x;
     var dv = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let q = accel[j];
+                let xij = xi - q.xyz;
                 let r2 = dot(xij, xij);
-                if (r2 < 4.0 * h * h && j != i) {
-                    var kj = pred[j].y;
-                    if (use_kappa_v) {
-                        kj = pred[j].z;
-                    }
-                    dv -= m * (ki_rho + kj / rho_p[j].x) * wendland_grad(xij, sqrt(r2), h);
+                // j = i adds nothing: gradW vanishes at r = 0.
+                if (r2 < 4.0 * h * h) {
+                    dv -= m * (own.w + q.w) * wendland_grad(xij, sqrt(r2), h);
                 }
             }
         }
     }
     let b = boundary_density(xi);
     if (use_kappa_v) {
-        dv -= ki_rho * b.grad;
+        dv -= own.w * b.grad;
     } else {
-        dv -= ki_rho * boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
+        dv -= own.w * boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
     }
     return step.dt * params.grad_correction * dv;
 }
@@ -205,6 +230,10 @@ fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     svel[i] = vec4<f32>(svel[i].xyz + dv, svel[i].w);
 }
 
+// v* = v + dt (g + viscosity + surface tension) + XSPH, and the density solve's warm start (Bender &
+// Koschier 2017, sec. 4.4): a fraction of last step's pressure (carried in svel.w through the sort) as a
+// first kappa, whose velocity change (the update of kappa_velocity_change) is fused into this neighbour
+// loop: it needs only positions, densities and that pressure, all known before v*.
 @compute @workgroup_size(WG)
 fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -216,8 +245,12 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     let xi = spos[i].xyz;
     let vi = svel[i].xyz;
     let c = cell_coord(xi);
+    var rp = rho_p[i];
+    // k_i / rho_i = p_i / rho_i^2 of the warm start.
+    let ki_rho = params.warm_start * max(svel[i].w, 0.0) / (rp.x * rp.x);
     var visc = vec3<f32>(0.0);
     var xsph = vec3<f32>(0.0);
+    var warm = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -226,9 +259,12 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h && j != i) {
                     let r = sqrt(r2);
-                    let vj = svel[j].xyz;
-                    visc += dot(vi - vj, xij) / (r2 + 0.01 * h * h) * wendland_grad(xij, r, h);
-                    xsph += (vj - vi) * wendland_w(r, h);
+                    let vj = svel[j];
+                    let grad = wendland_grad(xij, r, h);
+                    visc += dot(vi - vj.xyz, xij) / (r2 + 0.01 * h * h) * grad;
+                    xsph += (vj.xyz - vi) * wendland_w(r, h);
+                    let rho_j = rho_p[j].x;
+                    warm -= (ki_rho + params.warm_start * max(vj.w, 0.0) / (rho_j * rho_j)) * grad;
                 }
             }
         }
@@ -239,18 +275,12 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (params.surface_tension > 0.0) {
         a += surface_tension_accel(i);
     }
-    vstar[i] = vec4<f32>(vi + dt * a + per_step(params.xsph) * vol * xsph, 0.0);
+    let push = boundary_push(boundary_density(xi), FLOOR_FACTOR, WALL_FACTOR);
+    let dv_warm = dt * params.grad_correction * (m * warm - ki_rho * push);
+    vstar[i] = vec4<f32>(vi + dt * a + per_step(params.xsph) * vol * xsph + dv_warm, 0.0);
     // `accel` is left alone: it may hold the surface normals other threads read; integrate ignores it for DFSPH.
-    // Warm start of the density solve (Bender & Koschier 2017, sec. 4.4): a fraction of last step's
-    // pressure (carried in svel.w through the sort) as the first kappa, applied by df_density_update
-    // once before the iterations.
-    let p_warm = params.warm_start * max(svel[i].w, 0.0);
-    var rp = rho_p[i];
-    rp.y = rp.y + p_warm;
+    rp.y = rp.y + ki_rho * rp.x * rp.x;
     rho_p[i] = rp;
-    var pr = pred[i];
-    pr.y = p_warm / rp.x;
-    pred[i] = pr;
 }
 
 @compute @workgroup_size(128)
@@ -267,6 +297,7 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(loc
         pred[i] = pr;
         rp.y = rp.y + pr.y * rp.x;
         rho_p[i] = rp;
+        accel[i] = vec4<f32>(spos[i].xyz, pr.y / rp.x);
         e = excess / params.rho0;
     }
     add_error(lid.x, e);
@@ -297,14 +328,14 @@ fn df_begin() {
     atomicStore(&step.err_sum, 0u);
 }
 
-fn check(goal: f32, max_iter: u32) -> bool {
+fn check(goal: f32, min_iter: u32, max_iter: u32) -> bool {
     let mean = f32(atomicLoad(&step.err_sum)) / params.err_scale / f32(max(active_end(), 1u));
     atomicStore(&step.err_sum, 0u);
     if (control.done != 0u) {
         return false;
     }
     control.iteration = control.iteration + 1u;
-    let finished = (control.iteration >= 2u && mean <= goal) || control.iteration >= max_iter;
+    let finished = (control.iteration >= min_iter && mean <= goal) || control.iteration >= max_iter;
     if (finished) {
         control.done = 1u;
         control.args_src = vec4<u32>(0u, 1u, 1u, 0u);
@@ -315,14 +346,14 @@ fn check(goal: f32, max_iter: u32) -> bool {
 
 @compute @workgroup_size(1)
 fn df_check_divergence() {
-    if (check(params.target_divergence, params.divergence_max_iter)) {
+    if (check(params.target_divergence, MIN_DIVERGENCE_ITERATIONS, params.divergence_max_iter)) {
         step.divergence_iterations = control.iteration;
     }
 }
 
 @compute @workgroup_size(1)
 fn df_check_density() {
-    if (check(params.target_density, params.density_max_iter)) {
+    if (check(params.target_density, 2u, params.density_max_iter)) {
         step.density_iterations = control.iteration;
     }
 }

@@ -12,8 +12,9 @@
 // curvature term minimises the surface area. K_ij makes both stronger where the fluid is thin.
 // Densities are those of the previous step, carried through the sort in spos.w (the current ones are not
 // known yet when PCISPH computes its forces); both forces are antisymmetric in i, j, so momentum is kept.
-// Storage: `accel` is free from the grid build until the pressure force of PCISPH/WCSPH writes it, and
-// DFSPH never uses it (integrate ignores it there), so the normals need no buffer of their own.
+// Storage: `accel` is free from the grid build until the pressure force of PCISPH/WCSPH writes it; DFSPH
+// uses it as the solves' scratch, so there the normals are computed after the divergence-free solve and
+// read by df_nonpressure before the density solve overwrites them. No buffer of their own.
 // Imported by pcisph.wgsl and dfsph.wgsl (cell_start_at from sim/cells.wgsl).
 // Rust side: the pass is recorded by `Simulation::encode_step` (src/sim/mod.rs) only when gamma > 0.
 

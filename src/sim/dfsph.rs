@@ -66,6 +66,7 @@ impl DfsphPass {
             ("WG", workgroup_size as f64),
             ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
             ("WALL_FACTOR", super::gpu_data::DFSPH_WALL_FACTOR as f64),
+            ("MIN_DIVERGENCE_ITERATIONS", super::gpu_data::DFSPH_MIN_DIVERGENCE_ITERATIONS as f64),
         ];
         let pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl, entry, &wg);
         let control_pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl_control, entry, &wg);
@@ -95,21 +96,21 @@ impl DfsphPass {
         }
     }
 
-    fn encode_solve(
-        &self,
+    /// Records a solve's iterations (up to `max_iterations`) into `pass`, whose bind groups are set:
+    /// source, update and check each; the first iteration's source is left out when `first_source` is
+    /// false (df_factor computed it).
+    fn encode_iterations(
         pass: &mut wgpu::ComputePass<'_>,
-        bind: &wgpu::BindGroup,
         solve: &Solve,
         (source, update, check): (&wgpu::ComputePipeline, &wgpu::ComputePipeline, &wgpu::ComputePipeline),
         max_iterations: u32,
+        first_source: bool,
     ) {
-        pass.set_bind_group(0, bind, &[]);
-        pass.set_bind_group(1, &solve.bind, &[]);
-        pass.set_pipeline(&self.begin);
-        pass.dispatch_workgroups(1, 1, 1);
-        for _ in 0..max_iterations {
-            pass.set_pipeline(source);
-            pass.dispatch_workgroups_indirect(&solve.control, 0);
+        for k in 0..max_iterations {
+            if k > 0 || first_source {
+                pass.set_pipeline(source);
+                pass.dispatch_workgroups_indirect(&solve.control, 0);
+            }
             pass.set_pipeline(update);
             pass.dispatch_workgroups_indirect(&solve.control, ARGS_UPD_OFFSET);
             pass.set_pipeline(check);
@@ -117,8 +118,18 @@ impl DfsphPass {
         }
     }
 
+    /// Binds `bind` and the solve's control, and records its `df_begin`.
+    fn begin(&self, pass: &mut wgpu::ComputePass<'_>, bind: &wgpu::BindGroup, solve: &Solve) {
+        pass.set_bind_group(0, bind, &[]);
+        pass.set_bind_group(1, &solve.bind, &[]);
+        pass.set_pipeline(&self.begin);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+
     /// Records one DFSPH step after the grid build and the time step: factor, divergence solve,
-    /// non-pressure forces, density solve. The caller integrates afterwards (accel is zeroed).
+    /// `before_forces` (the surface normals, which live in `accel`: the divergence solve uses it as
+    /// scratch), non-pressure forces with the density solve's warm start, density solve. The caller
+    /// integrates afterwards.
     pub fn encode(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -126,20 +137,26 @@ impl DfsphPass {
         bind: &wgpu::BindGroup,
         capacity: u32,
         (divergence_iterations, density_iterations): (u32, u32),
+        before_forces: impl FnOnce(&mut wgpu::CommandEncoder),
     ) {
         let g = gpu::groups(capacity, self.workgroup_size);
         {
+            // df_factor also sums the divergence solve's first errors: that solve begins here.
             let mut pass = profiler.compute_pass(encoder, "density");
-            pass.set_bind_group(0, bind, &[]);
+            self.begin(&mut pass, bind, &self.divergence);
             pass.set_pipeline(&self.factor);
-            pass.dispatch_workgroups(g, 1, 1);
+            pass.dispatch_workgroups(gpu::groups(capacity, 128), 1, 1);
         }
         {
             let mut pass = profiler.compute_pass(encoder, "divergence");
+            pass.set_bind_group(0, bind, &[]);
+            pass.set_bind_group(1, &self.divergence.bind, &[]);
             let p = (&self.divergence_source, &self.divergence_update, &self.check_divergence);
-            self.encode_solve(&mut pass, bind, &self.divergence, p, divergence_iterations);
+            Self::encode_iterations(&mut pass, &self.divergence, p, divergence_iterations, false);
         }
+        before_forces(encoder);
         {
+            // Non-pressure forces and the density solve's warm start (fused).
             let mut pass = profiler.compute_pass(encoder, "forces");
             pass.set_bind_group(0, bind, &[]);
             pass.set_pipeline(&self.nonpressure);
@@ -147,11 +164,9 @@ impl DfsphPass {
         }
         {
             let mut pass = profiler.compute_pass(encoder, "pressure");
-            pass.set_bind_group(0, bind, &[]);
-            pass.set_pipeline(&self.density_update); // the warm start's kappa
-            pass.dispatch_workgroups(g, 1, 1);
+            self.begin(&mut pass, bind, &self.density);
             let p = (&self.density_source, &self.density_update, &self.check_density);
-            self.encode_solve(&mut pass, bind, &self.density, p, density_iterations);
+            Self::encode_iterations(&mut pass, &self.density, p, density_iterations, true);
         }
     }
 }

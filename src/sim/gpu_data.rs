@@ -49,6 +49,15 @@ pub const DFSPH_BOUNDARY_FACTOR: f32 = 1.5;
 /// the DFSPH shader's `WALL_FACTOR` pipeline constant.
 pub const DFSPH_WALL_FACTOR: f32 = 1.125;
 
+/// Fewest iterations of DFSPH's divergence-free solve per step (the constant-density solve always runs
+/// at least 2): 1, as in Bender's SPlisHSPlasH, where the divergence solve stops once its error is below
+/// the target after at least one iteration. Measured on the H100 (`waterview bench --particles 1M`,
+/// valley; `waterview validate --solver dfsph`) against 2: divergence solve 1.74 -> 0.65 ms per step,
+/// the density solve takes up part of the work (2.49 -> 3.30 ms), 5.99 -> 5.72 ms per step; the resting
+/// tank's mean density error 0.069 % either way, floor pressure 1.014 -> 1.008 rho0 g depth, dam break
+/// 6.28 % either way. The DFSPH shader's `MIN_DIVERGENCE_ITERATIONS` pipeline constant.
+pub const DFSPH_MIN_DIVERGENCE_ITERATIONS: u32 = 1;
+
 /// WGSL twin: `Params` in shaders/sim/common.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]

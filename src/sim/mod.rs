@@ -369,14 +369,18 @@ impl Simulation {
         let p = &self.pipelines;
         self.grid.encode(encoder, profiler, &self.grid_bind, &self.buffers.cell_start, n);
         let g = gpu::groups(n, self.workgroup_size);
-        if self.params.surface_tension > 0.0 {
-            // Surface normals into `accel` (free until the pressure force; unused by DFSPH), read by the
-            // non-pressure forces of every solver (shaders/sim/surface_tension.wgsl). Skipped when off.
-            let mut pass = profiler.compute_pass(encoder, "surface normals");
-            pass.set_bind_group(0, &self.bind, &[]);
-            pass.set_pipeline(&p.surface_normals);
-            pass.dispatch_workgroups(g, 1, 1);
-        }
+        // Surface normals into `accel` (free until the pressure force; DFSPH's divergence solve uses it
+        // before), read by the non-pressure forces of every solver (shaders/sim/surface_tension.wgsl).
+        // Skipped when off.
+        let surface_tension = self.params.surface_tension > 0.0;
+        let normals = |encoder: &mut wgpu::CommandEncoder| {
+            if surface_tension {
+                let mut pass = profiler.compute_pass(encoder, "surface normals");
+                pass.set_bind_group(0, &self.bind, &[]);
+                pass.set_pipeline(&p.surface_normals);
+                pass.dispatch_workgroups(g, 1, 1);
+            }
+        };
         if self.params.method == Method::Dfsph {
             self.encode_time_step(encoder, profiler, false);
             // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
@@ -387,8 +391,9 @@ impl Simulation {
                 cap(last.map(|s| s.divergence_iterations), self.params.divergence_iterations),
                 cap(last.map(|s| s.density_iterations), self.params.density_iterations),
             );
-            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations);
+            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations, normals);
         } else {
+            normals(encoder);
             self.encode_time_step(encoder, profiler, true);
             let mut pass = profiler.compute_pass(encoder, "pressure");
             pass.set_bind_group(0, &self.bind, &[]);
