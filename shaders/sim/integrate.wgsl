@@ -1,5 +1,6 @@
 // Time step and integration. `time_step` (one thread) picks dt from the CFL condition
-// dt = min(max_dt, cfl * h / v_max) with v_max from the previous step, all on the GPU (nothing read back);
+// dt = min(max_dt, cfl * h / v_max) with v_max from the previous step and the viscous limit, all on the
+// GPU (nothing read back);
 // `integrate` advances with symplectic Euler (v = v* + dt a_p, x += dt v), then enforces the boundaries as
 // hard constraints: a particle closer than r_collide to the terrain or a wall is moved back onto that
 // distance, its velocity into the boundary removed and its tangential velocity reduced by `friction`. A wave
@@ -21,8 +22,8 @@ fn time_step() {
         dt = min(dt, params.cfl * params.h / signal);
     }
     // Explicit viscosity is stable for dt <= C h^2 / nu (Monaghan 1992, "Smoothed particle hydrodynamics",
-    // ARA&A 30; C = 0.125 there, 0.1 here). It binds only at fine resolution (dx = 5 mm: 3.6 ms against
-    // the 4.2 ms frame substep at the default nu); violated, the floor layer of a dam break shoots ahead.
+    // ARA&A 30; C = 0.125 there, 0.1 here). It binds only at fine resolution and high nu (dx = 5 mm,
+    // nu = 0.002: 1.8 ms against the 4.2 ms frame substep); violated, the floor layer of a dam break shoots ahead.
     if (params.viscosity > 0.0) {
         dt = min(dt, 0.1 * params.h * params.h / params.viscosity);
     }

@@ -102,19 +102,21 @@ impl Simulation {
 
     /// The time step the GPU's `time_step` takes next from `state` (a [`StepState`] read back, e.g.
     /// asynchronously by the window's offline render, [`crate::capture::exact`]), before any `frame_end`
-    /// clamp: min(max_dt, cfl h / signal speed), at least 1e-3 max_dt. For planning how many steps to
-    /// record; the GPU decides the step itself.
+    /// clamp: min(max_dt, cfl h / signal speed, 0.1 h^2 / nu), at least 1e-3 max_dt. For planning how
+    /// many steps to record; the GPU decides the step itself.
     /// Twin of `time_step` in shaders/sim/integrate.wgsl.
     pub fn next_step_dt(&self, state: &StepState) -> f32 {
+        let p = &self.params;
         let v_max = f32::from_bits(state.max_speed_bits);
-        let max_dt = self.params.max_dt();
-        let signal = if self.params.method == Method::Wcsph {
-            v_max + gpu_data::wcsph_sound_speed(&self.params, &self.domain)
-        } else {
-            v_max
-        };
-        let dt = if signal > 0.0 { max_dt.min(self.params.cfl * self.params.h() / signal) } else { max_dt };
-        if dt.is_finite() { dt.max(1e-3 * max_dt) } else { 1e-3 * max_dt }
+        let signal = if p.method == Method::Wcsph { v_max + gpu_data::wcsph_sound_speed(p, &self.domain) } else { v_max };
+        let mut dt = p.max_dt();
+        if signal > 0.0 {
+            dt = dt.min(p.cfl * p.h() / signal);
+        }
+        if p.viscosity > 0.0 {
+            dt = dt.min(0.1 * p.h() * p.h() / p.viscosity);
+        }
+        if dt.is_finite() { dt.max(1e-3 * p.max_dt()) } else { 1e-3 * p.max_dt() }
     }
 
     /// Writes the `frame_end` uniform alone: absolute simulated time, seconds, at which steps stop (the

@@ -12,6 +12,7 @@
 mod advance;
 mod buffers;
 pub mod dfsph;
+pub mod initial;
 pub mod gpu_data;
 pub mod grid;
 pub mod kernel;
@@ -209,7 +210,13 @@ impl Simulation {
         let pool = options.pool as usize;
         let initial: (Vec<[f32; 4]>, Vec<[f32; 4]>) = (
             setup.positions.iter().map(|p| [p.x, p.y, p.z, params.rho0]).chain(std::iter::repeat_n(park, pool)).collect(),
-            setup.velocities.iter().map(|v| [v.x, v.y, v.z, 0.0]).chain(std::iter::repeat_n([0.0; 4], pool)).collect(),
+            setup
+                .velocities
+                .iter()
+                .zip(initial::hydrostatic_pressure(&setup.positions, params))
+                .map(|(v, p)| [v.x, v.y, v.z, p])
+                .chain(std::iter::repeat_n([0.0; 4], pool))
+                .collect(),
         );
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
@@ -384,7 +391,8 @@ impl Simulation {
         if self.params.method == Method::Dfsph {
             self.encode_time_step(encoder, profiler, false);
             // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
-            // (from the asynchronously read statistics; the GPU still stops each solve on its own).
+            // (from the asynchronously read statistics, which count the iterations that ran, so a solve cut
+            // short here gets more next time; the GPU still stops each solve on its own).
             let cap = |used: Option<u32>, max: u32| used.map_or(max, |u| (2 * u + 4).min(max));
             let last = self.latest.as_ref();
             let iterations = (
