@@ -55,7 +55,8 @@ fn boundary_push(b: BoundaryDensity, k_floor: f32, k_wall: f32) -> vec3<f32> {
 
 // rho_i, alpha_i and the divergence solve's first source (df_divergence_source fused: positions and
 // velocities are the grid sort's, so the same neighbour loop gives D rho / Dt); 128 threads like the
-// other source kernels, after the divergence solve's `df_begin`.
+// other source kernels, after the divergence solve's `df_begin`. Without surface tension (whose normals
+// need a pass of their own first) the same loop also does df_nonpressure's work (fused_forces).
 @compute @workgroup_size(128)
 fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let i = gid.x;
@@ -77,20 +78,30 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     var grad_sum = vec3<f32>(0.0);
     var grad_sq = 0.0;
     var rate = 0.0;
+    let fuse = fused_forces();
+    var f = ForceSums(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    let ki_rho = warm_kappa_over_rho(svel[i].w, spos[i].w);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xj = spos[j];
+                let xij = xi - xj.xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h) {
                     let r = sqrt(r2);
-                    rho += m * wendland_w(r, h);
+                    let w = wendland_w(r, h);
+                    rho += m * w;
                     if (j != i) {
-                        let g = m * wendland_grad(xij, r, h);
+                        let grad = wendland_grad(xij, r, h);
+                        let g = m * grad;
+                        let vj = svel[j];
                         grad_sum += g;
                         grad_sq += dot(g, g);
-                        rate += dot(vi - svel[j].xyz, g);
+                        rate += dot(vi - vj.xyz, g);
+                        if (fuse) {
+                            f = add_forces(f, vi - vj.xyz, xij, r2, w, grad, ki_rho + warm_kappa_over_rho(vj.w, xj.w));
+                        }
                     }
                 }
             }
@@ -114,10 +125,55 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     rate = select(0.0, max(rate, 0.0), rho >= params.rho0);
     let dt = step.dt;
     let kappa_v = select(0.0, rate * alpha / dt, dt > 0.0);
-    rho_p[i] = vec2<f32>(rho, kappa_v * rho);
     pred[i] = vec4<f32>(alpha, 0.0, kappa_v, 0.0);
     accel[i] = vec4<f32>(xi, kappa_v / rho);
+    var p_display = kappa_v * rho;
+    if (fuse) {
+        // v* before the divergence solve's corrections, which df_divergence_update adds to it as well.
+        vstar[i] = vec4<f32>(vi + nonpressure_change(f, ki_rho, push), 0.0);
+        p_display += ki_rho * spos[i].w * spos[i].w;
+    }
+    rho_p[i] = vec2<f32>(rho, p_display);
     return rate * dt / params.rho0;
+}
+
+// True when df_factor computes the non-pressure forces and the warm start (no surface tension).
+fn fused_forces() -> bool {
+    return params.surface_tension <= 0.0;
+}
+
+// Sums of the non-pressure neighbour loop: viscosity, XSPH and the warm start's pressure term.
+struct ForceSums {
+    visc: vec3<f32>,
+    xsph: vec3<f32>,
+    warm: vec3<f32>,
+}
+
+// Adds neighbour j (v_ij = v_i - v_j, x_ij, r^2, W_ij, grad W_ij, k_i/rho_i + k_j/rho_j of the warm start).
+fn add_forces(f: ForceSums, v_ij: vec3<f32>, xij: vec3<f32>, r2: f32, w: f32, grad: vec3<f32>, k_sum: f32) -> ForceSums {
+    let h = params.h;
+    return ForceSums(
+        f.visc + dot(v_ij, xij) / (r2 + 0.01 * h * h) * grad,
+        f.xsph - v_ij * w,
+        f.warm - k_sum * grad,
+    );
+}
+
+// The warm start's kappa / rho = p / rho^2 for last step's pressure p and density rho (both carried
+// through the sort: svel.w, spos.w).
+fn warm_kappa_over_rho(p: f32, rho: f32) -> f32 {
+    let r = max(rho, 0.5 * params.rho0);
+    return params.warm_start * max(p, 0.0) / (r * r);
+}
+
+// v* - v from the sums: dt (g + viscosity) + XSPH + the warm start's velocity change (the update of
+// kappa_velocity_change for kappa_i/rho_i = ki_rho, boundary push `push`).
+fn nonpressure_change(f: ForceSums, ki_rho: f32, push: vec3<f32>) -> vec3<f32> {
+    let m = params.mass;
+    let vol = m / params.rho0;
+    let dt = step.dt;
+    let a = params.gravity + 10.0 * params.viscosity * vol * f.visc;
+    return dt * a + per_step(params.xsph) * vol * f.xsph + dt * params.grad_correction * (m * f.warm - ki_rho * push);
 }
 
 // D rho / Dt of particle i for the velocities in `vel_of` (0 = svel, 1 = vstar): sum_j m v_ij . gradW_ij
@@ -228,6 +284,9 @@ fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let dv = kappa_velocity_change(i, true);
     svel[i] = vec4<f32>(svel[i].xyz + dv, svel[i].w);
+    if (fused_forces()) {
+        vstar[i] = vec4<f32>(vstar[i].xyz + dv, 0.0);
+    }
 }
 
 // v* = v + dt (g + viscosity + surface tension) + XSPH, and the density solve's warm start (Bender &
@@ -241,16 +300,12 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let h = params.h;
-    let m = params.mass;
     let xi = spos[i].xyz;
     let vi = svel[i].xyz;
     let c = cell_coord(xi);
     var rp = rho_p[i];
-    // k_i / rho_i = p_i / rho_i^2 of the warm start.
-    let ki_rho = params.warm_start * max(svel[i].w, 0.0) / (rp.x * rp.x);
-    var visc = vec3<f32>(0.0);
-    var xsph = vec3<f32>(0.0);
-    var warm = vec3<f32>(0.0);
+    let ki_rho = warm_kappa_over_rho(svel[i].w, rp.x);
+    var f = ForceSums(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -260,24 +315,18 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
                 if (r2 < 4.0 * h * h && j != i) {
                     let r = sqrt(r2);
                     let vj = svel[j];
-                    let grad = wendland_grad(xij, r, h);
-                    visc += dot(vi - vj.xyz, xij) / (r2 + 0.01 * h * h) * grad;
-                    xsph += (vj.xyz - vi) * wendland_w(r, h);
-                    let rho_j = rho_p[j].x;
-                    warm -= (ki_rho + params.warm_start * max(vj.w, 0.0) / (rho_j * rho_j)) * grad;
+                    let k_sum = ki_rho + warm_kappa_over_rho(vj.w, rho_p[j].x);
+                    f = add_forces(f, vi - vj.xyz, xij, r2, wendland_w(r, h), wendland_grad(xij, r, h), k_sum);
                 }
             }
         }
     }
-    let vol = m / params.rho0;
-    let dt = step.dt;
-    var a = params.gravity + 10.0 * params.viscosity * vol * visc;
-    if (params.surface_tension > 0.0) {
-        a += surface_tension_accel(i);
-    }
     let push = boundary_push(boundary_density(xi), FLOOR_FACTOR, WALL_FACTOR);
-    let dv_warm = dt * params.grad_correction * (m * warm - ki_rho * push);
-    vstar[i] = vec4<f32>(vi + dt * a + per_step(params.xsph) * vol * xsph + dv_warm, 0.0);
+    var st = vec3<f32>(0.0);
+    if (params.surface_tension > 0.0) {
+        st = step.dt * surface_tension_accel(i);
+    }
+    vstar[i] = vec4<f32>(vi + nonpressure_change(f, ki_rho, push) + st, 0.0);
     // `accel` is left alone: it may hold the surface normals other threads read; integrate ignores it for DFSPH.
     rp.y = rp.y + ki_rho * rp.x * rp.x;
     rho_p[i] = rp;

@@ -129,7 +129,9 @@ impl DfsphPass {
     /// Records one DFSPH step after the grid build and the time step: factor, divergence solve,
     /// `before_forces` (the surface normals, which live in `accel`: the divergence solve uses it as
     /// scratch), non-pressure forces with the density solve's warm start, density solve. The caller
-    /// integrates afterwards.
+    /// integrates afterwards. `separate_forces` false (no surface tension): df_factor computes the
+    /// non-pressure forces and the warm start itself (see `fused_forces` in the shader), and neither
+    /// `before_forces` nor the forces pass is recorded.
     pub fn encode(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -138,6 +140,7 @@ impl DfsphPass {
         capacity: u32,
         (divergence_iterations, density_iterations): (u32, u32),
         before_forces: impl FnOnce(&mut wgpu::CommandEncoder),
+        separate_forces: bool,
     ) {
         let g = gpu::groups(capacity, self.workgroup_size);
         {
@@ -154,8 +157,8 @@ impl DfsphPass {
             let p = (&self.divergence_source, &self.divergence_update, &self.check_divergence);
             Self::encode_iterations(&mut pass, &self.divergence, p, divergence_iterations, false);
         }
-        before_forces(encoder);
-        {
+        if separate_forces {
+            before_forces(encoder);
             // Non-pressure forces and the density solve's warm start (fused).
             let mut pass = profiler.compute_pass(encoder, "forces");
             pass.set_bind_group(0, bind, &[]);

@@ -399,7 +399,7 @@ impl Simulation {
                 cap(last.map(|s| s.divergence_iterations), self.params.divergence_iterations),
                 cap(last.map(|s| s.density_iterations), self.params.density_iterations),
             );
-            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations, normals);
+            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations, normals, surface_tension);
         } else {
             normals(encoder);
             self.encode_time_step(encoder, profiler, true);
