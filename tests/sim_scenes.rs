@@ -117,3 +117,21 @@ fn valley_flood_stays_above_terrain_and_renders() {
     assert!(water > 0.01, "water covers {:.2} % of the image", 100.0 * water);
     assert!(terrain > 0.15, "terrain covers {:.2} % of the image", 100.0 * terrain);
 }
+
+/// A scene's water starts at hydrostatic rest (see `sim::initial`): the particles the simulation is
+/// built with carry rho0 g depth as their first pressure, which the solvers' warm start takes up.
+#[test]
+fn tank_starts_at_hydrostatic_pressure() {
+    let ctx = common::gpu();
+    let scene = Scene::builtin("tank").expect("built-in scene");
+    let sim = build_simulation(&ctx, &scene, None).expect("scene builds");
+    let p = sim.params().clone();
+    let (pos, vel) = sim.read_particles_blocking(&ctx);
+    let top = pos.iter().map(|q| q[1]).fold(f32::MIN, f32::max) + 0.5 * p.dx;
+    let rho_g = p.rho0 * -p.gravity[1];
+    let worst = pos.iter().zip(&vel).map(|(q, v)| (v[3] - rho_g * (top - q[1])).abs()).fold(0.0f32, f32::max);
+    println!("tank: {} particles, top {top:.3} m, largest deviation from rho0 g depth {worst:.2} Pa", pos.len());
+    assert!(worst <= 1e-3 * rho_g * top, "start pressure off rho0 g depth by {worst} Pa");
+    let bottom = pos.iter().zip(&vel).filter(|(q, _)| q[1] < 0.6 * p.dx).map(|(_, v)| v[3]).fold(f32::MAX, f32::min);
+    assert!(bottom >= 0.9 * rho_g * top, "bottom layer starts at {bottom} Pa, not about rho0 g depth");
+}
