@@ -1,6 +1,6 @@
 // Time step and integration. `time_step` (one thread) picks dt from the CFL condition
-// dt = min(max_dt, cfl * h / v_max) with v_max from the previous step and the viscous limit, all on the
-// GPU (nothing read back);
+// dt = min(max_dt, cfl * h / v_max) with v_max from the previous step, the viscous limit and (PCISPH) a
+// pressure limit, all on the GPU (nothing read back);
 // `integrate` advances with symplectic Euler (v = v* + dt a_p, x += dt v), then enforces the boundaries as
 // hard constraints: a particle closer than r_collide to the terrain or a wall is moved back onto that
 // distance, its velocity into the boundary removed and its tangential velocity reduced by `friction`. A wave
@@ -9,6 +9,10 @@
 // It writes the new state unsorted-buffer-style (pos/vel), in the sorted order of this step.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
+
+// sqrt of the largest PCISPH pressure number N = p dt^2 / (rho0 h^2) a step may reach (see time_step).
+// Rust twin: PCISPH_SQRT_N in src/sim/advance.rs.
+const PCISPH_SQRT_N: f32 = 0.4472136;
 
 @compute @workgroup_size(1)
 fn time_step() {
@@ -26,6 +30,14 @@ fn time_step() {
     // nu = 0.002: 1.8 ms against the 4.2 ms frame substep); violated, the floor layer of a dam break shoots ahead.
     if (params.viscosity > 0.0) {
         dt = min(dt, 0.1 * params.h * params.h / params.viscosity);
+    }
+    // PCISPH: its pressure iteration diverges once N = p dt^2 / (rho0 h^2) passes about 0.2 (measured on
+    // lavapipe and the H100: the full-resolution dam break and sloshing tank blew up at dt = 4.2 ms and ran
+    // at 1.0 ms, the dam break within 7.8 %); with p <= rho0 |g| H, H the domain's height, that is
+    // dt <= sqrt(0.2) h / sqrt(|g| H). It binds only at fine resolution (dx = 5 mm, H = 0.6 m: 1.1 ms).
+    let gh = length(params.gravity) * (params.domain_max.y - params.domain_min.y);
+    if (params.method == METHOD_PCISPH && gh > 0.0) {
+        dt = min(dt, PCISPH_SQRT_N * params.h / sqrt(gh));
     }
     dt = max(dt, 1e-3 * params.max_dt);
     // Offline capture (frame_end > 0): the steps stop exactly at frame_end. The step that reaches it lands

@@ -5,6 +5,10 @@ use super::gpu_data::{self, SimUniforms, StepState};
 use super::{Method, SimError, Simulation};
 use crate::gpu::{self, GpuContext, Profiler};
 
+/// sqrt of the largest PCISPH pressure number p dt^2 / (rho0 h^2) a step may reach (twin of the constant
+/// in shaders/sim/integrate.wgsl, which explains it).
+const PCISPH_SQRT_N: f32 = 0.4472136;
+
 /// Most steps [`Simulation::advance_to`] records into one submission (plus one).
 const MAX_STEPS_PER_SUBMISSION: u32 = 256;
 /// Most submissions of one [`Simulation::advance_to`] call before it gives up.
@@ -102,8 +106,8 @@ impl Simulation {
 
     /// The time step the GPU's `time_step` takes next from `state` (a [`StepState`] read back, e.g.
     /// asynchronously by the window's offline render, [`crate::capture::exact`]), before any `frame_end`
-    /// clamp: min(max_dt, cfl h / signal speed, 0.1 h^2 / nu), at least 1e-3 max_dt. For planning how
-    /// many steps to record; the GPU decides the step itself.
+    /// clamp: min(max_dt, cfl h / signal speed, 0.1 h^2 / nu, for PCISPH sqrt(0.2) h / sqrt(|g| H)), at
+    /// least 1e-3 max_dt. For planning how many steps to record; the GPU decides the step itself.
     /// Twin of `time_step` in shaders/sim/integrate.wgsl.
     pub fn next_step_dt(&self, state: &StepState) -> f32 {
         let p = &self.params;
@@ -115,6 +119,10 @@ impl Simulation {
         }
         if p.viscosity > 0.0 {
             dt = dt.min(0.1 * p.h() * p.h() / p.viscosity);
+        }
+        let gh = glam::Vec3::from(p.gravity).length() * (self.domain.max[1] - self.domain.min[1]);
+        if p.method == Method::Pcisph && gh > 0.0 {
+            dt = dt.min(PCISPH_SQRT_N * p.h() / gh.sqrt());
         }
         if dt.is_finite() { dt.max(1e-3 * p.max_dt()) } else { 1e-3 * p.max_dt() }
     }
