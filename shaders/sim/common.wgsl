@@ -146,9 +146,13 @@ fn cell_coord(p: vec3<f32>) -> vec3<i32> {
 // Index in the folded cell table: rows (y, z) are folded modulo rows = num_cells / dims.x, x fastest
 // (see GridShape in src/sim/gpu_data.rs); a row's cells stay contiguous.
 fn cell_index(c: vec3<i32>) -> u32 {
+    return row_start(c.y, c.z) + u32(c.x);
+}
+
+// Index of cell x = 0 of row (y, z) in the folded table.
+fn row_start(y: i32, z: i32) -> u32 {
     let d = params.grid_dims;
-    let rows = params.num_cells / d.x;
-    return ((u32(c.z) * d.y + u32(c.y)) % rows) * d.x + u32(c.x);
+    return ((u32(z) * d.y + u32(y)) % (params.num_cells / d.x)) * d.x;
 }
 
 // ---- terrain heightfield (bilinear, same data and formula as src/terrain.rs) ----
@@ -279,14 +283,13 @@ fn reach() -> i32 {
 // [start, end) of the sorted particles in cells x0..=x1 of row (y, z) (contiguous in the folded table;
 // the row's fold, an integer modulo, is computed once for both ends).
 fn cells_range(x0: i32, x1: i32, y: i32, z: i32) -> vec2<u32> {
-    let d = params.grid_dims;
-    let row_start = ((u32(z) * d.y + u32(y)) % (params.num_cells / d.x)) * d.x;
-    let first = row_start + u32(x0);
+    let row = row_start(y, z);
+    let first = row + u32(x0);
     var start = 0u;
     if (first > 0u) {
         start = cell_start_at(first - 1u);
     }
-    return vec2<u32>(start, cell_start_at(row_start + u32(x1)));
+    return vec2<u32>(start, cell_start_at(row + u32(x1)));
 }
 
 // Distance (m) along one axis from coordinate x to slab k of n cells starting at `origin`; the border

@@ -377,36 +377,35 @@ fn df_begin() {
     atomicStore(&step.err_sum, 0u);
 }
 
-// The test after an iteration: (1 if an iteration ran, 1 if its error was at or below the goal). The
-// solve stops at its goal (after min_iter) or at max_iter; fewer recorded iterations stop it too. The
-// step state's iteration counts follow every iteration that ran, so a solve cut short by the recorded
-// iterations reports them (and the next frames record more, see Simulation::encode_step).
-fn check(goal: f32, min_iter: u32, max_iter: u32) -> vec2<u32> {
+// The test after an iteration; true when an iteration ran. The solve stops at its goal (after min_iter)
+// or at max_iter; fewer recorded iterations stop it too. The step state's iteration counts follow every
+// iteration that ran, so a solve cut short by the recorded iterations reports them (and the next frames
+// record more, see Simulation::encode_step).
+fn check(goal: f32, min_iter: u32, max_iter: u32) -> bool {
     let mean = f32(atomicLoad(&step.err_sum)) / params.err_scale / f32(max(active_end(), 1u));
     atomicStore(&step.err_sum, 0u);
     if (control.done != 0u) {
-        return vec2<u32>(0u, 0u);
+        return false;
     }
     control.iteration = control.iteration + 1u;
-    let converged = mean <= goal;
-    if ((control.iteration >= min_iter && converged) || control.iteration >= max_iter) {
+    if ((control.iteration >= min_iter && mean <= goal) || control.iteration >= max_iter) {
         control.done = 1u;
         control.args_src = vec4<u32>(0u, 1u, 1u, 0u);
         control.args_upd = vec4<u32>(0u, 1u, 1u, 0u);
     }
-    return vec2<u32>(1u, select(0u, 1u, converged));
+    return true;
 }
 
 @compute @workgroup_size(1)
 fn df_check_divergence() {
-    if (check(params.target_divergence, MIN_DIVERGENCE_ITERATIONS, params.divergence_max_iter).x != 0u) {
+    if (check(params.target_divergence, MIN_DIVERGENCE_ITERATIONS, params.divergence_max_iter)) {
         step.divergence_iterations = control.iteration;
     }
 }
 
 @compute @workgroup_size(1)
 fn df_check_density() {
-    if (check(params.target_density, 2u, params.density_max_iter).x != 0u) {
+    if (check(params.target_density, 2u, params.density_max_iter)) {
         step.density_iterations = control.iteration;
     }
 }

@@ -127,11 +127,11 @@ impl DfsphPass {
     }
 
     /// Records one DFSPH step after the grid build and the time step: factor, divergence solve,
-    /// `before_forces` (the surface normals, which live in `accel`: the divergence solve uses it as
-    /// scratch), non-pressure forces with the density solve's warm start, density solve. The caller
-    /// integrates afterwards. `separate_forces` false (no surface tension): df_factor computes the
-    /// non-pressure forces and the warm start itself (see `fused_forces` in the shader), and neither
-    /// `before_forces` nor the forces pass is recorded.
+    /// `separate_forces` (with surface tension: it records the surface normals, which live in `accel`,
+    /// the divergence solve's scratch) and the non-pressure forces with the density solve's warm start,
+    /// density solve. The caller integrates afterwards. `separate_forces` None (no surface tension):
+    /// df_factor computes the non-pressure forces and the warm start itself (see `fused_forces` in the
+    /// shader) and no forces pass is recorded.
     pub fn encode(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -139,8 +139,7 @@ impl DfsphPass {
         bind: &wgpu::BindGroup,
         capacity: u32,
         (divergence_iterations, density_iterations): (u32, u32),
-        before_forces: impl FnOnce(&mut wgpu::CommandEncoder),
-        separate_forces: bool,
+        separate_forces: Option<impl FnOnce(&mut wgpu::CommandEncoder)>,
     ) {
         let g = gpu::groups(capacity, self.workgroup_size);
         {
@@ -157,7 +156,7 @@ impl DfsphPass {
             let p = (&self.divergence_source, &self.divergence_update, &self.check_divergence);
             Self::encode_iterations(&mut pass, &self.divergence, p, divergence_iterations, false);
         }
-        if separate_forces {
+        if let Some(before_forces) = separate_forces {
             before_forces(encoder);
             // Non-pressure forces and the density solve's warm start (fused).
             let mut pass = profiler.compute_pass(encoder, "forces");

@@ -381,12 +381,10 @@ impl Simulation {
         // Skipped when off.
         let surface_tension = self.params.surface_tension > 0.0;
         let normals = |encoder: &mut wgpu::CommandEncoder| {
-            if surface_tension {
-                let mut pass = profiler.compute_pass(encoder, "surface normals");
-                pass.set_bind_group(0, &self.bind, &[]);
-                pass.set_pipeline(&p.surface_normals);
-                pass.dispatch_workgroups(g, 1, 1);
-            }
+            let mut pass = profiler.compute_pass(encoder, "surface normals");
+            pass.set_bind_group(0, &self.bind, &[]);
+            pass.set_pipeline(&p.surface_normals);
+            pass.dispatch_workgroups(g, 1, 1);
         };
         if self.params.method == Method::Dfsph {
             self.encode_time_step(encoder, profiler, false);
@@ -399,9 +397,11 @@ impl Simulation {
                 cap(last.map(|s| s.divergence_iterations), self.params.divergence_iterations),
                 cap(last.map(|s| s.density_iterations), self.params.density_iterations),
             );
-            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations, normals, surface_tension);
+            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations, surface_tension.then_some(normals));
         } else {
-            normals(encoder);
+            if surface_tension {
+                normals(encoder);
+            }
             self.encode_time_step(encoder, profiler, true);
             let mut pass = profiler.compute_pass(encoder, "pressure");
             pass.set_bind_group(0, &self.bind, &[]);
