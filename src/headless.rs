@@ -106,6 +106,25 @@ pub fn simulate(
     Ok(last)
 }
 
+/// Records and submits one simulation step (with its statistics record), waits for it and reads the
+/// particles back: (positions with density in w, velocities with pressure in w). For validation and tests
+/// only, never the frame loop: it stalls on the GPU. A fit of a DFSPH step's pressure (the sum of its
+/// solves' kappa rho) needs consecutive steps: in the coarse 20-layer test tank it alternates by about
+/// ±20 % from one step to the next (0.82, 1.15, 1.03, 0.92, 1.12 x rho0 g depth) while its mean over the
+/// steps holds to 1-2 %, and a read once per frame (every `substeps`-th step) samples one phase of it.
+pub fn step_and_read(ctx: &GpuContext, sim: &mut Simulation, profiler: &mut Profiler) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("one step") });
+    sim.encode_step(&mut encoder, profiler);
+    sim.encode_stats(&mut encoder, profiler);
+    profiler.resolve(&mut encoder);
+    ctx.queue.submit([encoder.finish()]);
+    sim.after_submit();
+    profiler.end_frame(&ctx.queue);
+    let particles = sim.read_particles_blocking(ctx);
+    let _ = sim.poll_stats();
+    particles
+}
+
 /// `waterview run`: see [`crate::cli::RunArgs`]. Errors (bad scene, no GPU, bad parameters, unwritable
 /// output) come back with their reason; the binary prints it and exits non-zero.
 pub fn run(scene_path: Option<PathBuf>, args: &RunArgs) -> Result<()> {

@@ -31,12 +31,11 @@ fn quick_validation_cases_hold() {
     let f = &outcome.figures;
     for solver in Method::ALL {
         let s = solver.name();
-        // Hydrostatic: pressure profile within 10 % in this 12-layer quick tank (a single snapshot's fit
-        // varies by about 4 % from run to run there: DFSPH read 1.050 and 1.083 in two runs of the same
-        // build), volume drift within 0.5 %. The 20-layer tank of tests/sim_scenes.rs holds 15 % over 80 frames.
+        // Hydrostatic: pressure profile within 5 % in this 14-layer quick tank (fits over 8 consecutive
+        // steps at 20 samples: 0.991-1.019 for the three solvers), volume drift within 0.5 %.
         for key in ["floor_pressure_ratio", "gradient_ratio"] {
             let v = figure(f, Case::Hydrostatic, solver, key).value;
-            assert!((v - 1.0).abs() <= 0.10, "{s}: hydrostatic {key} = {v:.4}, not within 10 % of 1");
+            assert!((v - 1.0).abs() <= 0.05, "{s}: hydrostatic {key} = {v:.4}, not within 5 % of 1");
         }
         let dv = figure(f, Case::Hydrostatic, solver, "volume_change").value;
         assert!(dv <= 0.005, "{s}: the resting tank's volume changed by {:.3} %", 100.0 * dv);

@@ -159,6 +159,12 @@ impl<'a> Run<'a> {
         self.sim.read_particles_blocking(self.ctx)
     }
 
+    /// One more step and its blocking read-back (see [`crate::headless::step_and_read`]); the time
+    /// reached and the statistics of the step are picked up by the next [`Run::advance`].
+    pub fn step_and_read(&mut self) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+        crate::headless::step_and_read(self.ctx, &mut self.sim, &mut self.profiler)
+    }
+
     /// Largest number of particles outside the domain, below the terrain, non-finite or missing in any
     /// frame so far (0 when nothing leaked).
     pub fn leaks(&self) -> u32 {
