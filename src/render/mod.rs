@@ -3,9 +3,9 @@
 //!
 //! 1. "sky" (only when the sun moved): [`sky`] regenerates its cubemap (Preetham daylight);
 //! 2. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 3. "render": clear, the sky cubemap as background, the [`terrain`] heightfield, a wave maker's
-//!    paddle ([`wave_maker`], when the drawn [`ParticleSource`]'s simulation has one), and in the
-//!    `Spheres` debug view the old [`particles`] sphere impostors;
+//! 3. "render": clear, the [`terrain`] heightfield, a wave maker's paddle ([`wave_maker`], when the
+//!    drawn [`ParticleSource`]'s simulation has one), in the `Spheres` debug view the old [`particles`]
+//!    sphere impostors, and last the sky cubemap as background (only where nothing was drawn);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): the scene colour is copied as the refraction
 //!    background; [`splat`] draws "splat depth" and "splat thickness"; [`smooth`] runs "tiles" and
 //!    "curvature flow" (empty-space skipping, indirect dispatch); [`composite`] ("fluid composite")
@@ -447,7 +447,6 @@ impl Renderer {
                     multiview_mask: None,
                 },
             );
-            self.sky.draw(&mut pass, &self.camera_bind_group);
             if settings.show_terrain {
                 self.terrain.draw(&mut pass, &self.camera_bind_group);
             }
@@ -455,6 +454,8 @@ impl Renderer {
             if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
                 self.particles.draw(ctx, &mut pass, &self.camera_bind_group, p.positions, p.velocities, p.count, &settings.particle);
             }
+            // Last: it fills only the pixels the opaque draws left at the far plane.
+            self.sky.draw(&mut pass, &self.camera_bind_group);
         }
         if let (Some(p), Some(ellipsoids)) = (fluid, self.anisotropy.ellipsoids()) {
             let color_texture = color.texture();

@@ -141,8 +141,11 @@ impl SkyPass {
             primitive: wgpu::PrimitiveState::default(),
             depth_stencil: Some(wgpu::DepthStencilState {
                 format: DEPTH_FORMAT,
+                // Drawn after the opaque geometry at the far plane (depth DEPTH_CLEAR = 0, reversed Z):
+                // only pixels nothing covered pass, so the early depth test skips the sky's shading
+                // under the terrain.
                 depth_write_enabled: Some(false),
-                depth_compare: Some(wgpu::CompareFunction::Always),
+                depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
                 stencil: Default::default(),
                 bias: Default::default(),
             }),
