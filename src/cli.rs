@@ -164,6 +164,11 @@ pub struct BenchArgs {
     /// app's default).
     #[arg(long, default_value = "compute", value_parser = parse_splats)]
     pub splats: crate::render::SplatMethod,
+    /// Draw the terrain and the sky every frame, as a moving camera does, instead of restoring them from
+    /// the background cache while the view stands still (the app's default, and the bench's camera
+    /// stands still).
+    #[arg(long)]
+    pub redraw_background: bool,
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,

@@ -37,6 +37,7 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         cells_per_particle: 1.0,
         submit_per_step: false,
         splats: SplatMethod::Compute,
+        redraw_background: false,
     };
     let report = bench::run_plan(&ctx, &scene, &plan).expect("benchmark runs");
     assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
@@ -120,6 +121,7 @@ fn bad_input_is_an_error() {
         cells_per_particle: 1.0,
         submit_per_step: false,
         splats: SplatMethod::Raster,
+        redraw_background: false,
         out: file.clone(),
     };
     let err = bench::run(None, &args).expect_err("unwritable output folder");
@@ -150,8 +152,10 @@ fn experiment_options_run_and_shrink_the_table() {
         cells_per_particle: 1.0,
         submit_per_step: false,
         splats: SplatMethod::Compute,
+        redraw_background: false,
     };
-    let small = Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, splats: SplatMethod::Raster, ..base.clone() };
+    let small =
+        Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, splats: SplatMethod::Raster, redraw_background: true, ..base.clone() };
     let run = |plan: &Plan| {
         let report = bench::run_plan(&ctx, &scene, plan).expect("benchmark runs");
         assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);

@@ -264,3 +264,47 @@ fn non_srgb_target_matches_srgb_target() {
     let worst = a.pixels().zip(b.pixels()).flat_map(|(p, q)| (0..3).map(move |c| (p.0[c] as i32 - q.0[c] as i32).abs())).max();
     assert!(worst.unwrap_or(0) <= 3, "sRGB and shader-encoded images differ by up to {worst:?} levels");
 }
+
+/// The background cache (src/render/background.rs): with the view standing still the third frame's
+/// terrain and sky are copies, and the frame is the drawn one bit for bit, water included; moving the
+/// camera or the sun draws again, and matches a renderer without the cache.
+#[test]
+fn background_cache_matches_drawn_frames() {
+    let ctx = context();
+    let hf = valley();
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
+    let mut fresh = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
+    let positions: Vec<Vec4> = (0..1000).map(|i| Vec3::new(-1.0 + 0.2 * (i % 10) as f32, 1.4 + 0.2 * (i / 100) as f32, -1.0 + 0.2 * ((i / 10) % 10) as f32).extend(1000.0)).collect();
+    let velocities = vec![Vec4::ZERO; positions.len()];
+    let (pos_buf, vel_buf) = (vec4_buffer(&ctx, "test positions", &positions), vec4_buffer(&ctx, "test velocities", &velocities));
+    let source = ParticleSource { positions: &pos_buf, velocities: &vel_buf, count: positions.len() as u32, sim: None };
+    let camera = OrbitCamera { target: Vec3::new(0.0, 1.6, -0.5), distance: 11.0, yaw: 0.45, pitch: 0.3, fov_y: 55f32.to_radians() };
+    let cached = RenderSettings::default();
+    let uncached = RenderSettings { cache_background: false, ..RenderSettings::default() };
+    let frame = |r: &mut Renderer, camera: &OrbitCamera, settings: &RenderSettings| {
+        let img = render_to_image(&ctx, r, camera, Some(source), settings, SIZE);
+        (img, r.background_restored())
+    };
+
+    let (drawn, restored) = frame(&mut renderer, &camera, &cached);
+    assert!(!restored, "the first frame has nothing cached");
+    let (second, restored) = frame(&mut renderer, &camera, &cached);
+    assert!(!restored, "the background is stored only once it was drawn twice for the same view");
+    let (third, restored) = frame(&mut renderer, &camera, &cached);
+    assert!(restored, "a still view restores the background");
+    assert!(second == drawn && third == drawn, "restored frames differ from the drawn one");
+
+    let moved = OrbitCamera { yaw: 0.75, ..camera };
+    let (after_move, restored) = frame(&mut renderer, &moved, &cached);
+    assert!(!restored, "a moved camera draws the background");
+    let (reference, _) = frame(&mut fresh, &moved, &uncached);
+    assert!(after_move == reference, "the frame after a camera move differs from an uncached renderer's");
+    assert!(after_move != third, "moving the camera changed nothing");
+
+    let sun = RenderSettings { sun_azimuth_deg: cached.sun_azimuth_deg + 60.0, ..cached.clone() };
+    frame(&mut renderer, &moved, &sun);
+    let (sun_moved, restored) = frame(&mut renderer, &moved, &sun);
+    assert!(!restored, "the second frame after a sun move still draws");
+    let (reference, _) = frame(&mut fresh, &moved, &RenderSettings { cache_background: false, ..sun.clone() });
+    assert!(sun_moved == reference && sun_moved != after_move, "the sun's move did not reach the frame");
+}

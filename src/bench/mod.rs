@@ -62,6 +62,8 @@ pub struct Plan {
     pub submit_per_step: bool,
     /// How the fluid's splats are drawn.
     pub splats: crate::render::SplatMethod,
+    /// Draw the terrain and the sky every frame (no background cache).
+    pub redraw_background: bool,
 }
 
 impl Plan {
@@ -79,6 +81,7 @@ impl Plan {
             cells_per_particle: args.cells_per_particle,
             submit_per_step: args.submit_per_step,
             splats: args.splats,
+            redraw_background: args.redraw_background,
         }
     }
 }
@@ -344,6 +347,7 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
     settings.fluid.splats = plan.splats;
+    settings.cache_background = !plan.redraw_background;
     settings.particle.radius = sim.particle_radius();
     let (mut sim_samples, mut render_samples) = (Vec::new(), Vec::new());
     let mut wall_s = 0.0;

@@ -109,9 +109,10 @@ pub fn summary_markdown(report: &Report) -> String {
     let _ = writeln!(s, "- scene: {}", report.scene);
     let _ = writeln!(s, "- {} timed frames after {} warm-up frames; render target {}x{}", p.frames, p.warmup, p.size.0, p.size.1);
     let submit = if p.submit_per_step { "one per step" } else { "one per frame" };
+    let background = if p.redraw_background { "drawn every frame" } else { "cached while the camera stands still" };
     let _ = writeln!(
         s,
-        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}",
+        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}; terrain and sky: {background}",
         p.cell_split, p.cells_per_particle, p.splats
     );
     if report.is_cpu {

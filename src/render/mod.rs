@@ -3,9 +3,10 @@
 //!
 //! 1. "sky" (only when the sun moved): [`sky`] regenerates its cubemap (Preetham daylight);
 //! 2. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 3. "render": clear, the [`terrain`] heightfield, a wave maker's paddle ([`wave_maker`], when the
-//!    drawn [`ParticleSource`]'s simulation has one), in the `Spheres` debug view the old [`particles`]
-//!    sphere impostors, and last the sky cubemap as background (only where nothing was drawn);
+//! 3. "background": clear, the [`terrain`] heightfield, then the sky cubemap where nothing was drawn;
+//!    skipped while the view stands still, its colour and depth copied from the [`background`] cache;
+//!    "render": a wave maker's paddle ([`wave_maker`], when the drawn [`ParticleSource`]'s simulation
+//!    has one) and in the `Spheres` debug view the old [`particles`] sphere impostors;
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): the scene colour is copied as the refraction
 //!    background; [`splat`] draws "splat depth" and "splat thickness"; [`smooth`] runs "tiles" and
 //!    "curvature flow" (empty-space skipping, indirect dispatch); [`composite`] ("fluid composite")
@@ -21,6 +22,7 @@
 //! model of `shaders/common/camera.wgsl`.
 
 pub mod anisotropy;
+pub mod background;
 pub mod camera;
 pub mod composite;
 pub mod particles;
@@ -38,6 +40,7 @@ pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use sky::{SkyError, SkyPass, SkySource};
 pub use smooth::{FlowSettings, SmoothPass};
 pub use splat::{SplatMethod, SplatPass};
+use background::{BackgroundCache, BackgroundKey};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen, HDR_FORMAT, OFFSCREEN_FORMAT};
 pub use terrain::TerrainPass;
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
@@ -197,6 +200,10 @@ pub struct RenderSettings {
     /// A sky image (equirectangular `.hdr`/`.png`/`.jpg`) or a folder of six faces
     /// `px nx py ny pz nz` (any of those extensions); `None` = the generated sky.
     pub sky_file: Option<PathBuf>,
+    /// Reuse the terrain and sky drawn for the last frame while the camera, the sun, the sky and the
+    /// terrain are unchanged (see [`background`]); off draws them every frame (`waterview bench
+    /// --redraw-background` measures that, the cost of a moving camera).
+    pub cache_background: bool,
 }
 
 impl Default for RenderSettings {
@@ -213,6 +220,7 @@ impl Default for RenderSettings {
             sky_turbidity: 2.5,
             sky_exposure: 1.0,
             sky_file: None,
+            cache_background: true,
         }
     }
 }
@@ -281,6 +289,11 @@ pub struct Renderer {
     smooth: SmoothPass,
     composite: CompositePass,
     targets: Option<FluidTargets>,
+    background: BackgroundCache,
+    /// Changes to the terrain and the sky source so far (part of the background's cache key).
+    background_epoch: u64,
+    /// Whether the last frame's background came from the cache.
+    background_restored: bool,
     /// The sky file last asked for, and the result of loading it.
     sky_request: Option<PathBuf>,
     sky_status: Option<Result<String, String>>,
@@ -314,6 +327,9 @@ impl Renderer {
             smooth: SmoothPass::new(ctx),
             composite: CompositePass::new(ctx, color_format),
             targets: None,
+            background: BackgroundCache::default(),
+            background_epoch: 0,
+            background_restored: false,
             sky_request: None,
             sky_status: None,
             start: std::time::Instant::now(),
@@ -330,9 +346,16 @@ impl Renderer {
         &self.camera_bind_group
     }
 
+    /// Whether the last frame's terrain and sky were restored from the background cache (copied, not
+    /// drawn); see [`background`].
+    pub fn background_restored(&self) -> bool {
+        self.background_restored
+    }
+
     /// Replaces the terrain (e.g. on a scene change).
     pub fn set_terrain(&mut self, ctx: &GpuContext, terrain: &Heightfield) {
         self.terrain.set_heightfield(ctx, terrain);
+        self.background_epoch += 1;
     }
 
     /// Frees the fluid renderer's screen-sized targets (the next frame that draws water makes them again),
@@ -366,6 +389,7 @@ impl Renderer {
             return;
         }
         self.sky_request = file.cloned();
+        self.background_epoch += 1;
         let Some(path) = file else {
             self.sky.use_generated(ctx);
             self.sky_status = None;
@@ -425,37 +449,39 @@ impl Renderer {
         if let Some(p) = fluid {
             self.anisotropy.encode(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform());
         }
-        {
-            let mut pass = profiler.render_pass(
-                encoder,
-                "render",
-                wgpu::RenderPassDescriptor {
-                    label: Some("render"),
-                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                        view: color,
-                        depth_slice: None,
-                        resolve_target: None,
-                        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
-                    })],
-                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                        view: depth,
-                        depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(DEPTH_CLEAR), store: wgpu::StoreOp::Store }),
-                        stencil_ops: None,
-                    }),
-                    timestamp_writes: None,
-                    occlusion_query_set: None,
-                    multiview_mask: None,
-                },
-            );
-            if settings.show_terrain {
-                self.terrain.draw(&mut pass, &self.camera_bind_group);
+        // The terrain and the sky: restored from the cache when nothing they depend on changed, else
+        // drawn (and cached). Then the moving opaque things over them.
+        let key = BackgroundKey {
+            camera: CameraUniform { time: 0.0, ..uniform },
+            size,
+            format: color.texture().format(),
+            show_terrain: settings.show_terrain,
+            sky: [settings.sky_turbidity, settings.sky_exposure],
+            epoch: self.background_epoch,
+        };
+        let (color_texture, depth_texture) = (color.texture(), depth.texture());
+        self.background_restored = settings.cache_background && self.background.restore(encoder, &key, color_texture, depth_texture);
+        if !self.background_restored {
+            {
+                let mut pass = target_pass(profiler, encoder, "background", color, depth, true);
+                if settings.show_terrain {
+                    self.terrain.draw(&mut pass, &self.camera_bind_group);
+                }
+                // Last: it fills only the pixels the terrain left at the far plane.
+                self.sky.draw(&mut pass, &self.camera_bind_group);
             }
+            if settings.cache_background {
+                self.background.store(ctx, encoder, key, color_texture, depth_texture);
+            } else {
+                self.background.invalidate();
+            }
+        }
+        {
+            let mut pass = target_pass(profiler, encoder, "render", color, depth, false);
             self.wave_maker.draw(&mut pass, &self.camera_bind_group);
             if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
                 self.particles.draw(ctx, &mut pass, &self.camera_bind_group, p.positions, p.velocities, p.count, &settings.particle);
             }
-            // Last: it fills only the pixels the opaque draws left at the far plane.
-            self.sky.draw(&mut pass, &self.camera_bind_group);
         }
         if let (Some(p), Some(ellipsoids)) = (fluid, self.anisotropy.ellipsoids()) {
             let color_texture = color.texture();
@@ -508,6 +534,40 @@ impl Renderer {
             );
         }
     }
+}
+
+/// A timed pass into the frame's colour and depth targets: cleared (`clear`) or loaded, stored.
+fn target_pass<'p>(
+    profiler: &'p Profiler,
+    encoder: &mut wgpu::CommandEncoder,
+    label: &str,
+    color: &wgpu::TextureView,
+    depth: &wgpu::TextureView,
+    clear: bool,
+) -> crate::gpu::profiler::TimedRenderPass<'p> {
+    let (color_load, depth_load) =
+        if clear { (wgpu::LoadOp::Clear(wgpu::Color::BLACK), wgpu::LoadOp::Clear(DEPTH_CLEAR)) } else { (wgpu::LoadOp::Load, wgpu::LoadOp::Load) };
+    profiler.render_pass(
+        encoder,
+        label,
+        wgpu::RenderPassDescriptor {
+            label: Some(label),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: color,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations { load: color_load, store: wgpu::StoreOp::Store },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: depth,
+                depth_ops: Some(wgpu::Operations { load: depth_load, store: wgpu::StoreOp::Store }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        },
+    )
 }
 
 /// The six face files `px nx py ny pz nz` (`.hdr`, `.png`, `.jpg` or `.jpeg`) in `dir`.
