@@ -6,8 +6,10 @@
 // then normalised to the volume of the splat sphere and scaled. Fewer than n_eps neighbours: a sphere.
 // The centre is smoothed: x' = (1 - lambda) x + lambda xw.
 // Neighbours come from a small spatial-hash grid built here by counting sort (count, scan, scatter;
-// Green 2010): cell size r, so the 27 cells around a particle hold every neighbour; hash collisions are
-// filtered by comparing each candidate's own cell.
+// Green 2010): cells of r/2, hashed so that each row of cells along x stays whole and in order in the
+// table (bucket = hash(y, z) + x), so a row's cells within r of the particle are one range of `sorted`:
+// 25 ranges (rows trimmed to the sphere of radius r) instead of 27 cells of r, about 0.4x the candidates.
+// Rows of other (y, z) folded onto the same buckets are filtered by comparing each candidate's own row.
 // Output per particle (the splat pass reads it directly): centre (xyz, w = bounding radius) and the rows of
 // G = R diag(1 / axes) R^T, which maps a world offset from the centre into the ellipsoid's unit sphere.
 
@@ -15,7 +17,7 @@
 struct Params {
     count: u32,
     table_size: u32,
-    radius: f32,       // neighbour radius r = 2h, metres (also the hash grid's cell size)
+    radius: f32,       // neighbour radius r = 2h, metres (the hash grid's cells are r/2)
     splat_radius: f32, // radius of the sphere splat, metres
     kr: f32,           // largest axis ratio
     scale: f32,        // overall scale of the ellipsoid axes
@@ -37,19 +39,25 @@ struct Ellipsoid {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> positions: array<vec4<f32>>;
-// table_size + 1 counters; after the scan, the first index of each bucket in `sorted`.
+// table_size (a power of two) + 1 counters; after the scan, the first index of each bucket in `sorted`.
 @group(0) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
 @group(0) @binding(3) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(4) var<storage, read_write> sorted: array<u32>;
 @group(0) @binding(5) var<storage, read_write> ellipsoids: array<Ellipsoid>;
 
-fn cell_of(p: vec3<f32>) -> vec3<i32> {
-    return vec3<i32>(floor(p / params.radius));
+fn cell_size() -> f32 {
+    return 0.5 * params.radius;
 }
 
+fn cell_of(p: vec3<f32>) -> vec3<i32> {
+    return vec3<i32>(floor(p / cell_size()));
+}
+
+// Row (y, z) hashed, plus x: consecutive cells of a row take consecutive buckets (modulo the table size,
+// a power of two, so the wrap of u32 arithmetic agrees with it).
 fn bucket(c: vec3<i32>) -> u32 {
     let u = bitcast<vec3<u32>>(c);
-    return ((u.x * 73856093u) ^ (u.y * 19349663u) ^ (u.z * 83492791u)) % params.table_size;
+    return (((u.y * 19349663u) ^ (u.z * 83492791u)) + u.x) & (params.table_size - 1u);
 }
 
 @compute @workgroup_size(128)
@@ -115,6 +123,42 @@ fn sphere(c: vec3<f32>, r: f32) -> Ellipsoid {
     return Ellipsoid(vec4<f32>(c, r), vec4<f32>(g, 0.0, 0.0, 0.0), vec4<f32>(0.0, g, 0.0, 0.0), vec4<f32>(0.0, 0.0, g, 0.0));
 }
 
+// Weighted sums over the neighbours of x_i: weights, offsets q = x_j - x_i (which keep the sums well
+// conditioned far from the origin), their outer products, and the count.
+struct Sums {
+    w: f32,
+    q: vec3<f32>,
+    qq: mat3x3<f32>,
+    n: u32,
+}
+
+// Distance from coordinate x to the slab of cells c (along one axis), 0 inside it.
+fn slab_gap(x: f32, c: i32, cs: f32) -> f32 {
+    return max(max(f32(c) * cs - x, x - f32(c + 1) * cs), 0.0);
+}
+
+// Adds the particles sorted[k0 .. k1] that lie in row `row` (y, z) and within r of x_i.
+fn gather(k0: u32, k1: u32, xi: vec3<f32>, row: vec2<i32>, sums: ptr<function, Sums>) {
+    let r = params.radius;
+    for (var k = k0; k < k1; k++) {
+        let pj = positions[sorted[k]];
+        let xj = pj.xyz;
+        if any(cell_of(xj).yz != row) || pj.w < 0.0 {
+            continue; // another row folded onto these buckets, or a parked particle
+        }
+        let q = xj - xi;
+        let d = length(q);
+        if d < r {
+            let s = d / r;
+            let w = 1.0 - s * s * s;
+            (*sums).w += w;
+            (*sums).q += w * q;
+            (*sums).qq += w * mat3x3<f32>(q * q.x, q * q.y, q * q.z);
+            (*sums).n += 1u;
+        }
+    }
+}
+
 @compute @workgroup_size(128)
 fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -132,39 +176,36 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let r = params.radius;
+    let cs = cell_size();
     let ci = cell_of(xi);
-    // Offsets q = x_j - x_i keep the sums well conditioned far from the origin.
-    var sum_w = 0.0;
-    var sum_q = vec3<f32>(0.0);
-    var sum_qq = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
-    var neighbours = 0u;
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
-            for (var dx = -1; dx <= 1; dx++) {
-                let c = ci + vec3<i32>(dx, dy, dz);
-                let b = bucket(c);
-                let end = atomicLoad(&cells[b + 1u]);
-                for (var k = atomicLoad(&cells[b]); k < end; k++) {
-                    let j = sorted[k];
-                    let pj = positions[j];
-                    let xj = pj.xyz;
-                    if any(cell_of(xj) != c) || pj.w < 0.0 {
-                        continue; // another cell hashed into this bucket, or a parked particle
-                    }
-                    let q = xj - xi;
-                    let d = length(q);
-                    if d < r {
-                        let s = d / r;
-                        let w = 1.0 - s * s * s;
-                        sum_w += w;
-                        sum_q += w * q;
-                        sum_qq += w * mat3x3<f32>(q * q.x, q * q.y, q * q.z);
-                        neighbours += 1u;
-                    }
-                }
+    let t = params.table_size;
+    var sums = Sums(0.0, vec3<f32>(0.0), mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0)), 0u);
+    for (var dz = -2; dz <= 2; dz++) {
+        let cz = ci.z + dz;
+        let gz = slab_gap(xi.z, cz, cs);
+        for (var dy = -2; dy <= 2; dy++) {
+            let cy = ci.y + dy;
+            let gy = slab_gap(xi.y, cy, cs);
+            let rest = r * r - gy * gy - gz * gz;
+            if rest <= 0.0 {
+                continue; // the row lies beyond r
+            }
+            // The row's cells within r of x_i along x: one run of buckets, split where it wraps.
+            let rx = sqrt(rest);
+            let x0 = i32(floor((xi.x - rx) / cs));
+            let x1 = i32(floor((xi.x + rx) / cs));
+            let b0 = bucket(vec3<i32>(x0, cy, cz));
+            let b1 = b0 + u32(x1 - x0 + 1);
+            gather(atomicLoad(&cells[b0]), atomicLoad(&cells[min(b1, t)]), xi, vec2<i32>(cy, cz), &sums);
+            if b1 > t {
+                gather(atomicLoad(&cells[0]), atomicLoad(&cells[b1 - t]), xi, vec2<i32>(cy, cz), &sums);
             }
         }
     }
+    let sum_w = sums.w;
+    let sum_q = sums.q;
+    let sum_qq = sums.qq;
+    let neighbours = sums.n;
     let mean = sum_q / max(sum_w, 1e-20);
     let centre = xi + params.lambda * mean;
     if neighbours < params.n_eps {

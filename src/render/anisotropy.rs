@@ -9,7 +9,9 @@
 //!
 //! Neighbours come from this pass's own spatial-hash grid (counting sort: `count`, an exclusive scan
 //! through [`crate::sim::grid::ScanPass`], `scatter`), rebuilt each frame; the simulation's grid is not
-//! needed. Buffers grow with the particle count and are kept between frames.
+//! needed. Its cells are r/2 and each row of cells along x keeps whole in the table, so a particle reads
+//! 25 row ranges trimmed to its sphere (on an H100 at 1 M particles 1.02 ms per frame, 1.72 with 27 cells
+//! of r). Buffers grow with the particle count and are kept between frames.
 
 use crate::gpu::{self, GpuContext, Profiler};
 use crate::sim::grid::ScanPass;
@@ -45,7 +47,7 @@ impl Ellipsoid {
 pub struct AnisotropyUniform {
     pub count: u32,
     pub table_size: u32,
-    /// Neighbour radius r = 2h, metres (also the hash grid's cell size).
+    /// Neighbour radius r = 2h, metres (the hash grid's cells are r/2).
     pub radius: f32,
     /// Sphere splat radius, metres.
     pub splat_radius: f32,
@@ -170,7 +172,7 @@ impl AnisotropyPass {
 
     fn make_sized(&self, ctx: &GpuContext, positions: &wgpu::Buffer, capacity: u32) -> Sized {
         let device = &ctx.device;
-        // About two buckets per particle keeps collisions rare.
+        // About two buckets per particle keeps collisions rare; a power of two, as the row hash needs.
         let table_size = (2 * capacity).next_power_of_two().max(1024);
         let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
         let slots = gpu::storage_buffer(device, "anisotropy slots", capacity as u64 * 4);
