@@ -180,10 +180,11 @@ pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
 /// Largest image decoded before the crop, pixels per axis.
 const MAX_DECODE_SIZE: u32 = 16384;
 
-/// Most particles a scene may build (2^26, about 1.6 GB of CPU memory while building); beyond this `build`
-/// fails instead of exhausting memory. The GPU's own limits (buffer size, dispatch size) usually refuse
-/// fewer, with a message.
-pub const MAX_PARTICLES: u64 = 1 << 26;
+/// Most particles a scene may build, counted as the lattice points of its fluid blocks before the
+/// terrain removes any (2^27: up to about 3.2 GB of CPU memory while building); beyond this `build` fails
+/// instead of exhausting memory. The GPU's own limit (its largest storage buffer) may refuse fewer, with
+/// a message.
+pub const MAX_PARTICLES: u64 = 1 << 27;
 
 /// Units of a heightmap, read from the JSON file beside the PNG (extra fields are ignored).
 #[derive(Debug, Deserialize)]

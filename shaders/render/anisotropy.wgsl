@@ -13,6 +13,8 @@
 // Output per particle (the splat pass reads it directly): centre (xyz, w = bounding radius) and the rows of
 // G = R diag(1 / axes) R^T, which maps a world offset from the centre into the ellipsoid's unit sphere.
 
+#import "common/dispatch.wgsl"
+
 // Rust twin: AnisotropyUniform in src/render/anisotropy.rs (48 bytes).
 struct Params {
     count: u32,
@@ -61,8 +63,8 @@ fn bucket(c: vec3<i32>) -> u32 {
 }
 
 @compute @workgroup_size(128)
-fn count(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, 128u);
     if i >= params.count {
         return;
     }
@@ -70,8 +72,8 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 @compute @workgroup_size(128)
-fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, 128u);
     if i >= params.count {
         return;
     }
@@ -160,8 +162,8 @@ fn gather(k0: u32, k1: u32, xi: vec3<f32>, row: vec2<i32>, sums: ptr<function, S
 }
 
 @compute @workgroup_size(128)
-fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, 128u);
     if i >= params.count {
         return;
     }

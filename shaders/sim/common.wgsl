@@ -5,6 +5,7 @@
 // density of walls and terrain as half-space integrals of the kernel (after Koschier & Bender 2017's
 // density maps, for locally planar boundaries).
 #import "common/kernels.wgsl"
+#import "common/dispatch.wgsl"
 
 // Threads per workgroup of the per-particle kernels (a pipeline constant, swept by `waterview bench`).
 override WG: u32 = 128u;

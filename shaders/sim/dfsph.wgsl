@@ -58,8 +58,8 @@ fn boundary_push(b: BoundaryDensity, k_floor: f32, k_wall: f32) -> vec3<f32> {
 // other source kernels, after the divergence solve's `df_begin`. Without surface tension (whose normals
 // need a pass of their own first) the same loop also does df_nonpressure's work (fused_forces).
 @compute @workgroup_size(128)
-fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let i = gid.x;
+fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let i = flat_index(gid, nwg, 128u);
     var e = 0.0;
     if (i < active_end()) {
         e = factor_and_divergence_source(i);
@@ -223,8 +223,8 @@ fn add_error(lid: u32, e: f32) {
 }
 
 @compute @workgroup_size(128)
-fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let i = gid.x;
+fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let i = flat_index(gid, nwg, 128u);
     var e = 0.0;
     if (i < active_end()) {
         let rp = rho_p[i];
@@ -277,8 +277,8 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
 }
 
 @compute @workgroup_size(WG)
-fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
         return;
     }
@@ -294,8 +294,8 @@ fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>) {
 // first kappa, whose velocity change (the update of kappa_velocity_change) is fused into this neighbour
 // loop: it needs only positions, densities and that pressure, all known before v*.
 @compute @workgroup_size(WG)
-fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
         return;
     }
@@ -333,8 +333,8 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 @compute @workgroup_size(128)
-fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let i = gid.x;
+fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let i = flat_index(gid, nwg, 128u);
     var e = 0.0;
     if (i < active_end()) {
         let dt = step.dt;
@@ -353,8 +353,8 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(loc
 }
 
 @compute @workgroup_size(WG)
-fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
         return;
     }
@@ -364,14 +364,24 @@ fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // ---- convergence control (one thread; group 1 = this solve's SolveControl) ----
 
+// Most workgroups along x of the iteration kernels' indirect dispatches (gpu::max_groups_x in
+// src/gpu/mod.rs, whose dispatch_size this mirrors).
+override MAX_GROUPS_X: u32 = 65535u;
+
+// Indirect arguments (x, y, 1) covering `groups` workgroups in rows of at most MAX_GROUPS_X.
+fn dispatch_args(groups: u32) -> vec4<u32> {
+    let x = max(min(groups, MAX_GROUPS_X), 1u);
+    return vec4<u32>(x, (groups + x - 1u) / x, 1u, 0u);
+}
+
 @compute @workgroup_size(1)
 fn df_begin() {
     // A no-op step (dt = 0, past an offline capture's frame_end) runs zero iterations: the solve starts
     // done, its dispatches have zero workgroups and the iteration counts of the last real step stay.
     let idle = step.dt <= 0.0;
     let n = select(active_end(), 0u, idle);
-    control.args_src = vec4<u32>((n + 127u) / 128u, 1u, 1u, 0u);
-    control.args_upd = vec4<u32>((n + WG - 1u) / WG, 1u, 1u, 0u);
+    control.args_src = dispatch_args((n + 127u) / 128u);
+    control.args_upd = dispatch_args((n + WG - 1u) / WG);
     control.iteration = 0u;
     control.done = select(0u, 1u, idle);
     atomicStore(&step.err_sum, 0u);

@@ -23,8 +23,8 @@ fn table_cell(p: vec4<f32>) -> u32 {
 }
 
 @compute @workgroup_size(WG)
-fn count(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= params.num_particles) {
         return;
     }
@@ -32,8 +32,8 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 @compute @workgroup_size(WG)
-fn scatter(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= params.num_particles) {
         return;
     }

@@ -72,8 +72,8 @@ fn apply_contact(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
 }
 
 @compute @workgroup_size(WG)
-fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= params.num_particles) {
         return;
     }

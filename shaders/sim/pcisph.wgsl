@@ -14,8 +14,8 @@
 #import "sim/surface_tension.wgsl"
 
 @compute @workgroup_size(WG)
-fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
         return;
     }
@@ -66,8 +66,8 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 @compute @workgroup_size(WG)
-fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
         return;
     }
@@ -102,8 +102,8 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 @compute @workgroup_size(WG)
-fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
         return;
     }

@@ -17,9 +17,11 @@ struct ScanParams {
 var<workgroup> partial: array<u32, 256>;
 
 @compute @workgroup_size(256)
-fn scan_blocks(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+fn scan_blocks(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = lid.x;
-    let base = wid.x * 512u + 2u * t;
+    let block = wid.x + wid.y * nwg.x;
+    let base = block * 512u + 2u * t;
     let n = scan_params.n;
     var a = 0u;
     var b = 0u;
@@ -38,17 +40,21 @@ fn scan_blocks(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_
     let excl = partial[t] - s;
     if (base < n) { data[base] = excl; }
     if (base + 1u < n) { data[base + 1u] = excl + a; }
-    if (t == 255u) {
-        sums[wid.x] = partial[255];
+    // (Rows of the 2-D dispatch may hold workgroups past the last block: they write nothing.)
+    if (t == 255u && block * 512u < n) {
+        sums[block] = partial[255];
     }
 }
 
 @compute @workgroup_size(256)
-fn add_offsets(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
-    // One workgroup of 256 threads covers one block of 512 values, two per thread.
-    let offset = sums[wid.x];
+fn add_offsets(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    // One workgroup of 256 threads covers one block of 512 values, two per thread; blocks past the
+    // 65 535th continue in rows along y (gpu::dispatch_size).
+    let block = wid.x + wid.y * nwg.x;
+    let offset = sums[block];
     for (var k = 0u; k < 2u; k++) {
-        let i = wid.x * 512u + k * 256u + lid.x;
+        let i = block * 512u + k * 256u + lid.x;
         if (i < scan_params.n) {
             data[i] = data[i] + offset;
         }

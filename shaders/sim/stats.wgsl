@@ -41,9 +41,9 @@ fn reduce_tree(t: u32) {
 }
 
 @compute @workgroup_size(128)
-fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
                  @builtin(workgroup_id) wid: vec3<u32>) {
-    let i = gid.x;
+    let i = flat_index(gid, nwg, 128u);
     let t = lid.x;
     var sum = vec4<f32>(0.0);
     var mx = vec4<f32>(0.0);
@@ -78,8 +78,10 @@ fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_i
     s_hi[t] = hi;
     s_lo[t] = lo;
     reduce_tree(t);
-    if (t == 0u) {
-        let base = 4u * wid.x;
+    // Workgroups past the last partial (rows of the 2-D dispatch) write nothing.
+    let w = wid.x + wid.y * nwg.x;
+    if (t == 0u && w * STATS_WG < params.num_particles) {
+        let base = 4u * w;
         partials[base] = s_sum[0];
         partials[base + 1u] = s_max[0];
         partials[base + 2u] = s_hi[0];

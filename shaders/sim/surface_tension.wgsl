@@ -41,8 +41,8 @@ fn akinci_cohesion(r: f32, big_r: f32) -> f32 {
 
 // n_i = R sum_j m_j / rho_j grad W_ij into accel[i].xyz (w = 1 marks a valid normal).
 @compute @workgroup_size(WG)
-fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
+fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
         return;
     }

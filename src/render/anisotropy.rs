@@ -159,15 +159,15 @@ impl AnisotropyPass {
         if params.enabled != 0 {
             pass.set_bind_group(0, &s.bind_group, &[]);
             pass.set_pipeline(&self.count);
-            pass.dispatch_workgroups(groups, 1, 1);
+            gpu::dispatch_rows(&mut pass, groups);
             s.scan.encode(&mut pass);
             pass.set_bind_group(0, &s.bind_group, &[]);
             pass.set_pipeline(&self.scatter);
-            pass.dispatch_workgroups(groups, 1, 1);
+            gpu::dispatch_rows(&mut pass, groups);
         }
         pass.set_bind_group(0, &s.bind_group, &[]);
         pass.set_pipeline(&self.anisotropy);
-        pass.dispatch_workgroups(groups, 1, 1);
+        gpu::dispatch_rows(&mut pass, groups);
     }
 
     fn make_sized(&self, ctx: &GpuContext, positions: &wgpu::Buffer, capacity: u32) -> Sized {

@@ -67,6 +67,7 @@ impl DfsphPass {
             ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
             ("WALL_FACTOR", super::gpu_data::DFSPH_WALL_FACTOR as f64),
             ("MIN_DIVERGENCE_ITERATIONS", super::gpu_data::DFSPH_MIN_DIVERGENCE_ITERATIONS as f64),
+            ("MAX_GROUPS_X", gpu::max_groups_x() as f64),
         ];
         let pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl, entry, &wg);
         let control_pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl_control, entry, &wg);
@@ -147,7 +148,7 @@ impl DfsphPass {
             let mut pass = profiler.compute_pass(encoder, "density");
             self.begin(&mut pass, bind, &self.divergence);
             pass.set_pipeline(&self.factor);
-            pass.dispatch_workgroups(gpu::groups(capacity, 128), 1, 1);
+            gpu::dispatch_rows(&mut pass, gpu::groups(capacity, 128));
         }
         {
             let mut pass = profiler.compute_pass(encoder, "divergence");
@@ -162,7 +163,7 @@ impl DfsphPass {
             let mut pass = profiler.compute_pass(encoder, "forces");
             pass.set_bind_group(0, bind, &[]);
             pass.set_pipeline(&self.nonpressure);
-            pass.dispatch_workgroups(g, 1, 1);
+            gpu::dispatch_rows(&mut pass, g);
         }
         {
             let mut pass = profiler.compute_pass(encoder, "pressure");

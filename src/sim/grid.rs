@@ -76,12 +76,12 @@ impl ScanPass {
         for (n, bg) in &self.levels {
             pass.set_pipeline(&self.scan_blocks);
             pass.set_bind_group(0, bg, &[]);
-            pass.dispatch_workgroups(n.div_ceil(SCAN_BLOCK), 1, 1);
+            gpu::dispatch_rows(pass, n.div_ceil(SCAN_BLOCK));
         }
         for (n, bg) in self.levels.iter().rev().skip(1) {
             pass.set_pipeline(&self.add_offsets);
             pass.set_bind_group(0, bg, &[]);
-            pass.dispatch_workgroups(n.div_ceil(SCAN_BLOCK), 1, 1);
+            gpu::dispatch_rows(pass, n.div_ceil(SCAN_BLOCK));
         }
     }
 }
@@ -114,11 +114,11 @@ impl GridPass {
         let mut pass = profiler.compute_pass(encoder, "grid");
         pass.set_bind_group(0, bind, &[]);
         pass.set_pipeline(&self.count);
-        pass.dispatch_workgroups(gpu::groups(n, self.workgroup_size), 1, 1);
+        gpu::dispatch_rows(&mut pass, gpu::groups(n, self.workgroup_size));
         self.scan.encode(&mut pass);
         pass.set_bind_group(0, bind, &[]);
         pass.set_pipeline(&self.scatter);
-        pass.dispatch_workgroups(gpu::groups(n, self.workgroup_size), 1, 1);
+        gpu::dispatch_rows(&mut pass, gpu::groups(n, self.workgroup_size));
     }
 }
 

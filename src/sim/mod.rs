@@ -31,8 +31,8 @@ use thiserror::Error;
 /// Why a simulation could not be created or changed.
 #[derive(Debug, Error)]
 pub enum SimError {
-    /// `max` = the smaller of the largest storage buffer (16 bytes per particle) and the largest
-    /// one-dimensional dispatch (65 535 workgroups of 128 threads).
+    /// `max` = the particles whose largest per-particle buffer (the renderer's 64-byte ellipsoids) fits
+    /// the GPU's largest storage binding.
     #[error("{count} particles are more than this GPU can simulate ({max} at most: {why}); increase dx or shrink the fluid blocks")]
     TooManyParticles { count: u64, max: u64, why: &'static str },
     #[error("the scene has no fluid particles (fluid blocks empty or below the terrain)")]
@@ -63,9 +63,13 @@ use buffers::Buffers;
 use grid::{bounds, GridPass};
 use stats::{decode_stats, STATS_BYTES};
 
-/// Largest number of grid cells the scan covers in 1-D dispatches (blocks of 512, plus the parking cell
-/// and the total).
-const MAX_CELLS: u64 = 65_535 * 512 - 2;
+/// Largest number of grid cells (u32 indices, plus the parking cell and the total); the storage binding
+/// limit usually bounds it first.
+const MAX_CELLS: u64 = u32::MAX as u64 - 2;
+
+/// Bytes per particle of the largest per-particle buffer that a simulation's particles end up in: the
+/// renderer's ellipsoids (render/anisotropy.rs), 64 bytes; the simulation's own are 16.
+const LARGEST_PER_PARTICLE: u64 = 64;
 
 struct Pipelines {
     time_step: wgpu::ComputePipeline,
@@ -176,16 +180,11 @@ impl Simulation {
         }
         let n = setup.positions.len() as u64 + options.pool as u64;
         let limit = ctx.max_storage_binding();
-        // One thread per particle in one dimension of at most 65 535 workgroups; some kernels (the DFSPH
-        // error sums, statistics, the renderer's anisotropy) use fixed workgroups of 128.
-        let max_dispatch = 65_535 * wg.min(128) as u64;
-        if n * 16 > limit || n > max_dispatch {
-            let (max, why) = if limit / 16 < max_dispatch {
-                (limit / 16, "its largest storage buffer holds that many 16-byte particles")
-            } else {
-                (max_dispatch, "65 535 workgroups of 128 threads per dispatch")
-            };
-            return Err(SimError::TooManyParticles { count: n, max, why });
+        // One thread per particle, in rows of up to 65 535 workgroups (gpu::dispatch_size): the dispatch
+        // allows 65 535^2 workgroups; the buffers bound the count first.
+        if n * LARGEST_PER_PARTICLE > limit {
+            let why = "its largest storage buffer holds that many 64-byte ellipsoids (the renderer's; the simulation's particles take 16 bytes each per buffer)";
+            return Err(SimError::TooManyParticles { count: n, max: limit / LARGEST_PER_PARTICLE, why });
         }
         if !(1..=3).contains(&options.cell_split) || !(options.cells_per_particle > 0.0) {
             return Err(SimError::GridOptions { cell_split: options.cell_split, cells_per_particle: options.cells_per_particle });
@@ -384,7 +383,7 @@ impl Simulation {
             let mut pass = profiler.compute_pass(encoder, "surface normals");
             pass.set_bind_group(0, &self.bind, &[]);
             pass.set_pipeline(&p.surface_normals);
-            pass.dispatch_workgroups(g, 1, 1);
+            gpu::dispatch_rows(&mut pass, g);
         };
         if self.params.method == Method::Dfsph {
             self.encode_time_step(encoder, profiler, false);
@@ -409,18 +408,18 @@ impl Simulation {
             let iterations = if self.params.method == Method::Wcsph { 0 } else { self.params.solver_iterations };
             for _ in 0..iterations {
                 pass.set_pipeline(&p.pressure_force);
-                pass.dispatch_workgroups(g, 1, 1);
+                gpu::dispatch_rows(&mut pass, g);
                 pass.set_pipeline(&p.predict_density);
-                pass.dispatch_workgroups(g, 1, 1);
+                gpu::dispatch_rows(&mut pass, g);
             }
             pass.set_pipeline(&p.pressure_force);
-            pass.dispatch_workgroups(g, 1, 1);
+            gpu::dispatch_rows(&mut pass, g);
         }
         {
             let mut pass = profiler.compute_pass(encoder, "integrate");
             pass.set_bind_group(0, &self.bind, &[]);
             pass.set_pipeline(&p.integrate);
-            pass.dispatch_workgroups(g, 1, 1);
+            gpu::dispatch_rows(&mut pass, g);
             if self.sources.num_emitters > 0 {
                 pass.set_pipeline(&p.emit_plan);
                 pass.dispatch_workgroups(1, 1, 1);
@@ -436,7 +435,7 @@ impl Simulation {
             let mut pass = profiler.compute_pass(encoder, "stats");
             pass.set_bind_group(0, &self.bind, &[]);
             pass.set_pipeline(&self.pipelines.stats_partial);
-            pass.dispatch_workgroups(gpu::groups(self.count, 128), 1, 1);
+            gpu::dispatch_rows(&mut pass, gpu::groups(self.count, 128));
             pass.set_pipeline(&self.pipelines.stats_final);
             pass.dispatch_workgroups(1, 1, 1);
         }
@@ -576,7 +575,7 @@ impl Simulation {
         pass.dispatch_workgroups(1, 1, 1);
         if density_forces {
             pass.set_pipeline(&self.pipelines.density_forces);
-            pass.dispatch_workgroups(gpu::groups(self.count, self.workgroup_size), 1, 1);
+            gpu::dispatch_rows(&mut pass, gpu::groups(self.count, self.workgroup_size));
         }
     }
 

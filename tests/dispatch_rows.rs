@@ -1,0 +1,115 @@
+//! The two-dimensional dispatch layout (src/gpu/mod.rs `dispatch_size`, shaders/common/dispatch.wgsl)
+//! that lets a simulation pass 65 535 workgroups per dimension (8.4 M particles at 128 threads), run at
+//! small counts by lowering the workgroups per row to 3 for this whole test binary: the grid build and its
+//! scan against the CPU counting sort, a DFSPH tank against the same tank in one-row dispatches, and the
+//! anisotropy's ellipsoids against one-row dispatches. Every dispatch here has workgroups past the
+//! last item in its last row, which must write nothing.
+mod common;
+
+use glam::{Vec3, Vec4};
+use waterview::gpu::readback::read_buffer_blocking;
+use waterview::gpu::{self, storage_buffer_init, GpuContext, Profiler};
+use waterview::headless::{build_simulation, simulate};
+use waterview::render::{AnisotropyPass, Ellipsoid, FluidSettings, RenderSettings};
+use waterview::scene::{Aabb, Scene, SceneSetup};
+use waterview::sim::{reference, SimOptions, SimParams, SimStats, Simulation};
+use waterview::terrain::Heightfield;
+
+/// Workgroups per row in this binary's tests (every test sets it; they all want the same).
+const ROWS_OF: u32 = 3;
+
+#[test]
+fn grid_build_in_rows_matches_cpu_counting_sort() {
+    gpu::set_max_groups_x(ROWS_OF);
+    let ctx = common::gpu();
+    let domain = Aabb { min: [0.0, 0.0, 0.0], max: [1.0, 0.6, 0.8] };
+    let mut s = 11u64;
+    let mut next = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((s >> 40) as f32) / (1u64 << 24) as f32
+    };
+    let positions: Vec<Vec3> = (0..5000).map(|_| Vec3::new(0.01 + 0.98 * next(), 0.01 + 0.58 * next(), 0.01 + 0.78 * next())).collect();
+    let terrain = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::new(1.0, 0.8), 0.0);
+    let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions: positions.clone(), terrain };
+    let params = SimParams { dx: 0.02, ..SimParams::default() };
+    let sim = Simulation::new_with(&ctx, &domain, &setup, &params, SimOptions::default()).expect("simulation builds");
+    let grid = sim.grid_shape();
+    let cells = grid.num_cells() as usize;
+    assert!(cells > 2 * ROWS_OF as usize * 512, "the scan spans several rows of blocks ({cells} cells)");
+    let profiler = Profiler::new(&ctx.device);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    sim.encode_grid(&mut enc, &profiler);
+    ctx.queue.submit([enc.finish()]);
+    let (cell_start, _) = sim.read_grid_blocking(&ctx);
+    let (cpu_start, _) = reference::build_grid(&grid, &positions);
+    assert_eq!(&cell_start[..=cells], &cpu_start[..], "cell_start equals the CPU counting sort");
+}
+
+/// The built-in tank (12 500 particles on a CPU adapter: 98 workgroups of 128, 33 rows of 3) for 0.5 s.
+fn tank(rows_of: u32) -> (Vec<SimStats>, u32) {
+    gpu::set_max_groups_x(rows_of);
+    let ctx = common::gpu();
+    let scene = Scene::builtin("tank").expect("built-in tank");
+    let mut sim = build_simulation(&ctx, &scene, None).expect("scene builds");
+    let mut profiler = Profiler::new(&ctx.device);
+    let mut all = Vec::new();
+    simulate(&ctx, &mut sim, &mut profiler, None, Some(0.5), |s| all.push(s.clone())).expect("runs");
+    (all, sim.particle_count())
+}
+
+#[test]
+fn dfsph_tank_in_rows_matches_one_row() {
+    let (rows, n) = tank(ROWS_OF);
+    let (one, n1) = tank(65_535);
+    gpu::set_max_groups_x(ROWS_OF);
+    assert_eq!(n, n1);
+    for s in &rows {
+        assert_eq!((s.particle_count, s.non_finite, s.outside_domain, s.below_terrain), (n, 0, 0, 0), "t = {}: {s:?}", s.time);
+    }
+    let (a, b) = (rows.last().unwrap(), one.last().unwrap());
+    println!("rows of {ROWS_OF}: {a:?}\none row: {b:?}");
+    assert!((a.time - b.time).abs() < 1e-4, "same simulated time");
+    assert!(a.density_iterations > 0, "the DFSPH solves ran (indirect dispatches in rows)");
+    // Same physics up to the summation order (the grid's slots come from atomics in both runs).
+    let close = |x: f32, y: f32, tol: f32| (x - y).abs() <= tol * y.abs().max(1e-6);
+    assert!(close(a.mean_density_error, b.mean_density_error, 0.2), "mean density error {} vs {}", a.mean_density_error, b.mean_density_error);
+    assert!(close(a.kinetic_energy, b.kinetic_energy, 0.3), "kinetic energy {} vs {}", a.kinetic_energy, b.kinetic_energy);
+    for k in 0..3 {
+        assert!((a.bbox_min[k] - b.bbox_min[k]).abs() < 0.01 && (a.bbox_max[k] - b.bbox_max[k]).abs() < 0.01, "bounding boxes {a:?} vs {b:?}");
+    }
+}
+
+fn ellipsoids(ctx: &GpuContext, cloud: &[Vec4], rows_of: u32) -> Vec<Ellipsoid> {
+    gpu::set_max_groups_x(rows_of);
+    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(cloud));
+    let settings = RenderSettings { fluid: FluidSettings { dx: 0.1, ..FluidSettings::default() }, ..RenderSettings::default() };
+    let mut pass = AnisotropyPass::new(ctx);
+    let profiler = Profiler::new(&ctx.device);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    pass.encode(ctx, &mut enc, &profiler, &buffer, cloud.len() as u32, settings.anisotropy_uniform());
+    ctx.queue.submit([enc.finish()]);
+    let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
+    bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..cloud.len()].to_vec()
+}
+
+#[test]
+fn anisotropy_in_rows_matches_one_row() {
+    let ctx = common::gpu();
+    // 20 x 10 x 20 lattice points, spacing 0.1 m, slightly sheared so the ellipsoids differ.
+    let cloud: Vec<Vec4> = (0..4000)
+        .map(|k| {
+            let (x, y, z) = ((k % 20) as f32, ((k / 20) % 10) as f32, (k / 200) as f32);
+            (0.1 * Vec3::new(x + 0.3 * y, y, z + 0.1 * (x * 0.7).sin())).extend(1000.0)
+        })
+        .collect();
+    let rows = ellipsoids(&ctx, &cloud, ROWS_OF);
+    let one = ellipsoids(&ctx, &cloud, 65_535);
+    gpu::set_max_groups_x(ROWS_OF);
+    let worst = rows
+        .iter()
+        .zip(&one)
+        .map(|(a, b)| a.centre.iter().chain(a.inv_axes.iter().flatten()).zip(b.centre.iter().chain(b.inv_axes.iter().flatten())).map(|(x, y)| (x - y).abs() / y.abs().max(1.0)).fold(0.0f32, f32::max))
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-4, "ellipsoids in rows differ from one row's by up to {worst:.2e}");
+    assert!(rows.iter().all(|e| e.centre[3] > 0.0), "every particle has an ellipsoid");
+}
