@@ -169,6 +169,10 @@ pub struct BenchArgs {
     /// stands still).
     #[arg(long)]
     pub redraw_background: bool,
+    /// Sum the DFSPH solves' errors by a tree in workgroup memory even where the GPU has subgroup
+    /// operations (an optimisation experiment; the app uses subgroups when present).
+    #[arg(long)]
+    pub no_subgroups: bool,
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,

@@ -38,6 +38,7 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         submit_per_step: false,
         splats: SplatMethod::Compute,
         redraw_background: false,
+        no_subgroups: false,
     };
     let report = bench::run_plan(&ctx, &scene, &plan).expect("benchmark runs");
     assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
@@ -122,6 +123,7 @@ fn bad_input_is_an_error() {
         submit_per_step: false,
         splats: SplatMethod::Raster,
         redraw_background: false,
+        no_subgroups: false,
         out: file.clone(),
     };
     let err = bench::run(None, &args).expect_err("unwritable output folder");
@@ -153,9 +155,10 @@ fn experiment_options_run_and_shrink_the_table() {
         submit_per_step: false,
         splats: SplatMethod::Compute,
         redraw_background: false,
+        no_subgroups: false,
     };
     let small =
-        Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, splats: SplatMethod::Raster, redraw_background: true, ..base.clone() };
+        Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, splats: SplatMethod::Raster, redraw_background: true, no_subgroups: true, ..base.clone() };
     let run = |plan: &Plan| {
         let report = bench::run_plan(&ctx, &scene, plan).expect("benchmark runs");
         assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);

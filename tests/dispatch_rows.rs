@@ -113,3 +113,33 @@ fn anisotropy_in_rows_matches_one_row() {
     assert!(worst < 1e-4, "ellipsoids in rows differ from one row's by up to {worst:.2e}");
     assert!(rows.iter().all(|e| e.centre[3] > 0.0), "every particle has an ellipsoid");
 }
+
+/// The DFSPH solves' error sums (which stop each solve) by subgroup operations, where the adapter has
+/// them, and by the workgroup-memory tree: the same tank settles the same way with either (the sums
+/// differ only in their fixed-point rounding, per subgroup instead of per workgroup).
+#[test]
+fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
+    gpu::set_max_groups_x(ROWS_OF);
+    let ctx = common::gpu();
+    assert!(ctx.has_subgroups(), "this adapter has no subgroup operations: the subgroup path is untested here");
+    let scene = Scene::builtin("tank").expect("built-in tank");
+    let run = |subgroups: bool| {
+        let mut params = scene.solver.clone();
+        params.dx = scene.effective_dx(ctx.is_cpu());
+        let setup = scene.build(ctx.is_cpu()).expect("scene builds");
+        let options = SimOptions { subgroups, ..SimOptions::default() };
+        let mut sim = Simulation::new_with(&ctx, &scene.domain, &setup, &params, options).expect("simulation builds");
+        let mut profiler = Profiler::new(&ctx.device);
+        let mut all: Vec<SimStats> = Vec::new();
+        simulate(&ctx, &mut sim, &mut profiler, None, Some(0.5), |s| all.push(s.clone())).expect("runs");
+        all
+    };
+    let (with, without) = (run(true), run(false));
+    let (a, b) = (with.last().unwrap(), without.last().unwrap());
+    println!("subgroups: {a:?}\nworkgroup tree: {b:?}");
+    let mean_iterations = |all: &[SimStats]| all.iter().map(|s| s.density_iterations as f64).sum::<f64>() / all.len() as f64;
+    let (ia, ib) = (mean_iterations(&with), mean_iterations(&without));
+    assert!((ia - ib).abs() <= 0.2 * ib + 1.0, "density iterations per step {ia:.2} vs {ib:.2}");
+    assert!((a.mean_density_error - b.mean_density_error).abs() <= 0.2 * b.mean_density_error, "mean density error {} vs {}", a.mean_density_error, b.mean_density_error);
+    assert!(a.non_finite == 0 && a.max_speed < 0.5, "settled: {a:?}");
+}

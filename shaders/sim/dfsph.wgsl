@@ -207,20 +207,7 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
     return rate + dot(vi, boundary_density(xi).grad);
 }
 
-var<workgroup> err_red: array<f32, 128>;
-
-fn add_error(lid: u32, e: f32) {
-    err_red[lid] = e;
-    for (var off = 64u; off > 0u; off = off >> 1u) {
-        workgroupBarrier();
-        if (lid < off) {
-            err_red[lid] = err_red[lid] + err_red[lid + off];
-        }
-    }
-    if (lid == 0u) {
-        atomicAdd(&step.err_sum, u32(min(err_red[0] * params.err_scale + 0.5, 4.0e8)));
-    }
-}
+#import "sim/error_sum.wgsl"
 
 @compute @workgroup_size(128)
 fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {

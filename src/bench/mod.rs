@@ -64,6 +64,8 @@ pub struct Plan {
     pub splats: crate::render::SplatMethod,
     /// Draw the terrain and the sky every frame (no background cache).
     pub redraw_background: bool,
+    /// DFSPH error sums without subgroup operations.
+    pub no_subgroups: bool,
 }
 
 impl Plan {
@@ -82,6 +84,7 @@ impl Plan {
             submit_per_step: args.submit_per_step,
             splats: args.splats,
             redraw_background: args.redraw_background,
+            no_subgroups: args.no_subgroups,
         }
     }
 }
@@ -337,7 +340,7 @@ pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<
 pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, workgroup_size: u32, plan: &Plan) -> Result<ConfigResult> {
     let mut params = scene.solver.clone();
     params.dx = dx;
-    let options = SimOptions { workgroup_size, cell_split: plan.cell_split, cells_per_particle: plan.cells_per_particle, ..SimOptions::default() };
+    let options = SimOptions { workgroup_size, cell_split: plan.cell_split, cells_per_particle: plan.cells_per_particle, subgroups: !plan.no_subgroups, ..SimOptions::default() };
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, options)?;
     let substeps = sim.params().substeps;
     let mut sim_profiler = Profiler::new(&ctx.device);

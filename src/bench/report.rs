@@ -110,9 +110,10 @@ pub fn summary_markdown(report: &Report) -> String {
     let _ = writeln!(s, "- {} timed frames after {} warm-up frames; render target {}x{}", p.frames, p.warmup, p.size.0, p.size.1);
     let submit = if p.submit_per_step { "one per step" } else { "one per frame" };
     let background = if p.redraw_background { "drawn every frame" } else { "cached while the camera stands still" };
+    let sums = if p.no_subgroups { "workgroup tree" } else { "subgroups where the GPU has them" };
     let _ = writeln!(
         s,
-        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}; terrain and sky: {background}",
+        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}; terrain and sky: {background}; DFSPH error sums: {sums}",
         p.cell_split, p.cells_per_particle, p.splats
     );
     if report.is_cpu {

@@ -1,5 +1,6 @@
 //! The GPU device shared by every pass: adapter selection (Vulkan first), device creation with the
-//! adapter's own limits, and the optional features the engine uses when present (timestamp queries).
+//! adapter's own limits, and the optional features the engine uses when present (timestamp queries,
+//! subgroup operations).
 //! The same context serves the window (created against a surface) and headless runs (no surface).
 
 use thiserror::Error;
@@ -58,7 +59,8 @@ impl GpuContext {
         let info = adapter.get_info();
         let wanted = wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
-            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+            | wgpu::Features::SUBGROUP;
         let required_features = adapter.features() & wanted;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("waterview device"),
@@ -81,6 +83,11 @@ impl GpuContext {
     /// Whether GPU timestamp queries are available for the per-pass timing table.
     pub fn has_timestamps(&self) -> bool {
         self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+    }
+
+    /// Whether compute shaders may use subgroup operations (`enable subgroups;`).
+    pub fn has_subgroups(&self) -> bool {
+        self.device.features().contains(wgpu::Features::SUBGROUP)
     }
 
     /// One line for the UI and logs: "NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu)".

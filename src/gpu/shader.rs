@@ -38,6 +38,11 @@ fn resolve_into(path: &str, seen: &mut HashSet<String>, out: &mut String) {
     }
 }
 
+/// Creates a shader module from WGSL text (e.g. [`resolve`]'s output, edited), labelled `label`.
+pub fn module_from_source(device: &wgpu::Device, label: &str, source: String) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) })
+}
+
 /// Creates a shader module from an embedded file, with imports resolved. The label is the path.
 pub fn module(device: &wgpu::Device, path: &str) -> wgpu::ShaderModule {
     device.create_shader_module(wgpu::ShaderModuleDescriptor {

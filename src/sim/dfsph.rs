@@ -44,9 +44,19 @@ pub struct DfsphPass {
 }
 
 impl DfsphPass {
-    /// `sim_layout` is the simulation's bind group 0 layout; `workgroup_size` the per-particle kernels' WG.
-    pub fn new(device: &wgpu::Device, sim_layout: &wgpu::BindGroupLayout, workgroup_size: u32) -> Self {
-        let module = gpu::shader::module(device, "sim/dfsph.wgsl");
+    /// `sim_layout` is the simulation's bind group 0 layout; `workgroup_size` the per-particle kernels' WG;
+    /// `subgroups`: sum the solves' errors with subgroup operations (the device must have
+    /// `Features::SUBGROUP`), else by a tree in workgroup memory.
+    pub fn new(device: &wgpu::Device, sim_layout: &wgpu::BindGroupLayout, workgroup_size: u32, subgroups: bool) -> Self {
+        let mut source = gpu::shader::resolve("sim/dfsph.wgsl");
+        if subgroups {
+            let tree = gpu::shader::raw_source("sim/error_sum.wgsl").unwrap_or_default();
+            let subgroup = gpu::shader::raw_source("sim/error_sum_subgroup.wgsl").unwrap_or_default();
+            debug_assert!(!tree.is_empty() && source.contains(tree), "dfsph.wgsl imports sim/error_sum.wgsl");
+            // (naga takes the subgroup builtins under `Features::SUBGROUP` without `enable subgroups;`.)
+            source = source.replacen(tree, subgroup, 1);
+        }
+        let module = gpu::shader::module_from_source(device, "sim/dfsph.wgsl", source);
         let vis = wgpu::ShaderStages::COMPUTE;
         let control_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("dfsph control layout"),

@@ -102,6 +102,10 @@ pub struct SimOptions {
     /// range, 9 rows), 2 (cells of h, rows of 5, 25 rows) or 3. Smaller cells visit less empty volume
     /// and more row ranges.
     pub cell_split: u32,
+    /// Sum the DFSPH solves' errors with subgroup operations where the device has them
+    /// (shaders/sim/error_sum_subgroup.wgsl); false keeps the workgroup-memory tree everywhere
+    /// (`waterview bench --no-subgroups`).
+    pub subgroups: bool,
 }
 
 /// Default [`SimOptions::cells_per_particle`]: 2 cells per particle (8 bytes each) ran as fast as the
@@ -114,7 +118,7 @@ pub const CELL_SPLIT: u32 = 2;
 
 impl Default for SimOptions {
     fn default() -> Self {
-        Self { workgroup_size: 128, pool: 0, cells_per_particle: CELLS_PER_PARTICLE, cell_split: CELL_SPLIT }
+        Self { workgroup_size: 128, pool: 0, cells_per_particle: CELLS_PER_PARTICLE, cell_split: CELL_SPLIT, subgroups: true }
     }
 }
 
@@ -268,7 +272,7 @@ impl Simulation {
             surface_normals: per_particle(&pcisph, "surface_normals"),
         };
         let grid = GridPass::new(device, &grid_pl, &buffers.cell_start, cells as u32, wg);
-        let dfsph = dfsph::DfsphPass::new(device, &layout, wg);
+        let dfsph = dfsph::DfsphPass::new(device, &layout, wg, options.subgroups && ctx.has_subgroups());
         Ok(Self {
             params: params.clone(),
             derived,
