@@ -7,10 +7,9 @@
 mod common;
 
 use glam::{Vec3, Vec4};
-use waterview::gpu::readback::read_buffer_blocking;
-use waterview::gpu::{self, storage_buffer_init, GpuContext, Profiler};
+use waterview::gpu::{self, GpuContext, Profiler};
 use waterview::headless::{build_simulation, simulate};
-use waterview::render::{AnisotropyPass, Ellipsoid, FluidSettings, RenderSettings};
+use waterview::render::Ellipsoid;
 use waterview::scene::{Aabb, Scene, SceneSetup};
 use waterview::sim::{reference, SimOptions, SimParams, SimStats, Simulation};
 use waterview::terrain::Heightfield;
@@ -81,15 +80,7 @@ fn dfsph_tank_in_rows_matches_one_row() {
 
 fn ellipsoids(ctx: &GpuContext, cloud: &[Vec4], rows_of: u32) -> Vec<Ellipsoid> {
     gpu::set_max_groups_x(rows_of);
-    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(cloud));
-    let settings = RenderSettings { fluid: FluidSettings { dx: 0.1, ..FluidSettings::default() }, ..RenderSettings::default() };
-    let mut pass = AnisotropyPass::new(ctx);
-    let profiler = Profiler::new(&ctx.device);
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    pass.encode(ctx, &mut enc, &profiler, &buffer, cloud.len() as u32, settings.anisotropy_uniform());
-    ctx.queue.submit([enc.finish()]);
-    let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
-    bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..cloud.len()].to_vec()
+    common::anisotropy_of(ctx, cloud, 0.1)
 }
 
 #[test]

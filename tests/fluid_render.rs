@@ -9,13 +9,14 @@
 
 mod common;
 
+use common::anisotropy_of;
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
 use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
 use waterview::render::camera::camera_bind_group_layout;
 use waterview::render::{
-    render_to_image, AnisotropyPass, Ellipsoid, FlowSettings, FluidSettings, FluidTargets, FluidView, OrbitCamera,
+    render_to_image, Ellipsoid, FlowSettings, FluidSettings, FluidTargets, FluidView, OrbitCamera,
     ParticleSource, RenderSettings, Renderer, SkySource, SmoothPass, SplatMethod, SplatPass,
     OFFSCREEN_FORMAT,
 };
@@ -205,20 +206,6 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
         "{method:?}: thickness differs from the analytic path length by up to {:.2e} (relative)",
         worst_path
     );
-}
-
-/// Runs the anisotropy pass over `positions` (spacing `dx`) with the default settings; returns the ellipsoids.
-fn anisotropy_of(ctx: &GpuContext, positions: &[Vec4], dx: f32) -> Vec<Ellipsoid> {
-    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(positions));
-    let mut settings = RenderSettings::default();
-    settings.fluid.dx = dx;
-    let mut pass = AnisotropyPass::new(ctx);
-    let profiler = Profiler::new(&ctx.device);
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    pass.encode(ctx, &mut enc, &profiler, &buffer, positions.len() as u32, settings.anisotropy_uniform());
-    ctx.queue.submit([enc.finish()]);
-    let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
-    bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..positions.len()].to_vec()
 }
 
 #[test]
