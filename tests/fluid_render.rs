@@ -516,3 +516,44 @@ fn image_checks_of_every_target() {
     }
     assert!(failures.is_empty(), "image checks failed:\n{}", failures.join("\n"));
 }
+
+/// A paused simulation's ellipsoids are kept (src/render/anisotropy.rs `encode_if_changed`): with the
+/// same particles version the pass records nothing even though the buffer's contents changed behind
+/// its back; a new version, other parameters or no version at all recompute.
+#[test]
+fn anisotropy_is_kept_while_the_particles_version_stands() {
+    let ctx = common::gpu();
+    let dx = 0.1;
+    let lattice = |shear: f32| -> Vec<Vec4> {
+        (0..8 * 8 * 8)
+            .map(|k| {
+                let (x, y, z) = ((k % 8) as f32, ((k / 8) % 8) as f32, (k / 64) as f32);
+                (dx * Vec3::new(x + shear * y, y, z)).extend(1000.0)
+            })
+            .collect()
+    };
+    let (a, b) = (lattice(0.0), lattice(0.4));
+    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(&a));
+    let mut settings = RenderSettings::default();
+    settings.fluid.dx = dx;
+    let mut pass = waterview::render::AnisotropyPass::new(&ctx);
+    let profiler = Profiler::new(&ctx.device);
+    let mut run = |pass: &mut waterview::render::AnisotropyPass, version: Option<u64>, settings: &RenderSettings| {
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        pass.encode_if_changed(&ctx, &mut enc, &profiler, &buffer, a.len() as u32, settings.anisotropy_uniform(), version);
+        ctx.queue.submit([enc.finish()]);
+        let bytes = read_buffer_blocking(&ctx, pass.ellipsoids().expect("ellipsoids made"));
+        bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..a.len()].to_vec()
+    };
+    let first = run(&mut pass, Some(1), &settings);
+    assert!(first == anisotropy_of(&ctx, &a, dx), "the first encode computes");
+    ctx.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&b));
+    assert!(run(&mut pass, Some(1), &settings) == first, "same version: kept");
+    let sheared = run(&mut pass, Some(2), &settings);
+    assert!(sheared == anisotropy_of(&ctx, &b, dx) && sheared != first, "a new version recomputes");
+    settings.fluid.anisotropy_scale = 1.5;
+    let larger = run(&mut pass, Some(2), &settings);
+    assert!(larger != sheared, "other parameters recompute");
+    ctx.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&a));
+    assert!(run(&mut pass, None, &settings) != larger, "no version: always recomputed");
+}

@@ -87,6 +87,8 @@ pub struct AnisotropyPass {
     anisotropy: wgpu::ComputePipeline,
     uniform: wgpu::Buffer,
     sized: Option<Sized>,
+    /// What the ellipsoids were last computed from: (particles version, count, parameters, buffer).
+    computed: Option<(u64, u32, AnisotropyUniform, wgpu::Buffer)>,
 }
 
 impl AnisotropyPass {
@@ -119,12 +121,41 @@ impl AnisotropyPass {
             layout,
             uniform,
             sized: None,
+            computed: None,
         }
     }
 
     /// The ellipsoids of the last encode (`array<Ellipsoid>`, at least `count` entries), if any.
     pub fn ellipsoids(&self) -> Option<&wgpu::Buffer> {
         self.sized.as_ref().map(|s| &s.ellipsoids)
+    }
+
+    /// As [`Self::encode`], but records nothing when the ellipsoids already hold this `version` of the same
+    /// particles (count, buffer) with the same parameters: a paused simulation's ellipsoids are kept
+    /// while the camera or the other render settings change (1.0 ms per frame at 1 M particles on an
+    /// H100). `version` comes from [`crate::sim::Simulation::particles_version`]; `None` (particles of
+    /// unknown provenance) always recomputes.
+    pub fn encode_if_changed(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        positions: &wgpu::Buffer,
+        count: u32,
+        params: AnisotropyUniform,
+        version: Option<u64>,
+    ) {
+        let same = |(v, n, p, b): &(u64, u32, AnisotropyUniform, wgpu::Buffer)| {
+            version == Some(*v) && *n == count && *p == AnisotropyUniform { count: p.count, table_size: p.table_size, ..params } && b == positions
+        };
+        if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
+            return;
+        }
+        self.encode(ctx, encoder, profiler, positions, count, params);
+        if let (Some(v), Some(s)) = (version, self.sized.as_ref()) {
+            let recorded = AnisotropyUniform { count, table_size: s.table_size, ..params };
+            self.computed = Some((v, count, recorded, positions.clone()));
+        }
     }
 
     /// Records the pass (timed as "anisotropy") over the first `count` particles of `positions`
@@ -139,6 +170,7 @@ impl AnisotropyPass {
         count: u32,
         mut params: AnisotropyUniform,
     ) {
+        self.computed = None;
         if count == 0 {
             return;
         }

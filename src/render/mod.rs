@@ -447,7 +447,8 @@ impl Renderer {
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
         if let Some(p) = fluid {
-            self.anisotropy.encode(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform());
+            let version = p.sim.map(|s| s.particles_version());
+            self.anisotropy.encode_if_changed(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform(), version);
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else
         // drawn (and cached). Then the moving opaque things over them.

@@ -144,6 +144,8 @@ pub struct Simulation {
     initial: (Vec<[f32; 4]>, Vec<[f32; 4]>),
     readback: ReadbackRing,
     frame: u64,
+    /// Counts every change recorded to the particles (steps, resets): see [`Simulation::particles_version`].
+    particles_version: u64,
     latest: Option<SimStats>,
     workgroup_size: u32,
     /// The inflows and outflows as uploaded (emission state zeroed).
@@ -290,6 +292,7 @@ impl Simulation {
             initial,
             readback: ReadbackRing::new(device, "sim stats", STATS_BYTES, 4),
             frame: 0,
+            particles_version: 0,
             latest: None,
             workgroup_size: wg,
             sources: sources::to_gpu(&[], &[], params.dx)?,
@@ -353,6 +356,7 @@ impl Simulation {
     /// Puts the particles back where the scene started them and the clock to zero.
     pub fn reset(&mut self, ctx: &GpuContext) {
         let q = &ctx.queue;
+        self.particles_version += 1;
         q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&self.initial.0));
         q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&self.initial.1));
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&StepState::default()));
@@ -375,6 +379,7 @@ impl Simulation {
     /// Records one step: grid build, time step, density and non-pressure forces, the PCISPH iterations,
     /// integration with boundary handling.
     pub fn encode_step(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
+        self.particles_version += 1;
         let n = self.count;
         let p = &self.pipelines;
         self.grid.encode(encoder, profiler, &self.grid_bind, &self.buffers.cell_start, n);
@@ -533,6 +538,12 @@ impl Simulation {
             }
         }
         seen.iter().map(|b| b.size()).sum()
+    }
+
+    /// A number that changes whenever a step or a reset is recorded (anything that moves the particles):
+    /// the renderer keeps the anisotropy's ellipsoids while it stays the same (a paused simulation).
+    pub fn particles_version(&self) -> u64 {
+        self.particles_version
     }
 
     /// Blocking read of the particle state (positions with density, velocities with pressure), in the
