@@ -517,7 +517,7 @@ fn image_checks_of_every_target() {
     assert!(failures.is_empty(), "image checks failed:\n{}", failures.join("\n"));
 }
 
-/// A paused simulation's ellipsoids are kept (src/render/anisotropy.rs `encode_if_changed`): with the
+/// A paused simulation's ellipsoids are kept (src/render/anisotropy.rs `encode` with a version): with the
 /// same particles version the pass records nothing even though the buffer's contents changed behind
 /// its back; a new version, other parameters or no version at all recompute.
 #[test]
@@ -538,9 +538,9 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
     settings.fluid.dx = dx;
     let mut pass = waterview::render::AnisotropyPass::new(&ctx);
     let profiler = Profiler::new(&ctx.device);
-    let mut run = |pass: &mut waterview::render::AnisotropyPass, version: Option<u64>, settings: &RenderSettings| {
+    let run = |pass: &mut waterview::render::AnisotropyPass, version: Option<u64>, settings: &RenderSettings| {
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        pass.encode_if_changed(&ctx, &mut enc, &profiler, &buffer, a.len() as u32, settings.anisotropy_uniform(), version);
+        pass.encode(&ctx, &mut enc, &profiler, &buffer, a.len() as u32, settings.anisotropy_uniform(), version);
         ctx.queue.submit([enc.finish()]);
         let bytes = read_buffer_blocking(&ctx, pass.ellipsoids().expect("ellipsoids made"));
         bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..a.len()].to_vec()

@@ -130,37 +130,14 @@ impl AnisotropyPass {
         self.sized.as_ref().map(|s| &s.ellipsoids)
     }
 
-    /// As [`Self::encode`], but records nothing when the ellipsoids already hold this `version` of the same
-    /// particles (count, buffer) with the same parameters: a paused simulation's ellipsoids are kept
+    /// Records the pass (timed as "anisotropy") over the first `count` particles of `positions`
+    /// (`array<vec4<f32>>`, xyz metres). `params.count` and `params.table_size` are filled in here.
+    /// Nothing is recorded when `count` is 0, or when the ellipsoids already hold this `version` of the
+    /// same particles (count, buffer) with the same parameters: a paused simulation's ellipsoids are kept
     /// while the camera or the other render settings change (1.0 ms per frame at 1 M particles on an
     /// H100). `version` comes from [`crate::sim::Simulation::particles_version`]; `None` (particles of
     /// unknown provenance) always recomputes.
-    pub fn encode_if_changed(
-        &mut self,
-        ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        positions: &wgpu::Buffer,
-        count: u32,
-        params: AnisotropyUniform,
-        version: Option<u64>,
-    ) {
-        let same = |(v, n, p, b): &(u64, u32, AnisotropyUniform, wgpu::Buffer)| {
-            version == Some(*v) && *n == count && *p == AnisotropyUniform { count: p.count, table_size: p.table_size, ..params } && b == positions
-        };
-        if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
-            return;
-        }
-        self.encode(ctx, encoder, profiler, positions, count, params);
-        if let (Some(v), Some(s)) = (version, self.sized.as_ref()) {
-            let recorded = AnisotropyUniform { count, table_size: s.table_size, ..params };
-            self.computed = Some((v, count, recorded, positions.clone()));
-        }
-    }
-
-    /// Records the pass (timed as "anisotropy") over the first `count` particles of `positions`
-    /// (`array<vec4<f32>>`, xyz metres). `params.count` and `params.table_size` are filled in here.
-    /// Nothing is recorded when `count` is 0.
+    #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &mut self,
         ctx: &GpuContext,
@@ -169,7 +146,14 @@ impl AnisotropyPass {
         positions: &wgpu::Buffer,
         count: u32,
         mut params: AnisotropyUniform,
+        version: Option<u64>,
     ) {
+        let same = |(v, n, p, b): &(u64, u32, AnisotropyUniform, wgpu::Buffer)| {
+            version == Some(*v) && *n == count && *p == AnisotropyUniform { count: p.count, table_size: p.table_size, ..params } && b == positions
+        };
+        if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
+            return;
+        }
         self.computed = None;
         if count == 0 {
             return;
@@ -183,6 +167,7 @@ impl AnisotropyPass {
         params.count = count;
         params.table_size = s.table_size;
         ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
+        self.computed = version.map(|v| (v, count, params, positions.clone()));
         let groups = gpu::groups(count, WORKGROUP);
         if params.enabled != 0 {
             encoder.clear_buffer(&s.cells, 0, None);

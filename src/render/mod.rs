@@ -448,7 +448,7 @@ impl Renderer {
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
         if let Some(p) = fluid {
             let version = p.sim.map(|s| s.particles_version());
-            self.anisotropy.encode_if_changed(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform(), version);
+            self.anisotropy.encode(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform(), version);
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else
         // drawn (and cached). Then the moving opaque things over them.

@@ -23,7 +23,7 @@ pub fn anisotropy_of(ctx: &GpuContext, positions: &[glam::Vec4], dx: f32) -> Vec
     let mut pass = AnisotropyPass::new(ctx);
     let profiler = Profiler::new(&ctx.device);
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    pass.encode(ctx, &mut enc, &profiler, &buffer, positions.len() as u32, settings.anisotropy_uniform());
+    pass.encode(ctx, &mut enc, &profiler, &buffer, positions.len() as u32, settings.anisotropy_uniform(), None);
     ctx.queue.submit([enc.finish()]);
     let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
     bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..positions.len()].to_vec()
