@@ -180,10 +180,9 @@ pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
 /// Largest image decoded before the crop, pixels per axis.
 const MAX_DECODE_SIZE: u32 = 16384;
 
-/// Most particles a scene may build, counted as the lattice points of its fluid blocks before the
-/// terrain removes any (2^27: up to about 3.2 GB of CPU memory while building); beyond this `build` fails
-/// instead of exhausting memory. The GPU's own limit (its largest storage buffer) may refuse fewer, with
-/// a message.
+/// Most particles a scene may build, counted as its fluid blocks' lattice points before the terrain
+/// removes any (2^27, up to ~3.2 GB of CPU memory while building); beyond it `build` fails instead of
+/// exhausting memory. The GPU's limit (its largest storage buffer) may refuse fewer, with a message.
 pub const MAX_PARTICLES: u64 = 1 << 27;
 
 /// Units of a heightmap, read from the JSON file beside the PNG (extra fields are ignored).

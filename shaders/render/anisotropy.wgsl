@@ -204,17 +204,13 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
             }
         }
     }
-    let sum_w = sums.w;
-    let sum_q = sums.q;
-    let sum_qq = sums.qq;
-    let neighbours = sums.n;
-    let mean = sum_q / max(sum_w, 1e-20);
+    let mean = sums.q / max(sums.w, 1e-20);
     let centre = xi + params.lambda * mean;
-    if neighbours < params.n_eps {
+    if sums.n < params.n_eps {
         ellipsoids[i] = sphere(centre, params.splat_radius);
         return;
     }
-    let cov = sum_qq * (1.0 / sum_w) - mat3x3<f32>(mean * mean.x, mean * mean.y, mean * mean.z);
+    let cov = sums.qq * (1.0 / sums.w) - mat3x3<f32>(mean * mean.x, mean * mean.y, mean * mean.z);
     let e = eigen_symmetric(cov);
     // Standard deviations along the principal axes, ratio-clamped and normalised to the sphere's volume.
     let sd = sqrt(max(e.values, vec3<f32>(0.0)));

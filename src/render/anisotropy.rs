@@ -87,8 +87,8 @@ pub struct AnisotropyPass {
     anisotropy: wgpu::ComputePipeline,
     uniform: wgpu::Buffer,
     sized: Option<Sized>,
-    /// What the ellipsoids were last computed from: (particles version, count, parameters, buffer).
-    computed: Option<(u64, u32, AnisotropyUniform, wgpu::Buffer)>,
+    /// What the ellipsoids were last computed from: (particles version, parameters with their count, buffer).
+    computed: Option<(u64, AnisotropyUniform, wgpu::Buffer)>,
 }
 
 impl AnisotropyPass {
@@ -148,8 +148,8 @@ impl AnisotropyPass {
         mut params: AnisotropyUniform,
         version: Option<u64>,
     ) {
-        let same = |(v, n, p, b): &(u64, u32, AnisotropyUniform, wgpu::Buffer)| {
-            version == Some(*v) && *n == count && *p == AnisotropyUniform { count: p.count, table_size: p.table_size, ..params } && b == positions
+        let same = |(v, p, b): &(u64, AnisotropyUniform, wgpu::Buffer)| {
+            version == Some(*v) && *p == AnisotropyUniform { count, table_size: p.table_size, ..params } && b == positions
         };
         if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
             return;
@@ -167,7 +167,7 @@ impl AnisotropyPass {
         params.count = count;
         params.table_size = s.table_size;
         ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
-        self.computed = version.map(|v| (v, count, params, positions.clone()));
+        self.computed = version.map(|v| (v, params, positions.clone()));
         let groups = gpu::groups(count, WORKGROUP);
         if params.enabled != 0 {
             encoder.clear_buffer(&s.cells, 0, None);

@@ -26,6 +26,7 @@ pub mod background;
 pub mod camera;
 pub mod composite;
 pub mod particles;
+pub mod settings;
 pub mod sky;
 pub mod smooth;
 pub mod splat;
@@ -37,6 +38,7 @@ pub use anisotropy::{AnisotropyPass, AnisotropyUniform, Ellipsoid};
 pub use camera::{sun_direction, CameraUniform, OrbitCamera, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT};
 pub use composite::{CompositePass, CompositeUniform};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
+pub use settings::{FluidSettings, FluidView, RenderSettings};
 pub use sky::{SkyError, SkyPass, SkySource};
 pub use smooth::{FlowSettings, SmoothPass};
 pub use splat::{SplatMethod, SplatPass};
@@ -47,212 +49,7 @@ pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
 use crate::gpu::{GpuContext, Profiler};
 use crate::terrain::Heightfield;
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-
-/// What the frame shows: the shaded water, one intermediate target of the fluid renderer, or the old
-/// sphere impostors.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum FluidView {
-    /// Shaded water over terrain and sky.
-    #[default]
-    Final,
-    /// Nearest splat's linear depth (grey, nearer = brighter).
-    RawDepth,
-    /// Depth after curvature flow.
-    SmoothedDepth,
-    /// Summed path length through the splats.
-    Thickness,
-    /// World-space normals of the smoothed depth (rgb = n / 2 + 1/2).
-    Normals,
-    /// The curvature flow's active tiles (red) over the scene, fluid pixels in blue.
-    TileMask,
-    /// One shaded sphere per particle (the `particle` style), no screen-space fluid.
-    Spheres,
-}
-
-impl FluidView {
-    /// Every view, in UI order.
-    pub const ALL: [FluidView; 7] = [
-        FluidView::Final,
-        FluidView::RawDepth,
-        FluidView::SmoothedDepth,
-        FluidView::Thickness,
-        FluidView::Normals,
-        FluidView::TileMask,
-        FluidView::Spheres,
-    ];
-
-    /// Name for menus.
-    pub fn name(self) -> &'static str {
-        match self {
-            FluidView::Final => "final image",
-            FluidView::RawDepth => "raw depth",
-            FluidView::SmoothedDepth => "smoothed depth",
-            FluidView::Thickness => "thickness",
-            FluidView::Normals => "normals",
-            FluidView::TileMask => "tile mask",
-            FluidView::Spheres => "sphere impostors",
-        }
-    }
-
-    fn code(self) -> u32 {
-        match self {
-            FluidView::Final | FluidView::Spheres => 0,
-            FluidView::RawDepth => 1,
-            FluidView::SmoothedDepth => 2,
-            FluidView::Thickness => 3,
-            FluidView::Normals => 4,
-            FluidView::TileMask => 5,
-        }
-    }
-}
-
-/// Parameters of the screen-space fluid renderer (serde). Lengths given "x dx" scale with the particle
-/// spacing, so one setting looks the same for coarse and fine simulations.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct FluidSettings {
-    /// Particle spacing dx, metres; 0 = twice `ParticleStyle::radius`.
-    pub dx: f32,
-    /// Splat (sphere) radius, x dx.
-    pub splat_radius: f32,
-    /// Anisotropic ellipsoids (off: spheres).
-    pub anisotropy: bool,
-    /// Neighbour radius r = 2h of the anisotropy PCA, x dx.
-    pub neighbour_radius: f32,
-    /// Largest ellipsoid axis ratio (Yu & Turk's kr).
-    pub kr: f32,
-    /// Scale of the ellipsoid axes (1 = the sphere's volume).
-    pub anisotropy_scale: f32,
-    /// Fewer neighbours than this (the particle included): a sphere (Yu & Turk's N_eps).
-    pub neighbour_threshold: u32,
-    /// Centre smoothing lambda, 0..1.
-    pub centre_smoothing: f32,
-    /// Thickness target at half resolution.
-    pub half_res_thickness: bool,
-    /// How the splats reach the pixels (rasteriser or compute).
-    pub splats: SplatMethod,
-    /// Curvature-flow iterations per frame.
-    pub flow_iterations: u32,
-    /// Curvature-flow Euler step, as a fraction of its stability limit (0..1].
-    pub flow_step: f32,
-    /// Depth jump that counts as a silhouette (not smoothed across), x dx.
-    pub depth_threshold: f32,
-    /// Curvature flow over every pixel instead of the fluid tiles only (for comparison).
-    pub full_screen_flow: bool,
-    /// Beer-Lambert absorption per channel (r, g, b), 1/m.
-    pub absorption: [f32; 3],
-    /// Refraction: background offset in screen fractions for thick water.
-    pub refraction: f32,
-    /// Fresnel reflectance at normal incidence (water: 0.02).
-    pub fresnel_f0: f32,
-}
-
-impl Default for FluidSettings {
-    fn default() -> Self {
-        Self {
-            dx: 0.0,
-            splat_radius: 0.75,
-            anisotropy: true,
-            neighbour_radius: 2.4,
-            kr: 4.0,
-            anisotropy_scale: 1.0,
-            neighbour_threshold: 16,
-            centre_smoothing: 0.9,
-            half_res_thickness: true,
-            splats: SplatMethod::default(),
-            flow_iterations: 40,
-            flow_step: 0.8,
-            depth_threshold: 3.0,
-            full_screen_flow: false,
-            absorption: [0.9, 0.4, 0.15],
-            refraction: 0.03,
-            fresnel_f0: 0.02,
-        }
-    }
-}
-
-/// User-facing render settings (serde; angles in degrees).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RenderSettings {
-    /// How particles are drawn in the `Spheres` view.
-    pub particle: ParticleStyle,
-    /// Sun direction about +y, degrees (0 = toward +z, 90 = toward +x).
-    pub sun_azimuth_deg: f32,
-    /// Sun height above the horizon, degrees.
-    pub sun_elevation_deg: f32,
-    /// Sun brightness, linear scale (1 = nominal; the default is tuned for the tone map).
-    pub sun_intensity: f32,
-    /// Draw the terrain mesh.
-    pub show_terrain: bool,
-    /// Draw the water (in the chosen view).
-    pub show_particles: bool,
-    /// What the frame shows.
-    pub view: FluidView,
-    /// Screen-space fluid parameters.
-    pub fluid: FluidSettings,
-    /// Atmospheric turbidity of the generated sky (2 clear .. 10 hazy).
-    pub sky_turbidity: f32,
-    /// Radiance multiplier of a loaded sky.
-    pub sky_exposure: f32,
-    /// A sky image (equirectangular `.hdr`/`.png`/`.jpg`) or a folder of six faces
-    /// `px nx py ny pz nz` (any of those extensions); `None` = the generated sky.
-    pub sky_file: Option<PathBuf>,
-    /// Reuse the terrain and sky drawn for the last frame while the camera, the sun, the sky and the
-    /// terrain are unchanged (see [`background`]); off draws them every frame (`waterview bench
-    /// --redraw-background` measures that, the cost of a moving camera).
-    pub cache_background: bool,
-}
-
-impl Default for RenderSettings {
-    fn default() -> Self {
-        Self {
-            particle: ParticleStyle::default(),
-            sun_azimuth_deg: 140.0,
-            sun_elevation_deg: 38.0,
-            sun_intensity: 2.6,
-            show_terrain: true,
-            show_particles: true,
-            view: FluidView::Final,
-            fluid: FluidSettings::default(),
-            sky_turbidity: 2.5,
-            sky_exposure: 1.0,
-            sky_file: None,
-            cache_background: true,
-        }
-    }
-}
-
-impl RenderSettings {
-    /// Particle spacing in metres: `fluid.dx`, or twice the sphere radius when that is 0.
-    pub fn dx(&self) -> f32 {
-        if self.fluid.dx > 0.0 {
-            self.fluid.dx
-        } else {
-            2.0 * self.particle.radius.max(1e-6)
-        }
-    }
-
-    /// The anisotropy pass's parameters (count and table size are filled in by the pass).
-    pub fn anisotropy_uniform(&self) -> AnisotropyUniform {
-        let f = &self.fluid;
-        let dx = self.dx();
-        AnisotropyUniform {
-            count: 0,
-            table_size: 0,
-            radius: f.neighbour_radius.max(0.5) * dx,
-            splat_radius: f.splat_radius.max(0.01) * dx,
-            kr: f.kr.max(1.0),
-            scale: f.anisotropy_scale.max(0.01),
-            n_eps: f.neighbour_threshold,
-            lambda: f.centre_smoothing.clamp(0.0, 1.0),
-            enabled: f.anisotropy as u32,
-            _pad: [0; 3],
-        }
-    }
-}
 
 /// The simulation's particle buffers to draw (see [`crate::sim`] for their layout).
 #[derive(Clone, Copy)]

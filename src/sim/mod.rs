@@ -63,13 +63,12 @@ use buffers::Buffers;
 use grid::{bounds, GridPass};
 use stats::{decode_stats, STATS_BYTES};
 
-/// Largest number of grid cells (u32 indices, plus the parking cell and the total); the storage binding
-/// limit usually bounds it first.
+/// Most grid cells (u32 indices, plus the parking cell and the total); the storage binding bounds it first.
 const MAX_CELLS: u64 = u32::MAX as u64 - 2;
 
 /// Bytes per particle of the largest per-particle buffer that a simulation's particles end up in: the
-/// renderer's ellipsoids (render/anisotropy.rs), 64 bytes; the simulation's own are 16.
-const LARGEST_PER_PARTICLE: u64 = 64;
+/// renderer's ellipsoids (64 bytes); the simulation's own are 16.
+const LARGEST_PER_PARTICLE: u64 = size_of::<crate::render::Ellipsoid>() as u64;
 
 struct Pipelines {
     time_step: wgpu::ComputePipeline,
@@ -144,7 +143,7 @@ pub struct Simulation {
     initial: (Vec<[f32; 4]>, Vec<[f32; 4]>),
     readback: ReadbackRing,
     frame: u64,
-    /// Counts every change recorded to the particles (steps, resets): see [`Simulation::particles_version`].
+    /// See [`Simulation::particles_version`].
     particles_version: u64,
     latest: Option<SimStats>,
     workgroup_size: u32,
@@ -186,8 +185,7 @@ impl Simulation {
         }
         let n = setup.positions.len() as u64 + options.pool as u64;
         let limit = ctx.max_storage_binding();
-        // One thread per particle, in rows of up to 65 535 workgroups (gpu::dispatch_size): the dispatch
-        // allows 65 535^2 workgroups; the buffers bound the count first.
+        // One thread per particle in rows of workgroups (gpu::dispatch_size): the buffers bound the count.
         if n * LARGEST_PER_PARTICLE > limit {
             let why = "its largest storage buffer holds that many 64-byte ellipsoids (the renderer's; the simulation's particles take 16 bytes each per buffer)";
             return Err(SimError::TooManyParticles { count: n, max: limit / LARGEST_PER_PARTICLE, why });

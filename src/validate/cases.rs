@@ -123,13 +123,17 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
     let mut fits = Vec::new();
     while run.time < t_end {
         let t = run.advance(sample)?;
-        if t >= t_settle {
+        let pos = if t >= t_settle {
+            let mut last = Vec::new();
             for _ in 0..FIT_STEPS {
                 let (pos, vel) = run.step_and_read();
                 fits.extend(fit(&pos, &vel));
+                last = pos;
             }
-        }
-        let (pos, _) = run.read();
+            last
+        } else {
+            run.read().0
+        };
         let centroid = 2.0 * (pos.iter().map(|p| p[1] as f64).sum::<f64>() / pos.len() as f64 - floor as f64);
         let mut ys: Vec<f32> = pos.iter().filter(|q| inner(q)).map(|q| q[1]).collect();
         ys.sort_by(f32::total_cmp);
