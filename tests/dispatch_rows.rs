@@ -99,9 +99,13 @@ fn anisotropy_in_rows_matches_one_row() {
     let worst = rows
         .iter()
         .zip(&one)
-        .map(|(a, b)| a.centre.iter().chain(a.inv_axes.iter().flatten()).zip(b.centre.iter().chain(b.inv_axes.iter().flatten())).map(|(x, y)| (x - y).abs() / y.abs().max(1.0)).fold(0.0f32, f32::max))
+        .map(|(a, b)| {
+            let (ga, gb) = (a.g().to_cols_array(), b.g().to_cols_array());
+            a.centre.iter().chain(&ga).zip(b.centre.iter().chain(&gb)).map(|(x, y)| (x - y).abs() / y.abs().max(1.0)).fold(0.0f32, f32::max)
+        })
         .fold(0.0f32, f32::max);
-    assert!(worst < 1e-4, "ellipsoids in rows differ from one row's by up to {worst:.2e}");
+    // G is stored in 16-bit floats: a last-bit difference in 32 bits may round to the next one (2^-10 relative).
+    assert!(worst < 2e-3, "ellipsoids in rows differ from one row's by up to {worst:.2e}");
     assert!(rows.iter().all(|e| e.centre[3] > 0.0), "every particle has an ellipsoid");
 }
 

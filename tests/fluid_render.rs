@@ -119,11 +119,9 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
     let centre = Vec3::new(0.3, -0.2, 0.1);
     let axes = Vec3::new(1.4, 0.5, 0.9);
     let rot = Mat3::from_euler(glam::EulerRot::YXZ, 0.7, 0.4, -0.3);
-    let g = rot * Mat3::from_diagonal(axes.recip()) * rot.transpose();
-    let e = Ellipsoid {
-        centre: centre.extend(axes.max_element()).to_array(),
-        inv_axes: [g.row(0).extend(0.0).to_array(), g.row(1).extend(0.0).to_array(), g.row(2).extend(0.0).to_array()],
-    };
+    let e = Ellipsoid::new(centre, axes.max_element(), rot * Mat3::from_diagonal(axes.recip()) * rot.transpose());
+    // The CPU casts against the ellipsoid as stored (G in 16-bit floats).
+    let g = e.g();
     let ellipsoids = storage_buffer_init(&ctx.device, "one ellipsoid", bytemuck::bytes_of(&e));
 
     let uniform = camera.uniform(size, Vec3::Y, 1.0, 0.0);

@@ -10,10 +10,12 @@
 // table (bucket = hash(y, z) + x), so a row's cells within r of the particle are one range of `sorted`:
 // 25 ranges (rows trimmed to the sphere of radius r) instead of 27 cells of r, about 0.4x the candidates.
 // Rows of other (y, z) folded onto the same buckets are filtered by comparing each candidate's own row.
-// Output per particle (the splat pass reads it directly): centre (xyz, w = bounding radius) and the rows of
-// G = R diag(1 / axes) R^T, which maps a world offset from the centre into the ellipsoid's unit sphere.
+// Output per particle (the splat pass reads it directly): centre (xyz, w = bounding radius) and
+// G = R diag(1 / axes) R^T, which maps a world offset from the centre into the ellipsoid's unit sphere
+// (32 bytes, G in 16-bit floats: render/ellipsoid.wgsl).
 
 #import "common/dispatch.wgsl"
+#import "render/ellipsoid.wgsl"
 
 // Rust twin: AnisotropyUniform in src/render/anisotropy.rs (48 bytes).
 struct Params {
@@ -29,14 +31,6 @@ struct Params {
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
-}
-
-// Rust twin: Ellipsoid in src/render/anisotropy.rs (64 bytes).
-struct Ellipsoid {
-    centre: vec4<f32>,
-    g0: vec4<f32>,
-    g1: vec4<f32>,
-    g2: vec4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -122,7 +116,7 @@ fn eigen_symmetric(m: mat3x3<f32>) -> Eigen {
 
 fn sphere(c: vec3<f32>, r: f32) -> Ellipsoid {
     let g = 1.0 / r;
-    return Ellipsoid(vec4<f32>(c, r), vec4<f32>(g, 0.0, 0.0, 0.0), vec4<f32>(0.0, g, 0.0, 0.0), vec4<f32>(0.0, 0.0, g, 0.0));
+    return pack_ellipsoid(c, r, mat3x3<f32>(vec3<f32>(g, 0.0, 0.0), vec3<f32>(0.0, g, 0.0), vec3<f32>(0.0, 0.0, g)));
 }
 
 // Weighted sums over the neighbours of x_i: weights, offsets q = x_j - x_i (which keep the sums well
@@ -170,7 +164,7 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let xi = positions[i].xyz;
     if positions[i].w < 0.0 {
         // Parked in the emitters' pool (see sim/common.wgsl): not drawn (the splat pass culls r = 0).
-        ellipsoids[i] = Ellipsoid(vec4<f32>(xi, 0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+        ellipsoids[i] = Ellipsoid(vec4<f32>(xi, 0.0), vec4<u32>(0u));
         return;
     }
     if params.enabled == 0u {
@@ -222,5 +216,5 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let rot = e.vectors;
     let g = rot * mat3x3<f32>(vec3<f32>(1.0 / axes.x, 0.0, 0.0), vec3<f32>(0.0, 1.0 / axes.y, 0.0), vec3<f32>(0.0, 0.0, 1.0 / axes.z)) * transpose(rot);
     let bound = max(axes.x, max(axes.y, axes.z));
-    ellipsoids[i] = Ellipsoid(vec4<f32>(centre, bound), vec4<f32>(g[0], 0.0), vec4<f32>(g[1], 0.0), vec4<f32>(g[2], 0.0));
+    ellipsoids[i] = pack_ellipsoid(centre, bound, g);
 }

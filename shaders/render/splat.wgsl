@@ -15,6 +15,7 @@
 //     targets. Point-cloud rasterisation in compute after Schuetz, Kerbl & Wimmer 2021. It keeps GPUs
 //     whose rasteriser is a small part of the chip busy (the H100 runs pixel shaders on 2 of its TPCs).
 #import "common/camera.wgsl"
+#import "render/ellipsoid.wgsl"
 
 // Rust twin: SplatUniform in src/render/splat.rs (32 bytes).
 struct Splat {
@@ -32,12 +33,6 @@ struct Splat {
 }
 
 // Rust twin: Ellipsoid in src/render/anisotropy.rs (64 bytes).
-struct Ellipsoid {
-    centre: vec4<f32>,
-    g0: vec4<f32>,
-    g1: vec4<f32>,
-    g2: vec4<f32>,
-}
 
 @group(1) @binding(0) var<uniform> splat: Splat;
 @group(1) @binding(1) var<storage, read> ellipsoids: array<Ellipsoid>;
@@ -55,7 +50,7 @@ fn visible(e: Ellipsoid) -> bool {
 // Entry and exit distances (t0 <= t1, metres) of the unit ray from the eye along `dir` through ellipsoid e;
 // t1 <= 0 when the ray misses it or it lies behind the eye.
 fn ray_ellipsoid(e: Ellipsoid, dir: vec3<f32>) -> vec2<f32> {
-    let g = mat3x3<f32>(e.g0.xyz, e.g1.xyz, e.g2.xyz); // symmetric: columns = rows
+    let g = ellipsoid_g(e);
     let o = g * (camera.eye - e.centre.xyz);
     let d = g * dir;
     let a = dot(d, d);

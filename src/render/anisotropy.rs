@@ -19,25 +19,43 @@ use crate::sim::grid::ScanPass;
 /// Threads per workgroup of every kernel here.
 const WORKGROUP: u32 = 128;
 
-/// One particle's splat: an ellipsoid. WGSL twin: `Ellipsoid` in `shaders/render/anisotropy.wgsl`.
+/// One particle's splat: an ellipsoid, 32 bytes. WGSL twin: `Ellipsoid` in
+/// `shaders/render/ellipsoid.wgsl`, which packs G's six entries into 16-bit floats (half the bytes of
+/// 32-bit rows; the splat ray-casts the rounded ellipsoid exactly, whose axes and orientation move by
+/// about 5e-4 of themselves).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Ellipsoid {
-    /// xyz = smoothed centre (m), w = bounding radius = longest semi-axis (m).
+    /// xyz = smoothed centre (m), w = bounding radius = longest semi-axis (m); 0 = not drawn.
     pub centre: [f32; 4],
-    /// Rows of G = R diag(1 / axes) R^T (1/m; w unused): `G (x - centre)` lies in the unit ball
-    /// exactly when x is inside the ellipsoid.
-    pub inv_axes: [[f32; 4]; 3],
+    /// G = R diag(1 / axes) R^T (1/m), symmetric, as pairs of IEEE binary16 (low half first):
+    /// (g00, g11), (g22, g01), (g02, g12), unused. `G (x - centre)` lies in the unit ball exactly when x
+    /// is inside the ellipsoid. Read it with [`Ellipsoid::g`].
+    pub g_packed: [u32; 4],
 }
-const _: () = assert!(size_of::<Ellipsoid>() == 64);
+const _: () = assert!(size_of::<Ellipsoid>() == 32);
 
 impl Ellipsoid {
+    /// An ellipsoid of centre `centre` (m), bounding radius `bound` (m) and matrix `g` (1/m, symmetric;
+    /// only its upper triangle is stored, in 16-bit floats).
+    pub fn new(centre: glam::Vec3, bound: f32, g: glam::Mat3) -> Self {
+        let pair = |a: f32, b: f32| u32::from(half::f16::from_f32(a).to_bits()) | u32::from(half::f16::from_f32(b).to_bits()) << 16;
+        let (c0, c1, c2) = (g.x_axis, g.y_axis, g.z_axis);
+        Self { centre: centre.extend(bound).to_array(), g_packed: [pair(c0.x, c1.y), pair(c2.z, c1.x), pair(c2.x, c2.y), 0] }
+    }
+
+    /// G (1/m), unpacked from its 16-bit entries.
+    pub fn g(&self) -> glam::Mat3 {
+        let half = |w: u32, hi: bool| half::f16::from_bits((if hi { w >> 16 } else { w }) as u16).to_f32();
+        let [a, b, c, _] = self.g_packed;
+        let (g00, g11, g22, g01, g02, g12) = (half(a, false), half(a, true), half(b, false), half(b, true), half(c, false), half(c, true));
+        glam::Mat3::from_cols(glam::Vec3::new(g00, g01, g02), glam::Vec3::new(g01, g11, g12), glam::Vec3::new(g02, g12, g22))
+    }
+
     /// Semi-axis length (m) along the unit direction `dir`, for a direction that is a principal axis:
     /// 1 / |G dir|.
     pub fn axis_along(&self, dir: glam::Vec3) -> f32 {
-        let g = |r: [f32; 4]| glam::Vec3::new(r[0], r[1], r[2]).dot(dir);
-        let v = glam::Vec3::new(g(self.inv_axes[0]), g(self.inv_axes[1]), g(self.inv_axes[2]));
-        1.0 / v.length().max(1e-30)
+        1.0 / (self.g() * dir).length().max(1e-30)
     }
 }
 

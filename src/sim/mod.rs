@@ -31,7 +31,7 @@ use thiserror::Error;
 /// Why a simulation could not be created or changed.
 #[derive(Debug, Error)]
 pub enum SimError {
-    /// `max` = the particles whose largest per-particle buffer (the renderer's 64-byte ellipsoids) fits
+    /// `max` = the particles whose largest per-particle buffer (the renderer's 32-byte ellipsoids) fits
     /// the GPU's largest storage binding.
     #[error("{count} particles are more than this GPU can simulate ({max} at most: {why}); increase dx or shrink the fluid blocks")]
     TooManyParticles { count: u64, max: u64, why: &'static str },
@@ -67,7 +67,7 @@ use stats::{decode_stats, STATS_BYTES};
 const MAX_CELLS: u64 = u32::MAX as u64 - 2;
 
 /// Bytes per particle of the largest per-particle buffer that a simulation's particles end up in: the
-/// renderer's ellipsoids (64 bytes); the simulation's own are 16.
+/// renderer's ellipsoids (32 bytes); the simulation's own are 16.
 const LARGEST_PER_PARTICLE: u64 = size_of::<crate::render::Ellipsoid>() as u64;
 
 struct Pipelines {
@@ -187,7 +187,7 @@ impl Simulation {
         let limit = ctx.max_storage_binding();
         // One thread per particle in rows of workgroups (gpu::dispatch_size): the buffers bound the count.
         if n * LARGEST_PER_PARTICLE > limit {
-            let why = "its largest storage buffer holds that many 64-byte ellipsoids (the renderer's; the simulation's particles take 16 bytes each per buffer)";
+            let why = "its largest storage buffer holds that many 32-byte ellipsoids (the renderer's; the simulation's particles take 16 bytes each per buffer)";
             return Err(SimError::TooManyParticles { count: n, max: limit / LARGEST_PER_PARTICLE, why });
         }
         if !(1..=3).contains(&options.cell_split) || !(options.cells_per_particle > 0.0) {
