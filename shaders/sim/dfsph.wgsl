@@ -81,6 +81,7 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     let fuse = fused_forces();
     var f = ForceSums(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
     let ki_rho = warm_kappa_over_rho(svel[i].w, spos[i].w);
+    let k = wendland(h);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -90,10 +91,10 @@ fn factor_and_divergence_source(i: u32) -> f32 {
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h) {
                     let r = sqrt(r2);
-                    let w = wendland_w(r, h);
+                    let w = wendland_w_in(k, r);
                     rho += m * w;
                     if (j != i) {
-                        let grad = wendland_grad(xij, r, h);
+                        let grad = wendland_grad_in(k, xij, r);
                         let g = m * grad;
                         let vj = svel[j];
                         grad_sum += g;
@@ -187,6 +188,7 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
         vi = vstar[i].xyz;
     }
     let c = cell_coord(xi);
+    let k = wendland(h);
     var rate = 0.0;
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
@@ -199,12 +201,12 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
                     if (use_vstar) {
                         vj = vstar[j].xyz;
                     }
-                    rate += m * dot(vi - vj, wendland_grad(xij, sqrt(r2), h));
+                    rate += dot(vi - vj, wendland_grad_in(k, xij, sqrt(r2)));
                 }
             }
         }
     }
-    return rate + dot(vi, boundary_density(xi).grad);
+    return m * rate + dot(vi, boundary_density(xi).grad);
 }
 
 #import "sim/error_sum.wgsl"
@@ -239,6 +241,7 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let own = accel[i];
     let xi = own.xyz;
     let c = cell_coord(xi);
+    let k = wendland(h);
     var dv = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
@@ -249,11 +252,12 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
                 let r2 = dot(xij, xij);
                 // j = i adds nothing: gradW vanishes at r = 0.
                 if (r2 < 4.0 * h * h) {
-                    dv -= m * (own.w + q.w) * wendland_grad(xij, sqrt(r2), h);
+                    dv -= (own.w + q.w) * wendland_grad_in(k, xij, sqrt(r2));
                 }
             }
         }
     }
+    dv *= m;
     let b = boundary_density(xi);
     if (use_kappa_v) {
         dv -= own.w * b.grad;
@@ -293,6 +297,7 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     var rp = rho_p[i];
     let ki_rho = warm_kappa_over_rho(svel[i].w, rp.x);
     var f = ForceSums(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    let k = wendland(h);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -303,7 +308,7 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
                     let r = sqrt(r2);
                     let vj = svel[j];
                     let k_sum = ki_rho + warm_kappa_over_rho(vj.w, rho_p[j].x);
-                    f = add_forces(f, vi - vj.xyz, xij, r2, wendland_w(r, h), wendland_grad(xij, r, h), k_sum);
+                    f = add_forces(f, vi - vj.xyz, xij, r2, wendland_w_in(k, r), wendland_grad_in(k, xij, r), k_sum);
                 }
             }
         }
