@@ -27,29 +27,34 @@ fn wendland_grad(x: vec3<f32>, r: f32, h: f32) -> vec3<f32> {
 }
 
 // The same kernel with its constants computed once per particle instead of once per neighbour, for the
-// neighbour loops, which test r < 2h themselves: W = w_coef t^4 (2q + 1), grad W = g_coef t^3 x,
-// q = r / h, t = 1 - q/2.
+// neighbour loops, which test r < 2h themselves: with t = 1 - r / (2h) (so 2q + 1 = 5 - 4t),
+// W = w_coef t^4 (5 - 4t) and grad W = g_coef t^3 x. Loops that sum t^3-weighted terms multiply by
+// g_coef once at the end.
 struct Wendland {
-    inv_h: f32,
+    half_inv_h: f32,
     w_coef: f32,
     g_coef: f32,
 }
 
 fn wendland(h: f32) -> Wendland {
     let alpha = 21.0 / (16.0 * PI * h * h * h);
-    return Wendland(1.0 / h, alpha, -5.0 * alpha / (h * h));
+    return Wendland(0.5 / h, alpha, -5.0 * alpha / (h * h));
+}
+
+// t = 1 - r / (2h).
+fn wendland_t(k: Wendland, r: f32) -> f32 {
+    return 1.0 - r * k.half_inv_h;
 }
 
 // W(r) for r < 2h.
 fn wendland_w_in(k: Wendland, r: f32) -> f32 {
-    let q = r * k.inv_h;
-    let t = 1.0 - 0.5 * q;
+    let t = wendland_t(k, r);
     let t2 = t * t;
-    return k.w_coef * t2 * t2 * (2.0 * q + 1.0);
+    return k.w_coef * t2 * t2 * (5.0 - 4.0 * t);
 }
 
 // grad W(x) for |x| = r < 2h.
 fn wendland_grad_in(k: Wendland, x: vec3<f32>, r: f32) -> vec3<f32> {
-    let t = 1.0 - 0.5 * r * k.inv_h;
+    let t = wendland_t(k, r);
     return (k.g_coef * t * t * t) * x;
 }

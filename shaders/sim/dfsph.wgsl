@@ -92,14 +92,13 @@ fn factor_and_divergence_source(i: u32) -> f32 {
                 if (r2 < 4.0 * h * h) {
                     let r = sqrt(r2);
                     let w = wendland_w_in(k, r);
-                    rho += m * w;
+                    rho += w;
                     if (j != i) {
                         let grad = wendland_grad_in(k, xij, r);
-                        let g = m * grad;
                         let vj = svel[j];
-                        grad_sum += g;
-                        grad_sq += dot(g, g);
-                        rate += dot(vi - vj.xyz, g);
+                        grad_sum += grad;
+                        grad_sq += dot(grad, grad);
+                        rate += dot(vi - vj.xyz, grad);
                         if (fuse) {
                             f = add_forces(f, vi - vj.xyz, xij, r2, w, grad, ki_rho + warm_kappa_over_rho(vj.w, xj.w));
                         }
@@ -108,6 +107,11 @@ fn factor_and_divergence_source(i: u32) -> f32 {
             }
         }
     }
+    // The loop summed W, gradW, |gradW|^2 and v_ij . gradW; the mass multiplies them here.
+    rho *= m;
+    grad_sum *= m;
+    grad_sq *= m * m;
+    rate *= m;
     let b = boundary_density(xi);
     rho += b.rho;
     rate += dot(vi, b.grad);
@@ -201,12 +205,13 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
                     if (use_vstar) {
                         vj = vstar[j].xyz;
                     }
-                    rate += dot(vi - vj, wendland_grad_in(k, xij, sqrt(r2)));
+                    let t = wendland_t(k, sqrt(r2));
+                    rate += t * t * t * dot(vi - vj, xij);
                 }
             }
         }
     }
-    return m * rate + dot(vi, boundary_density(xi).grad);
+    return m * k.g_coef * rate + dot(vi, boundary_density(xi).grad);
 }
 
 #import "sim/error_sum.wgsl"
@@ -252,12 +257,13 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
                 let r2 = dot(xij, xij);
                 // j = i adds nothing: gradW vanishes at r = 0.
                 if (r2 < 4.0 * h * h) {
-                    dv -= (own.w + q.w) * wendland_grad_in(k, xij, sqrt(r2));
+                    let t = wendland_t(k, sqrt(r2));
+                    dv -= ((own.w + q.w) * t * t * t) * xij;
                 }
             }
         }
     }
-    dv *= m;
+    dv *= m * k.g_coef;
     let b = boundary_density(xi);
     if (use_kappa_v) {
         dv -= own.w * b.grad;
