@@ -38,15 +38,17 @@ struct Params {
 // table_size (a power of two) + 1 counters; after the scan, the first index of each bucket in `sorted`.
 @group(0) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
 @group(0) @binding(3) var<storage, read_write> slots: array<u32>;
-@group(0) @binding(4) var<storage, read_write> sorted: array<u32>;
+// After the scatter: the positions in bucket order (coherent reads for the neighbour rows).
+@group(0) @binding(4) var<storage, read_write> sorted: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> ellipsoids: array<Ellipsoid>;
 
 fn cell_size() -> f32 {
     return 0.5 * params.radius;
 }
 
+// The cell of p; one reciprocal, multiplied (the same expression wherever cells are computed).
 fn cell_of(p: vec3<f32>) -> vec3<i32> {
-    return vec3<i32>(floor(p / cell_size()));
+    return vec3<i32>(floor(p * (1.0 / cell_size())));
 }
 
 // Row (y, z) hashed, plus x: consecutive cells of a row take consecutive buckets (modulo the table size,
@@ -72,7 +74,7 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         return;
     }
     let start = atomicLoad(&cells[bucket(cell_of(positions[i].xyz))]);
-    sorted[start + slots[i]] = i;
+    sorted[start + slots[i]] = positions[i];
 }
 
 // Eigen-decomposition of a symmetric 3x3 matrix: `values` unsorted, `vectors` column k for values[k].
@@ -136,8 +138,9 @@ fn slab_gap(x: f32, c: i32, cs: f32) -> f32 {
 // Adds the particles sorted[k0 .. k1] that lie in row `row` (y, z) and within r of x_i.
 fn gather(k0: u32, k1: u32, xi: vec3<f32>, row: vec2<i32>, sums: ptr<function, Sums>) {
     let r = params.radius;
+    let inv_r = 1.0 / r;
     for (var k = k0; k < k1; k++) {
-        let pj = positions[sorted[k]];
+        let pj = sorted[k];
         let xj = pj.xyz;
         if any(cell_of(xj).yz != row) || pj.w < 0.0 {
             continue; // another row folded onto these buckets, or a parked particle
@@ -145,7 +148,7 @@ fn gather(k0: u32, k1: u32, xi: vec3<f32>, row: vec2<i32>, sums: ptr<function, S
         let q = xj - xi;
         let d = length(q);
         if d < r {
-            let s = d / r;
+            let s = d * inv_r;
             let w = 1.0 - s * s * s;
             (*sums).w += w;
             (*sums).q += w * q;
@@ -188,8 +191,8 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
             }
             // The row's cells within r of x_i along x: one run of buckets, split where it wraps.
             let rx = sqrt(rest);
-            let x0 = i32(floor((xi.x - rx) / cs));
-            let x1 = i32(floor((xi.x + rx) / cs));
+            let x0 = i32(floor((xi.x - rx) * (1.0 / cs)));
+            let x1 = i32(floor((xi.x + rx) * (1.0 / cs)));
             let b0 = bucket(vec3<i32>(x0, cy, cz));
             let b1 = b0 + u32(x1 - x0 + 1);
             gather(atomicLoad(&cells[b0]), atomicLoad(&cells[min(b1, t)]), xi, vec2<i32>(cy, cz), &sums);

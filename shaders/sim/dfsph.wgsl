@@ -93,15 +93,14 @@ fn factor_and_divergence_source(i: u32) -> f32 {
                     let r = sqrt(r2);
                     let w = wendland_w_in(k, r);
                     rho += w;
-                    if (j != i) {
-                        let grad = wendland_grad_in(k, xij, r);
-                        let vj = svel[j];
-                        grad_sum += grad;
-                        grad_sq += dot(grad, grad);
-                        rate += dot(vi - vj.xyz, grad);
-                        if (fuse) {
-                            f = add_forces(f, vi - vj.xyz, xij, r2, w, grad, ki_rho + warm_kappa_over_rho(vj.w, xj.w));
-                        }
+                    // j = i adds only its W(0): its gradient, v_ii and x_ii vanish.
+                    let grad = wendland_grad_in(k, xij, r);
+                    let vj = svel[j];
+                    grad_sum += grad;
+                    grad_sq += dot(grad, grad);
+                    rate += dot(vi - vj.xyz, grad);
+                    if (fuse) {
+                        f = add_forces(f, vi - vj.xyz, xij, r2, w, grad, ki_rho + warm_kappa_over_rho(vj.w, xj.w));
                     }
                 }
             }
@@ -200,7 +199,8 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
-                if (r2 < 4.0 * h * h && j != i) {
+                // j = i adds nothing: v_ii and x_ii vanish.
+                if (r2 < 4.0 * h * h) {
                     var vj = svel[j].xyz;
                     if (use_vstar) {
                         vj = vstar[j].xyz;
@@ -310,7 +310,8 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
-                if (r2 < 4.0 * h * h && j != i) {
+                // j = i adds nothing: v_ii, x_ii and gradW_ii vanish.
+                if (r2 < 4.0 * h * h) {
                     let r = sqrt(r2);
                     let vj = svel[j];
                     let k_sum = ki_rho + warm_kappa_over_rho(vj.w, rho_p[j].x);

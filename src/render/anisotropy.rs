@@ -211,7 +211,7 @@ impl AnisotropyPass {
         let table_size = (2 * capacity).next_power_of_two().max(1024);
         let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
         let slots = gpu::storage_buffer(device, "anisotropy slots", capacity as u64 * 4);
-        let sorted = gpu::storage_buffer(device, "anisotropy sorted", capacity as u64 * 4);
+        let sorted = gpu::storage_buffer(device, "anisotropy sorted positions", capacity as u64 * 16);
         let ellipsoids = gpu::storage_buffer(device, "ellipsoids", capacity as u64 * size_of::<Ellipsoid>() as u64);
         let scan = ScanPass::new(device, &cells, table_size + 1);
         let bind_group = gpu::bind_buffers(
