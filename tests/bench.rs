@@ -68,6 +68,9 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         let mem = num(r, c_mem);
         assert!((50.0..=2000.0).contains(&mem), "{mem} bytes per particle");
         assert!(num(r, c_tput) > 0.0 && num(r, c_tput).is_finite());
+        // The scene's solver is DFSPH: at least one iteration of each solve per step, a positive step.
+        let (its, div, dt) = (num(r, column(&header, "density_iterations")), num(r, column(&header, "divergence_iterations")), num(r, column(&header, "dt_ms")));
+        assert!(its >= 1.0 && div >= 1.0 && dt > 0.0, "solver figures: {its} + {div} iterations, dt {dt} ms");
     }
     for target in ["500", "1000"] {
         for wg in ["64", "128"] {

@@ -120,6 +120,12 @@ pub struct ConfigResult {
     pub bytes_allocated: u64,
     /// Timed frames whose GPU timings arrived.
     pub samples: usize,
+    /// The solver's figures over the timed frames (means of the statistics read back asynchronously,
+    /// each from a frame's last step): DFSPH's density and divergence iterations per step (PCISPH's
+    /// iterations in `density_iterations`, 0 for WCSPH), and the time step, ms.
+    pub density_iterations: f64,
+    pub divergence_iterations: f64,
+    pub dt_ms: f64,
 }
 
 impl ConfigResult {
@@ -284,7 +290,15 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
             match run_config(ctx, scene, &setup, dx, wg, plan) {
                 Ok(mut r) => {
                     r.target_particles = target;
-                    eprintln!("{:.3} ms/step, {:.3} ms/frame, wall {:.3} ms/frame", r.ms_per_step(), r.ms_per_frame(), r.wall_ms_per_frame);
+                    eprintln!(
+                        "{:.3} ms/step, {:.3} ms/frame, wall {:.3} ms/frame; {:.1} density + {:.1} divergence iterations per step, dt {:.2} ms",
+                        r.ms_per_step(),
+                        r.ms_per_frame(),
+                        r.wall_ms_per_frame,
+                        r.density_iterations,
+                        r.divergence_iterations,
+                        r.dt_ms
+                    );
                     stop |= r.ms_per_step() > SWEEP_STOP_MS_PER_STEP;
                     report.results.push(r);
                 }
@@ -354,6 +368,7 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
     settings.particle.radius = sim.particle_radius();
     let (mut sim_samples, mut render_samples) = (Vec::new(), Vec::new());
     let mut wall_s = 0.0;
+    let mut solver = Vec::new();
     let total = plan.warmup + plan.frames + 1;
     for i in 0..total {
         let started = Instant::now();
@@ -389,7 +404,10 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         if (plan.warmup..plan.warmup + plan.frames).contains(&i) {
             wall_s += started.elapsed().as_secs_f64();
         }
-        let _ = sim.poll_stats();
+        let stats = sim.poll_stats();
+        if let Some(s) = stats.filter(|_| (plan.warmup..plan.warmup + plan.frames).contains(&i)) {
+            solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
+        }
         if i > plan.warmup {
             push_if_new(&mut sim_samples, &sim_before, sim_profiler.latest());
             push_if_new(&mut render_samples, &render_before, render_profiler.latest());
@@ -400,6 +418,7 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         log::warn!("bench: {} non-finite particles of {n}; timings may not be representative", s.non_finite);
     }
     let stats = |samples: &[Vec<PassTime>]| medians(samples, substeps);
+    let mean = |k: usize| solver.iter().map(|s| s[k]).sum::<f64>() / solver.len().max(1) as f64;
     Ok(ConfigResult {
         target_particles: setup.positions.len() as u64,
         particles: sim.particle_count(),
@@ -411,6 +430,9 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         wall_ms_per_frame: 1e3 * wall_s / plan.frames as f64,
         bytes_allocated: sim.bytes_allocated(),
         samples: sim_samples.len(),
+        density_iterations: mean(0),
+        divergence_iterations: mean(1),
+        dt_ms: mean(2),
     })
 }
 

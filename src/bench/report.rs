@@ -12,11 +12,13 @@ use std::path::Path;
 /// (their sum), `frame` (substeps steps + render) and `wall` (wall clock per frame, submit-and-wait).
 /// `ms_per_step` of the once-per-frame rows is amortised over the frame's substeps; `share_pct` is a
 /// pass's share of `total`, or for `render` its share of `frame`. `bytes_per_particle` and
-/// `particle_steps_per_s` belong to the configuration and repeat on its rows. A configuration that
+/// `particle_steps_per_s` belong to the configuration and repeat on its rows, as do the solver's mean
+/// `density_iterations`, `divergence_iterations` per step and time step `dt_ms` (from the statistics read
+/// back during the timed frames, see [`ConfigResult`]). A configuration that
 /// could not run has one row with `pass` = `error` and the reason in `error`.
-pub const CSV_HEADER: [&str; 13] = [
+pub const CSV_HEADER: [&str; 16] = [
     "adapter", "scene", "target_particles", "particles", "workgroup_size", "substeps", "pass", "ms_per_step", "ms_per_frame",
-    "share_pct", "bytes_per_particle", "particle_steps_per_s", "error",
+    "share_pct", "bytes_per_particle", "particle_steps_per_s", "density_iterations", "divergence_iterations", "dt_ms", "error",
 ];
 
 /// Writes `bench.csv`, `bench.md` and, with more than one particle count, `bench.png` into `dir`.
@@ -54,6 +56,7 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
             rec.push(row.3.map_or(String::new(), |s| format!("{s:.2}")));
             rec.push(format!("{:.1}", r.bytes_per_particle()));
             rec.push(format!("{:.6e}", r.particle_steps_per_s()));
+            rec.extend([r.density_iterations, r.divergence_iterations, r.dt_ms].map(|v| format!("{v:.3}")));
             rec.push(String::new());
             w.write_record(&rec)?;
         }
@@ -61,7 +64,7 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
     for f in &report.failures {
         let mut rec = vec![report.adapter.clone(), report.scene.clone(), f.target_particles.to_string(), String::new()];
         rec.extend([f.workgroup_size.to_string(), String::new(), "error".into()]);
-        rec.extend(std::iter::repeat_n(String::new(), 5));
+        rec.extend(std::iter::repeat_n(String::new(), 8));
         rec.push(f.error.clone());
         w.write_record(&rec)?;
     }
@@ -123,12 +126,12 @@ pub fn summary_markdown(report: &Report) -> String {
         s.push_str("- no GPU timestamp queries on this adapter: ms/step is wall clock / substeps, no per-pass times\n");
     }
     s.push_str("\n## Summary\n\n");
-    s.push_str("| particles | workgroup | ms/step | steps/frame | render ms/frame | ms/frame | wall ms/frame | particle-steps/s | bytes/particle |\n");
-    s.push_str("|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    s.push_str("| particles | workgroup | ms/step | steps/frame | render ms/frame | ms/frame | wall ms/frame | particle-steps/s | bytes/particle | iterations (density + divergence) | dt ms |\n");
+    s.push_str("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for r in &report.results {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.0} |",
+            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.0} | {:.1} + {:.1} | {:.2} |",
             count(r.particles as u64),
             r.workgroup_size,
             r.ms_per_step(),
@@ -137,7 +140,10 @@ pub fn summary_markdown(report: &Report) -> String {
             r.ms_per_frame(),
             r.wall_ms_per_frame,
             r.particle_steps_per_s(),
-            r.bytes_per_particle()
+            r.bytes_per_particle(),
+            r.density_iterations,
+            r.divergence_iterations,
+            r.dt_ms
         );
     }
     let slopes = report.slopes();
