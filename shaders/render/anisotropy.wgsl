@@ -122,11 +122,13 @@ fn sphere(c: vec3<f32>, r: f32) -> Ellipsoid {
 }
 
 // Weighted sums over the neighbours of x_i: weights, offsets q = x_j - x_i (which keep the sums well
-// conditioned far from the origin), their outer products, and the count.
+// conditioned far from the origin), their outer products (symmetric: the diagonal xx, yy, zz and
+// xy, xz, yz), and the count.
 struct Sums {
     w: f32,
     q: vec3<f32>,
-    qq: mat3x3<f32>,
+    qq_diag: vec3<f32>,
+    qq_off: vec3<f32>,
     n: u32,
 }
 
@@ -141,20 +143,20 @@ fn gather(k0: u32, k1: u32, xi: vec3<f32>, row: vec2<i32>, sums: ptr<function, S
     let inv_r = 1.0 / r;
     for (var k = k0; k < k1; k++) {
         let pj = sorted[k];
-        let xj = pj.xyz;
-        if any(cell_of(xj).yz != row) || pj.w < 0.0 {
-            continue; // another row folded onto these buckets, or a parked particle
+        let q = pj.xyz - xi;
+        let d2 = dot(q, q);
+        // The distance first (most candidates fail it), then whether the candidate belongs here.
+        if d2 >= r * r || any(cell_of(pj.xyz).yz != row) || pj.w < 0.0 {
+            continue; // beyond r, another row folded onto these buckets, or a parked particle
         }
-        let q = xj - xi;
-        let d = length(q);
-        if d < r {
-            let s = d * inv_r;
-            let w = 1.0 - s * s * s;
-            (*sums).w += w;
-            (*sums).q += w * q;
-            (*sums).qq += w * mat3x3<f32>(q * q.x, q * q.y, q * q.z);
-            (*sums).n += 1u;
-        }
+        let s = sqrt(d2) * inv_r;
+        let w = 1.0 - s * s * s;
+        let wq = w * q;
+        (*sums).w += w;
+        (*sums).q += wq;
+        (*sums).qq_diag += wq * q;
+        (*sums).qq_off += wq.xxy * q.yzz;
+        (*sums).n += 1u;
     }
 }
 
@@ -178,7 +180,7 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let cs = cell_size();
     let ci = cell_of(xi);
     let t = params.table_size;
-    var sums = Sums(0.0, vec3<f32>(0.0), mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0)), 0u);
+    var sums = Sums(0.0, vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), 0u);
     for (var dz = -2; dz <= 2; dz++) {
         let cz = ci.z + dz;
         let gz = slab_gap(xi.z, cz, cs);
@@ -207,7 +209,10 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         ellipsoids[i] = sphere(centre, params.splat_radius);
         return;
     }
-    let cov = sums.qq * (1.0 / sums.w) - mat3x3<f32>(mean * mean.x, mean * mean.y, mean * mean.z);
+    let d = sums.qq_diag;
+    let o = sums.qq_off;
+    let qq = mat3x3<f32>(vec3<f32>(d.x, o.x, o.y), vec3<f32>(o.x, d.y, o.z), vec3<f32>(o.y, o.z, d.z));
+    let cov = qq * (1.0 / sums.w) - mat3x3<f32>(mean * mean.x, mean * mean.y, mean * mean.z);
     let e = eigen_symmetric(cov);
     // Standard deviations along the principal axes, ratio-clamped and normalised to the sphere's volume.
     let sd = sqrt(max(e.values, vec3<f32>(0.0)));
