@@ -121,8 +121,8 @@ pub struct ConfigResult {
     /// Timed frames whose GPU timings arrived.
     pub samples: usize,
     /// The solver's figures over the timed frames (means of the statistics read back asynchronously,
-    /// each from a frame's last step): DFSPH's density and divergence iterations per step (PCISPH's
-    /// iterations in `density_iterations`, 0 for WCSPH), and the time step, ms.
+    /// each from a frame's last step): DFSPH's density and divergence iterations per step (0 for the
+    /// other solvers), and the time step, ms.
     pub density_iterations: f64,
     pub divergence_iterations: f64,
     pub dt_ms: f64,

@@ -182,6 +182,13 @@ fn sim_stats_rows(ui: &mut egui::Ui, s: &crate::sim::SimStats) {
         "Compression relative to rest density rho0: mean of max(rho - rho0, 0) / rho0 and max of |rho - rho0| / rho0",
         format!("mean {:.3} %, max {:.2} %", s.mean_density_error * 100.0, s.max_density_error * 100.0),
     );
+    if s.density_iterations + s.divergence_iterations > 0 {
+        row(
+            "Iterations",
+            "DFSPH's iterations in the last substep: constant-density + divergence-free solve; each costs about two neighbour passes (see the GPU times)",
+            format!("{} + {}", s.density_iterations, s.divergence_iterations),
+        );
+    }
     row("Max speed", "Largest particle speed, m/s", format!("{:.2} m/s", s.max_speed));
     row("Kinetic energy", "Sum of m |v|^2 / 2 over particles, joules", format!("{:.4e} J", s.kinetic_energy));
     let lost = s.outside_domain + s.below_terrain + s.non_finite;
