@@ -74,10 +74,13 @@ fn line(name: &str, s: &VecDeque<[f64; 2]>) -> egui_plot::Line<'static> {
 
 /// The three plots (frame and pass times; density error; particle count).
 pub fn plots_ui(ui: &mut egui::Ui, h: &History) {
-    let height = 110.0;
+    let height: f32 = 110.0;
     ui.label("Frame time and GPU time per pass, ms");
+    // Tall enough for its legend (a row of about 18 points per series), which would otherwise spill over
+    // the plots below.
+    let legend_rows = h.passes.len() + 1;
     egui_plot::Plot::new("plot_times")
-        .height(height)
+        .height(height.max(18.0 * legend_rows as f32 + 40.0))
         .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop))
         .allow_drag(false)
         .allow_zoom(false)
