@@ -28,6 +28,7 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     var rho = 0.0;
     var visc = vec3<f32>(0.0);
     var xsph = vec3<f32>(0.0);
+    let k = wendland(h);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -36,18 +37,18 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
                 let r2 = dot(xij, xij);
                 if (r2 < r_max2) {
                     let r = sqrt(r2);
-                    let w = wendland_w(r, h);
-                    rho += m * w;
+                    let w = wendland_w_in(k, r);
+                    rho += w;
                     let vj = svel[j].xyz;
                     let vij = vi - vj;
-                    visc += dot(vij, xij) / (r2 + 0.01 * h * h) * wendland_grad(xij, r, h);
+                    visc += dot(vij, xij) / (r2 + 0.01 * h * h) * wendland_grad_in(k, xij, r);
                     xsph += (vj - vi) * w;
                 }
             }
         }
     }
     let vol = m / params.rho0;
-    rho += boundary_density(xi).rho;
+    rho = m * rho + boundary_density(xi).rho;
     let dt = step.dt;
     var a = params.gravity + 10.0 * params.viscosity * vol * visc;
     if (params.surface_tension > 0.0) {
@@ -79,6 +80,7 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     let rho_i = max(rp_i.x, 0.5 * params.rho0);
     let pi_rho2 = rp_i.y / (rho_i * rho_i);
     let c = cell_coord(xi);
+    let k = wendland(h);
     var a = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
@@ -86,14 +88,18 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
             for (var j = range.x; j < range.y; j++) {
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
-                if (r2 < r_max2 && j != i) {
+                // j = i adds nothing: x_ii vanishes.
+                if (r2 < r_max2) {
                     let rp_j = rho_p[j];
                     let rho_j = max(rp_j.x, 0.5 * params.rho0);
-                    a -= m * (pi_rho2 + rp_j.y / (rho_j * rho_j)) * wendland_grad(xij, sqrt(r2), h);
+                    let t = wendland_t(k, sqrt(r2));
+                    a -= ((pi_rho2 + rp_j.y / (rho_j * rho_j)) * t * t * t) * xij;
                 }
             }
         }
     }
+    // The loop summed t^3-weighted offsets (grad W = g_coef t^3 x); the mass and g_coef multiply here.
+    a *= m * k.g_coef;
     a -= params.boundary_factor * pi_rho2 * boundary_density(xi).grad;
     a *= params.grad_correction;
     accel[i] = vec4<f32>(a, 0.0);
@@ -112,6 +118,7 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let m = params.mass;
     let xi = pred[i].xyz;
     let c = cell_coord(spos[i].xyz);
+    let k = wendland(h);
     var rho = 0.0;
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
@@ -120,12 +127,12 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
                 let xij = xi - pred[j].xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < r_max2) {
-                    rho += m * wendland_w(sqrt(r2), h);
+                    rho += wendland_w_in(k, sqrt(r2));
                 }
             }
         }
     }
-    rho += boundary_density(xi).rho;
+    rho = m * rho + boundary_density(xi).rho;
     let dt = step.dt;
     let delta = select(0.0, params.delta_unit / (dt * dt), dt > 0.0);
     let p = max(rho_p[i].y + delta * (rho - params.rho0), 0.0);
