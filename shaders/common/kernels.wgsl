@@ -6,30 +6,9 @@
 
 const PI: f32 = 3.14159265358979;
 
-fn wendland_w(r: f32, h: f32) -> f32 {
-    let q = r / h;
-    if (q >= 2.0) {
-        return 0.0;
-    }
-    let t = 1.0 - 0.5 * q;
-    let t2 = t * t;
-    return 21.0 / (16.0 * PI * h * h * h) * t2 * t2 * (2.0 * q + 1.0);
-}
-
-fn wendland_grad(x: vec3<f32>, r: f32, h: f32) -> vec3<f32> {
-    let q = r / h;
-    if (q >= 2.0) {
-        return vec3<f32>(0.0);
-    }
-    let t = 1.0 - 0.5 * q;
-    let alpha = 21.0 / (16.0 * PI * h * h * h);
-    return (-5.0 * alpha / (h * h) * t * t * t) * x;
-}
-
-// The same kernel with its constants computed once per particle instead of once per neighbour, for the
-// neighbour loops, which test r < 2h themselves: with t = 1 - r / (2h) (so 2q + 1 = 5 - 4t),
-// W = w_coef t^4 (5 - 4t) and grad W = g_coef t^3 x. Loops that sum t^3-weighted terms multiply by
-// g_coef once at the end.
+// Its constants are computed once per particle (`wendland(h)`), not once per neighbour; the neighbour
+// loops test r < 2h themselves. With t = 1 - r / (2h) (so 2q + 1 = 5 - 4t), W = w_coef t^4 (5 - 4t) and
+// grad W = g_coef t^3 x; loops that sum t^3-weighted terms multiply by g_coef once at the end.
 struct Wendland {
     half_inv_h: f32,
     w_coef: f32,
@@ -47,14 +26,14 @@ fn wendland_t(k: Wendland, r: f32) -> f32 {
 }
 
 // W(r) for r < 2h.
-fn wendland_w_in(k: Wendland, r: f32) -> f32 {
+fn wendland_w(k: Wendland, r: f32) -> f32 {
     let t = wendland_t(k, r);
     let t2 = t * t;
     return k.w_coef * t2 * t2 * (5.0 - 4.0 * t);
 }
 
 // grad W(x) for |x| = r < 2h.
-fn wendland_grad_in(k: Wendland, x: vec3<f32>, r: f32) -> vec3<f32> {
+fn wendland_grad(k: Wendland, x: vec3<f32>, r: f32) -> vec3<f32> {
     let t = wendland_t(k, r);
     return (k.g_coef * t * t * t) * x;
 }

@@ -91,10 +91,10 @@ fn factor_and_divergence_source(i: u32) -> f32 {
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h) {
                     let r = sqrt(r2);
-                    let w = wendland_w_in(k, r);
+                    let w = wendland_w(k, r);
                     rho += w;
                     // j = i adds only its W(0): its gradient, v_ii and x_ii vanish.
-                    let grad = wendland_grad_in(k, xij, r);
+                    let grad = wendland_grad(k, xij, r);
                     let vj = svel[j];
                     grad_sum += grad;
                     grad_sq += dot(grad, grad);
@@ -340,7 +340,7 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
                     let r = sqrt(r2);
                     let vj = svel[j];
                     let k_sum = ki_rho + warm_kappa_over_rho(vj.w, rho_p[j].x);
-                    f = add_forces(f, vi - vj.xyz, xij, r2, wendland_w_in(k, r), wendland_grad_in(k, xij, r), k_sum);
+                    f = add_forces(f, vi - vj.xyz, xij, r2, wendland_w(k, r), wendland_grad(k, xij, r), k_sum);
                 }
             }
         }

@@ -37,11 +37,11 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
                 let r2 = dot(xij, xij);
                 if (r2 < r_max2) {
                     let r = sqrt(r2);
-                    let w = wendland_w_in(k, r);
+                    let w = wendland_w(k, r);
                     rho += w;
                     let vj = svel[j].xyz;
                     let vij = vi - vj;
-                    visc += dot(vij, xij) / (r2 + 0.01 * h * h) * wendland_grad_in(k, xij, r);
+                    visc += dot(vij, xij) / (r2 + 0.01 * h * h) * wendland_grad(k, xij, r);
                     xsph += (vj - vi) * w;
                 }
             }
@@ -127,7 +127,7 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
                 let xij = xi - pred[j].xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < r_max2) {
-                    rho += wendland_w_in(k, sqrt(r2));
+                    rho += wendland_w(k, sqrt(r2));
                 }
             }
         }

@@ -50,6 +50,7 @@ fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let m = params.mass;
     let xi = spos[i].xyz;
     let c = cell_coord(xi);
+    let k = wendland(h);
     var n = vec3<f32>(0.0);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
@@ -58,7 +59,7 @@ fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
                 let xij = xi - spos[j].xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h && j != i) {
-                    n += m / st_density(j) * wendland_grad(xij, sqrt(r2), h);
+                    n += m / st_density(j) * wendland_grad(k, xij, sqrt(r2));
                 }
             }
         }

@@ -401,11 +401,11 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         ctx.device
             .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
             .context("waiting for the GPU")?;
-        if (plan.warmup..plan.warmup + plan.frames).contains(&i) {
+        let timed = (plan.warmup..plan.warmup + plan.frames).contains(&i);
+        if timed {
             wall_s += started.elapsed().as_secs_f64();
         }
-        let stats = sim.poll_stats();
-        if let Some(s) = stats.filter(|_| (plan.warmup..plan.warmup + plan.frames).contains(&i)) {
+        if let Some(s) = sim.poll_stats().filter(|_| timed) {
             solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
         }
         if i > plan.warmup {

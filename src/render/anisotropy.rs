@@ -46,9 +46,9 @@ impl Ellipsoid {
 
     /// G (1/m), unpacked from its 16-bit entries.
     pub fn g(&self) -> glam::Mat3 {
-        let half = |w: u32, hi: bool| half::f16::from_bits((if hi { w >> 16 } else { w }) as u16).to_f32();
+        let unpack = |w: u32, hi: bool| half::f16::from_bits((if hi { w >> 16 } else { w }) as u16).to_f32();
         let [a, b, c, _] = self.g_packed;
-        let (g00, g11, g22, g01, g02, g12) = (half(a, false), half(a, true), half(b, false), half(b, true), half(c, false), half(c, true));
+        let (g00, g11, g22, g01, g02, g12) = (unpack(a, false), unpack(a, true), unpack(b, false), unpack(b, true), unpack(c, false), unpack(c, true));
         glam::Mat3::from_cols(glam::Vec3::new(g00, g01, g02), glam::Vec3::new(g01, g11, g12), glam::Vec3::new(g02, g12, g22))
     }
 
