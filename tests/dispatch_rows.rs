@@ -1,15 +1,16 @@
 //! The two-dimensional dispatch layout (src/gpu/mod.rs `dispatch_size`, shaders/common/dispatch.wgsl)
 //! that lets a simulation pass 65 535 workgroups per dimension (8.4 M particles at 128 threads), run at
 //! small counts by lowering the workgroups per row to 3 for this whole test binary: the grid build and its
-//! scan against the CPU counting sort, a DFSPH tank against the same tank in one-row dispatches, and the
-//! anisotropy's ellipsoids against one-row dispatches. Every dispatch here has workgroups past the
-//! last item in its last row, which must write nothing.
+//! scan against the CPU counting sort, a DFSPH tank against the same tank in one-row dispatches, the
+//! anisotropy's ellipsoids against one-row dispatches, and the curvature flow's listed tiles against the
+//! full-screen flow. Every dispatch here has workgroups past the last item in its last row, which must
+//! write nothing.
 mod common;
 
 use glam::{Vec3, Vec4};
 use waterview::gpu::{self, GpuContext, Profiler};
 use waterview::headless::{build_simulation, simulate};
-use waterview::render::Ellipsoid;
+use waterview::render::{Ellipsoid, FluidTargets, OFFSCREEN_FORMAT};
 use waterview::scene::{Aabb, Scene, SceneSetup};
 use waterview::sim::{reference, SimOptions, SimParams, SimStats, Simulation};
 use waterview::terrain::Heightfield;
@@ -110,6 +111,23 @@ fn anisotropy_in_rows_matches_one_row() {
     // G is stored in 16-bit floats: a last-bit difference in 32 bits may round to the next one (2^-10 relative).
     assert!(worst < 2e-3, "ellipsoids in rows differ from one row's by up to {worst:.2e}");
     assert!(rows.iter().all(|e| e.centre[3] > 0.0), "every particle has an ellipsoid");
+}
+
+/// The curvature flow's tile-skipped iterations with the listed tiles in rows of 3 workgroups (their indirect
+/// arguments written on the GPU): the same depth as the full-screen flow.
+#[test]
+fn curvature_flow_tiles_in_rows_match_full_screen() {
+    gpu::set_max_groups_x(ROWS_OF);
+    let ctx = common::gpu();
+    let size = (200u32, 136u32);
+    let depth = common::noisy_disc(size);
+    let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
+    let (tiled, tiles) = common::run_flow(&ctx, &targets, &depth, false);
+    let (full, _) = common::run_flow(&ctx, &targets, &depth, true);
+    assert!(tiles > 4 * ROWS_OF && tiles % ROWS_OF != 0, "{tiles} tiles: several rows, the last one partly empty");
+    let worst = tiled.iter().zip(&full).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+    assert!(worst <= 1e-5, "tile-skipped flow in rows differs from the full-screen flow by {worst}");
+    assert!(tiled.iter().zip(&depth).any(|(a, b)| (a - b).abs() > 1e-3), "the flow changed nothing");
 }
 
 /// The DFSPH solves' error sums (which stop each solve) by subgroup operations, where the adapter has

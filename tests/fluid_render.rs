@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::anisotropy_of;
+use common::{anisotropy_of, noisy_disc, read_float_texture, run_flow};
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
 use waterview::gpu::readback::read_buffer_blocking;
@@ -26,64 +26,6 @@ fn out_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
     std::fs::create_dir_all(&dir).expect("create target/test-output");
     dir
-}
-
-/// Reads an `R32Float` (or `R16Float`, converted) texture with `COPY_SRC` usage, row-major.
-fn read_float_texture(ctx: &GpuContext, texture: &wgpu::Texture) -> Vec<f32> {
-    let half = texture.format() == wgpu::TextureFormat::R16Float;
-    let texel = if half { 2 } else { 4 };
-    let (w, h) = (texture.width(), texture.height());
-    let padded = (w * texel).div_ceil(256) * 256;
-    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test read-back"),
-        size: (padded * h) as u64,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    enc.copy_texture_to_buffer(
-        texture.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &buffer,
-            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(h) },
-        },
-        texture.size(),
-    );
-    ctx.queue.submit([enc.finish()]);
-    buffer.map_async(wgpu::MapMode::Read, .., |r| r.expect("map read-back"));
-    ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None }).expect("poll");
-    let data = buffer.get_mapped_range(..).expect("mapped").to_vec();
-    let mut out = Vec::with_capacity((w * h) as usize);
-    for row in data.chunks_exact(padded as usize) {
-        let row = &row[..(w * texel) as usize];
-        if half {
-            out.extend(row.chunks_exact(2).map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))));
-        } else {
-            out.extend(row.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-        }
-    }
-    out
-}
-
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = ((h >> 10) & 0x1f) as i32;
-    let m = (h & 0x3ff) as f32;
-    sign * match e {
-        0 => m * 2f32.powi(-24),
-        31 => f32::INFINITY,
-        _ => (1.0 + m / 1024.0) * 2f32.powi(e - 15),
-    }
-}
-
-fn write_depth(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32]) {
-    let (w, h) = targets.size;
-    ctx.queue.write_texture(
-        targets.raw_depth.as_image_copy(),
-        bytemuck::cast_slice(depth),
-        wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(w * 4), rows_per_image: Some(h) },
-        targets.raw_depth.size(),
-    );
 }
 
 /// Pixel centre -> world ray direction for `camera` at `size`.
@@ -305,20 +247,6 @@ fn noisy_step(size: (u32, u32)) -> Vec<f32> {
         .collect()
 }
 
-fn run_flow(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32], full_screen: bool) -> (Vec<f32>, u32) {
-    let mut pass = SmoothPass::new(ctx);
-    pass.resize(ctx, targets);
-    write_depth(ctx, targets, depth);
-    let settings = FlowSettings { iterations: 40, step: 0.8, threshold: 0.5, focal: (1.6, 2.14), full_screen };
-    let profiler = Profiler::new(&ctx.device);
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    pass.encode(ctx, &mut enc, &profiler, targets, &settings);
-    ctx.queue.submit([enc.finish()]);
-    let out = read_float_texture(ctx, &targets.smooth[SmoothPass::result_index(settings.iterations)]);
-    let count = u32::from_le_bytes(read_buffer_blocking(ctx, &targets.tile_counter)[..4].try_into().unwrap());
-    (out, count)
-}
-
 /// Mean |Laplacian| (pixels) over the interior of the noisy plane: the small-slope mean curvature, up to a
 /// constant factor.
 fn mean_curvature(z: &[f32], w: usize) -> f32 {
@@ -356,15 +284,7 @@ fn curvature_flow_smooths_noise_and_keeps_the_step() {
 fn tile_skipped_flow_matches_full_screen_and_empty_screen_has_no_tiles() {
     let ctx = common::gpu();
     let size = (200u32, 136u32);
-    // A noisy disc of fluid in the middle of an empty screen.
-    let mut depth = vec![0.0f32; (size.0 * size.1) as usize];
-    for (i, z) in depth.iter_mut().enumerate() {
-        let (x, y) = ((i as u32 % size.0) as f32, (i as u32 / size.0) as f32);
-        let d = Vec2::new(x - 90.0, y - 70.0).length();
-        if d < 45.0 {
-            *z = 8.0 + 0.002 * d * d + 0.03 * ((x * 12.9898 + y * 78.233).sin() * 43758.547).fract();
-        }
-    }
+    let depth = noisy_disc(size);
     let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
     let (tiled, tiles) = run_flow(&ctx, &targets, &depth, false);
     let (full, _) = run_flow(&ctx, &targets, &depth, true);

@@ -12,8 +12,9 @@
 // side is continuous, so silhouettes stay put.
 // Empty-space skipping: `classify` marks the 16x16 tiles with fluid within one pixel (the 3x3 stencil's
 // radius), appends them to a list with an atomic counter and `write_args` turns the count into indirect
-// dispatch arguments; `flow_tiles` then runs one workgroup per listed tile. `flow_full` runs the same
-// per-pixel update over the whole screen (for comparison and tests).
+// dispatch arguments; `flow_tiles` then runs one workgroup per listed tile, in rows of at most
+// MAX_GROUPS_X workgroups (over 65 535 tiles of 16x16 from about 5400x3000 pixels on). `flow_full` runs
+// the same per-pixel update over the whole screen (for comparison and tests).
 
 // Rust twin: FlowUniform in src/render/smooth.rs (32 bytes).
 struct Flow {
@@ -38,6 +39,11 @@ const TILE: u32 = 16u;
 @group(0) @binding(5) var<storage, read_write> tile_counter: atomic<u32>;
 @group(0) @binding(6) var<storage, read_write> tile_args: array<u32>;
 @group(0) @binding(7) var<storage, read_write> tile_mask: array<u32>;
+// The flow's view of `tile_args` (x, y, 1, tile count), read-only beside its use as indirect arguments.
+@group(0) @binding(8) var<storage, read> listed: array<u32>;
+
+// Most workgroups along x of the flow's indirect dispatch (gpu::max_groups_x in src/gpu/mod.rs).
+override MAX_GROUPS_X: u32 = 65535u;
 
 fn z_at(p: vec2<i32>) -> f32 {
     let q = clamp(p, vec2<i32>(0), vec2<i32>(flow.size) - 1);
@@ -77,9 +83,12 @@ fn classify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 
 @compute @workgroup_size(1)
 fn write_args() {
-    tile_args[0] = atomicLoad(&tile_counter);
-    tile_args[1] = 1u;
+    let n = atomicLoad(&tile_counter);
+    let x = max(min(n, MAX_GROUPS_X), 1u);
+    tile_args[0] = x;
+    tile_args[1] = (n + x - 1u) / x;
     tile_args[2] = 1u;
+    tile_args[3] = n;
 }
 
 // Whether neighbour depth n continues the surface at depth z.
@@ -147,8 +156,12 @@ fn flow_pixel(p: vec2<i32>) {
 }
 
 @compute @workgroup_size(16, 16)
-fn flow_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let tile = tiles[wid.x];
+fn flow_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let k = wid.x + wid.y * nwg.x;
+    if (k >= listed[3]) {
+        return;
+    }
+    let tile = tiles[k];
     let origin = vec2<u32>(tile % flow.tiles_x, tile / flow.tiles_x) * TILE;
     flow_pixel(vec2<i32>(origin + lid.xy));
 }

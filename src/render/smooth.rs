@@ -100,6 +100,7 @@ impl SmoothPass {
                     count: None,
                 },
                 gpu::storage_entry(3, true, vis),
+                gpu::storage_entry(8, true, vis),
             ],
         });
         let tiles_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -125,7 +126,7 @@ impl SmoothPass {
         let tiles_pl = layout("fluid tiles pipeline layout", &tiles_layout);
         Self {
             classify: gpu::compute_pipeline(device, &module, &tiles_pl, "classify"),
-            write_args: gpu::compute_pipeline(device, &module, &tiles_pl, "write_args"),
+            write_args: gpu::compute_pipeline_with(device, &module, &tiles_pl, "write_args", &[("MAX_GROUPS_X", gpu::max_groups_x() as f64)]),
             flow_tiles: gpu::compute_pipeline(device, &module, &flow_pl, "flow_tiles"),
             flow_full: gpu::compute_pipeline(device, &module, &flow_pl, "flow_full"),
             uniform: gpu::uniform_buffer_init(device, "curvature flow uniform", bytemuck::bytes_of(&FlowUniform::zeroed())),
@@ -161,6 +162,7 @@ impl SmoothPass {
                     entry(1, tex(&targets.smooth_views[from])),
                     entry(2, tex(&targets.smooth_views[1 - from])),
                     entry(3, targets.tile_list.as_entire_binding()),
+                    entry(8, targets.tile_args.as_entire_binding()),
                 ],
             })
         };

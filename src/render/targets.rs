@@ -107,7 +107,8 @@ pub struct FluidTargets {
     pub tile_list: wgpu::Buffer,
     /// Number of entries in `tile_list` (one u32, then padding).
     pub tile_counter: wgpu::Buffer,
-    /// Indirect dispatch arguments (x = tile count, 1, 1) of the flow iterations.
+    /// Indirect dispatch arguments of the flow iterations and the tile count, `[x, y, 1, count]`: the
+    /// listed tiles in rows of at most `gpu::max_groups_x()` workgroups.
     pub tile_args: wgpu::Buffer,
     /// 1 per tile holding fluid, else 0, `array<u32>` (for the tile-mask view).
     pub tile_mask: wgpu::Buffer,
