@@ -8,8 +8,9 @@
 //   density solve (v*):  rho*_i = rho_i + dt D rho/Dt (v*), kappa = (rho* - rho0) alpha / dt^2, same update
 // Boundaries (terrain, walls) enter through the half-space density rho_b and its gradient (common.wgsl),
 // at rest. Each solve iterates until the mean error is below its target or its iteration limit: the
-// errors are summed on the GPU (fixed point, atomically), `df_check_*` decides, and a finished solve sets
-// the indirect dispatch arguments of its remaining iterations to zero workgroups. Nothing is read back.
+// errors are summed on the GPU (fixed point, atomically), and thread 0 of each update kernel decides
+// whether the next iteration runs by writing its indirect dispatch arguments (`next_iteration`; df_begin
+// leaves every later iteration's at zero workgroups). Nothing is read back.
 // kappa has units of p / rho (m^2/s^2): the velocity update is dt times a pressure acceleration with
 // p_i = kappa_i rho_i. Pressure kept for display and statistics: both solves' sum of kappa_i rho_i (Pa); a
 // fraction of it warm-starts the next step's density solve.
@@ -17,18 +18,29 @@
 #import "sim/cells.wgsl"
 #import "sim/surface_tension.wgsl"
 
-// Rust twin: SolveControl in src/sim/dfsph.rs. Bound (group 1) only by the control kernels; the
-// iteration kernels use it as their indirect dispatch arguments.
-struct SolveControl {
-    args_src: vec4<u32>,   // workgroups of 128 for the source kernels (x, y, z, -)
-    args_upd: vec4<u32>,   // workgroups of WG for the update kernels
+// Rust twin: SolveState in src/sim/dfsph.rs. A solve's iteration count, group 1 binding 0 of df_begin and
+// of the update kernels.
+struct SolveState {
     iteration: u32,
-    done: u32,
     _pad0: u32,
     _pad1: u32,
+    _pad2: u32,
 }
 
-@group(1) @binding(0) var<storage, read_write> control: SolveControl;
+// One iteration's indirect dispatch arguments (Rust twin: ITERATION_ARGS_BYTES in src/sim/dfsph.rs):
+// workgroups of 128 for the source kernel (x, y, z, -), of WG for the update kernel.
+struct IterationArgs {
+    src: vec4<u32>,
+    upd: vec4<u32>,
+}
+
+// Iteration k's arguments live at slot k / 2 of the even (k even) or the odd buffer, so the update kernel
+// of iteration k, dispatched from one buffer, writes iteration k + 1's into the other (a kernel may not
+// write the buffer it is dispatched from). df_begin binds both: args_a = even, args_b = odd. An update
+// kernel binds only the next iteration's: args_a = the buffer of parity k + 1.
+@group(1) @binding(0) var<storage, read_write> control: SolveState;
+@group(1) @binding(1) var<storage, read_write> args_a: array<IterationArgs>;
+@group(1) @binding(2) var<storage, read_write> args_b: array<IterationArgs>;
 
 // The boundary's weights in the density solve: the floor's (terrain's) share of grad rho_b and the side
 // walls' and ceiling's (DFSPH_BOUNDARY_FACTOR, DFSPH_WALL_FACTOR in src/sim/gpu_data.rs); the
@@ -304,6 +316,9 @@ fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     if (i >= active_end()) {
         return;
     }
+    if (i == 0u) {
+        step.divergence_iterations = next_iteration(params.target_divergence, MIN_DIVERGENCE_ITERATIONS, params.divergence_max_iter);
+    }
     let dv = kappa_velocity_change(i, true);
     svel[i] = vec4<f32>(svel[i].xyz + dv, svel[i].w);
     if (fused_forces()) {
@@ -382,11 +397,14 @@ fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     if (i >= active_end()) {
         return;
     }
+    if (i == 0u) {
+        step.density_iterations = next_iteration(params.target_density, 2u, params.density_max_iter);
+    }
     let dv = kappa_velocity_change(i, false);
     vstar[i] = vec4<f32>(vstar[i].xyz + dv, 0.0);
 }
 
-// ---- convergence control (one thread; group 1 = this solve's SolveControl) ----
+// ---- convergence control (group 1: this solve's SolveState and iteration arguments) ----
 
 // Most workgroups along x of the iteration kernels' indirect dispatches (gpu::max_groups_x in
 // src/gpu/mod.rs, whose dispatch_size this mirrors).
@@ -398,48 +416,44 @@ fn dispatch_args(groups: u32) -> vec4<u32> {
     return vec4<u32>(x, (groups + x - 1u) / x, 1u, 0u);
 }
 
-@compute @workgroup_size(1)
-fn df_begin() {
-    // A no-op step (dt = 0, past an offline capture's frame_end) runs zero iterations: the solve starts
-    // done, its dispatches have zero workgroups and the iteration counts of the last real step stay.
-    let idle = step.dt <= 0.0;
-    let n = select(active_end(), 0u, idle);
-    control.args_src = dispatch_args((n + 127u) / 128u);
-    control.args_upd = dispatch_args((n + WG - 1u) / WG);
-    control.iteration = 0u;
-    control.done = select(0u, 1u, idle);
-    atomicStore(&step.err_sum, 0u);
+// Arguments of an iteration over n particles.
+fn iteration_args(n: u32) -> IterationArgs {
+    return IterationArgs(dispatch_args((n + 127u) / 128u), dispatch_args((n + WG - 1u) / WG));
 }
 
-// The test after an iteration; true when an iteration ran. The solve stops at its goal (after min_iter)
-// or at max_iter; fewer recorded iterations stop it too. The step state's iteration counts follow every
-// iteration that ran, so a solve cut short by the recorded iterations reports them (and the next frames
+// Starts a solve: iteration 0's arguments, every later iteration's empty (zero workgroups) until an update
+// kernel writes them. A no-op step (dt = 0, past an offline capture's frame_end) runs zero iterations: its
+// dispatches have zero workgroups and the iteration counts of the last real step stay.
+@compute @workgroup_size(64)
+fn df_begin(@builtin(local_invocation_index) t: u32) {
+    let none = iteration_args(0u);
+    for (var k = t; k < arrayLength(&args_a); k += 64u) {
+        args_a[k] = none;
+    }
+    for (var k = t; k < arrayLength(&args_b); k += 64u) {
+        args_b[k] = none;
+    }
+    if (t == 0u) {
+        // Slot 0 is this thread's own (k = t above): written again after its loop.
+        args_a[0] = iteration_args(select(active_end(), 0u, step.dt <= 0.0));
+        control.iteration = 0u;
+        atomicStore(&step.err_sum, 0u);
+    }
+}
+
+// The test of an iteration, by thread 0 of its update kernel (the source before it has summed the error of
+// the velocities before this update): counts the update and, unless the solve is at its goal (after
+// min_iter updates) or at max_iter, writes the next iteration's arguments (args_a, bound to the next
+// iteration's buffer); fewer recorded iterations stop the solve too. Returns the updates so far, which the
+// step state reports, so a solve cut short by the recorded iterations reports them (and the next frames
 // record more, see Simulation::encode_step).
-fn check(goal: f32, min_iter: u32, max_iter: u32) -> bool {
+fn next_iteration(goal: f32, min_iter: u32, max_iter: u32) -> u32 {
     let mean = f32(atomicLoad(&step.err_sum)) / params.err_scale / f32(max(active_end(), 1u));
     atomicStore(&step.err_sum, 0u);
-    if (control.done != 0u) {
-        return false;
+    let k = control.iteration + 1u;
+    control.iteration = k;
+    if (!((k >= min_iter && mean <= goal) || k >= max_iter)) {
+        args_a[k / 2u] = iteration_args(active_end());
     }
-    control.iteration = control.iteration + 1u;
-    if ((control.iteration >= min_iter && mean <= goal) || control.iteration >= max_iter) {
-        control.done = 1u;
-        control.args_src = vec4<u32>(0u, 1u, 1u, 0u);
-        control.args_upd = vec4<u32>(0u, 1u, 1u, 0u);
-    }
-    return true;
-}
-
-@compute @workgroup_size(1)
-fn df_check_divergence() {
-    if (check(params.target_divergence, MIN_DIVERGENCE_ITERATIONS, params.divergence_max_iter)) {
-        step.divergence_iterations = control.iteration;
-    }
-}
-
-@compute @workgroup_size(1)
-fn df_check_density() {
-    if (check(params.target_density, 2u, params.density_max_iter)) {
-        step.density_iterations = control.iteration;
-    }
+    return k;
 }

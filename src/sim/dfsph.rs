@@ -1,30 +1,42 @@
 //! DFSPH (Bender & Koschier 2015/2017) on the GPU, see shaders/sim/dfsph.wgsl: the divergence-free solve
 //! and the constant-density solve, each iterating until its mean error is below the target or its
-//! iteration limit, decided on the GPU. Every iteration is recorded (up to the limit); once a solve has
-//! converged, its `SolveControl` sets the remaining iterations' indirect dispatches to zero workgroups,
-//! so the frame never waits on a read-back and a converged step costs little more than its iterations.
+//! iteration limit, decided on the GPU. Every iteration is recorded (up to the limit) as a source and an
+//! update dispatch with indirect arguments of its own; thread 0 of each update kernel tests the error
+//! and writes the next iteration's arguments only while the solve goes on, so once a solve has converged
+//! its remaining iterations are dispatches of zero workgroups, the frame never waits on a read-back and
+//! a converged step costs little more than its iterations.
 
 use crate::gpu::{self, Profiler};
 use bytemuck::{Pod, Zeroable};
 
-/// WGSL twin: `SolveControl` in shaders/sim/dfsph.wgsl (also the indirect dispatch arguments).
+/// A solve's iteration count. WGSL twin: `SolveState` in shaders/sim/dfsph.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct SolveControl {
-    pub args_src: [u32; 4],
-    pub args_upd: [u32; 4],
+pub struct SolveState {
     pub iteration: u32,
-    pub done: u32,
-    pub _pad: [u32; 2],
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<SolveControl>() == 48);
+const _: () = assert!(std::mem::size_of::<SolveState>() == 16);
 
-/// Byte offset of the update kernels' dispatch arguments in a `SolveControl`.
+/// Bytes of one iteration's indirect arguments (`IterationArgs` in shaders/sim/dfsph.wgsl: the source
+/// kernel's (x, y, z, -), then the update kernel's at [`ARGS_UPD_OFFSET`]).
+const ITERATION_ARGS_BYTES: u64 = 32;
+
+/// Byte offset of the update kernel's dispatch arguments in an iteration's.
 const ARGS_UPD_OFFSET: u64 = 16;
 
+/// Most iterations a solve can record (the limit of `density_iterations` and `divergence_iterations` in
+/// [`super::SimParams`]), plus the one past the last whose arguments its last update writes.
+const MAX_RECORDED_ITERATIONS: u64 = 201;
+
+/// One solve's GPU state: its iteration count, the iterations' arguments in two buffers (iteration k at
+/// slot k / 2 of `args[k % 2]`: an update kernel writes the next iteration's into the buffer it is not
+/// dispatched from) and the bind groups of `df_begin` (both buffers) and of the update kernels (the
+/// buffer of the next iteration, `next[(k + 1) % 2]` for iteration k).
 struct Solve {
-    control: wgpu::Buffer,
-    bind: wgpu::BindGroup,
+    args: [wgpu::Buffer; 2],
+    begin: wgpu::BindGroup,
+    next: [wgpu::BindGroup; 2],
 }
 
 /// Pipelines and control buffers of the DFSPH step.
@@ -36,8 +48,6 @@ pub struct DfsphPass {
     density_source: wgpu::ComputePipeline,
     density_update: wgpu::ComputePipeline,
     begin: wgpu::ComputePipeline,
-    check_divergence: wgpu::ComputePipeline,
-    check_density: wgpu::ComputePipeline,
     divergence: Solve,
     density: Solve,
     workgroup_size: u32,
@@ -58,20 +68,28 @@ impl DfsphPass {
         }
         let module = gpu::shader::module_from_source(device, "sim/dfsph.wgsl", source);
         let vis = wgpu::ShaderStages::COMPUTE;
-        let control_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("dfsph control layout"),
-            entries: &[gpu::storage_entry(0, false, vis)],
+        let begin_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("dfsph solve begin layout"),
+            entries: &[gpu::storage_entry(0, false, vis), gpu::storage_entry(1, false, vis), gpu::storage_entry(2, false, vis)],
         });
+        let next_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("dfsph solve next-iteration layout"),
+            entries: &[gpu::storage_entry(0, false, vis), gpu::storage_entry(1, false, vis)],
+        });
+        let layout = |label: &str, group1: Option<&wgpu::BindGroupLayout>| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(sim_layout), group1],
+                immediate_size: 0,
+            })
+        };
         let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("dfsph pipeline layout"),
             bind_group_layouts: &[Some(sim_layout)],
             immediate_size: 0,
         });
-        let pl_control = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("dfsph control pipeline layout"),
-            bind_group_layouts: &[Some(sim_layout), Some(&control_layout)],
-            immediate_size: 0,
-        });
+        let pl_begin = layout("dfsph begin pipeline layout", Some(&begin_layout));
+        let pl_update = layout("dfsph update pipeline layout", Some(&next_layout));
         let wg = [
             ("WG", workgroup_size as f64),
             ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
@@ -79,60 +97,63 @@ impl DfsphPass {
             ("MIN_DIVERGENCE_ITERATIONS", super::gpu_data::DFSPH_MIN_DIVERGENCE_ITERATIONS as f64),
             ("MAX_GROUPS_X", gpu::max_groups_x() as f64),
         ];
-        let pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl, entry, &wg);
-        let control_pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pl_control, entry, &wg);
+        let pipe = |pl: &wgpu::PipelineLayout, entry: &str| gpu::compute_pipeline_with(device, &module, pl, entry, &wg);
         let solve = |label: &str| {
-            let control = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: std::mem::size_of::<SolveControl>() as u64,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
-                mapped_at_creation: false,
+            let state = gpu::storage_buffer(device, label, std::mem::size_of::<SolveState>() as u64);
+            let slots = MAX_RECORDED_ITERATIONS.div_ceil(2) * ITERATION_ARGS_BYTES;
+            let args = [0, 1].map(|parity| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("{label}: arguments of the {} iterations", ["even", "odd"][parity])),
+                    size: slots,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                    mapped_at_creation: false,
+                })
             });
-            let bind = gpu::bind_buffers(device, label, &control_layout, &[&control]);
-            Solve { control, bind }
+            let begin = gpu::bind_buffers(device, label, &begin_layout, &[&state, &args[0], &args[1]]);
+            let next = [0, 1].map(|parity| gpu::bind_buffers(device, label, &next_layout, &[&state, &args[parity]]));
+            Solve { args, begin, next }
         };
         Self {
-            factor: pipe("df_factor"),
-            divergence_source: pipe("df_divergence_source"),
-            divergence_update: pipe("df_divergence_update"),
-            nonpressure: pipe("df_nonpressure"),
-            density_source: pipe("df_density_source"),
-            density_update: pipe("df_density_update"),
-            begin: control_pipe("df_begin"),
-            check_divergence: control_pipe("df_check_divergence"),
-            check_density: control_pipe("df_check_density"),
-            divergence: solve("dfsph divergence control"),
-            density: solve("dfsph density control"),
+            factor: pipe(&pl, "df_factor"),
+            divergence_source: pipe(&pl, "df_divergence_source"),
+            divergence_update: pipe(&pl_update, "df_divergence_update"),
+            nonpressure: pipe(&pl, "df_nonpressure"),
+            density_source: pipe(&pl, "df_density_source"),
+            density_update: pipe(&pl_update, "df_density_update"),
+            begin: pipe(&pl_begin, "df_begin"),
+            divergence: solve("dfsph divergence solve"),
+            density: solve("dfsph density solve"),
             workgroup_size,
         }
     }
 
-    /// Records a solve's iterations (up to `max_iterations`) into `pass`, whose bind groups are set:
-    /// source, update and check each; the first iteration's source is left out when `first_source` is
-    /// false (df_factor computed it).
+    /// Records a solve's iterations (up to `max_iterations`) into `pass`, whose bind group 0 is set: a
+    /// source and an update each, from the iteration's own arguments; the first iteration's source is
+    /// left out when `first_source` is false (df_factor computed it).
     fn encode_iterations(
         pass: &mut wgpu::ComputePass<'_>,
         solve: &Solve,
-        (source, update, check): (&wgpu::ComputePipeline, &wgpu::ComputePipeline, &wgpu::ComputePipeline),
+        (source, update): (&wgpu::ComputePipeline, &wgpu::ComputePipeline),
         max_iterations: u32,
         first_source: bool,
     ) {
-        for k in 0..max_iterations {
+        let recorded = u64::from(max_iterations).min(MAX_RECORDED_ITERATIONS - 1);
+        for k in 0..recorded {
+            let (args, offset) = (&solve.args[(k % 2) as usize], (k / 2) * ITERATION_ARGS_BYTES);
             if k > 0 || first_source {
                 pass.set_pipeline(source);
-                pass.dispatch_workgroups_indirect(&solve.control, 0);
+                pass.dispatch_workgroups_indirect(args, offset);
             }
             pass.set_pipeline(update);
-            pass.dispatch_workgroups_indirect(&solve.control, ARGS_UPD_OFFSET);
-            pass.set_pipeline(check);
-            pass.dispatch_workgroups(1, 1, 1);
+            pass.set_bind_group(1, &solve.next[((k + 1) % 2) as usize], &[]);
+            pass.dispatch_workgroups_indirect(args, offset + ARGS_UPD_OFFSET);
         }
     }
 
-    /// Binds `bind` and the solve's control, and records its `df_begin`.
+    /// Binds `bind` and the solve's buffers, and records its `df_begin`.
     fn begin(&self, pass: &mut wgpu::ComputePass<'_>, bind: &wgpu::BindGroup, solve: &Solve) {
         pass.set_bind_group(0, bind, &[]);
-        pass.set_bind_group(1, &solve.bind, &[]);
+        pass.set_bind_group(1, &solve.begin, &[]);
         pass.set_pipeline(&self.begin);
         pass.dispatch_workgroups(1, 1, 1);
     }
@@ -163,8 +184,7 @@ impl DfsphPass {
         {
             let mut pass = profiler.compute_pass(encoder, "divergence");
             pass.set_bind_group(0, bind, &[]);
-            pass.set_bind_group(1, &self.divergence.bind, &[]);
-            let p = (&self.divergence_source, &self.divergence_update, &self.check_divergence);
+            let p = (&self.divergence_source, &self.divergence_update);
             Self::encode_iterations(&mut pass, &self.divergence, p, divergence_iterations, false);
         }
         if let Some(before_forces) = separate_forces {
@@ -178,7 +198,7 @@ impl DfsphPass {
         {
             let mut pass = profiler.compute_pass(encoder, "pressure");
             self.begin(&mut pass, bind, &self.density);
-            let p = (&self.density_source, &self.density_update, &self.check_density);
+            let p = (&self.density_source, &self.density_update);
             Self::encode_iterations(&mut pass, &self.density, p, density_iterations, true);
         }
     }
