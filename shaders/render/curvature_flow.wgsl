@@ -16,6 +16,8 @@
 // MAX_GROUPS_X workgroups (over 65 535 tiles of 16x16 from about 5400x3000 pixels on). `flow_full` runs
 // the same per-pixel update over the whole screen (for comparison and tests).
 
+#import "common/dispatch.wgsl"
+
 // Rust twin: FlowUniform in src/render/smooth.rs (32 bytes).
 struct Flow {
     size: vec2<u32>,
@@ -41,9 +43,6 @@ const TILE: u32 = 16u;
 @group(0) @binding(7) var<storage, read_write> tile_mask: array<u32>;
 // The flow's view of `tile_args` (x, y, 1, tile count), read-only beside its use as indirect arguments.
 @group(0) @binding(8) var<storage, read> listed: array<u32>;
-
-// Most workgroups along x of the flow's indirect dispatch (gpu::max_groups_x in src/gpu/mod.rs).
-override MAX_GROUPS_X: u32 = 65535u;
 
 fn z_at(p: vec2<i32>) -> f32 {
     let q = clamp(p, vec2<i32>(0), vec2<i32>(flow.size) - 1);
@@ -84,10 +83,10 @@ fn classify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 @compute @workgroup_size(1)
 fn write_args() {
     let n = atomicLoad(&tile_counter);
-    let x = max(min(n, MAX_GROUPS_X), 1u);
-    tile_args[0] = x;
-    tile_args[1] = (n + x - 1u) / x;
-    tile_args[2] = 1u;
+    let args = dispatch_args(n);
+    tile_args[0] = args.x;
+    tile_args[1] = args.y;
+    tile_args[2] = args.z;
     tile_args[3] = n;
 }
 
@@ -157,7 +156,7 @@ fn flow_pixel(p: vec2<i32>) {
 
 @compute @workgroup_size(16, 16)
 fn flow_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let k = wid.x + wid.y * nwg.x;
+    let k = flat_index(wid, nwg, 1u);
     if (k >= listed[3]) {
         return;
     }

@@ -406,16 +406,6 @@ fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
 
 // ---- convergence control (group 1: this solve's SolveState and iteration arguments) ----
 
-// Most workgroups along x of the iteration kernels' indirect dispatches (gpu::max_groups_x in
-// src/gpu/mod.rs, whose dispatch_size this mirrors).
-override MAX_GROUPS_X: u32 = 65535u;
-
-// Indirect arguments (x, y, 1) covering `groups` workgroups in rows of at most MAX_GROUPS_X.
-fn dispatch_args(groups: u32) -> vec4<u32> {
-    let x = max(min(groups, MAX_GROUPS_X), 1u);
-    return vec4<u32>(x, (groups + x - 1u) / x, 1u, 0u);
-}
-
 // Arguments of an iteration over n particles.
 fn iteration_args(n: u32) -> IterationArgs {
     return IterationArgs(dispatch_args((n + 127u) / 128u), dispatch_args((n + WG - 1u) / WG));

@@ -76,20 +76,12 @@ impl DfsphPass {
             label: Some("dfsph solve next-iteration layout"),
             entries: &[gpu::storage_entry(0, false, vis), gpu::storage_entry(1, false, vis)],
         });
-        let layout = |label: &str, group1: Option<&wgpu::BindGroupLayout>| {
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(label),
-                bind_group_layouts: &[Some(sim_layout), group1],
-                immediate_size: 0,
-            })
+        let layout = |label: &str, groups: &[Option<&wgpu::BindGroupLayout>]| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: groups, immediate_size: 0 })
         };
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("dfsph pipeline layout"),
-            bind_group_layouts: &[Some(sim_layout)],
-            immediate_size: 0,
-        });
-        let pl_begin = layout("dfsph begin pipeline layout", Some(&begin_layout));
-        let pl_update = layout("dfsph update pipeline layout", Some(&next_layout));
+        let pl = layout("dfsph pipeline layout", &[Some(sim_layout)]);
+        let pl_begin = layout("dfsph begin pipeline layout", &[Some(sim_layout), Some(&begin_layout)]);
+        let pl_update = layout("dfsph update pipeline layout", &[Some(sim_layout), Some(&next_layout)]);
         let wg = [
             ("WG", workgroup_size as f64),
             ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
