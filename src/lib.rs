@@ -1,19 +1,23 @@
 //! waterview: real-time GPU SPH water over real terrain (winit + wgpu + egui).
 //!
-//! One engine, two front ends: [`app`] (a winit window with egui panels) and [`headless`] (no window:
-//! tests, benchmarks, batch capture). The simulation ([`sim`]) and the renderer ([`render`]) share one
-//! [`gpu::GpuContext`]; scenes come from RON files ([`scene`]).
+//! One [`engine`] that every front end uses: the window ([`app`], egui panels in [`ui`]) and the command
+//! line ([`cli`]: `run`, [`bench`], [`validate`], [`capture`]). The engine builds the simulation ([`sim`])
+//! from a scene ([`scene`], [`terrain`]) and hands its particles to the renderer ([`render`]) as buffers
+//! and plain data; `sim` and `render` are siblings over the GPU plumbing ([`gpu`]) and know nothing of
+//! each other.
 
 pub mod gpu;
 pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod terrain;
+
+pub mod engine;
+
 pub mod app;
 pub mod bench;
 pub mod capture;
 pub mod cli;
-pub mod headless;
 pub mod settings;
 pub mod ui;
 pub mod validate;

@@ -332,6 +332,15 @@ impl Scene {
         Ok(())
     }
 
+    /// A copy whose particle spacing is `dx` metres on any adapter: `solver.dx = dx`, with `cpu_dx_scale`
+    /// folded in (set to 1), so [`Scene::build`] gives the same particles on a CPU adapter too.
+    pub fn at_dx(&self, dx: f32) -> Scene {
+        let mut s = self.clone();
+        s.solver.dx = dx;
+        s.cpu_dx_scale = 1.0;
+        s
+    }
+
     /// Particle spacing actually used, metres: `solver.dx`, times `cpu_dx_scale` on a CPU adapter.
     pub fn effective_dx(&self, on_cpu_adapter: bool) -> f32 {
         self.solver.dx * if on_cpu_adapter { self.cpu_dx_scale } else { 1.0 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use waterview::bench::{self, report::CSV_HEADER, Plan};
 use waterview::cli::{parse_count, parse_workgroup_size, BenchArgs};
 use waterview::render::SplatMethod;
@@ -129,13 +129,12 @@ fn bad_input_is_an_error() {
         no_subgroups: false,
         out: file.clone(),
     };
-    let err = bench::run(None, &args).expect_err("unwritable output folder");
+    let err = bench::run(None, &args.plan(), &args.out).expect_err("unwritable output folder");
     assert!(format!("{err:#}").contains("output folder"), "{err:#}");
     let _ = std::fs::remove_file(&file);
 
     // A missing scene file.
-    let err = bench::run(Some(PathBuf::from("no/such/scene.ron")), &BenchArgs { out: temp_dir("bench-unused"), ..args })
-        .expect_err("missing scene");
+    let err = bench::run(Some(Path::new("no/such/scene.ron")), &args.plan(), &temp_dir("bench-unused")).expect_err("missing scene");
     assert!(format!("{err:#}").contains("scene.ron"), "{err:#}");
 }
 

@@ -156,7 +156,9 @@ fn steps_past_the_frame_end_are_exact_no_ops() {
     scene.solver.dx = 0.08;
     for method in [waterview::sim::Method::Dfsph, waterview::sim::Method::Pcisph, waterview::sim::Method::Wcsph] {
         scene.solver.method = method;
-        let mut sim = waterview::headless::build_simulation(&ctx, &scene, Some(0.08)).expect("simulation");
+        let options = waterview::engine::BuildOptions { dx: Some(0.08), ..Default::default() };
+        let mut engine = waterview::engine::Engine::new(&ctx, scene.clone(), options).expect("simulation");
+        let sim = engine.sim_mut();
         let mut profiler = Profiler::new(&ctx.device);
         let t = 0.05f32;
         let a = sim.advance_to(&ctx, &mut profiler, t).expect("advance");

@@ -9,7 +9,7 @@ mod common;
 
 use glam::{Vec3, Vec4};
 use waterview::gpu::{self, GpuContext, Profiler};
-use waterview::headless::{build_simulation, simulate};
+use waterview::engine::batch::run_frames;
 use waterview::render::{Ellipsoid, FluidTargets, OFFSCREEN_FORMAT};
 use waterview::scene::{Aabb, Scene, SceneSetup};
 use waterview::sim::{reference, SimOptions, SimParams, SimStats, Simulation};
@@ -52,11 +52,11 @@ fn tank(rows_of: u32) -> (Vec<SimStats>, u32) {
     gpu::set_max_groups_x(rows_of);
     let ctx = common::gpu();
     let scene = Scene::builtin("tank").expect("built-in tank");
-    let mut sim = build_simulation(&ctx, &scene, None).expect("scene builds");
+    let mut engine = common::engine(&ctx, &scene, None);
     let mut profiler = Profiler::new(&ctx.device);
     let mut all = Vec::new();
-    simulate(&ctx, &mut sim, &mut profiler, Some(30), None, |s| all.push(s.clone())).expect("runs");
-    (all, sim.particle_count())
+    run_frames(&ctx, engine.sim_mut(), &mut profiler, Some(30), None, |s| all.push(s.clone()));
+    (all, engine.sim().capacity())
 }
 
 #[test]
@@ -147,7 +147,7 @@ fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
         let mut sim = Simulation::new_with(&ctx, &scene.domain, &setup, &params, options).expect("simulation builds");
         let mut profiler = Profiler::new(&ctx.device);
         let mut all: Vec<SimStats> = Vec::new();
-        simulate(&ctx, &mut sim, &mut profiler, Some(30), None, |s| all.push(s.clone())).expect("runs");
+        run_frames(&ctx, &mut sim, &mut profiler, Some(30), None, |s| all.push(s.clone()));
         all
     };
     let (with, without) = (run(true), run(false));

@@ -16,8 +16,8 @@ use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
 use waterview::render::camera::camera_bind_group_layout;
 use waterview::render::{
-    render_to_image, Ellipsoid, FlowSettings, FluidSettings, FluidTargets, FluidView, OrbitCamera,
-    ParticleSource, RenderSettings, Renderer, SkySource, SmoothPass, SplatMethod, SplatPass,
+    render_to_image, Ellipsoid, FluidSettings, FluidTargets, FluidView, OrbitCamera,
+    ParticleSource, RenderSettings, Renderer, SkySource, SplatMethod, SplatPass,
     OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
@@ -402,7 +402,7 @@ fn image_checks_of_every_target() {
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let positions = storage_buffer_init(&ctx.device, "image positions", bytemuck::cast_slice(&particles));
     let velocities = storage_buffer_init(&ctx.device, "image velocities", &vec![0u8; particles.len() * 16]);
-    let source = ParticleSource { positions: &positions, velocities: &velocities, count: particles.len() as u32, sim: None };
+    let source = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
     let mut failures = Vec::new();
     // Both splat methods against the same references: they must draw the same picture.
     for method in [SplatMethod::Raster, SplatMethod::Compute] {

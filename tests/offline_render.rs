@@ -14,10 +14,11 @@ use waterview::capture::exact::{ExactFrame, ExactFrames};
 use waterview::capture::offline::format_for;
 use waterview::capture::VideoRecorder;
 use waterview::gpu::{GpuContext, Profiler};
-use waterview::render::{Offscreen, OrbitCamera, ParticleSource, RenderSettings, Renderer};
+use waterview::engine::{BuildOptions, Engine};
+use waterview::render::{Offscreen, OrbitCamera, RenderSettings, Renderer};
 use waterview::scene::Scene;
 use waterview::sim::gpu_data::StepState;
-use waterview::sim::Simulation;
+use waterview::sim::SimParams;
 
 fn gpu() -> GpuContext {
     match GpuContext::headless() {
@@ -31,13 +32,12 @@ fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(1.0)
 }
 
-/// The simulation as the window's offline render runs it: the scene at a coarse spacing, frame_dt = 1/fps.
-fn simulation(ctx: &GpuContext, scene: &Scene, fps: f32) -> Simulation {
-    let mut sim = waterview::headless::build_simulation(ctx, scene, Some(0.08)).expect("simulation");
-    let mut params = sim.params().clone();
-    params.frame_dt = 1.0 / fps;
-    sim.set_params(ctx, &params).expect("params");
-    sim
+/// The engine as the window's offline render runs it: the scene at a coarse spacing, frame_dt = 1/fps.
+fn simulation(ctx: &GpuContext, scene: &Scene, fps: f32) -> Engine {
+    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: Some(0.08), ..BuildOptions::default() }).expect("simulation");
+    let params = SimParams { frame_dt: 1.0 / fps, ..engine.params().clone() };
+    engine.set_params(ctx, &params).expect("params");
+    engine
 }
 
 /// What one offline render produced.
@@ -56,22 +56,22 @@ struct Run {
 }
 
 /// Drives an offline render of `total` frames like the window does (see the module docs).
-fn render(ctx: &GpuContext, scene: &Scene, sim: &mut Simulation, fps: f32, total: u64, margin: Option<(f32, u32)>, name: &str) -> Run {
+fn render(ctx: &GpuContext, scene: &Scene, engine: &mut Engine, fps: f32, total: u64, margin: Option<(f32, u32)>, name: &str) -> Run {
     let dir = std::env::temp_dir().join(format!("waterview-offline-render-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("video.mp4");
     let target = Offscreen::new(ctx, (64, 48));
-    let mut renderer = Renderer::new(ctx, target.format(), sim.terrain());
+    let mut renderer = Renderer::new(ctx, target.format(), engine.terrain());
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
-    settings.particle.radius = sim.particle_radius();
+    settings.particle.radius = engine.sim().particle_radius();
     let mut profiler = Profiler::new(&ctx.device);
     let mut recorder = VideoRecorder::start(&ctx.device, &out, format_for(&out), fps, target.size, target.format()).expect("recorder");
     let mut frames = match margin {
         Some((m, extra)) => ExactFrames::with_margin(&ctx.device, fps, total, m, extra),
         None => ExactFrames::new(&ctx.device, fps, total),
     };
-    let steps_before = sim.step_state_blocking(ctx).expect("step state").steps;
+    let steps_before = engine.sim().step_state_blocking(ctx).expect("step state").steps;
     // The step state as it is where each frame is rendered, copied in the same encoder.
     let step_bytes = std::mem::size_of::<StepState>() as u64;
     let checks = ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -88,7 +88,7 @@ fn render(ctx: &GpuContext, scene: &Scene, sim: &mut Simulation, fps: f32, total
         assert!(window_frames < 20_000, "{name}: the render does not finish ({} of {total} frames)", frames.frame());
         // As the window: a non-blocking poll, then what came back.
         let _ = ctx.device.poll(wgpu::PollType::Poll);
-        let _ = sim.poll_stats();
+        let _ = engine.sim_mut().poll_stats();
         frames.poll().unwrap_or_else(|e| panic!("{name}: {e}"));
         if let Some(e) = recorder.poll() {
             panic!("{name}: recorder: {e}");
@@ -96,21 +96,20 @@ fn render(ctx: &GpuContext, scene: &Scene, sim: &mut Simulation, fps: f32, total
         waiting_frames += frames.waiting() as u64;
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("test window frame") });
         let rendered = frames
-            .encode(ctx, &mut enc, sim, &profiler, &mut recorder, &target.color, |enc, sim| {
-                let particles = ParticleSource::of(sim);
+            .encode(ctx, &mut enc, engine, &profiler, &mut recorder, &target.color, |enc, engine| {
                 let t = &target;
-                renderer.encode(ctx, enc, &profiler, &t.color_view, &t.depth_view, t.size, &camera, Some(particles), &settings);
+                renderer.encode(ctx, enc, &profiler, &t.color_view, &t.depth_view, t.size, &camera, Some(engine.particles()), &settings);
                 let k = delivered.len() as u64;
-                enc.copy_buffer_to_buffer(sim.step_state(), 0, &checks, k * step_bytes, step_bytes);
+                enc.copy_buffer_to_buffer(engine.sim().step_state(), 0, &checks, k * step_bytes, step_bytes);
             })
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         if let Some(f) = rendered {
             delivered.push(f);
         }
-        sim.encode_stats(&mut enc, &profiler);
+        engine.sim_mut().encode_stats(&mut enc, &profiler);
         profiler.resolve(&mut enc);
         in_flight.push_back(ctx.queue.submit([enc.finish()]));
-        sim.after_submit();
+        engine.sim_mut().after_submit();
         recorder.after_submit();
         frames.after_submit();
         profiler.end_frame(&ctx.queue);
@@ -124,7 +123,7 @@ fn render(ctx: &GpuContext, scene: &Scene, sim: &mut Simulation, fps: f32, total
     let video = recorder.finish_blocking(&ctx.device).expect("finish video");
     let bytes = waterview::gpu::readback::read_buffer_blocking(ctx, &checks);
     let rendered_times = bytes.chunks_exact(step_bytes as usize).map(|c| bytemuck::pod_read_unaligned::<StepState>(c).time).collect();
-    let steps_after = sim.step_state_blocking(ctx).expect("step state").steps;
+    let steps_after = engine.sim().step_state_blocking(ctx).expect("step state").steps;
     let _ = std::fs::remove_dir_all(&dir);
     Run {
         frames: delivered,
@@ -184,13 +183,12 @@ fn window_offline_render_starts_from_a_running_simulation() {
     let profiler = Profiler::new(&ctx.device);
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     for _ in 0..3 {
-        sim.encode_frame(&mut enc, &profiler);
+        sim.sim_mut().encode_frame(&mut enc, &profiler);
     }
     ctx.queue.submit([enc.finish()]);
-    let t0 = sim.step_state_blocking(&ctx).expect("step state").time;
+    let t0 = sim.sim().step_state_blocking(&ctx).expect("step state").time;
     assert!(t0 > 0.0);
-    let mut params = sim.params().clone();
-    params.frame_dt = 1.0 / fps;
+    let params = SimParams { frame_dt: 1.0 / fps, ..sim.params().clone() };
     sim.set_params(&ctx, &params).expect("params");
     let run = render(&ctx, &scene, &mut sim, fps, total, None, "running");
     check_exact(&run, fps, total, t0, "dam break from a running simulation");

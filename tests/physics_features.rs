@@ -9,10 +9,10 @@
 mod common;
 
 use waterview::gpu::{GpuContext, Profiler};
-use waterview::headless::{build_simulation, simulate};
+use waterview::engine::batch::run_frames;
 use waterview::scene::Scene;
 use waterview::sim::params::{WaveAxis, WaveMaker};
-use waterview::sim::{SimParams, SimStats, Simulation};
+use waterview::sim::{SimParams, SimStats};
 
 fn scene(text: &str) -> Scene {
     Scene::from_str(text, std::path::Path::new("test.ron")).unwrap_or_else(|e| panic!("test scene: {e}"))
@@ -75,13 +75,14 @@ fn shape(pos: &[[f32; 4]], volume: f64) -> (f64, f64) {
 /// Runs the cube for `seconds`; returns (shape at the start, shape at the end).
 fn run_cube(ctx: &GpuContext, method: &str, gamma: f32, seconds: f32) -> ((f64, f64), (f64, f64)) {
     let sc = cube_scene(method, gamma);
-    let mut sim = build_simulation(ctx, &sc, Some(sc.solver.dx)).expect("cube builds");
-    let n = sim.particle_count();
+    let mut engine = common::engine(ctx, &sc, Some(sc.solver.dx));
+    let sim = engine.sim_mut();
+    let n = sim.capacity();
     let volume = n as f64 * (sim.mass() / sim.params().rho0) as f64;
     let start = shape(&sim.read_particles_blocking(ctx).0, volume);
     let mut profiler = Profiler::new(&ctx.device);
     let name = format!("cube {method} gamma {gamma}");
-    simulate(ctx, &mut sim, &mut profiler, None, Some(seconds), |s| assert_sound(&name, s, n)).expect("runs");
+    run_frames(ctx, sim, &mut profiler, None, Some(seconds), |s| assert_sound(&name, s, n));
     let end = shape(&sim.read_particles_blocking(ctx).0, volume);
     println!(
         "{name}: {n} particles, corner ratio {:.3} -> {:.3}, Rg / Rg(sphere) {:.4} -> {:.4} after {seconds} s",
@@ -139,15 +140,16 @@ fn tank_scene(wave_maker: Option<WaveMaker>) -> Scene {
 /// `settle` seconds. With a wave maker every frame also checks that no particle is behind the paddle.
 fn run_tank(ctx: &GpuContext, wave_maker: Option<WaveMaker>, seconds: f32, settle: f32) -> Vec<(f32, f32)> {
     let sc = tank_scene(wave_maker);
-    let mut sim = build_simulation(ctx, &sc, Some(sc.solver.dx)).expect("flume builds");
-    let n = sim.particle_count();
+    let mut engine = common::engine(ctx, &sc, Some(sc.solver.dx));
+    let sim = engine.sim_mut();
+    let n = sim.capacity();
     let volume = sim.mass() / sim.params().rho0;
     let name = if wave_maker.is_some() { "flume with paddle" } else { "flume without paddle" };
     let mut profiler = Profiler::new(&ctx.device);
     let mut levels = Vec::new();
     let mut worst_gap = f32::INFINITY;
     loop {
-        let s = simulate(ctx, &mut sim, &mut profiler, Some(1), None, |s| assert_sound(name, s, n)).expect("runs").expect("stats");
+        let s = run_frames(ctx, sim, &mut profiler, Some(1), None, |s| assert_sound(name, s, n)).expect("stats");
         let (pos, _) = sim.read_particles_blocking(ctx);
         if let Some(w) = &wave_maker {
             let paddle = w.offset_at(s.time);
@@ -261,9 +263,8 @@ fn paddle_is_drawn_where_the_wall_is() {
     let ctx = common::gpu();
     let paddle = WaveMaker { axis: WaveAxis::X, rest: 0.4, amplitude: 0.0, period_s: 1.0 };
     let sc = tank_scene(Some(paddle));
-    let sim: Simulation = build_simulation(&ctx, &sc, Some(sc.solver.dx)).expect("flume builds");
-    let setup = sc.build(false).expect("builds");
-    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &setup.terrain);
+    let engine = common::engine(&ctx, &sc, Some(sc.solver.dx));
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, engine.terrain());
     // Looking along +x from behind the paddle's rest position: the slab fills the middle of the view.
     let camera = OrbitCamera {
         target: glam::Vec3::new(0.4, 0.3, 0.05),
@@ -276,7 +277,7 @@ fn paddle_is_drawn_where_the_wall_is() {
     let size = (64, 48);
     let bare = render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
     // The simulation's paddle without its particles (count 0): only the slab differs from `bare`.
-    let paddle_only = waterview::render::ParticleSource { count: 0, ..waterview::render::ParticleSource::of(&sim) };
+    let paddle_only = waterview::render::ParticleSource { count: 0, ..engine.particles() };
     let drawn = render_to_image(&ctx, &mut renderer, &camera, Some(paddle_only), &settings, size);
     let again = render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
     let changed = |a: &image::RgbaImage, b: &image::RgbaImage| {

@@ -91,7 +91,7 @@ fn valley_with_water_block() {
     assert_eq!(positions.len(), 2000);
     let pos_buf = vec4_buffer(&ctx, "test positions", &positions);
     let vel_buf = vec4_buffer(&ctx, "test velocities", &velocities);
-    let source = ParticleSource { positions: &pos_buf, velocities: &vel_buf, count: positions.len() as u32, sim: None };
+    let source = ParticleSource::buffers(&pos_buf, &vel_buf, positions.len() as u32);
 
     let camera = OrbitCamera { target: Vec3::new(0.0, 1.6, -0.5), distance: 11.0, yaw: 0.45, pitch: 0.3, fov_y: 55f32.to_radians() };
     let mut settings = RenderSettings::default();
@@ -180,7 +180,7 @@ fn sphere_half_below_terrain_is_occluded() {
     let centre = Vec3::new(0.0, ground, 0.0);
     let pos_buf = vec4_buffer(&ctx, "sphere position", &[centre.extend(1000.0)]);
     let vel_buf = vec4_buffer(&ctx, "sphere velocity", &[Vec4::ZERO]);
-    let source = ParticleSource { positions: &pos_buf, velocities: &vel_buf, count: 1, sim: None };
+    let source = ParticleSource::buffers(&pos_buf, &vel_buf, 1);
     let mut settings = RenderSettings::default();
     settings.particle.radius = r;
     settings.particle.color_mode = ColorMode::Uniform;
@@ -242,7 +242,7 @@ fn zero_particles_render() {
     let hf = valley();
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let empty = vec4_buffer(&ctx, "empty particles", &[]);
-    let source = ParticleSource { positions: &empty, velocities: &empty, count: 0, sim: None };
+    let source = ParticleSource::buffers(&empty, &empty, 0);
     let camera = OrbitCamera { target: Vec3::new(0.0, 1.0, 0.0), distance: 15.0, yaw: 0.3, pitch: 0.4, fov_y: 0.9 };
     let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &RenderSettings::default(), SIZE);
     assert_eq!(img.dimensions(), SIZE);
@@ -277,7 +277,7 @@ fn background_cache_matches_drawn_frames() {
     let positions: Vec<Vec4> = (0..1000).map(|i| Vec3::new(-1.0 + 0.2 * (i % 10) as f32, 1.4 + 0.2 * (i / 100) as f32, -1.0 + 0.2 * ((i / 10) % 10) as f32).extend(1000.0)).collect();
     let velocities = vec![Vec4::ZERO; positions.len()];
     let (pos_buf, vel_buf) = (vec4_buffer(&ctx, "test positions", &positions), vec4_buffer(&ctx, "test velocities", &velocities));
-    let source = ParticleSource { positions: &pos_buf, velocities: &vel_buf, count: positions.len() as u32, sim: None };
+    let source = ParticleSource::buffers(&pos_buf, &vel_buf, positions.len() as u32);
     let camera = OrbitCamera { target: Vec3::new(0.0, 1.6, -0.5), distance: 11.0, yaw: 0.45, pitch: 0.3, fov_y: 55f32.to_radians() };
     let cached = RenderSettings::default();
     let uncached = RenderSettings { cache_background: false, ..RenderSettings::default() };

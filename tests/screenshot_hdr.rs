@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use waterview::capture::{save_exr_blocking, Capture};
-use waterview::cli::RunArgs;
+use waterview::cli::{run::write_image, RunArgs};
+use waterview::engine::{batch::run_frames, BuildOptions, Engine};
 use waterview::gpu::{GpuContext, Profiler};
-use waterview::headless;
-use waterview::render::{read_texture_rgba_f32, Offscreen, OrbitCamera, ParticleSource, RenderSettings, Renderer, HDR_FORMAT};
+use waterview::render::{read_texture_rgba_f32, Offscreen, OrbitCamera, RenderSettings, Renderer, HDR_FORMAT};
 use waterview::scene::Scene;
 
 fn gpu() -> GpuContext {
@@ -29,12 +29,12 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// The resting tank at a coarse spacing (1 440 particles), a few frames in.
-fn tank(ctx: &GpuContext) -> (Scene, waterview::sim::Simulation) {
+fn tank(ctx: &GpuContext) -> (Scene, Engine) {
     let scene = Scene::builtin("tank").expect("built-in tank scene");
-    let mut sim = headless::build_simulation(ctx, &scene, Some(0.08)).expect("build the tank");
+    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: Some(0.08), ..BuildOptions::default() }).expect("build the tank");
     let mut profiler = Profiler::new(&ctx.device);
-    headless::simulate(ctx, &mut sim, &mut profiler, Some(3), None, |_| {}).expect("simulate");
-    (scene, sim)
+    run_frames(ctx, engine.sim_mut(), &mut profiler, Some(3), None, |_| {});
+    (scene, engine)
 }
 
 /// sRGB encoding of a linear value to 8 bits (IEC 61966-2-1), as an sRGB texture stores it.
@@ -55,11 +55,11 @@ fn nothing_at(path: &Path) -> bool {
 fn exr_and_png_of_the_same_frame_agree() {
     const SIZE: (u32, u32) = (160, 120);
     let ctx = gpu();
-    let (scene, sim) = tank(&ctx);
+    let (_, engine) = tank(&ctx);
     let dir = scratch("compare");
     let (exr, png) = (dir.join("tank.exr"), dir.join("tank.png"));
-    headless::write_final_image(&ctx, &sim, &scene, SIZE, &exr).expect("write the EXR");
-    headless::write_final_image(&ctx, &sim, &scene, SIZE, &png).expect("write the PNG");
+    write_image(&ctx, &engine, SIZE, &exr).expect("write the EXR");
+    write_image(&ctx, &engine, SIZE, &png).expect("write the PNG");
     assert!(!dir.join("tank.exr.part").exists() && !dir.join("tank.png.part").exists(), "temporary file left behind");
 
     let hdr = image::open(&exr).expect("decode the EXR");
@@ -99,7 +99,7 @@ fn exr_and_png_of_the_same_frame_agree() {
     let blocker = dir.join("not-a-folder");
     std::fs::write(&blocker, b"x").unwrap();
     let bad = blocker.join("frame.exr");
-    let err = headless::write_final_image(&ctx, &sim, &scene, (32, 24), &bad).expect_err("an EXR under a file must fail");
+    let err = write_image(&ctx, &engine, (32, 24), &bad).expect_err("an EXR under a file must fail");
     assert!(err.to_string().contains("not-a-folder"), "the message names the path: {err}");
     assert!(nothing_at(&bad));
     let _ = std::fs::remove_dir_all(&dir);
@@ -111,7 +111,7 @@ fn run_writes_an_exr_for_an_exr_path() {
     let out = dir.join("final.EXR");
     let scene = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/tank.ron");
     let args = RunArgs { steps: Some(2), seconds: None, out: Some(out.clone()), stats: None, size: (64, 48), dx: Some(0.08) };
-    headless::run(Some(scene), &args).expect("waterview run --out final.EXR");
+    waterview::cli::run::run(Some(&scene), &args).expect("waterview run --out final.EXR");
     assert!(!dir.join("final.EXR.part").exists(), "temporary file left behind");
     let img = image::open(&out).expect("decode the EXR");
     assert!(matches!(img, image::DynamicImage::ImageRgba32F(_)), "read back as {:?}", img.color());
@@ -138,7 +138,8 @@ fn wait_for(ctx: &GpuContext, capture: &mut Capture) -> Result<PathBuf, String> 
 fn the_screenshot_ring_writes_an_exr_of_a_float_target() {
     const SIZE: (u32, u32) = (72, 40); // 72 * 8 bytes: rows padded to 768 bytes
     let ctx = gpu();
-    let (scene, sim) = tank(&ctx);
+    let (scene, engine) = tank(&ctx);
+    let sim = engine.sim();
     let dir = scratch("ring");
     let mut renderer = Renderer::new(&ctx, HDR_FORMAT, sim.terrain());
     let target = Offscreen::with_format(&ctx, SIZE, HDR_FORMAT);
@@ -148,7 +149,7 @@ fn the_screenshot_ring_writes_an_exr_of_a_float_target() {
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut capture = Capture::new(&ctx.device, dir.join("captures"));
     let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("test frame") });
-    renderer.encode(&ctx, &mut enc, &profiler, &target.color_view, &target.depth_view, SIZE, &camera, Some(ParticleSource::of(&sim)), &settings);
+    renderer.encode(&ctx, &mut enc, &profiler, &target.color_view, &target.depth_view, SIZE, &camera, Some(engine.particles()), &settings);
     capture.request(&mut enc, &target.color, SIZE).expect("record the copy");
     ctx.queue.submit([enc.finish()]);
     capture.after_submit();

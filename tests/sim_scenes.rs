@@ -3,18 +3,19 @@
 mod common;
 
 use waterview::gpu::Profiler;
-use waterview::headless::{build_simulation, simulate, step_and_read};
+use waterview::engine::batch::{render_image, run_frames, step_and_read};
+use waterview::engine::Engine;
 use waterview::scene::Scene;
 use waterview::sim::SimStats;
 
-fn run(name: &str, seconds: f32) -> (waterview::gpu::GpuContext, waterview::sim::Simulation, Vec<SimStats>) {
+fn run(name: &str, seconds: f32) -> (waterview::gpu::GpuContext, Engine, Vec<SimStats>) {
     let ctx = common::gpu();
     let scene = Scene::builtin(name).expect("built-in scene");
-    let mut sim = build_simulation(&ctx, &scene, None).expect("scene builds");
+    let mut engine = common::engine(&ctx, &scene, None);
     let mut profiler = Profiler::new(&ctx.device);
     let mut all = Vec::new();
-    simulate(&ctx, &mut sim, &mut profiler, None, Some(seconds), |s| all.push(s.clone())).expect("runs");
-    (ctx, sim, all)
+    run_frames(&ctx, engine.sim_mut(), &mut profiler, None, Some(seconds), |s| all.push(s.clone()));
+    (ctx, engine, all)
 }
 
 fn assert_contained(name: &str, all: &[SimStats], n: u32) {
@@ -29,15 +30,15 @@ fn assert_contained(name: &str, all: &[SimStats], n: u32) {
 
 #[test]
 fn tank_settles_hydrostatic() {
-    let (ctx, sim, all) = run("tank", 2.5);
-    let n = sim.particle_count();
+    let (ctx, mut engine, all) = run("tank", 2.5);
+    let n = engine.live_particles();
     assert_contained("tank", &all, n);
     let last = all.last().unwrap();
     println!("tank after {:.2} s: {last:?}", last.time);
     assert!(last.mean_density_error <= 0.01, "mean density error {} > 1 %", last.mean_density_error);
 
     // Bottom pressure against rho0 g depth, away from the side walls.
-    let mut sim = sim;
+    let sim = engine.sim_mut();
     let p = sim.params().clone();
     let (dx, rho0, g) = (p.dx, p.rho0, -p.gravity[1]);
     let d = *sim.domain();
@@ -56,11 +57,11 @@ fn tank_settles_hydrostatic() {
     // frames read 0.87-1.18.
     let floor = d.min[1];
     let area = (d.max[0] - d.min[0]) * (d.max[2] - d.min[2]);
-    let surface = floor + sim.particle_count() as f32 * sim.mass() / (rho0 * area);
+    let surface = floor + n as f32 * sim.mass() / (rho0 * area);
     let mut profiler = Profiler::new(&ctx.device);
     let (mut slope_sum, mut floor_sum, steps) = (0.0f64, 0.0f64, 80);
     for _ in 0..steps {
-        let (pos, vel) = step_and_read(&ctx, &mut sim, &mut profiler);
+        let (pos, vel) = step_and_read(&ctx, sim, &mut profiler);
         let (mut n, mut sy, mut sp, mut syy, mut syp) = (0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64);
         for (q, v) in pos.iter().zip(&vel) {
             if inner(q) && q[1] > floor + 2.0 * dx && q[1] < surface - 2.0 * dx {
@@ -93,7 +94,7 @@ fn tank_settles_hydrostatic() {
 #[test]
 fn dam_break_stays_contained() {
     let (_ctx, sim, all) = run("dam_break", 1.0);
-    assert_contained("dam_break", &all, sim.particle_count());
+    assert_contained("dam_break", &all, sim.sim().capacity());
     let last = all.last().unwrap();
     println!("dam_break after {:.2} s: {last:?}", last.time);
     assert!(last.time >= 1.0);
@@ -101,15 +102,14 @@ fn dam_break_stays_contained() {
 
 #[test]
 fn valley_flood_stays_above_terrain_and_renders() {
-    let (ctx, sim, all) = run("valley", 1.5);
-    assert_contained("valley", &all, sim.particle_count());
+    let (ctx, engine, all) = run("valley", 1.5);
+    assert_contained("valley", &all, engine.sim().capacity());
     let last = all.last().unwrap();
     println!("valley after {:.2} s: {last:?}", last.time);
     assert!(last.max_speed > 0.5, "the flood is moving");
 
     // The headless render shows both water and terrain.
-    let scene = Scene::builtin("valley").unwrap();
-    let img = waterview::headless::render_final(&ctx, &sim, &scene, (480, 270));
+    let img = render_image(&ctx, &engine, (480, 270));
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("../test-output");
     std::fs::create_dir_all(&dir).unwrap();
     img.save(dir.join("valley_headless.png")).unwrap();
@@ -127,7 +127,8 @@ fn valley_flood_stays_above_terrain_and_renders() {
 fn tank_starts_at_hydrostatic_pressure() {
     let ctx = common::gpu();
     let scene = Scene::builtin("tank").expect("built-in scene");
-    let sim = build_simulation(&ctx, &scene, None).expect("scene builds");
+    let engine = common::engine(&ctx, &scene, None);
+    let sim = engine.sim();
     let p = sim.params().clone();
     let (pos, vel) = sim.read_particles_blocking(&ctx);
     let top = pos.iter().map(|q| q[1]).fold(f32::MIN, f32::max) + 0.5 * p.dx;

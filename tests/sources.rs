@@ -3,7 +3,7 @@
 mod common;
 
 use waterview::gpu::Profiler;
-use waterview::headless::{build_simulation, simulate};
+use waterview::engine::batch::run_frames;
 use waterview::scene::{Emitter, Scene, Sink};
 use waterview::sim::SimStats;
 
@@ -25,10 +25,11 @@ fn channel(emitters: Vec<Emitter>, sinks: Vec<Sink>, block: ([f32; 3], [f32; 3])
 
 fn run(scene: &Scene, seconds: f32) -> (Vec<SimStats>, f32) {
     let ctx = common::gpu();
-    let mut sim = build_simulation(&ctx, scene, None).expect("builds");
+    let mut engine = common::engine(&ctx, scene, None);
+    let sim = engine.sim_mut();
     let mut profiler = Profiler::new(&ctx.device);
     let mut all = Vec::new();
-    simulate(&ctx, &mut sim, &mut profiler, None, Some(seconds), |s| all.push(s.clone())).expect("runs");
+    run_frames(&ctx, sim, &mut profiler, None, Some(seconds), |s| all.push(s.clone()));
     for s in &all {
         assert_eq!((s.non_finite, s.outside_domain, s.below_terrain), (0, 0, 0), "leak or blow-up at t = {}: {s:?}", s.time);
     }

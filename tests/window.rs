@@ -187,3 +187,93 @@ fn window_renders_an_offline_video_of_exact_frames() {
     eprintln!("rendered {frames} exact frames at 64x48");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The particle counts the window logged: the scene's at startup ("scene `NAME`: N particles"), then each
+/// frame-rate line's ("frame rate: F fps at WxH, N particles"), in order. Counts are printed with spaces
+/// between thousands.
+fn logged_counts(log: &str) -> (u64, Vec<u64>) {
+    let number = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>().parse::<u64>().ok();
+    let mut start = None;
+    let mut counts = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split_once("scene `").and_then(|(_, r)| r.split_once("`: ")).map(|(_, r)| r) {
+            start = start.or_else(|| rest.split_once(" particles").and_then(|(n, _)| number(n)));
+        }
+        if let Some((_, rest)) = line.split_once("frame rate: ") {
+            if let Some(n) = rest.split_once(", ").and_then(|(_, r)| r.split_once(" particles")).and_then(|(n, _)| number(n)) {
+                counts.push(n);
+            }
+        }
+    }
+    (start.unwrap_or_else(|| panic!("no startup count in the log:\n{log}")), counts)
+}
+
+/// Runs `scene_text` in the window for `seconds` of wall time (recording, so the app quits on its own),
+/// with a frame-rate line every second; returns the particle counts it logged.
+fn window_counts(name: &str, scene_text: &str, seconds: &str) -> (u64, Vec<u64>) {
+    require_xvfb_run();
+    let dir = scratch(name);
+    let scene = dir.join("scene.ron");
+    std::fs::write(&scene, scene_text).expect("write scene");
+    let out = dir.join("window.mp4");
+    let args = [
+        "--scene".as_ref(),
+        scene.as_os_str(),
+        "--record".as_ref(),
+        out.as_os_str(),
+        "--record-seconds".as_ref(),
+        seconds.as_ref(),
+        "--record-fps".as_ref(),
+        "5".as_ref(),
+        "--quit-after-record".as_ref(),
+    ];
+    let text = run_app(&dir, &args, &[("WATERVIEW_TEST_LOG_EVERY_S", "1")]);
+    assert!(!text.contains(" ERROR "), "the window reported an error:\n{text}");
+    let counts = logged_counts(&text);
+    eprintln!("{name}: {} particles at the start, then {:?}", counts.0, counts.1);
+    assert!(counts.1.len() >= 3, "too few frame-rate lines; the app's log:\n{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+    counts
+}
+
+/// `--scene` with an emitter: the window runs it (the pool sized from the scene), and the live count it
+/// logs rises.
+#[test]
+fn window_runs_an_emitter_from_the_scene_file() {
+    let (start, counts) = window_counts(
+        "emitter",
+        r#"(
+    name: "Window emitter",
+    domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, 0.1, 1.0))],
+    emitters: [(center: (0.5, 0.8, 0.5), radius: 0.15, velocity: (0.0, -1.0, 0.0), rate: 0.05)],
+    camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.025),
+)
+"#,
+        "6",
+    );
+    let last = *counts.last().unwrap();
+    assert!(last > start + 50, "the emitter added {} particles to {start}", last as i64 - start as i64);
+    assert!(counts.windows(2).all(|w| w[1] >= w[0]), "the count never falls without a sink: {counts:?}");
+}
+
+/// `--scene` with a sink over half the water: the live count the window logs falls.
+#[test]
+fn window_runs_a_sink_from_the_scene_file() {
+    let (start, counts) = window_counts(
+        "sink",
+        r#"(
+    name: "Window sink",
+    domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, 0.3, 1.0))],
+    sinks: [(min: (0.0, 0.0, 0.0), max: (0.5, 1.0, 1.0))],
+    camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.025),
+)
+"#,
+        "4",
+    );
+    let last = *counts.last().unwrap();
+    assert!(last < start * 2 / 3, "the sink left {last} of {start} particles");
+}

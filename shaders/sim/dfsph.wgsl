@@ -228,7 +228,11 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
     return m * k.g_coef * rate + dot(vi, boundary_density(xi).grad);
 }
 
+#ifdef SUBGROUPS
+#import "sim/error_sum_subgroup.wgsl"
+#else
 #import "sim/error_sum.wgsl"
+#endif
 
 @compute @workgroup_size(128)
 fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {

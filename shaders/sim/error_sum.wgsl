@@ -1,7 +1,7 @@
 // The DFSPH solves' error sum (step.err_sum, fixed point): each source kernel's workgroup of 128 adds its
 // threads' errors e by a tree in workgroup memory (7 barriers), then one atomic add. Called by every
-// thread of the workgroup, outside divergent branches. With subgroup operations the shader takes
-// error_sum_subgroup.wgsl instead (src/sim/dfsph.rs).
+// thread of the workgroup, outside divergent branches. With subgroup operations dfsph.wgsl imports
+// error_sum_subgroup.wgsl instead (its `SUBGROUPS` define, set by src/sim/dfsph.rs).
 var<workgroup> err_red: array<f32, 128>;
 
 fn add_error(lid: u32, e: f32) {

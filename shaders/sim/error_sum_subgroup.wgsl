@@ -1,6 +1,7 @@
-// The DFSPH solves' error sum with subgroup operations (put in place of error_sum.wgsl by
-// src/sim/dfsph.rs when the device has `Features::SUBGROUP`): subgroupAdd over each subgroup, one atomic
-// add by its first active invocation; no workgroup barrier, so a workgroup's warps finish independently.
+// The DFSPH solves' error sum with subgroup operations (imported by dfsph.wgsl instead of error_sum.wgsl
+// under the `SUBGROUPS` define, which src/sim/dfsph.rs sets when the device has `Features::SUBGROUP`):
+// subgroupAdd over each subgroup, one atomic add by its first active invocation; no workgroup barrier, so
+// a workgroup's warps finish independently.
 fn add_error(lid: u32, e: f32) {
     let s = subgroupAdd(e);
     if (subgroupBroadcastFirst(lid) == lid) {

@@ -1,5 +1,5 @@
 // Neighbour grid by counting sort (Green 2010, "Particle simulation using CUDA"; Hoetzlein 2014):
-// `count` atomically counts the particles of each cell, an exclusive prefix sum over the counts (scan.wgsl)
+// `count` atomically counts the particles of each cell, an exclusive prefix sum over the counts (gpu/scan.wgsl)
 // gives each cell's start, and `scatter` claims a place for every particle with a second atomic add on its
 // cell's start, so each cell's particles are contiguous (in arbitrary order within the cell, as the
 // count's slots were). No per-particle (cell, slot) is stored: the scatter re-derives the cell from the

@@ -15,8 +15,10 @@
 // Storage: `accel` is free from the grid build until the pressure force of PCISPH/WCSPH writes it; DFSPH
 // uses it as the solves' scratch, so there the normals are computed after the divergence-free solve and
 // read by df_nonpressure before the density solve overwrites them. No buffer of their own.
-// Imported by pcisph.wgsl and dfsph.wgsl (cell_start_at from sim/cells.wgsl).
-// Rust side: the pass is recorded by `Simulation::encode_step` (src/sim/mod.rs) only when gamma > 0.
+// Its functions are imported by pcisph.wgsl and dfsph.wgsl; `surface_normals` is the stage of
+// src/sim/surface_tension.rs, recorded only when gamma > 0.
+#import "sim/common.wgsl"
+#import "sim/cells.wgsl"
 
 // Density of sorted particle j from the previous step (spos.w), kept away from zero.
 fn st_density(j: u32) -> f32 {

@@ -4,9 +4,9 @@
 use super::Running;
 use crate::render::OrbitCamera;
 use crate::scene::{Scene, TerrainDesc};
-use crate::sim::Simulation;
+use crate::sim::SimParams;
 use crate::ui::capture_panel::CaptureMode;
-use crate::ui::{sim_panel::scene_at_dx, UiAction};
+use crate::ui::UiAction;
 
 impl Running {
     /// Applies one UI action; failures go to the banner and leave the current scene running.
@@ -14,50 +14,35 @@ impl Running {
         match action {
             UiAction::Step => self.step_requested = true,
             UiAction::Screenshot { with_ui } => self.screenshot_requested = Some(with_ui),
-            UiAction::ResetCamera => self.camera = OrbitCamera::from_desc(&self.world.scene.camera),
-            UiAction::ApplyParams => {
-                let Some(sim) = self.world.sim.as_mut() else { return };
-                let mut params = self.ui.sim.params.clone();
-                let current = sim.params();
-                // Spacing and the quantities tied to the buffers change only through a rebuild.
-                params.dx = current.dx;
-                params.h_over_dx = current.h_over_dx;
-                params.rho0 = current.rho0;
-                self.ui.sim.param_error = sim.set_params(&self.ctx, &params).err().map(|e| e.to_string());
+            UiAction::ResetCamera => self.camera = OrbitCamera::from_desc(&self.world.scene().camera),
+            UiAction::ApplyParams(params) => {
+                let Some(engine) = self.world.engine_mut() else { return };
+                let result = engine.set_params(&self.ctx, &params);
+                self.engine_changed("parameters", result);
             }
-            UiAction::Reset => {
-                let Some(sim) = self.world.sim.as_ref() else {
-                    // Nothing ran: try building the scene again (e.g. after a parameter fix).
-                    let scene = self.world.scene.clone();
-                    self.replace_world(scene, "reset", false);
-                    return;
-                };
-                let mut params = self.ui.sim.params.clone();
-                params.dx = sim.params().dx;
-                params.h_over_dx = sim.params().h_over_dx;
-                params.rho0 = sim.params().rho0;
-                match Simulation::new(&self.ctx, &self.world.scene.domain, &self.world.setup, &params) {
-                    Ok(mut sim) => {
-                        if let Err(e) = sim.set_sources(&self.ctx, &self.ui.scene.emitters, &self.ui.scene.sinks) {
-                            self.ui.push_error(format!("emitters and sinks: {e}"));
-                        }
-                        self.world.sim = Some(sim);
-                        self.stats = None;
-                        self.offline_sim_replaced("the simulation was reset");
-                    }
-                    Err(e) => self.ui.push_error(format!("reset failed: {e}")),
+            UiAction::Rebuild { dx, h_over_dx, rho0 } => match self.world.engine_mut() {
+                Some(engine) => {
+                    let params = SimParams { dx, h_over_dx, rho0, ..engine.params().clone() };
+                    let result = engine.set_params(&self.ctx, &params);
+                    self.engine_changed(&format!("rebuild at dx = {dx} m"), result);
                 }
-            }
-            UiAction::Rebuild => {
-                let dx = self.ui.sim.dx;
-                let mut scene = scene_at_dx(&self.world.scene, dx);
-                // Keep the solver parameters edited so far.
-                let keep = self.ui.sim.params.clone();
-                scene.solver = crate::sim::SimParams { dx: scene.solver.dx, ..keep };
-                scene.emitters = self.ui.scene.emitters.clone();
-                scene.sinks = self.ui.scene.sinks.clone();
-                self.replace_world(scene, &format!("rebuild at dx = {dx} m"), false);
-            }
+                None => {
+                    let mut scene = self.world.scene().at_dx(dx);
+                    (scene.solver.h_over_dx, scene.solver.rho0) = (h_over_dx, rho0);
+                    self.replace_world(scene, &format!("rebuild at dx = {dx} m"), false);
+                }
+            },
+            UiAction::Reset => match self.world.engine_mut() {
+                Some(engine) => {
+                    engine.reset(&self.ctx);
+                    self.offline_sim_replaced("the simulation was reset");
+                }
+                // Nothing ran: try building the scene again (e.g. after a parameter fix).
+                None => {
+                    let scene = self.world.scene().clone();
+                    self.replace_world(scene, "reset", false);
+                }
+            },
             UiAction::LoadBuiltin(name) => match Scene::builtin(&name) {
                 Some(scene) => {
                     if self.replace_world(scene, &format!("built-in scene `{name}`"), true) {
@@ -78,7 +63,7 @@ impl Running {
             UiAction::SaveSceneDialog => self.open_dialog(true),
             UiAction::SaveScene(path) => self.save_scene(&path),
             UiAction::ReplaceHeightmap(path) => {
-                let mut scene = self.world.scene.clone();
+                let mut scene = self.world.scene().clone();
                 let d = scene.domain;
                 let old = scene.terrain.take();
                 let abs = path.canonicalize().unwrap_or(path.clone());
@@ -91,13 +76,13 @@ impl Running {
                 });
                 self.replace_world(scene, &format!("heightmap {}", path.display()), false);
             }
-            UiAction::SetSources => {
-                self.world.scene.emitters = self.ui.scene.emitters.clone();
-                self.world.scene.sinks = self.ui.scene.sinks.clone();
-                if let Some(sim) = self.world.sim.as_mut() {
-                    if let Err(e) = sim.set_sources(&self.ctx, &self.ui.scene.emitters, &self.ui.scene.sinks) {
-                        self.ui.push_error(format!("emitters and sinks: {e}"));
-                    }
+            UiAction::SetSources { emitters, sinks } => {
+                let result = match self.world.engine_mut() {
+                    Some(engine) => engine.set_sources(&self.ctx, &emitters, &sinks),
+                    None => return,
+                };
+                if let Err(e) = result {
+                    self.ui.push_error(format!("emitters and sinks: {e}"));
                 }
             }
             UiAction::ToggleRecording => match self.recording.as_mut() {

@@ -2,7 +2,7 @@
 //! again after a device loss), the surface configuration, and the recovery paths: a lost surface is
 //! recreated, a lost device is replaced with the scene rebuilt from its description.
 
-use super::{new_egui_state, Blit, Running, CAPTURE_DIR};
+use super::{new_egui_state, world::World, Blit, Running, CAPTURE_DIR};
 use crate::capture::Capture;
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{targets::Offscreen, Renderer};
@@ -92,7 +92,7 @@ impl Running {
         self.recording = None;
         self.finishing = None;
         let size = PhysicalSize::new(self.config.width, self.config.height);
-        let parts = match GpuParts::new(self.ctx.instance.clone(), &self.surface, size, &self.world.setup.terrain, &self.closing) {
+        let parts = match GpuParts::new(self.ctx.instance.clone(), &self.surface, size, self.world.terrain(), &self.closing) {
             Ok(p) => p,
             Err(e) => {
                 self.ui.push_error(format!("the GPU device was lost and could not be recreated: {e:#}"));
@@ -115,11 +115,12 @@ impl Running {
         // A fresh egui context re-sends its font atlas to the new renderer.
         self.egui_ctx = egui::Context::default();
         self.egui_state = new_egui_state(&self.egui_ctx, &self.window, &self.ctx);
-        let scene = self.world.scene.clone();
+        let scene = self.world.scene().clone();
         let camera = self.camera.clone();
-        if !self.replace_world(scene, "scene restored after a GPU device loss", false) {
+        if !self.replace_world(scene.clone(), "scene restored after a GPU device loss", false) {
             // The old simulation belongs to the lost device.
-            self.world.sim = None;
+            let terrain = self.world.terrain().clone();
+            self.show(World::Unbuilt { scene, terrain }, false);
         }
         self.camera = camera;
         self.ui.push_error("the GPU device was lost; it was recreated and the scene restarted");

@@ -5,8 +5,8 @@
 
 use super::{Blit, Running};
 use crate::gpu::{GpuContext, Profiler};
-use crate::render::{targets::Offscreen, OrbitCamera, ParticleSource, Renderer};
-use crate::sim::Simulation;
+use crate::engine::Engine;
+use crate::render::{targets::Offscreen, OrbitCamera, Renderer};
 use crate::ui::{self, capture_panel::ScreenshotFormat, FrameInfo, UiState};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -32,23 +32,20 @@ impl Running {
         }
         self.fps_log.0 += 1;
         let since = self.fps_log.1.elapsed().as_secs_f64();
-        if since >= 5.0 {
+        if since >= self.fps_log_every {
             log::info!(
-                "frame rate: {:.1} fps at {}x{}{}",
+                "frame rate: {:.1} fps at {}x{}, {} particles{}",
                 self.fps_log.0 as f64 / since,
                 self.config.width,
                 self.config.height,
+                crate::ui::sim_panel::thousands(self.world.sim().map_or(0, |s| s.live_particles() as u64)),
                 if self.recording.is_some() { " (recording)" } else { "" }
             );
             self.fps_log = (0, Instant::now());
         }
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
-        if let Some(sim) = self.world.sim.as_mut() {
-            if let Some(s) = sim.poll_stats() {
-                self.stats = Some(s.clone());
-            }
-        }
-        self.ui.history.push_frame(dt, self.profiler.latest(), self.stats.as_ref());
+        let stats = self.world.sim_mut().and_then(|sim| sim.poll_stats());
+        self.ui.history.push_frame(dt, self.profiler.latest(), stats);
         self.poll_background();
         self.drive_cli_recording();
         self.drive_test_render();
@@ -96,9 +93,9 @@ impl Running {
         let output = {
             let info = FrameInfo {
                 ctx: &self.ctx,
-                scene: &self.world.scene,
-                sim: self.world.sim.as_ref(),
-                stats: self.stats.as_ref(),
+                scene: self.world.scene(),
+                sim: self.world.sim(),
+                stats: self.world.sim().and_then(|s| s.latest_stats()),
                 gpu_times: self.profiler.latest(),
                 capture: &self.capture_status,
                 fly: self.fly,
@@ -146,7 +143,7 @@ impl Running {
         if offline {
             self.encode_offline_frame(&mut enc);
         } else {
-            if let Some(sim) = self.world.sim.as_mut() {
+            if let Some(sim) = self.world.sim_mut() {
                 if self.ui.sim.playing {
                     sim.encode_frame(&mut enc, &self.profiler);
                 } else if self.step_requested {
@@ -154,10 +151,10 @@ impl Running {
                 }
             }
             // The window's scene (the state after this frame's step, as before).
-            encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, &mut enc, &self.offscreen, &self.camera, self.world.sim.as_ref(), &self.ui);
+            encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, &mut enc, &self.offscreen, &self.camera, self.world.engine(), &self.ui);
             self.record_live_frame(&mut enc);
         }
-        if let Some(sim) = self.world.sim.as_mut() {
+        if let Some(sim) = self.world.sim_mut() {
             sim.encode_stats(&mut enc, &self.profiler);
         }
         self.step_requested = false;
@@ -208,7 +205,7 @@ impl Running {
 
         self.profiler.resolve(&mut enc);
         self.ctx.queue.submit(callback_buffers.into_iter().chain(std::iter::once(enc.finish())));
-        if let Some(sim) = self.world.sim.as_mut() {
+        if let Some(sim) = self.world.sim_mut() {
             sim.after_submit();
         }
         self.capture.after_submit();
@@ -231,7 +228,7 @@ impl Running {
 
     /// Renders the scene (current camera and settings) into `target`.
     pub(super) fn encode_scene(&mut self, enc: &mut wgpu::CommandEncoder, target: &Offscreen) {
-        encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, enc, target, &self.camera, self.world.sim.as_ref(), &self.ui);
+        encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, enc, target, &self.camera, self.world.engine(), &self.ui);
     }
 
 }
@@ -247,7 +244,7 @@ pub(super) fn preview_ui(ui: &mut egui::Ui, texture: egui::TextureId, size: (f32
     });
 }
 
-/// Renders the scene (camera, render settings, the simulation's particles) into `target`.
+/// Renders the scene (camera, render settings, the engine's particles) into `target`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn encode_scene_with(
     renderer: &mut Renderer,
@@ -256,10 +253,11 @@ pub(super) fn encode_scene_with(
     enc: &mut wgpu::CommandEncoder,
     target: &Offscreen,
     camera: &OrbitCamera,
-    sim: Option<&Simulation>,
+    engine: Option<&Engine>,
     ui: &UiState,
 ) {
-    let particles = sim.map(ParticleSource::of);
+    let particles = engine.map(Engine::particles);
+    let sim = engine.map(Engine::sim);
     renderer.encode(
         ctx,
         enc,

@@ -121,7 +121,7 @@ impl Running {
     /// F: the camera looks at the fluid's bounding box (latest statistics) from its current direction,
     /// at the distance where the box's bounding sphere fills the view.
     pub(super) fn fit_camera(&mut self) {
-        let Some(s) = self.stats.as_ref() else {
+        let Some(s) = self.world.sim().and_then(|sim| sim.latest_stats()).cloned() else {
             self.ui.push_error("cannot frame the fluid yet: no statistics have come back from the GPU");
             return;
         };

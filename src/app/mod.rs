@@ -67,7 +67,6 @@ use crate::settings::AppSettings;
 use crate::terrain::Heightfield;
 use crate::ui::capture_panel::CaptureStatus;
 use crate::ui::UiState;
-use crate::cli::WindowArgs;
 use anyhow::Context as _;
 use blit::Blit;
 use device::GpuParts;
@@ -90,13 +89,30 @@ pub const CAPTURE_DIR: &str = "captures";
 /// The window icon (also installed with the desktop entry).
 const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
 
+/// Options of the window from the command line: its size and a live recording started with the first
+/// frame drawn (see `waterview --help`).
+#[derive(Clone, Debug, Default)]
+pub struct WindowOptions {
+    /// Inner size, physical pixels (default: the last run's).
+    pub window_size: Option<(u32, u32)>,
+    /// Record the window (without the UI) from the first frame: `.mp4` writes H.264 MP4, any other path
+    /// a folder of numbered PNGs.
+    pub record: Option<PathBuf>,
+    /// Stop that recording after this many seconds of wall time.
+    pub record_seconds: Option<f64>,
+    /// Most frames per second the recording keeps (default: the Capture panel's).
+    pub record_fps: Option<f32>,
+    /// Quit once the recording's file is complete (exit status 0, or 1 with the reason).
+    pub quit_after_record: bool,
+}
+
 /// Opens the window and runs until it is closed (or Esc). `scene_path`: a scene file; `None` opens the last
 /// scene file of the previous run if it still exists, else the built-in "valley". A scene that fails to
 /// load shows its error and falls back to the valley. `options`: the window's size and a recording started
-/// with the first frame ([`WindowArgs`]; `Default` for none).
+/// with the first frame ([`WindowOptions`]; `Default` for none).
 /// Errors: no display, no usable GPU adapter, or a surface the adapter cannot present to; with
 /// `--quit-after-record`, a recording that could not be written.
-pub fn run(scene_path: Option<PathBuf>, options: &WindowArgs) -> anyhow::Result<()> {
+pub fn run(scene_path: Option<PathBuf>, options: &WindowOptions) -> anyhow::Result<()> {
     let event_loop = EventLoop::new().context("cannot open a window (is a display available? set DISPLAY or WAYLAND_DISPLAY)")?;
     let settings_path = crate::settings::default_path();
     let settings = settings_path.as_deref().map(AppSettings::load).unwrap_or_default();
@@ -113,7 +129,7 @@ struct App {
     scene_path: Option<PathBuf>,
     settings: AppSettings,
     settings_path: Option<PathBuf>,
-    options: WindowArgs,
+    options: WindowOptions,
     running: Option<Running>,
     /// Set when startup fails (or a `--quit-after-record` recording fails); returned by [`run`] after the
     /// loop exits.
@@ -199,7 +215,6 @@ struct Running {
     /// Fly speed, m/s (mouse wheel changes it in fly mode).
     fly_speed: f32,
     ui: UiState,
-    stats: Option<crate::sim::SimStats>,
     mouse: Mouse,
     step_requested: bool,
     screenshot_requested: Option<bool>,
@@ -207,6 +222,8 @@ struct Running {
     last_frame: Instant,
     /// Frames and start of the current frame-rate log period.
     fps_log: (u32, Instant),
+    /// Seconds between two frame-rate log lines (5; `WATERVIEW_TEST_LOG_EVERY_S` for tests).
+    fps_log_every: f64,
     /// The window has zero area (minimised): no rendering until it is resized.
     minimized: bool,
     /// wgpu validation errors reported by the device's error handler, shown in the banner.
@@ -228,7 +245,7 @@ struct Running {
 }
 
 impl Running {
-    fn new(event_loop: &ActiveEventLoop, scene_path: Option<&Path>, settings: &AppSettings, options: &WindowArgs) -> anyhow::Result<Self> {
+    fn new(event_loop: &ActiveEventLoop, scene_path: Option<&Path>, settings: &AppSettings, options: &WindowOptions) -> anyhow::Result<Self> {
         let mut attrs = Window::default_attributes().with_title("waterview").with_window_icon(window_icon());
         attrs = match (options.window_size, settings.window_size) {
             (Some((w, h)), _) => attrs.with_inner_size(PhysicalSize::new(w, h)),
@@ -248,9 +265,9 @@ impl Running {
         let world = startup_world(&parts.ctx, scene_path, &mut errors)?;
         let scene_file = scene_path.filter(|_| errors.is_empty()).map(Path::to_path_buf);
         let mut renderer = parts.renderer;
-        renderer.set_terrain(&parts.ctx, &world.setup.terrain);
+        renderer.set_terrain(&parts.ctx, world.terrain());
         let on_cpu = parts.ctx.is_cpu();
-        let mut ui = UiState::new(&world.scene, world.sim.as_ref(), on_cpu);
+        let mut ui = UiState::new(world.scene(), world.sim(), on_cpu);
         for e in errors {
             ui.push_error(e);
         }
@@ -258,8 +275,8 @@ impl Running {
         ui.panel_width = settings.panel_width.clamp(150.0, 1000.0);
         ui.capture = settings.capture.clone();
         ui.render.capture_with_ui = settings.capture_with_ui;
-        let camera = OrbitCamera::from_desc(&world.scene.camera);
-        let fly_speed = domain_size(&world.scene) * 0.1;
+        let camera = OrbitCamera::from_desc(&world.scene().camera);
+        let fly_speed = domain_size(world.scene()) * 0.1;
 
         let egui_ctx = egui::Context::default();
         let egui_state = new_egui_state(&egui_ctx, &window, &parts.ctx);
@@ -290,13 +307,13 @@ impl Running {
             fly: false,
             fly_speed,
             ui,
-            stats: None,
             mouse: Mouse::default(),
             step_requested: false,
             screenshot_requested: None,
             dialog: None,
             last_frame: Instant::now(),
             fps_log: (0, Instant::now()),
+            fps_log_every: std::env::var("WATERVIEW_TEST_LOG_EVERY_S").ok().and_then(|v| v.parse().ok()).filter(|v: &f64| *v > 0.0).unwrap_or(5.0),
             minimized: size.width == 0 || size.height == 0,
             gpu_errors: parts.gpu_errors,
             device_lost: parts.device_lost,

@@ -9,6 +9,7 @@ use super::{Running, CAPTURE_DIR};
 use crate::capture::{exact::ExactFrames, offline::format_for, VideoFormat, VideoRecorder};
 use crate::render::{targets::Offscreen, Renderer, HDR_FORMAT};
 use crate::ui::capture_panel::CaptureStatus;
+use crate::sim::SimParams;
 use crate::ui::UiAction;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -29,7 +30,7 @@ pub(super) struct Recording {
 }
 
 /// The recording asked for on the command line (`--record PATH [--record-seconds S] [--record-fps F]
-/// [--quit-after-record]`, see [`crate::cli::WindowArgs`]).
+/// [--quit-after-record]`, see [`super::WindowOptions`]).
 pub(super) struct CliRecording {
     pub(super) path: PathBuf,
     /// Most frames per second kept (`None`: the Capture panel's setting).
@@ -60,10 +61,10 @@ impl Running {
     /// screenshot); its fluid targets are freed again right after. The caller records the target's copy
     /// into the screenshot ring, which writes the EXR file on a worker thread. Never waits on the GPU.
     pub(super) fn render_hdr_screenshot(&mut self, size: (u32, u32)) -> Offscreen {
-        let renderer = self.hdr_renderer.get_or_insert_with(|| Renderer::new(&self.ctx, HDR_FORMAT, &self.world.setup.terrain));
+        let renderer = self.hdr_renderer.get_or_insert_with(|| Renderer::new(&self.ctx, HDR_FORMAT, self.world.terrain()));
         let target = Offscreen::with_format(&self.ctx, size, HDR_FORMAT);
         let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("HDR screenshot") });
-        encode_scene_with(renderer, &self.ctx, &self.profiler, &mut enc, &target, &self.camera, self.world.sim.as_ref(), &self.ui);
+        encode_scene_with(renderer, &self.ctx, &self.profiler, &mut enc, &target, &self.camera, self.world.engine(), &self.ui);
         self.ctx.queue.submit([enc.finish()]);
         renderer.release_targets();
         target
@@ -130,12 +131,14 @@ impl Running {
     pub(super) fn end_offline(&mut self, offline: Option<Offline>) {
         let Some(o) = offline else { return };
         self.egui_renderer.free_texture(&o.texture);
-        if let Some(sim) = self.world.sim.as_ref() {
-            sim.set_frame_end(&self.ctx, 0.0);
-        }
-        self.ui.sim.params.frame_dt = o.saved_frame_dt;
         self.ui.sim.playing = o.was_playing;
-        self.apply(UiAction::ApplyParams);
+        let params = self.world.engine().map(|engine| {
+            engine.sim().set_frame_end(&self.ctx, 0.0);
+            SimParams { frame_dt: o.saved_frame_dt, ..engine.params().clone() }
+        });
+        if let Some(params) = params {
+            self.apply(UiAction::ApplyParams(params));
+        }
     }
 
     /// Offline capture: takes the step states that came back (confirming a frame's simulated time or
@@ -210,11 +213,11 @@ impl Running {
         let Some(mut r) = self.recording.take() else { return };
         let Recording { rec, offline, stopping, note, .. } = &mut r;
         if let Some(Offline { target, frames, .. }) = offline.as_mut() {
-            match self.world.sim.as_mut() {
-                Some(sim) if !*stopping => {
+            match self.world.engine_mut() {
+                Some(engine) if !*stopping => {
                     let (renderer, ctx, profiler, camera, ui) = (&mut self.renderer, &self.ctx, &self.profiler, &self.camera, &self.ui);
-                    let result = frames.encode(ctx, enc, sim, profiler, rec, &target.color, |enc, sim| {
-                        encode_scene_with(renderer, ctx, profiler, enc, target, camera, Some(sim), ui)
+                    let result = frames.encode(ctx, enc, engine, profiler, rec, &target.color, |enc, engine| {
+                        encode_scene_with(renderer, ctx, profiler, enc, target, camera, Some(engine), ui)
                     });
                     if let Ok(Some(f)) = &result {
                         log::debug!("offline frame {}: simulated time {} s, video time {} s", f.index, f.sim_time, f.video_time);
@@ -339,10 +342,10 @@ impl Running {
 
     pub(super) fn start_offline(&mut self) {
         let c = self.ui.capture.clone();
-        if self.world.sim.is_none() {
+        let Some(params) = self.world.engine().map(|e| e.params().clone()) else {
             self.ui.push_error("cannot capture: the scene has no simulation");
             return;
-        }
+        };
         let max_dim = self.ctx.device.limits().max_texture_dimension_2d;
         let size = (c.offline_size[0].clamp(16, max_dim), c.offline_size[1].clamp(16, max_dim));
         let fps = c.fps.clamp(2.0, 240.0);
@@ -357,14 +360,15 @@ impl Running {
             }
         };
         // frame_dt = 1/fps: the steps are as long as the headless capture's (`frame_end` lands them exactly).
-        let saved_frame_dt = self.ui.sim.params.frame_dt;
-        self.ui.sim.params.frame_dt = 1.0 / fps;
-        self.apply(UiAction::ApplyParams);
-        if let Some(e) = self.ui.sim.param_error.clone() {
-            self.ui.sim.params.frame_dt = saved_frame_dt;
-            rec.cancel();
-            self.ui.push_error(format!("cannot start the capture: {e}"));
-            return;
+        let saved_frame_dt = params.frame_dt;
+        if let Some(engine) = self.world.engine_mut() {
+            let result = engine.set_params(&self.ctx, &SimParams { frame_dt: 1.0 / fps, ..params });
+            if let Err(e) = result {
+                rec.cancel();
+                self.ui.push_error(format!("cannot start the capture: {e}"));
+                return;
+            }
+            self.ui.sim.sync_from(engine.sim());
         }
         let texture = self.egui_renderer.register_native_texture(&self.ctx.device, &target.color_view, wgpu::FilterMode::Linear);
         let total = crate::capture::offline::frame_count(c.offline_seconds, fps);

@@ -1,11 +1,12 @@
-//! The scene on show ([`World`]): building it and its simulation, the startup fallbacks, replacing it
-//! (loaded, rebuilt, reset), saving it, the native file dialogs (on a thread of their own) and files
-//! dropped on the window. A scene that fails to build leaves the current one running.
+//! The scene on show ([`World`]): its engine (every build and rebuild goes through [`Engine`]), the startup
+//! fallbacks, replacing it (loaded, rebuilt), saving it, the native file dialogs (on a thread of their own)
+//! and files dropped on the window. A scene that fails to build leaves the current one running.
 
 use super::Running;
+use crate::engine::{BuildOptions, Engine, EngineError};
 use crate::gpu::GpuContext;
 use crate::render::OrbitCamera;
-use crate::scene::{DroppedFile, Scene, SceneSetup};
+use crate::scene::{DroppedFile, Scene};
 use crate::sim::Simulation;
 use crate::terrain::Heightfield;
 use crate::ui::UiAction;
@@ -13,13 +14,60 @@ use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-/// The scene being shown and its simulation.
-pub(super) struct World {
-    pub(super) scene: Scene,
-    /// The built scene (initial particles, terrain), kept for Reset.
-    pub(super) setup: SceneSetup,
-    /// `None` when the scene could not be simulated (the banner says why); the terrain is still drawn.
-    pub(super) sim: Option<Simulation>,
+/// The scene being shown.
+pub(super) enum World {
+    /// The scene and its simulation.
+    Running(Engine),
+    /// Not even the startup scene could be simulated (the banner says why): its scene and terrain are
+    /// shown without water; Reset tries to build it again.
+    Unbuilt { scene: Scene, terrain: Heightfield },
+}
+
+impl World {
+    pub(super) fn scene(&self) -> &Scene {
+        match self {
+            World::Running(e) => e.scene(),
+            World::Unbuilt { scene, .. } => scene,
+        }
+    }
+
+    /// The terrain drawn.
+    pub(super) fn terrain(&self) -> &Heightfield {
+        match self {
+            World::Running(e) => e.terrain(),
+            World::Unbuilt { terrain, .. } => terrain,
+        }
+    }
+
+    pub(super) fn engine(&self) -> Option<&Engine> {
+        match self {
+            World::Running(e) => Some(e),
+            World::Unbuilt { .. } => None,
+        }
+    }
+
+    pub(super) fn engine_mut(&mut self) -> Option<&mut Engine> {
+        match self {
+            World::Running(e) => Some(e),
+            World::Unbuilt { .. } => None,
+        }
+    }
+
+    /// Logs the scene's name and particle count (as the window starts).
+    fn logged(self) -> Self {
+        if let Some(e) = self.engine() {
+            log::info!("scene `{}`: {} particles, dx = {} m", e.scene().name, e.live_particles(), e.params().dx);
+        }
+        self
+    }
+
+    pub(super) fn sim(&self) -> Option<&Simulation> {
+        self.engine().map(Engine::sim)
+    }
+
+    pub(super) fn sim_mut(&mut self) -> Option<&mut Simulation> {
+        self.engine_mut().map(Engine::sim_mut)
+    }
 }
 
 /// A native file dialog running on its own thread.
@@ -78,7 +126,7 @@ impl Running {
         }
         let (tx, rx) = mpsc::channel();
         let start_dir = self.scene_file.as_ref().and_then(|p| p.parent().map(Path::to_path_buf)).unwrap_or_else(|| PathBuf::from("."));
-        let name = format!("{}.ron", self.world.scene.name.to_lowercase().replace(char::is_whitespace, "_"));
+        let name = format!("{}.ron", self.world.scene().name.to_lowercase().replace(char::is_whitespace, "_"));
         let spawned = std::thread::Builder::new().name("file dialog".into()).spawn(move || {
             let result = std::panic::catch_unwind(move || {
                 let d = rfd::FileDialog::new().set_directory(start_dir);
@@ -102,20 +150,11 @@ impl Running {
     /// Saves the scene with the current solver parameters, sources and camera; relative heightmap paths
     /// are made absolute when they resolve to a file, so the saved scene works from its new folder.
     pub(super) fn save_scene(&mut self, path: &Path) {
-        let mut scene = self.world.scene.clone();
-        let mut solver = self.ui.sim.params.clone();
-        solver.dx = scene.solver.dx;
-        if let Some(sim) = self.world.sim.as_ref() {
-            solver.h_over_dx = sim.params().h_over_dx;
-            solver.rho0 = sim.params().rho0;
-        }
+        let mut scene = self.world.scene().clone();
         if let Some(o) = self.recording.as_ref().and_then(|r| r.offline.as_ref()) {
-            solver.frame_dt = o.saved_frame_dt;
+            scene.solver.frame_dt = o.saved_frame_dt;
         }
-        scene.solver = solver;
         scene.camera = self.camera.to_desc();
-        scene.emitters = self.ui.scene.emitters.clone();
-        scene.sinks = self.ui.scene.sinks.clone();
         if let Some(t) = scene.terrain.as_mut() {
             let p = scene.base_dir.join(&t.heightmap);
             if Path::new(&t.heightmap).is_relative() && p.is_file() {
@@ -129,51 +168,73 @@ impl Running {
                 log::info!("scene saved: {}", path.display());
                 self.ui.capture.status = Some(Ok(format!("Scene saved to {}", path.display())));
                 self.scene_file = Some(path.to_path_buf());
-                self.world.scene.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                if let (Some(a), Some(b)) = (self.world.scene.terrain.as_mut(), scene.terrain.as_ref()) {
-                    a.heightmap = b.heightmap.clone();
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                if let Some(engine) = self.world.engine_mut() {
+                    engine.moved_to(dir, scene.terrain);
                 }
             }
             Err(e) => self.ui.push_error(format!("cannot save the scene: {e}")),
         }
     }
 
-    /// Builds `scene` and its simulation; on success it replaces the current world (and, when
-    /// `new_scene`, the camera and the edited parameters) and returns true; on failure the banner shows
-    /// why and the current world stays.
+    /// Builds `scene` through the engine; on success it replaces the current world (and, when
+    /// `new_scene`, the camera) and returns true; on failure the banner shows why (prefixed by `what`)
+    /// and the current world stays.
     pub(super) fn replace_world(&mut self, scene: Scene, what: &str, new_scene: bool) -> bool {
-        let mut world = match build_world(&self.ctx, scene) {
-            Ok(w) => w,
+        match Engine::new(&self.ctx, scene, BuildOptions::default()) {
+            Ok(engine) => {
+                log::info!("{what}: {} particles", engine.live_particles());
+                self.show(World::Running(engine), new_scene);
+                true
+            }
             Err(e) => {
                 self.ui.push_error(format!("{what}: {e}"));
-                return false;
-            }
-        };
-        log::info!("{what}: {} particles", world.sim.as_ref().map_or(0, |s| s.particle_count()));
-        if let Some(sim) = world.sim.as_mut() {
-            if !world.scene.emitters.is_empty() || !world.scene.sinks.is_empty() {
-                if let Err(e) = sim.set_sources(&self.ctx, &world.scene.emitters, &world.scene.sinks) {
-                    self.ui.push_error(format!("{what}: emitters and sinks: {e}"));
-                }
+                false
             }
         }
-        self.renderer.set_terrain(&self.ctx, &world.setup.terrain);
+    }
+
+    /// Shows `world` from the next frame: the renderers get its terrain, the panels its scene and
+    /// parameters, a running offline capture ends; `new_scene` also moves the camera to the scene's.
+    pub(super) fn show(&mut self, world: World, new_scene: bool) {
+        self.renderer.set_terrain(&self.ctx, world.terrain());
         if let Some(hdr) = self.hdr_renderer.as_mut() {
-            hdr.set_terrain(&self.ctx, &world.setup.terrain);
+            hdr.set_terrain(&self.ctx, world.terrain());
         }
+        let scene = world.scene();
         if new_scene {
-            self.camera = OrbitCamera::from_desc(&world.scene.camera);
-            self.ui.sim.dx_anchor = world.scene.effective_dx(self.ctx.is_cpu());
-            self.fly_speed = domain_size(&world.scene) * 0.1;
+            self.camera = OrbitCamera::from_desc(&scene.camera);
+            self.ui.sim.dx_anchor = scene.effective_dx(self.ctx.is_cpu());
+            self.fly_speed = domain_size(scene) * 0.1;
+            self.ui.sim.defaults = scene.solver.clone();
         }
-        self.ui.scene.sync_from(&world.scene);
-        if let Some(sim) = world.sim.as_ref() {
+        self.ui.scene.sync_from(scene);
+        if let Some(sim) = world.sim() {
             self.ui.sim.sync_from(sim);
         }
         self.world = world;
-        self.stats = None;
-        self.offline_sim_replaced(&format!("the simulation was replaced ({what})"));
-        true
+        self.offline_sim_replaced("the simulation was replaced");
+    }
+
+    /// Reports the outcome of an engine change that may have rebuilt the simulation: on success the
+    /// panels take the parameters in use (and a rebuild ends an offline capture); on error the banner
+    /// shows `what` and the reason.
+    pub(super) fn engine_changed(&mut self, what: &str, result: Result<crate::engine::Applied, EngineError>) {
+        match result {
+            Ok(applied) => {
+                self.ui.sim.param_error = None;
+                if let Some(sim) = self.world.sim() {
+                    self.ui.sim.sync_from(sim);
+                }
+                if applied == crate::engine::Applied::Rebuilt {
+                    self.offline_sim_replaced(&format!("the simulation was rebuilt ({what})"));
+                }
+            }
+            Err(e) => {
+                self.ui.sim.param_error = Some(e.to_string());
+                self.ui.push_error(format!("{what}: {e}"));
+            }
+        }
     }
 }
 
@@ -182,47 +243,29 @@ pub(super) fn domain_size(scene: &Scene) -> f32 {
     (0..3).map(|i| scene.domain.max[i] - scene.domain.min[i]).fold(1e-3f32, f32::max)
 }
 
-/// The solver parameters a scene runs with on this adapter: its own, at its effective dx.
-pub(super) fn scene_params(scene: &Scene, on_cpu: bool) -> crate::sim::SimParams {
-    crate::sim::SimParams { dx: scene.effective_dx(on_cpu), ..scene.solver.clone() }
-}
-
-/// Builds a scene and its simulation. Errors as text, ready for the banner.
-pub(super) fn build_world(ctx: &GpuContext, scene: Scene) -> Result<World, String> {
-    let on_cpu = ctx.is_cpu();
-    let setup = scene.build(on_cpu).map_err(|e| e.to_string())?;
-    let params = scene_params(&scene, on_cpu);
-    let sim = Simulation::new(ctx, &scene.domain, &setup, &params).map_err(|e| e.to_string())?;
-    Ok(World { scene, setup, sim: Some(sim) })
-}
-
 /// The first world: the given scene file, else (or if it fails) the built-in valley; if even that cannot be
 /// simulated, the valley's terrain without water (or a flat floor), with the reasons in `errors`.
 pub(super) fn startup_world(ctx: &GpuContext, path: Option<&Path>, errors: &mut Vec<String>) -> anyhow::Result<World> {
     if let Some(path) = path {
-        match Scene::load(path).map_err(|e| e.to_string()).and_then(|s| build_world(ctx, s)) {
-            Ok(w) => return Ok(w),
+        match Scene::load(path).map_err(EngineError::from).and_then(|s| Engine::new(ctx, s, BuildOptions::default())) {
+            Ok(e) => return Ok(World::Running(e).logged()),
             Err(e) => errors.push(format!("{e} (showing the built-in valley instead)")),
         }
     }
     let valley = Scene::builtin("valley").ok_or_else(|| anyhow!("the built-in scene `valley` is missing"))?;
-    match build_world(ctx, valley.clone()) {
-        Ok(w) => Ok(w),
+    match Engine::new(ctx, valley.clone(), BuildOptions::default()) {
+        Ok(e) => Ok(World::Running(e).logged()),
         Err(e) => {
             errors.push(format!("built-in scene `valley`: {e}"));
-            let setup = valley.build(ctx.is_cpu()).unwrap_or_else(|_| {
+            let terrain = valley.at_dx(valley.effective_dx(ctx.is_cpu())).build(false).map(|s| s.terrain).unwrap_or_else(|_| {
                 let d = valley.domain;
-                SceneSetup {
-                    positions: Vec::new(),
-                    velocities: Vec::new(),
-                    terrain: Heightfield::flat(
-                        glam::Vec2::new(d.min[0], d.min[2]),
-                        glam::Vec2::new(d.max[0] - d.min[0], d.max[2] - d.min[2]),
-                        d.min[1],
-                    ),
-                }
+                Heightfield::flat(
+                    glam::Vec2::new(d.min[0], d.min[2]),
+                    glam::Vec2::new(d.max[0] - d.min[0], d.max[2] - d.min[2]),
+                    d.min[1],
+                )
             });
-            Ok(World { scene: valley, setup, sim: None })
+            Ok(World::Unbuilt { scene: valley, terrain })
         }
     }
 }

@@ -6,7 +6,8 @@
 //!   where N0 is the count the scene builds at its own `dx0`; the lattice and the terrain make the
 //!   count inexact, so the scale is corrected from the count actually built (up to six builds on
 //!   the CPU) and the built count is what is reported.
-//! - Each configuration (count x workgroup size) builds a fresh [`Simulation`], runs `warmup` frames,
+//! - Each configuration (count x workgroup size) builds a fresh [`Engine`] (without the scene's emitters
+//!   and sinks, so the count stays fixed), runs `warmup` frames,
 //!   then `frames` timed frames. A frame is what the app records: `substeps` steps, the statistics
 //!   reduction and one [`Renderer::encode`] of the scene camera into an [`Offscreen`] target. The
 //!   CPU waits for every frame (submit-and-wait: the wall-clock cross-check), so each frame's
@@ -15,8 +16,7 @@
 //!   counts as rendering without a list of labels here. Per pass the median over the timed frames of
 //!   its ms per frame is kept; divided by `substeps` it is ms per step (the once-per-frame statistics
 //!   pass is amortised the same way). Total ms per step is the sum over simulation passes;
-//!   particle-steps per second = N / (ms per step). The scene's emitters and sinks are left out so
-//!   that N stays fixed during the measurement.
+//!   particle-steps per second = N / (ms per step).
 //! - `--sweep` doubles N from 1 000 until a step takes over a second, the GPU refuses the size
 //!   (recorded, not fatal) or the cap is passed, and fits the log-log slope of ms per step over N.
 //!
@@ -25,13 +25,13 @@
 pub mod plot;
 pub mod report;
 
-use crate::cli::BenchArgs;
 use crate::gpu::{GpuContext, PassTime, Profiler};
-use crate::render::{Offscreen, OrbitCamera, ParticleSource, RenderSettings, Renderer, OFFSCREEN_FORMAT};
+use crate::engine::{self, BuildOptions, Engine, EngineError};
+use crate::render::{Offscreen, OrbitCamera, RenderSettings, Renderer, OFFSCREEN_FORMAT};
 use crate::scene::{Scene, SceneSetup};
-use crate::sim::{SimError, SimOptions, Simulation};
+use crate::sim::{SimError, SimOptions};
 use anyhow::{bail, Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// First particle count of a `--sweep`.
@@ -66,27 +66,6 @@ pub struct Plan {
     pub redraw_background: bool,
     /// DFSPH error sums without subgroup operations.
     pub no_subgroups: bool,
-}
-
-impl Plan {
-    /// The plan of a command line.
-    pub fn from_args(args: &BenchArgs) -> Self {
-        Self {
-            targets: (!args.particles.is_empty()).then(|| args.particles.clone()),
-            sweep: args.sweep,
-            max_particles: args.max_particles,
-            workgroup_sizes: args.workgroup_sizes.clone(),
-            frames: args.frames,
-            warmup: args.warmup,
-            size: args.size,
-            cell_split: args.cell_split,
-            cells_per_particle: args.cells_per_particle,
-            submit_per_step: args.submit_per_step,
-            splats: args.splats,
-            redraw_background: args.redraw_background,
-            no_subgroups: args.no_subgroups,
-        }
-    }
 }
 
 /// Median time of one labelled pass over the timed frames.
@@ -209,21 +188,22 @@ pub fn loglog_slope(points: &[(f64, f64)]) -> Option<f64> {
     (pts.len() >= 2 && sxx > 1e-12).then(|| sxy / sxx)
 }
 
-/// `waterview bench`: see [`crate::cli::BenchArgs`]. Writes `bench.csv`, `bench.md` and (with more than
-/// one particle count) `bench.png` into `args.out` and prints the markdown summary. Errors: bad scene,
-/// no GPU, unwritable output folder, or no configuration could run.
-pub fn run(scene_path: Option<PathBuf>, args: &BenchArgs) -> Result<()> {
-    if args.workgroup_sizes.is_empty() {
+/// `waterview bench`: measures `plan` on the scene at `scene_path` (the built-in valley when `None`).
+/// Writes `bench.csv`, `bench.md` and (with more than one particle count) `bench.png` into `out` and
+/// prints the markdown summary. Errors: bad scene, no GPU, unwritable output folder, or no
+/// configuration could run.
+pub fn run(scene_path: Option<&Path>, plan: &Plan, out: &Path) -> Result<()> {
+    if plan.workgroup_sizes.is_empty() {
         bail!("--workgroup-sizes needs at least one size");
     }
-    let scene = crate::headless::load_scene(scene_path.as_deref())?;
-    check_writable(&args.out)?;
+    let scene = engine::load_scene(scene_path)?;
+    check_writable(out)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
-    let report = run_plan(&ctx, &scene, &Plan::from_args(args))?;
-    report::write_all(&report, &args.out)?;
+    let report = run_plan(&ctx, &scene, plan)?;
+    report::write_all(&report, out)?;
     println!("{}", report::summary_markdown(&report));
-    eprintln!("wrote {}", args.out.display());
+    eprintln!("wrote {}", out.display());
     if report.results.is_empty() {
         let why = report.failures.first().map_or("nothing was asked".to_string(), |f| f.error.clone());
         bail!("no configuration could run: {why}");
@@ -305,7 +285,7 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
                 Err(e) => {
                     eprintln!("refused: {e:#}");
                     // A size the GPU cannot dispatch at all says nothing about the particle count.
-                    let wg_only = matches!(e.downcast_ref::<SimError>(), Some(SimError::WorkgroupSize(_)));
+                    let wg_only = matches!(e.downcast_ref::<EngineError>(), Some(EngineError::Sim(SimError::WorkgroupSize(_))));
                     stop |= !wg_only;
                     report.failures.push(Failure { target_particles: target, workgroup_size: wg, error: format!("{e:#}") });
                 }
@@ -352,20 +332,25 @@ pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<
 /// (plus one untimed frame that brings back the last timings). See the module docs for what is timed.
 /// Errors: the GPU refuses the simulation (too many particles or cells, bad workgroup size) or is lost.
 pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, workgroup_size: u32, plan: &Plan) -> Result<ConfigResult> {
-    let mut params = scene.solver.clone();
-    params.dx = dx;
-    let options = SimOptions { workgroup_size, cell_split: plan.cell_split, cells_per_particle: plan.cells_per_particle, subgroups: !plan.no_subgroups, ..SimOptions::default() };
-    let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, options)?;
-    let substeps = sim.params().substeps;
+    let sim_options = SimOptions {
+        workgroup_size,
+        cell_split: plan.cell_split,
+        cells_per_particle: plan.cells_per_particle,
+        subgroups: !plan.no_subgroups,
+        ..SimOptions::default()
+    };
+    let options = BuildOptions { dx: Some(dx), sim: sim_options, sources: false };
+    let mut engine = Engine::with_setup(ctx, scene.clone(), setup.clone(), options)?;
+    let substeps = engine.params().substeps;
     let mut sim_profiler = Profiler::new(&ctx.device);
     let mut render_profiler = Profiler::new(&ctx.device);
-    let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, sim.terrain());
+    let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, engine.terrain());
     let target = Offscreen::new(ctx, plan.size);
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
     settings.fluid.splats = plan.splats;
     settings.cache_background = !plan.redraw_background;
-    settings.particle.radius = sim.particle_radius();
+    settings.particle.radius = engine.sim().particle_radius();
     let (mut sim_samples, mut render_samples) = (Vec::new(), Vec::new());
     let mut wall_s = 0.0;
     let mut solver = Vec::new();
@@ -376,24 +361,24 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         if plan.submit_per_step {
             // Every step but the last in a submission of its own, waited for (the last goes with the frame).
             for _ in 1..substeps {
-                sim.encode_step(&mut encoder, &sim_profiler);
+                engine.sim_mut().encode_step(&mut encoder, &sim_profiler);
                 let index = ctx.queue.submit([encoder.finish()]);
                 ctx.device
                     .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
                     .context("waiting for the GPU")?;
                 encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench step") });
             }
-            sim.encode_step(&mut encoder, &sim_profiler);
+            engine.sim_mut().encode_step(&mut encoder, &sim_profiler);
         } else {
-            sim.encode_frame(&mut encoder, &sim_profiler);
+            engine.sim_mut().encode_frame(&mut encoder, &sim_profiler);
         }
-        sim.encode_stats(&mut encoder, &sim_profiler);
-        let source = ParticleSource::of(&sim);
+        engine.sim_mut().encode_stats(&mut encoder, &sim_profiler);
+        let source = engine.particles();
         renderer.encode(ctx, &mut encoder, &render_profiler, &target.color_view, &target.depth_view, target.size, &camera, Some(source), &settings);
         sim_profiler.resolve(&mut encoder);
         render_profiler.resolve(&mut encoder);
         let index = ctx.queue.submit([encoder.finish()]);
-        sim.after_submit();
+        engine.sim_mut().after_submit();
         // Collects frame i-1's timings (mapped by the previous wait).
         let (sim_before, render_before) = (sim_profiler.latest().to_vec(), render_profiler.latest().to_vec());
         sim_profiler.end_frame(&ctx.queue);
@@ -405,7 +390,7 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         if timed {
             wall_s += started.elapsed().as_secs_f64();
         }
-        if let Some(s) = sim.poll_stats().filter(|_| timed) {
+        if let Some(s) = engine.sim_mut().poll_stats().filter(|_| timed) {
             solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
         }
         if i > plan.warmup {
@@ -413,22 +398,22 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
             push_if_new(&mut render_samples, &render_before, render_profiler.latest());
         }
     }
-    let n = sim.particle_count();
-    if let Some(s) = sim.poll_stats().filter(|s| s.non_finite > 0) {
+    let n = engine.sim().capacity();
+    if let Some(s) = engine.sim_mut().poll_stats().filter(|s| s.non_finite > 0) {
         log::warn!("bench: {} non-finite particles of {n}; timings may not be representative", s.non_finite);
     }
     let stats = |samples: &[Vec<PassTime>]| medians(samples, substeps);
     let mean = |k: usize| solver.iter().map(|s| s[k]).sum::<f64>() / solver.len().max(1) as f64;
     Ok(ConfigResult {
         target_particles: setup.positions.len() as u64,
-        particles: sim.particle_count(),
+        particles: n,
         dx,
         workgroup_size,
         substeps,
         passes: stats(&sim_samples),
         render: stats(&render_samples),
         wall_ms_per_frame: 1e3 * wall_s / plan.frames as f64,
-        bytes_allocated: sim.bytes_allocated(),
+        bytes_allocated: engine.sim().bytes_allocated(),
         samples: sim_samples.len(),
         density_iterations: mean(0),
         divergence_iterations: mean(1),

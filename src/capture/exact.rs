@@ -12,10 +12,10 @@
 //!    recorded into the [`VideoRecorder`], whose ring hands it to the encoder thread; when the recorder has
 //!    no room the frame waits (nothing else is recorded meanwhile).
 //! 3. Then, in the same encoder, the steps toward the next frame: the simulation's `frame_end` uniform is
-//!    set to that frame's time ([`Simulation::set_frame_end`]: the step that reaches it lands on it, the
+//!    set to that frame's time ([`crate::sim::Simulation::set_frame_end`]: the step that reaches it lands on it, the
 //!    steps after it are exact no-ops with dt = 0), a generous number of steps is recorded,
 //!    `ceil(STEP_MARGIN * remaining / dt) + STEP_EXTRA`, dt being the step the GPU takes next (from the
-//!    last step state's max speed, [`Simulation::next_step_dt`]), and the step state is copied for
+//!    last step state's max speed, [`crate::sim::Simulation::next_step_dt`]), and the step state is copied for
 //!    read-back again.
 //! 4. When that copy arrives and shows the frame's time (within [`TIME_TOLERANCE`], relative), the frame is
 //!    confirmed (2.). If it shows an earlier time (the speed grew more than the margin allows within the
@@ -29,7 +29,8 @@
 
 use super::recorder::VideoRecorder;
 use crate::gpu::{readback::ReadbackRing, GpuContext, Profiler};
-use crate::sim::{gpu_data::StepState, Simulation};
+use crate::engine::Engine;
+use crate::sim::gpu_data::StepState;
 
 /// Steps recorded toward a frame's end: `ceil(STEP_MARGIN * remaining / dt) + STEP_EXTRA` (dt from the last
 /// step state). Steps past the end cost nearly a full step of GPU time each but change nothing; too few
@@ -202,18 +203,18 @@ impl ExactFrames {
         &mut self,
         ctx: &GpuContext,
         enc: &mut wgpu::CommandEncoder,
-        sim: &mut Simulation,
+        engine: &mut Engine,
         profiler: &Profiler,
         recorder: &mut VideoRecorder,
         target: &wgpu::Texture,
-        render: impl FnOnce(&mut wgpu::CommandEncoder, &Simulation),
+        render: impl FnOnce(&mut wgpu::CommandEncoder, &Engine),
     ) -> Result<Option<ExactFrame>, String> {
         let mut rendered = None;
         if let Phase::Due { state } = self.phase {
             if !recorder.can_record() {
                 return Ok(None);
             }
-            render(enc, sim);
+            render(enc, engine);
             let video_time = self.frame as f64 / self.fps;
             if !recorder.record(enc, target, video_time) {
                 return Err(format!(
@@ -229,6 +230,7 @@ impl ExactFrames {
             self.frame += 1;
             self.phase = if self.frame >= self.total { Phase::Done } else { Phase::Simulate { state } };
         }
+        let sim = engine.sim_mut();
         match self.phase {
             Phase::Start => {
                 let tag = self.next_tag;

@@ -1,6 +1,6 @@
 //! Offline (fixed-step) video capture without a window: `waterview capture --scene FILE --seconds T --fps F
 //! --size WxH --out video.mp4`. Every video frame advances the simulation by exactly `1/fps` simulated
-//! seconds ([`Simulation::advance_to`]: the GPU's CFL steps are clamped so the last one lands on the frame's
+//! seconds ([`crate::sim::Simulation::advance_to`]: the GPU's CFL steps are clamped so the last one lands on the frame's
 //! end) and is rendered off-screen at the chosen size, however long that takes; frame k shows the state at
 //! simulated time k / fps. Frames go through the same [`VideoRecorder`] ring and encoder thread as in the
 //! window; the loop waits when every staging buffer is busy, and for the 32-byte step state that
@@ -16,10 +16,11 @@
 
 use super::recorder::VideoRecorder;
 use super::video::{VideoFormat, VideoSummary};
+use crate::engine::{self, batch, BuildOptions, Engine};
 use crate::gpu::{GpuContext, Profiler};
-use crate::render::{OrbitCamera, Offscreen, ParticleSource, RenderSettings, Renderer};
+use crate::render::{Offscreen, Renderer};
 use crate::scene::Scene;
-use crate::sim::Simulation;
+use crate::sim::SimParams;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -90,7 +91,7 @@ pub struct CaptureReport {
     pub steps: u64,
     /// Simulation steps recorded in all (those beyond `steps` were no-ops past a frame's end).
     pub steps_recorded: u64,
-    /// Blocking reads of the step state (one per submission of [`Simulation::advance_to`]).
+    /// Blocking reads of the step state (one per submission of [`crate::sim::Simulation::advance_to`]).
     pub submissions: u64,
 }
 
@@ -109,17 +110,13 @@ pub fn capture_scene(
     Ok(report.video)
 }
 
-/// The simulation an offline capture or cost measurement runs: the scene's, at `dx` if given, with
-/// `frame_dt = 1 / fps` and the scene's inflows and outflows.
-fn capture_simulation(ctx: &GpuContext, scene: &Scene, dx: Option<f32>, fps: f32) -> Result<Simulation, String> {
-    let mut sim = crate::headless::build_simulation(ctx, scene, dx).map_err(|e| format!("{e:#}"))?;
-    let mut params = sim.params().clone();
-    params.frame_dt = 1.0 / fps;
-    sim.set_params(ctx, &params).map_err(|e| e.to_string())?;
-    if !scene.emitters.is_empty() || !scene.sinks.is_empty() {
-        sim.set_sources(ctx, &scene.emitters, &scene.sinks).map_err(|e| e.to_string())?;
-    }
-    Ok(sim)
+/// The engine an offline capture runs: the scene (with its inflows and outflows), at `dx` if given, with
+/// `frame_dt = 1 / fps`.
+fn capture_engine(ctx: &GpuContext, scene: &Scene, dx: Option<f32>, fps: f32) -> Result<Engine, String> {
+    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() }).map_err(|e| e.to_string())?;
+    let params = SimParams { frame_dt: 1.0 / fps, ..engine.params().clone() };
+    engine.set_params(ctx, &params).map_err(|e| e.to_string())?;
+    Ok(engine)
 }
 
 /// [`capture_scene`] reporting every frame as it is recorded (`on_frame`, with the simulated time the frame
@@ -131,19 +128,17 @@ pub fn capture_scene_frames(
     mut on_frame: impl FnMut(&CaptureFrame),
 ) -> Result<CaptureReport, String> {
     validate(opts)?;
-    let mut sim = capture_simulation(ctx, scene, opts.dx, opts.fps)?;
+    let mut engine = capture_engine(ctx, scene, opts.dx, opts.fps)?;
     let target = Offscreen::new(ctx, opts.size);
-    let mut renderer = Renderer::new(ctx, target.format(), sim.terrain());
-    let camera = OrbitCamera::from_desc(&scene.camera);
-    let mut settings = RenderSettings::default();
-    settings.particle.radius = sim.particle_radius();
+    let mut renderer = Renderer::new(ctx, target.format(), engine.terrain());
+    let (camera, settings) = batch::scene_view(&engine);
     let mut profiler = Profiler::new(&ctx.device);
     let mut recorder = VideoRecorder::start(&ctx.device, &opts.out, format_for(&opts.out), opts.fps, target.size, target.format())?;
     let fail = |recorder: VideoRecorder, e: String| {
         recorder.cancel();
         Err(e)
     };
-    let mut sim_time = match sim.step_state_blocking(ctx) {
+    let mut sim_time = match engine.sim().step_state_blocking(ctx) {
         Ok(s) => s.time,
         Err(e) => return fail(recorder, e.to_string()),
     };
@@ -162,7 +157,7 @@ pub fn capture_scene_frames(
             }
         }
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("offline capture frame") });
-        let particles = ParticleSource::of(&sim);
+        let particles = engine.particles();
         renderer.encode(ctx, &mut enc, &profiler, &target.color_view, &target.depth_view, target.size, &camera, Some(particles), &settings);
         recorder.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
         profiler.resolve(&mut enc);
@@ -172,7 +167,7 @@ pub fn capture_scene_frames(
         // Then exactly one frame of simulated time (blocking on the GPU's step state).
         let t_next = ((k + 1) as f64 / opts.fps as f64) as f32;
         let shown = sim_time;
-        match sim.advance_to(ctx, &mut profiler, t_next) {
+        match engine.sim_mut().advance_to(ctx, &mut profiler, t_next) {
             Ok(a) => {
                 steps += a.steps as u64;
                 steps_recorded += a.steps_recorded as u64;
@@ -276,11 +271,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// What one frame of the cost measurement draws: the simulation, the scene render, statistics.
 struct CostRig {
-    sim: Simulation,
+    engine: Engine,
     renderer: Renderer,
     target: Offscreen,
-    camera: OrbitCamera,
-    settings: RenderSettings,
+    camera: crate::render::OrbitCamera,
+    settings: crate::render::RenderSettings,
     profiler: Profiler,
 }
 
@@ -297,9 +292,8 @@ impl CostRig {
     /// one is due, statistics).
     fn frame(&mut self, ctx: &GpuContext, live: Option<&mut LiveRecording>) -> wgpu::SubmissionIndex {
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("record cost frame") });
-        self.sim.encode_frame(&mut enc, &self.profiler);
-        let sim = &self.sim;
-        let particles = ParticleSource::of(sim);
+        self.engine.sim_mut().encode_frame(&mut enc, &self.profiler);
+        let particles = self.engine.particles();
         let t = &self.target;
         self.renderer.encode(ctx, &mut enc, &self.profiler, &t.color_view, &t.depth_view, t.size, &self.camera, Some(particles), &self.settings);
         let mut live = live;
@@ -311,10 +305,10 @@ impl CostRig {
                 l.last = Some(now);
             }
         }
-        self.sim.encode_stats(&mut enc, &self.profiler);
+        self.engine.sim_mut().encode_stats(&mut enc, &self.profiler);
         self.profiler.resolve(&mut enc);
         let index = ctx.queue.submit([enc.finish()]);
-        self.sim.after_submit();
+        self.engine.sim_mut().after_submit();
         if let Some(l) = live {
             l.rec.after_submit();
         }
@@ -334,13 +328,13 @@ impl CostRig {
             } else {
                 let _ = ctx.device.poll(wgpu::PollType::Poll);
             }
-            let _ = self.sim.poll_stats();
+            let _ = self.engine.sim_mut().poll_stats();
             if let Some(e) = live.as_deref_mut().and_then(|l| l.rec.poll()) {
                 return Err(e);
             }
         }
         let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
-        let _ = self.sim.poll_stats();
+        let _ = self.engine.sim_mut().poll_stats();
         Ok(())
     }
 }
@@ -356,20 +350,18 @@ pub fn measure_record_cost(ctx: &GpuContext, scene: &Scene, opts: &RecordCostOpt
     if !(opts.fps.is_finite() && (2.0..=240.0).contains(&opts.fps)) {
         return Err(format!("--fps must be in 2 ..= 240, got {}", opts.fps));
     }
-    let sim = crate::headless::build_simulation(ctx, scene, opts.dx).map_err(|e| format!("{e:#}"))?;
+    let engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: opts.dx, ..BuildOptions::default() }).map_err(|e| e.to_string())?;
     let target = Offscreen::new(ctx, opts.size);
-    let renderer = Renderer::new(ctx, target.format(), sim.terrain());
-    let mut settings = RenderSettings::default();
-    settings.particle.radius = sim.particle_radius();
-    let camera = OrbitCamera::from_desc(&scene.camera);
-    let mut rig = CostRig { sim, renderer, target, camera, settings, profiler: Profiler::new(&ctx.device) };
+    let renderer = Renderer::new(ctx, target.format(), engine.terrain());
+    let (camera, settings) = batch::scene_view(&engine);
+    let mut rig = CostRig { engine, renderer, target, camera, settings, profiler: Profiler::new(&ctx.device) };
     let out = opts.out.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("waterview-record-cost-{}.mp4", std::process::id())));
     // Per run: (wall ms per frame, CPU ms per frame), without and with recording.
     let mut runs: [Vec<(f64, Option<f64>)>; 2] = [Vec::new(), Vec::new()];
     let (mut recorded, mut dropped, mut written) = (0, 0, 0);
     for round in 0..opts.rounds {
         for recording in [false, true] {
-            rig.sim.reset(ctx);
+            rig.engine.reset(ctx);
             let mut live = match recording {
                 true => {
                     let t = &rig.target;
@@ -415,7 +407,7 @@ pub fn measure_record_cost(ctx: &GpuContext, scene: &Scene, opts: &RecordCostOpt
         recording_ms: wall(1),
         plain_cpu_ms: cpu(0),
         recording_cpu_ms: cpu(1),
-        particles: rig.sim.particle_count(),
+        particles: rig.engine.live_particles(),
         frames: opts.frames,
         rounds: opts.rounds,
         recorded,
@@ -425,8 +417,8 @@ pub fn measure_record_cost(ctx: &GpuContext, scene: &Scene, opts: &RecordCostOpt
 }
 
 /// `waterview capture --record-cost`: opens a headless GPU and prints [`measure_record_cost`]'s figures.
-pub fn record_cost_cli(scene_path: Option<PathBuf>, opts: &RecordCostOptions) -> anyhow::Result<()> {
-    let scene = crate::headless::load_scene(scene_path.as_deref())?;
+pub fn record_cost_cli(scene_path: Option<&Path>, opts: &RecordCostOptions) -> anyhow::Result<()> {
+    let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let c = measure_record_cost(&ctx, &scene, opts).map_err(anyhow::Error::msg)?;
@@ -448,9 +440,9 @@ pub fn record_cost_cli(scene_path: Option<PathBuf>, opts: &RecordCostOptions) ->
 
 /// `waterview capture`: loads the scene (the built-in valley without `--scene`), opens a headless GPU and
 /// captures with a terminal progress bar.
-pub fn run_cli(scene_path: Option<PathBuf>, opts: &OfflineOptions) -> anyhow::Result<()> {
+pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Result<()> {
     validate(opts).map_err(anyhow::Error::msg)?;
-    let scene = crate::headless::load_scene(scene_path.as_deref())?;
+    let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let total = frame_count(opts.seconds, opts.fps);

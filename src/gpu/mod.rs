@@ -4,6 +4,7 @@
 pub mod context;
 pub mod profiler;
 pub mod readback;
+pub mod scan;
 pub mod shader;
 
 pub use context::{GpuContext, GpuError};

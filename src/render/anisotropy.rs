@@ -8,13 +8,13 @@
 //! particle, stays on the GPU in a storage buffer that the splat pass reads directly.
 //!
 //! Neighbours come from this pass's own spatial-hash grid (counting sort: `count`, an exclusive scan
-//! through [`crate::sim::grid::ScanPass`], `scatter`), rebuilt each frame; the simulation's grid is not
+//! through [`crate::gpu::scan::ScanPass`], `scatter`), rebuilt each frame; the simulation's grid is not
 //! needed. Its cells are r/2 and each row of cells along x keeps whole in the table, so a particle reads
 //! 25 row ranges trimmed to its sphere (on an H100 at 1 M particles 1.02 ms per frame, 1.72 with 27 cells
 //! of r). Buffers grow with the particle count and are kept between frames.
 
 use crate::gpu::{self, GpuContext, Profiler};
-use crate::sim::grid::ScanPass;
+use crate::gpu::scan::ScanPass;
 
 /// Threads per workgroup of every kernel here.
 const WORKGROUP: u32 = 128;

@@ -5,8 +5,7 @@
 //! 2. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
 //! 3. "background": clear, the [`terrain`] heightfield, then the sky cubemap where nothing was drawn;
 //!    skipped while the view stands still, its colour and depth copied from the [`background`] cache;
-//!    "render": a wave maker's paddle ([`wave_maker`], when the drawn [`ParticleSource`]'s simulation
-//!    has one) and in the `Spheres` debug view the old [`particles`] sphere impostors;
+//!    "render": a wave maker's paddle ([`wave_maker`], when the drawn [`ParticleSource`] has one) and in the `Spheres` debug view the old [`particles`] sphere impostors;
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): the scene colour is copied as the refraction
 //!    background; [`splat`] draws "splat depth" and "splat thickness"; [`smooth`] runs "tiles" and
 //!    "curvature flow" (empty-space skipping, indirect dispatch); [`composite`] ("fluid composite")
@@ -51,24 +50,28 @@ use crate::gpu::{GpuContext, Profiler};
 use crate::terrain::Heightfield;
 use std::path::PathBuf;
 
-/// The simulation's particle buffers to draw (see [`crate::sim`] for their layout).
+/// The particles to draw, as buffers and plain data (the renderer knows no simulation; the engine makes
+/// this from one, `Engine::particles`).
 #[derive(Clone, Copy)]
 pub struct ParticleSource<'a> {
-    /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3).
+    /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3; < 0 = not drawn, e.g. parked).
     pub positions: &'a wgpu::Buffer,
     /// `array<vec4<f32>>`: xyz = velocity (m/s), w = pressure (Pa).
     pub velocities: &'a wgpu::Buffer,
     /// Particles to draw (at most the buffers' length / 16 bytes).
     pub count: u32,
-    /// The simulation the buffers belong to, when there is one: the renderer then also draws its scene
-    /// objects that move on the simulation's clock (the wave maker's paddle).
-    pub sim: Option<&'a crate::sim::Simulation>,
+    /// Changes whenever the particles move (`Simulation::particles_version`): while it stays, the
+    /// anisotropy's ellipsoids are kept. `None` (particles of unknown provenance) recomputes every frame.
+    pub version: Option<u64>,
+    /// A wave maker's paddle to draw: its geometry and motion, and the buffer whose bytes 4..8 hold the
+    /// simulated time in seconds (the simulation's step state) that it moves on.
+    pub paddle: Option<(PaddleUniform, &'a wgpu::Buffer)>,
 }
 
 impl<'a> ParticleSource<'a> {
-    /// The particles of `sim`, as of its last recorded step.
-    pub fn of(sim: &'a crate::sim::Simulation) -> Self {
-        Self { positions: sim.positions(), velocities: sim.velocities(), count: sim.particle_count(), sim: Some(sim) }
+    /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
+    pub fn buffers(positions: &'a wgpu::Buffer, velocities: &'a wgpu::Buffer, count: u32) -> Self {
+        Self { positions, velocities, count, version: None, paddle: None }
     }
 }
 
@@ -239,13 +242,12 @@ impl Renderer {
         if settings.show_terrain {
             self.terrain.update_shadow(ctx, encoder, profiler, sun);
         }
-        self.wave_maker.sync(ctx, particles.and_then(|p| p.sim));
+        self.wave_maker.sync(ctx, particles.and_then(|p| p.paddle));
 
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
         if let Some(p) = fluid {
-            let version = p.sim.map(|s| s.particles_version());
-            self.anisotropy.encode(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform(), version);
+            self.anisotropy.encode(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform(), p.version);
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else
         // drawn (and cached). Then the moving opaque things over them.

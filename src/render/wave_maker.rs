@@ -1,14 +1,11 @@
 //! The wave maker's paddle (`shaders/render/wave_maker.wgsl`): a solid slab drawn at the moving wall of a
-//! piston wave maker ([`crate::sim::params::WaveMaker`]), inside the "render" pass after the terrain, with
+//! piston wave maker (the simulation's `WaveMaker`), inside the "render" pass after the terrain, with
 //! depth so water and paddle occlude each other. Its position is evaluated in the vertex shader from the
 //! simulation's step state on the GPU (simulated time), so it moves exactly with the wall the particles
 //! feel, a frame of read-back latency never shows. Nothing is drawn when the simulation has no wave maker.
 
 use super::camera::camera_bind_group_layout;
 use crate::gpu::GpuContext;
-use crate::scene::Aabb;
-use crate::sim::params::WaveMaker;
-use crate::sim::Simulation;
 
 /// Drawn thickness of the paddle as a fraction of the domain's largest extent.
 const THICKNESS_FRACTION: f32 = 0.01;
@@ -37,16 +34,17 @@ pub struct PaddleUniform {
 const _: () = assert!(size_of::<PaddleUniform>() == 48);
 
 impl PaddleUniform {
-    /// The paddle of `wave_maker` in `domain`.
-    pub fn new(domain: &Aabb, wave_maker: &WaveMaker) -> Self {
-        let extent = (0..3).map(|a| domain.max[a] - domain.min[a]).fold(0.0f32, f32::max);
+    /// The paddle of a wave maker in the domain `domain_min..domain_max` (metres) moving along axis `axis`
+    /// (0 = x, 2 = z) as `rest + amplitude sin(omega t)` metres from the min wall (`omega` in rad/s).
+    pub fn new(domain_min: [f32; 3], domain_max: [f32; 3], axis: u32, rest: f32, amplitude: f32, omega: f32) -> Self {
+        let extent = (0..3).map(|a| domain_max[a] - domain_min[a]).fold(0.0f32, f32::max);
         Self {
-            domain_min: domain.min,
-            axis: wave_maker.axis.index() as u32,
-            domain_max: domain.max,
-            rest: wave_maker.rest,
-            amplitude: wave_maker.amplitude,
-            omega: wave_maker.omega(),
+            domain_min,
+            axis,
+            domain_max,
+            rest,
+            amplitude,
+            omega,
             thickness: THICKNESS_FRACTION * extent,
             _pad: 0.0,
         }
@@ -80,32 +78,26 @@ impl WaveMakerPass {
             immediate_size: 0,
         });
         let pipeline = super::opaque_pipeline(device, "wave maker pipeline", &pipeline_layout, &module, wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleList, cull_mode: None, ..Default::default() }, color_format);
-        let zero = PaddleUniform::new(&Aabb { min: [0.0; 3], max: [1.0; 3] }, &WaveMaker::default());
+        let zero = PaddleUniform::new([0.0; 3], [1.0; 3], 0, 0.0, 0.0, 0.0);
         let uniform = crate::gpu::uniform_buffer_init(device, "wave maker uniform", bytemuck::bytes_of(&zero));
         Self { pipeline, layout, uniform, current: None, bound: None }
     }
 
-    /// Follows `sim`: from the next draw on, its wave maker's paddle on its clock, or nothing when it has
-    /// none (or there is no simulation). Cheap when nothing changed (compares, writes nothing); call once
+    /// From the next draw on, draws `paddle` (its geometry, and the buffer holding the simulated time it
+    /// moves on), or nothing when `None`. Cheap when nothing changed (compares, writes nothing); call once
     /// per frame before [`super::Renderer::encode`].
-    pub fn sync(&mut self, ctx: &GpuContext, sim: Option<&Simulation>) {
-        let paddle = sim.and_then(|s| s.params().wave_maker.map(|w| (s, PaddleUniform::new(s.domain(), &w))));
-        let Some((sim_with_paddle, uniform)) = paddle else {
+    pub fn sync(&mut self, ctx: &GpuContext, paddle: Option<(PaddleUniform, &wgpu::Buffer)>) {
+        let Some((uniform, clock)) = paddle else {
             self.current = None;
-            if sim.is_none() {
-                self.bound = None;
-            }
             return;
         };
-        let sim = sim_with_paddle;
         if self.current != Some(uniform) {
             ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&uniform));
             self.current = Some(uniform);
         }
-        if self.bound.as_ref().is_none_or(|(step, _)| step != sim.step_state()) {
-            let step = sim.step_state().clone();
-            let group = crate::gpu::bind_buffers(&ctx.device, "wave maker bind group", &self.layout, &[&self.uniform, &step]);
-            self.bound = Some((step, group));
+        if self.bound.as_ref().is_none_or(|(bound, _)| bound != clock) {
+            let group = crate::gpu::bind_buffers(&ctx.device, "wave maker bind group", &self.layout, &[&self.uniform, clock]);
+            self.bound = Some((clock.clone(), group));
         }
     }
 

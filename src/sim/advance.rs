@@ -6,7 +6,7 @@ use super::{Method, SimError, Simulation};
 use crate::gpu::{self, GpuContext, Profiler};
 
 /// sqrt of the largest PCISPH pressure number p dt^2 / (rho0 h^2) a step may reach (twin of the constant
-/// in shaders/sim/integrate.wgsl, which explains it).
+/// in shaders/sim/time_step.wgsl, which explains it).
 const PCISPH_SQRT_N: f32 = 0.4472136;
 
 /// Most steps [`Simulation::advance_to`] records into one submission (plus one).
@@ -28,7 +28,7 @@ pub struct Advance {
 }
 
 impl Simulation {
-    /// Sets the `frame_end` uniform (see `time_step` in shaders/sim/integrate.wgsl: the step that reaches
+    /// Sets the `frame_end` uniform (see `time_step` in shaders/sim/time_step.wgsl: the step that reaches
     /// `t_end` lands on it exactly, later steps are no-ops with dt = 0), then repeatedly records
     /// `ceil(remaining / dt) + 1` steps in one submission, dt being the CFL step the GPU will take next
     /// (computed from the [`StepState`]'s max speed, as the shader does), and reads the 32-byte
@@ -108,7 +108,7 @@ impl Simulation {
     /// asynchronously by the window's offline render, [`crate::capture::exact`]), before any `frame_end`
     /// clamp: min(max_dt, cfl h / signal speed, 0.1 h^2 / nu, for PCISPH sqrt(0.2) h / sqrt(|g| H)), at
     /// least 1e-3 max_dt. For planning how many steps to record; the GPU decides the step itself.
-    /// Twin of `time_step` in shaders/sim/integrate.wgsl.
+    /// Twin of `time_step` in shaders/sim/time_step.wgsl.
     pub fn next_step_dt(&self, state: &StepState) -> f32 {
         let p = &self.params;
         let v_max = f32::from_bits(state.max_speed_bits);

@@ -6,7 +6,9 @@
 //! its remaining iterations are dispatches of zero workgroups, the frame never waits on a read-back and
 //! a converged step costs little more than its iterations.
 
-use crate::gpu::{self, Profiler};
+use super::stage::{Stage, StageLayouts, StepContext};
+use super::surface_tension::SurfaceTensionStage;
+use crate::gpu;
 use bytemuck::{Pod, Zeroable};
 
 /// A solve's iteration count. WGSL twin: `SolveState` in shaders/sim/dfsph.wgsl.
@@ -39,8 +41,9 @@ struct Solve {
     next: [wgpu::BindGroup; 2],
 }
 
-/// Pipelines and control buffers of the DFSPH step.
-pub struct DfsphPass {
+/// The DFSPH passes of a step: "density" (df_factor), "divergence", "forces" (with surface tension
+/// only) and "pressure" (the constant-density solve); pipelines and control buffers.
+pub(super) struct DfsphStage {
     factor: wgpu::ComputePipeline,
     divergence_source: wgpu::ComputePipeline,
     divergence_update: wgpu::ComputePipeline,
@@ -50,23 +53,15 @@ pub struct DfsphPass {
     begin: wgpu::ComputePipeline,
     divergence: Solve,
     density: Solve,
-    workgroup_size: u32,
 }
 
-impl DfsphPass {
-    /// `sim_layout` is the simulation's bind group 0 layout; `workgroup_size` the per-particle kernels' WG;
-    /// `subgroups`: sum the solves' errors with subgroup operations (the device must have
-    /// `Features::SUBGROUP`), else by a tree in workgroup memory.
-    pub fn new(device: &wgpu::Device, sim_layout: &wgpu::BindGroupLayout, workgroup_size: u32, subgroups: bool) -> Self {
-        let mut source = gpu::shader::resolve("sim/dfsph.wgsl");
-        if subgroups {
-            let tree = gpu::shader::raw_source("sim/error_sum.wgsl").unwrap_or_default();
-            let subgroup = gpu::shader::raw_source("sim/error_sum_subgroup.wgsl").unwrap_or_default();
-            debug_assert!(!tree.is_empty() && source.contains(tree), "dfsph.wgsl imports sim/error_sum.wgsl");
-            // (naga takes the subgroup builtins under `Features::SUBGROUP` without `enable subgroups;`.)
-            source = source.replacen(tree, subgroup, 1);
-        }
-        let module = gpu::shader::module_from_source(device, "sim/dfsph.wgsl", source);
+impl DfsphStage {
+    /// Pipelines and control buffers; the error sums use subgroup operations when `layouts.subgroups`
+    /// (the device must have `Features::SUBGROUP`), else a tree in workgroup memory.
+    pub fn new(layouts: &StageLayouts) -> Self {
+        let device = layouts.device;
+        let defines: &[&str] = if layouts.subgroups { &["SUBGROUPS"] } else { &[] };
+        let module = gpu::shader::module_with(device, "sim/dfsph.wgsl", defines);
         let vis = wgpu::ShaderStages::COMPUTE;
         let begin_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("dfsph solve begin layout"),
@@ -79,11 +74,11 @@ impl DfsphPass {
         let layout = |label: &str, groups: &[Option<&wgpu::BindGroupLayout>]| {
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: groups, immediate_size: 0 })
         };
-        let pl = layout("dfsph pipeline layout", &[Some(sim_layout)]);
+        let sim_layout = layouts.bind_group_layout;
         let pl_begin = layout("dfsph begin pipeline layout", &[Some(sim_layout), Some(&begin_layout)]);
         let pl_update = layout("dfsph update pipeline layout", &[Some(sim_layout), Some(&next_layout)]);
         let wg = [
-            ("WG", workgroup_size as f64),
+            ("WG", layouts.workgroup_size as f64),
             ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
             ("WALL_FACTOR", super::gpu_data::DFSPH_WALL_FACTOR as f64),
             ("MIN_DIVERGENCE_ITERATIONS", super::gpu_data::DFSPH_MIN_DIVERGENCE_ITERATIONS as f64),
@@ -105,17 +100,17 @@ impl DfsphPass {
             let next = [0, 1].map(|parity| gpu::bind_buffers(device, label, &next_layout, &[&state, &args[parity]]));
             Solve { args, begin, next }
         };
+        let pl = &layouts.sim;
         Self {
-            factor: pipe(&pl, "df_factor"),
-            divergence_source: pipe(&pl, "df_divergence_source"),
+            factor: pipe(pl, "df_factor"),
+            divergence_source: pipe(pl, "df_divergence_source"),
             divergence_update: pipe(&pl_update, "df_divergence_update"),
-            nonpressure: pipe(&pl, "df_nonpressure"),
-            density_source: pipe(&pl, "df_density_source"),
+            nonpressure: pipe(pl, "df_nonpressure"),
+            density_source: pipe(pl, "df_density_source"),
             density_update: pipe(&pl_update, "df_density_update"),
             begin: pipe(&pl_begin, "df_begin"),
             divergence: solve("dfsph divergence solve"),
             density: solve("dfsph density solve"),
-            workgroup_size,
         }
     }
 
@@ -142,56 +137,50 @@ impl DfsphPass {
         }
     }
 
-    /// Binds `bind` and the solve's buffers, and records its `df_begin`.
-    fn begin(&self, pass: &mut wgpu::ComputePass<'_>, bind: &wgpu::BindGroup, solve: &Solve) {
-        pass.set_bind_group(0, bind, &[]);
+    /// Binds the solve's buffers and records its `df_begin` (bind group 0 is set).
+    fn begin(&self, pass: &mut wgpu::ComputePass<'_>, solve: &Solve) {
         pass.set_bind_group(1, &solve.begin, &[]);
         pass.set_pipeline(&self.begin);
         pass.dispatch_workgroups(1, 1, 1);
     }
 
-    /// Records one DFSPH step after the grid build and the time step: factor, divergence solve,
-    /// `separate_forces` (with surface tension: it records the surface normals, which live in `accel`,
-    /// the divergence solve's scratch) and the non-pressure forces with the density solve's warm start,
-    /// density solve. The caller integrates afterwards. `separate_forces` None (no surface tension):
-    /// df_factor computes the non-pressure forces and the warm start itself (see `fused_forces` in the
-    /// shader) and no forces pass is recorded.
-    pub fn encode(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        bind: &wgpu::BindGroup,
-        capacity: u32,
-        (divergence_iterations, density_iterations): (u32, u32),
-        separate_forces: Option<impl FnOnce(&mut wgpu::CommandEncoder)>,
-    ) {
-        let g = gpu::groups(capacity, self.workgroup_size);
+}
+
+impl Stage for DfsphStage {
+    /// The most iterations recorded for (the divergence solve, the density solve), and the surface
+    /// tension stage when it is on: its normals live in `accel`, the divergence solve's scratch, so
+    /// they are computed between the solves and a "forces" pass adds the non-pressure forces (without
+    /// it, df_factor computes them and the density solve's warm start itself: `fused_forces` in the
+    /// shader).
+    type Input<'a> = ((u32, u32), Option<&'a SurfaceTensionStage>);
+
+    /// Records one DFSPH step after the grid build and the time step: factor, divergence solve, the
+    /// surface normals and non-pressure forces when on, density solve. The caller integrates afterwards.
+    fn encode(&self, step: &mut StepContext<'_>, ((divergence_iterations, density_iterations), surface_tension): Self::Input<'_>) {
+        let groups = step.groups();
+        let factor_groups = gpu::groups(step.capacity, 128);
         {
             // df_factor also sums the divergence solve's first errors: that solve begins here.
-            let mut pass = profiler.compute_pass(encoder, "density");
-            self.begin(&mut pass, bind, &self.divergence);
+            let mut pass = step.pass("density");
+            self.begin(&mut pass, &self.divergence);
             pass.set_pipeline(&self.factor);
-            gpu::dispatch_rows(&mut pass, gpu::groups(capacity, 128));
+            gpu::dispatch_rows(&mut pass, factor_groups);
         }
         {
-            let mut pass = profiler.compute_pass(encoder, "divergence");
-            pass.set_bind_group(0, bind, &[]);
+            let mut pass = step.pass("divergence");
             let p = (&self.divergence_source, &self.divergence_update);
             Self::encode_iterations(&mut pass, &self.divergence, p, divergence_iterations, false);
         }
-        if let Some(before_forces) = separate_forces {
-            before_forces(encoder);
+        if let Some(surface_tension) = surface_tension {
+            surface_tension.encode(step, ());
             // Non-pressure forces and the density solve's warm start (fused).
-            let mut pass = profiler.compute_pass(encoder, "forces");
-            pass.set_bind_group(0, bind, &[]);
+            let mut pass = step.pass("forces");
             pass.set_pipeline(&self.nonpressure);
-            gpu::dispatch_rows(&mut pass, g);
+            gpu::dispatch_rows(&mut pass, groups);
         }
-        {
-            let mut pass = profiler.compute_pass(encoder, "pressure");
-            self.begin(&mut pass, bind, &self.density);
-            let p = (&self.density_source, &self.density_update);
-            Self::encode_iterations(&mut pass, &self.density, p, density_iterations, true);
-        }
+        let mut pass = step.pass("pressure");
+        self.begin(&mut pass, &self.density);
+        let p = (&self.density_source, &self.density_update);
+        Self::encode_iterations(&mut pass, &self.density, p, density_iterations, true);
     }
 }

@@ -1,13 +1,14 @@
 //! Neighbour grid rebuilt every step by counting sort (shaders/sim/grid.wgsl): clear the cell counts,
-//! `count` (atomic count per cell), exclusive prefix sum over cells (shaders/sim/scan.wgsl, multi-level),
+//! `count` (atomic count per cell), exclusive prefix sum over cells ([`crate::gpu::scan`], multi-level),
 //! `scatter` (each particle claims its place with a second atomic add, so each cell is contiguous).
 //! Green 2010; Hoetzlein 2014. The grid's box follows the fluid's bounding box from the asynchronous
 //! statistics (`Simulation::poll_stats`); the table is folded onto about 2 cells per particle
 //! ([`super::gpu_data::GridShape`]).
 
 use super::gpu_data::SimUniforms;
+use super::stage::{Stage, StageLayouts, StepContext};
 use super::Simulation;
-use crate::gpu::{self, Profiler};
+use crate::gpu::{self, scan::ScanPass};
 
 /// Cells of margin around the fluid's bounding box in the neighbour grid's box: statistics arrive a few
 /// frames late, and a step moves a particle at most cfl h (CFL), a fraction of a cell.
@@ -20,105 +21,44 @@ pub(super) fn bounds(points: impl IntoIterator<Item = [f32; 3]>) -> ([f32; 3], [
     })
 }
 
-/// Values per scan block (256 threads x 2).
-const SCAN_BLOCK: u32 = 512;
-
-/// Multi-level exclusive prefix sum over a u32 buffer of fixed length.
-pub struct ScanPass {
-    scan_blocks: wgpu::ComputePipeline,
-    add_offsets: wgpu::ComputePipeline,
-    /// Per level: element count and bind group (uniform n, data, sums = next level's data).
-    levels: Vec<(u32, wgpu::BindGroup)>,
-    _buffers: Vec<wgpu::Buffer>,
-}
-
-impl ScanPass {
-    /// Prepares an in-place exclusive scan of `data` (n u32 values).
-    pub fn new(device: &wgpu::Device, data: &wgpu::Buffer, n: u32) -> Self {
-        let vis = wgpu::ShaderStages::COMPUTE;
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("scan layout"),
-            entries: &[gpu::uniform_entry(0, vis), gpu::storage_entry(1, false, vis), gpu::storage_entry(2, false, vis)],
-        });
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("scan pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = gpu::shader::module(device, "sim/scan.wgsl");
-        let scan_blocks = gpu::compute_pipeline(device, &module, &pl, "scan_blocks");
-        let add_offsets = gpu::compute_pipeline(device, &module, &pl, "add_offsets");
-
-        let mut sizes = vec![n];
-        while *sizes.last().unwrap() > SCAN_BLOCK {
-            let last = *sizes.last().unwrap();
-            sizes.push(last.div_ceil(SCAN_BLOCK));
-        }
-        let mut buffers: Vec<wgpu::Buffer> = sizes[1..]
-            .iter()
-            .enumerate()
-            .map(|(k, &s)| gpu::storage_buffer(device, &format!("scan level {}", k + 1), s as u64 * 4))
-            .collect();
-        buffers.push(gpu::storage_buffer(device, "scan top sum", 16));
-        let mut levels = Vec::new();
-        for (k, &s) in sizes.iter().enumerate() {
-            let uniform = gpu::uniform_buffer_init(device, "scan n", bytemuck::cast_slice(&[s, 0, 0, 0]));
-            let src = if k == 0 { data } else { &buffers[k - 1] };
-            let bg = gpu::bind_buffers(device, "scan level", &layout, &[&uniform, src, &buffers[k]]);
-            buffers.push(uniform);
-            levels.push((s, bg));
-        }
-        Self { scan_blocks, add_offsets, levels, _buffers: buffers }
-    }
-
-    /// Records the scan into an open compute pass.
-    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>) {
-        for (n, bg) in &self.levels {
-            pass.set_pipeline(&self.scan_blocks);
-            pass.set_bind_group(0, bg, &[]);
-            gpu::dispatch_rows(pass, n.div_ceil(SCAN_BLOCK));
-        }
-        for (n, bg) in self.levels.iter().rev().skip(1) {
-            pass.set_pipeline(&self.add_offsets);
-            pass.set_bind_group(0, bg, &[]);
-            gpu::dispatch_rows(pass, n.div_ceil(SCAN_BLOCK));
-        }
-    }
-}
-
-/// Count, scan and scatter: the grid build of one step.
-pub struct GridPass {
+/// The "grid" pass: clear the cell counts, `count`, scan, `scatter`.
+pub(super) struct GridStage {
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     scan: ScanPass,
-    workgroup_size: u32,
+    /// The cell table (ends of the cells after the build), cleared first.
+    cell_start: wgpu::Buffer,
 }
 
-impl GridPass {
-    /// `workgroup_size` threads per workgroup for `count` and `scatter` (the scan uses 256).
-    pub fn new(device: &wgpu::Device, layout: &wgpu::PipelineLayout, cell_start: &wgpu::Buffer, num_cells: u32, workgroup_size: u32) -> Self {
-        let module = gpu::shader::module(device, "sim/grid.wgsl");
-        let wg = [("WG", workgroup_size as f64)];
+impl GridStage {
+    /// The build over `cell_start` (`num_cells` cells, plus the parking cell of inactive particles and
+    /// the total).
+    pub fn new(layouts: &StageLayouts, cell_start: &wgpu::Buffer, num_cells: u32) -> Self {
+        let module = gpu::shader::module(layouts.device, "sim/grid.wgsl");
+        let wg = [("WG", layouts.workgroup_size as f64)];
         Self {
-            count: gpu::compute_pipeline_with(device, &module, layout, "count", &wg),
-            scatter: gpu::compute_pipeline_with(device, &module, layout, "scatter", &wg),
-            // cells + 1 entries: the parking cell of inactive particles, then the total.
-            scan: ScanPass::new(device, cell_start, num_cells + 2),
-            workgroup_size,
+            count: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "count", &wg),
+            scatter: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "scatter", &wg),
+            scan: ScanPass::new(layouts.device, cell_start, num_cells + 2),
+            cell_start: cell_start.clone(),
         }
     }
+}
 
-    /// Records the whole grid build; `cell_start` is cleared first.
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler, bind: &wgpu::BindGroup, cell_start: &wgpu::Buffer, n: u32) {
-        encoder.clear_buffer(cell_start, 0, None);
-        let mut pass = profiler.compute_pass(encoder, "grid");
-        pass.set_bind_group(0, bind, &[]);
+impl Stage for GridStage {
+    type Input<'a> = ();
+
+    fn encode(&self, step: &mut StepContext<'_>, (): ()) {
+        step.encoder.clear_buffer(&self.cell_start, 0, None);
+        let groups = step.groups();
+        let mut pass = step.profiler.compute_pass(step.encoder, "grid");
+        pass.set_bind_group(0, step.grid_bind, &[]);
         pass.set_pipeline(&self.count);
-        gpu::dispatch_rows(&mut pass, gpu::groups(n, self.workgroup_size));
+        gpu::dispatch_rows(&mut pass, groups);
         self.scan.encode(&mut pass);
-        pass.set_bind_group(0, bind, &[]);
+        pass.set_bind_group(0, step.grid_bind, &[]);
         pass.set_pipeline(&self.scatter);
-        gpu::dispatch_rows(&mut pass, gpu::groups(n, self.workgroup_size));
+        gpu::dispatch_rows(&mut pass, groups);
     }
 }
 

@@ -1,25 +1,33 @@
-//! GPU SPH simulation (WGSL compute): counting-sort neighbour grid rebuilt every step ([`grid`]), DFSPH
-//! ([`dfsph`], the default), PCISPH or WCSPH pressure, artificial viscosity, XSPH and optional surface
-//! tension, a CFL-limited time step kept on the GPU, and boundaries from the terrain heightfield, the
-//! domain walls and an optional wave maker. Nothing is read back inside a step; statistics
-//! ([`SimStats`], src/sim/stats.rs) come back asynchronously through a read-back ring, a frame or more
+//! GPU SPH simulation (WGSL compute), one stage per file, each owning the shader of its name
+//! ([`stage`] gives them one shape): the counting-sort neighbour grid rebuilt every step ([`grid`]), the
+//! CFL time step kept on the GPU ([`time_step`]), DFSPH ([`dfsph`], the default), PCISPH or WCSPH
+//! ([`pcisph`]) with artificial viscosity, XSPH and optional surface tension ([`surface_tension`]),
+//! integration with boundaries from the terrain heightfield, the domain walls and an optional wave maker
+//! ([`integrate`]), inflows ([`sources`]) and the statistics ([`stats`]). Nothing is read back inside a
+//! step; statistics ([`SimStats`]) come back asynchronously through a read-back ring, a frame or more
 //! late. [`Simulation::advance_to`] (src/sim/advance.rs): exact offline time steps.
 //!
-//! Public buffers the renderer reads (both in the sorted order of the last step):
-//! - `positions()`: `array<vec4<f32>>`, xyz = position (m), w = density (kg/m^3)
+//! The simulation knows nothing of the renderer: callers bound its particle count from outside
+//! ([`ParticleLimit`]) and hand its buffers on. Public buffers (both in the sorted order of the last step):
+//! - `positions()`: `array<vec4<f32>>`, xyz = position (m), w = density (kg/m^3; < 0 = parked in the pool)
 //! - `velocities()`: `array<vec4<f32>>`, xyz = velocity (m/s), w = pressure (Pa)
 
 mod advance;
 mod buffers;
 pub mod dfsph;
-pub mod initial;
 pub mod gpu_data;
 pub mod grid;
+pub mod initial;
+mod integrate;
 pub mod kernel;
 pub mod params;
+mod pcisph;
 pub mod reference;
 pub mod sources;
+mod stage;
 mod stats;
+mod surface_tension;
+mod time_step;
 
 pub use advance::Advance;
 pub use grid::GRID_BOX_PAD;
@@ -31,8 +39,7 @@ use thiserror::Error;
 /// Why a simulation could not be created or changed.
 #[derive(Debug, Error)]
 pub enum SimError {
-    /// `max` = the particles whose largest per-particle buffer (the renderer's 32-byte ellipsoids) fits
-    /// the GPU's largest storage binding.
+    /// `max` = the particles the GPU's buffers (or the caller's [`ParticleLimit`]) hold; `why` says which.
     #[error("{count} particles are more than this GPU can simulate ({max} at most: {why}); increase dx or shrink the fluid blocks")]
     TooManyParticles { count: u64, max: u64, why: &'static str },
     #[error("the scene has no fluid particles (fluid blocks empty or below the terrain)")]
@@ -48,7 +55,7 @@ pub enum SimError {
     WorkgroupSize(u32),
     #[error(transparent)]
     Source(#[from] sources::SourceError),
-    #[error("this simulation was built without a particle pool for inflow; rebuild the scene to add an emitter")]
+    #[error("this simulation was built without a particle pool for inflow; rebuild it with a pool (`SimOptions::pool`) to add an emitter")]
     NoPool,
     /// [`Simulation::advance_to`] could not reach its target time.
     #[error("cannot advance the simulation to t = {target} s (now at {time} s): {reason}")]
@@ -58,40 +65,48 @@ pub enum SimError {
 use crate::gpu::{self, readback::ReadbackRing, GpuContext, Profiler};
 use crate::scene::{Aabb, SceneSetup};
 use crate::terrain::Heightfield;
-use gpu_data::{Derived, GridShape, SimUniforms, StepState, BOUNDARY_TABLE_N};
 use buffers::Buffers;
-use grid::{bounds, GridPass};
-use stats::{decode_stats, STATS_BYTES};
+use gpu_data::{Derived, GridShape, SimUniforms, StepState, BOUNDARY_TABLE_N};
+use grid::bounds;
+use stage::{Stage, StageLayouts, StepContext};
+use stats::{decode_stats, StatsStage, STATS_BYTES};
 
 /// Most grid cells (u32 indices, plus the parking cell and the total); the storage binding bounds it first.
 const MAX_CELLS: u64 = u32::MAX as u64 - 2;
 
-/// Bytes per particle of the largest per-particle buffer that a simulation's particles end up in: the
-/// renderer's ellipsoids (32 bytes); the simulation's own are 16.
-const LARGEST_PER_PARTICLE: u64 = size_of::<crate::render::Ellipsoid>() as u64;
+/// Bytes per particle of the simulation's largest per-particle buffer (one `vec4<f32>`).
+const BYTES_PER_PARTICLE_BUFFER: u64 = 16;
 
-struct Pipelines {
-    time_step: wgpu::ComputePipeline,
-    density_forces: wgpu::ComputePipeline,
-    pressure_force: wgpu::ComputePipeline,
-    predict_density: wgpu::ComputePipeline,
-    integrate: wgpu::ComputePipeline,
-    emit_plan: wgpu::ComputePipeline,
-    emit: wgpu::ComputePipeline,
-    stats_partial: wgpu::ComputePipeline,
-    stats_final: wgpu::ComputePipeline,
-    /// Akinci et al. 2013's surface normals (shaders/sim/surface_tension.wgsl, compiled with pcisph.wgsl).
-    surface_normals: wgpu::ComputePipeline,
+/// Every stage of a step, built once per simulation (see [`stage`]).
+struct Stages {
+    grid: grid::GridStage,
+    time_step: time_step::TimeStepStage,
+    surface_tension: surface_tension::SurfaceTensionStage,
+    dfsph: dfsph::DfsphStage,
+    pcisph: pcisph::PcisphStage,
+    integrate: integrate::IntegrateStage,
+    emit: sources::EmitStage,
+    stats: StatsStage,
 }
 
-/// Build options that are not physics: how the kernels are dispatched.
+/// A bound on the particle count from outside the simulation, e.g. the renderer's largest per-particle
+/// buffer (its 32-byte ellipsoids), checked with the simulation's own when it is built.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParticleLimit {
+    /// Most particles (the parked pool included).
+    pub max: u64,
+    /// What bounds it, for the error message.
+    pub why: &'static str,
+}
+
+/// Build options that are not physics: how the kernels are dispatched, the inflow pool, outside limits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SimOptions {
     /// Threads per workgroup of the per-particle kernels (32, 64, 128, 256, ...; at most the adapter's
     /// `max_compute_invocations_per_workgroup`).
     pub workgroup_size: u32,
     /// Parked particles allocated beyond the scene's for emitters to draw from
-    /// ([`sources::pool_size`] gives a good size; 0 = no inflow possible without a rebuild).
+    /// ([`sources::pool_size`] gives a good size; 0 = no inflow; [`Simulation::with_pool`] grows it).
     pub pool: u32,
     /// Cells of the neighbour grid's table per particle (rows of the domain's grid are folded to about
     /// this many cells; see [`GridShape`]). Larger wastes memory, smaller puts more unrelated cells into
@@ -105,6 +120,8 @@ pub struct SimOptions {
     /// (shaders/sim/error_sum_subgroup.wgsl); false keeps the workgroup-memory tree everywhere
     /// (`waterview bench --no-subgroups`).
     pub subgroups: bool,
+    /// A bound on the particle count besides the simulation's own buffers (`None`: those only).
+    pub limit: Option<ParticleLimit>,
 }
 
 /// Default [`SimOptions::cells_per_particle`]: 2 cells per particle (8 bytes each) ran as fast as the
@@ -117,8 +134,25 @@ pub const CELL_SPLIT: u32 = 2;
 
 impl Default for SimOptions {
     fn default() -> Self {
-        Self { workgroup_size: 128, pool: 0, cells_per_particle: CELLS_PER_PARTICLE, cell_split: CELL_SPLIT, subgroups: true }
+        Self {
+            workgroup_size: 128,
+            pool: 0,
+            cells_per_particle: CELLS_PER_PARTICLE,
+            cell_split: CELL_SPLIT,
+            subgroups: true,
+            limit: None,
+        }
     }
+}
+
+/// The particles a simulation starts from (and a reset returns to): the scene's, then the parked pool,
+/// as the GPU holds them (positions with density in w, velocities with pressure in w).
+#[derive(Clone)]
+struct Initial {
+    pos: Vec<[f32; 4]>,
+    vel: Vec<[f32; 4]>,
+    /// Leading entries that are the scene's particles (the rest is the pool).
+    scene: usize,
 }
 
 /// The GPU particle simulation of one scene. See the module docs for the buffer layout.
@@ -133,30 +167,28 @@ pub struct Simulation {
     /// For the grid box's uniform updates from `poll_stats`.
     queue: wgpu::Queue,
     terrain: Heightfield,
-    count: u32,
+    /// Particles on the GPU: the scene's and the pool.
+    capacity: u32,
     buffers: Buffers,
     bind: wgpu::BindGroup,
     /// The same buffers for the grid build, which writes the sorted positions and the cell table.
     grid_bind: wgpu::BindGroup,
-    pipelines: Pipelines,
-    grid: GridPass,
-    initial: (Vec<[f32; 4]>, Vec<[f32; 4]>),
+    stages: Stages,
+    initial: Initial,
     readback: ReadbackRing,
     frame: u64,
     /// See [`Simulation::particles_version`].
     particles_version: u64,
     latest: Option<SimStats>,
-    workgroup_size: u32,
+    options: SimOptions,
     /// The inflows and outflows as uploaded (emission state zeroed).
     sources: sources::SourcesGpu,
     /// Largest emitted layer, particles.
     max_layer: u32,
-    pool: u32,
-    dfsph: dfsph::DfsphPass,
 }
 
 impl Simulation {
-    /// Uploads the scene's particles and terrain and builds all pipelines. The terrain is clamped into the
+    /// Uploads the scene's particles and terrain and builds all stages. The terrain is clamped into the
     /// domain's height range (the terrain is the floor). `params.dx` must be the spacing the particles
     /// were built with.
     /// Errors: parameters out of range, no particles, too many particles or grid cells for this GPU.
@@ -164,13 +196,30 @@ impl Simulation {
         Self::new_with(ctx, domain, setup, params, SimOptions::default())
     }
 
-    /// [`Simulation::new`] with dispatch options (the benchmark's workgroup-size sweep).
-    pub fn new_with(
+    /// [`Simulation::new`] with build options (the inflow pool, dispatch sizes, an outside limit).
+    pub fn new_with(ctx: &GpuContext, domain: &Aabb, setup: &SceneSetup, params: &SimParams, options: SimOptions) -> Result<Self, SimError> {
+        if setup.positions.is_empty() {
+            return Err(SimError::NoParticles);
+        }
+        // Scene particles, then the parked pool (w < 0) at the domain's centre.
+        let pressure = initial::hydrostatic_pressure(&setup.positions, params);
+        let initial = Initial {
+            pos: setup.positions.iter().map(|p| [p.x, p.y, p.z, params.rho0]).collect(),
+            vel: setup.velocities.iter().zip(pressure).map(|(v, p)| [v.x, v.y, v.z, p]).collect(),
+            scene: setup.positions.len(),
+        };
+        Self::from_initial(ctx, domain, &setup.terrain, params, options, initial)
+    }
+
+    /// Builds a simulation from the scene's initial particles (`initial.pos.len()` may exceed the scene
+    /// part: those entries are replaced by the pool of `options.pool` parked particles).
+    fn from_initial(
         ctx: &GpuContext,
         domain: &Aabb,
-        setup: &SceneSetup,
+        terrain: &Heightfield,
         params: &SimParams,
         options: SimOptions,
+        mut initial: Initial,
     ) -> Result<Self, SimError> {
         params.validate()?;
         if let Some(w) = &params.wave_maker {
@@ -180,15 +229,16 @@ impl Simulation {
         if !wg.is_power_of_two() || wg < 32 || wg > ctx.device.limits().max_compute_invocations_per_workgroup {
             return Err(SimError::WorkgroupSize(wg));
         }
-        if setup.positions.is_empty() {
-            return Err(SimError::NoParticles);
-        }
-        let n = setup.positions.len() as u64 + options.pool as u64;
+        let n = initial.scene as u64 + options.pool as u64;
         let limit = ctx.max_storage_binding();
-        // One thread per particle in rows of workgroups (gpu::dispatch_size): the buffers bound the count.
-        if n * LARGEST_PER_PARTICLE > limit {
-            let why = "its largest storage buffer holds that many 32-byte ellipsoids (the renderer's; the simulation's particles take 16 bytes each per buffer)";
-            return Err(SimError::TooManyParticles { count: n, max: limit / LARGEST_PER_PARTICLE, why });
+        let own = ParticleLimit {
+            max: (limit / BYTES_PER_PARTICLE_BUFFER).min(u32::MAX as u64),
+            why: "its largest storage buffer holds that many 16-byte particles",
+        };
+        for l in std::iter::once(own).chain(options.limit) {
+            if n > l.max {
+                return Err(SimError::TooManyParticles { count: n, max: l.max, why: l.why });
+            }
         }
         if !(1..=3).contains(&options.cell_split) || !(options.cells_per_particle > 0.0) {
             return Err(SimError::GridOptions { cell_split: options.cell_split, cells_per_particle: options.cells_per_particle });
@@ -196,40 +246,32 @@ impl Simulation {
         let cell_size = params.support() / options.cell_split as f32;
         let table = GridShape::folded(domain, cell_size, n, options.cells_per_particle);
         let cells = table.num_cells();
-        let (lo, hi) = bounds(setup.positions.iter().map(|p| p.to_array()));
+        let (lo, hi) = bounds(initial.pos[..initial.scene].iter().map(|p| [p[0], p[1], p[2]]));
         let grid_shape = table.boxed(domain, lo, hi, GRID_BOX_PAD);
         if cells > MAX_CELLS || (cells + 2) * 4 > limit {
             return Err(SimError::TooManyCells { cells, limit: MAX_CELLS.min(limit / 4 - 1) });
         }
-        let mut terrain = setup.terrain.clone();
+        let mut terrain = terrain.clone();
         for hgt in &mut terrain.heights {
             *hgt = hgt.clamp(domain.min[1], domain.max[1]);
         }
+        let park = [0.5 * (domain.min[0] + domain.max[0]), 0.5 * (domain.min[1] + domain.max[1]), 0.5 * (domain.min[2] + domain.max[2]), -1.0];
+        let pool = options.pool as usize;
+        initial.pos.truncate(initial.scene);
+        initial.vel.truncate(initial.scene);
+        initial.pos.extend(std::iter::repeat_n(park, pool));
+        initial.vel.extend(std::iter::repeat_n([0.0; 4], pool));
         let derived = Derived::new(params);
         let device = &ctx.device;
         let n32 = n as u32;
-        // Scene particles, then the parked pool (w < 0) at the domain's centre.
-        let park = [0.5 * (domain.min[0] + domain.max[0]), 0.5 * (domain.min[1] + domain.max[1]), 0.5 * (domain.min[2] + domain.max[2]), -1.0];
-        let pool = options.pool as usize;
-        let initial: (Vec<[f32; 4]>, Vec<[f32; 4]>) = (
-            setup.positions.iter().map(|p| [p.x, p.y, p.z, params.rho0]).chain(std::iter::repeat_n(park, pool)).collect(),
-            setup
-                .velocities
-                .iter()
-                .zip(initial::hydrostatic_pressure(&setup.positions, params))
-                .map(|(v, p)| [v.x, v.y, v.z, p])
-                .chain(std::iter::repeat_n([0.0; 4], pool))
-                .collect(),
-        );
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
         let vec4s = n * 16;
-        let groups = n.div_ceil(128);
         let buffers = Buffers {
             uniforms: gpu::uniform_buffer_init(device, "sim params", bytemuck::bytes_of(&uniforms)),
             step: gpu::storage_buffer_init(device, "sim step state", bytemuck::bytes_of(&StepState::default())),
-            pos: gpu::storage_buffer_init(device, "sim pos", bytemuck::cast_slice(&initial.0)),
-            vel: gpu::storage_buffer_init(device, "sim vel", bytemuck::cast_slice(&initial.1)),
+            pos: gpu::storage_buffer_init(device, "sim pos", bytemuck::cast_slice(&initial.pos)),
+            vel: gpu::storage_buffer_init(device, "sim vel", bytemuck::cast_slice(&initial.vel)),
             spos: gpu::storage_buffer(device, "sim sorted pos", vec4s),
             svel: gpu::storage_buffer(device, "sim sorted vel", vec4s),
             cell_start: gpu::storage_buffer(device, "sim cell_start", (cells + 2) * 4),
@@ -237,7 +279,7 @@ impl Simulation {
             rho_p: gpu::storage_buffer(device, "sim density+pressure", n * 8),
             heights: gpu::storage_buffer_init(device, "sim terrain heights", bytemuck::cast_slice(&terrain.heights)),
             boundary_table: gpu::storage_buffer_init(device, "sim boundary table", bytemuck::cast_slice(&table)),
-            partials: gpu::storage_buffer(device, "sim stats partials", groups * 64),
+            partials: gpu::storage_buffer(device, "sim stats partials", StatsStage::partials_bytes(n)),
             stats_out: gpu::storage_buffer(device, "sim stats", STATS_BYTES),
             sources: gpu::storage_buffer_init(device, "sim sources", bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?)),
         };
@@ -252,27 +294,24 @@ impl Simulation {
             let desc = wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: &[Some(layout)], immediate_size: 0 };
             device.create_pipeline_layout(&desc)
         };
-        let pl = pipeline_layout("sim pipeline layout", &layout);
-        let grid_pl = pipeline_layout("sim grid pipeline layout", &grid_layout);
-        let pcisph = gpu::shader::module(device, "sim/pcisph.wgsl");
-        let integrate = gpu::shader::module(device, "sim/integrate.wgsl");
-        let stats = gpu::shader::module(device, "sim/stats.wgsl");
-        let wg_const = [("WG", wg as f64)];
-        let per_particle = |module: &wgpu::ShaderModule, entry: &str| gpu::compute_pipeline_with(device, module, &pl, entry, &wg_const);
-        let pipelines = Pipelines {
-            time_step: gpu::compute_pipeline(device, &integrate, &pl, "time_step"),
-            density_forces: per_particle(&pcisph, "density_forces"),
-            pressure_force: per_particle(&pcisph, "pressure_force"),
-            predict_density: per_particle(&pcisph, "predict_density"),
-            integrate: per_particle(&integrate, "integrate"),
-            emit_plan: gpu::compute_pipeline(device, &integrate, &pl, "emit_plan"),
-            emit: gpu::compute_pipeline(device, &integrate, &pl, "emit"),
-            stats_partial: gpu::compute_pipeline(device, &stats, &pl, "stats_partial"),
-            stats_final: gpu::compute_pipeline(device, &stats, &pl, "stats_final"),
-            surface_normals: per_particle(&pcisph, "surface_normals"),
+        let layouts = StageLayouts {
+            device,
+            bind_group_layout: &layout,
+            sim: pipeline_layout("sim pipeline layout", &layout),
+            grid: pipeline_layout("sim grid pipeline layout", &grid_layout),
+            workgroup_size: wg,
+            subgroups: options.subgroups && ctx.has_subgroups(),
         };
-        let grid = GridPass::new(device, &grid_pl, &buffers.cell_start, cells as u32, wg);
-        let dfsph = dfsph::DfsphPass::new(device, &layout, wg, options.subgroups && ctx.has_subgroups());
+        let stages = Stages {
+            grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32),
+            time_step: time_step::TimeStepStage::new(&layouts),
+            surface_tension: surface_tension::SurfaceTensionStage::new(&layouts),
+            dfsph: dfsph::DfsphStage::new(&layouts),
+            pcisph: pcisph::PcisphStage::new(&layouts),
+            integrate: integrate::IntegrateStage::new(&layouts),
+            emit: sources::EmitStage::new(&layouts),
+            stats: StatsStage::new(&layouts),
+        };
         Ok(Self {
             params: params.clone(),
             derived,
@@ -281,33 +320,30 @@ impl Simulation {
             initial_grid: grid_shape,
             queue: ctx.queue.clone(),
             terrain,
-            count: n32,
+            capacity: n32,
             buffers,
             bind,
             grid_bind,
-            pipelines,
-            grid,
+            stages,
             initial,
             readback: ReadbackRing::new(device, "sim stats", STATS_BYTES, 4),
             frame: 0,
             particles_version: 0,
             latest: None,
-            workgroup_size: wg,
+            options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             max_layer: 0,
-            pool: options.pool,
-            dfsph,
         })
     }
 
     /// Applies parameters that need no new buffers (iterations, substeps, viscosity, gravity, cfl, ...).
-    /// A change of dx, h or rho0 needs a rebuild (`Simulation::new`); [`Simulation::needs_rebuild`] tells.
+    /// A change of dx, h or rho0 needs a rebuild ([`SimParams::needs_rebuild`]): that is an error here.
     pub fn set_params(&mut self, ctx: &GpuContext, params: &SimParams) -> Result<(), SimError> {
         params.validate()?;
         if let Some(w) = &params.wave_maker {
             w.validate_in(self.domain.min, self.domain.max)?;
         }
-        if self.needs_rebuild(params) {
+        if self.params.needs_rebuild(params) {
             return Err(SimError::Param(params::ParamError {
                 field: "dx",
                 value: params.dx as f64,
@@ -320,18 +356,18 @@ impl Simulation {
     }
 
     fn upload_uniforms(&self, ctx: &GpuContext) {
-        let u = SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.count);
+        let u = SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
         ctx.queue.write_buffer(&self.buffers.uniforms, 0, bytemuck::bytes_of(&u));
     }
 
     /// Replaces the inflows and outflows (live). Emitters draw from the pool allocated at build time
-    /// (`SimOptions::pool`); without one, adding an emitter is [`SimError::NoPool`] (rebuild the scene
-    /// with [`crate::headless::build_simulation`], which sizes the pool from the scene's emitters).
+    /// ([`SimOptions::pool`]); without one, adding an emitter is [`SimError::NoPool`] (grow it first with
+    /// [`Simulation::with_pool`]).
     pub fn set_sources(&mut self, ctx: &GpuContext, emitters: &[crate::scene::Emitter], sinks: &[crate::scene::Sink]) -> Result<(), SimError> {
-        if !emitters.is_empty() && self.pool == 0 {
+        let mut gpu_sources = sources::to_gpu(emitters, sinks, self.params.dx)?;
+        if !emitters.is_empty() && self.pool() == 0 {
             return Err(SimError::NoPool);
         }
-        let mut gpu_sources = sources::to_gpu(emitters, sinks, self.params.dx)?;
         // Keep the volume each emitter is owed across edits of the same emitter.
         gpu_sources.state = self.sources.state;
         self.sources = gpu_sources;
@@ -341,31 +377,24 @@ impl Simulation {
         Ok(())
     }
 
-    /// Parked particles available to emitters (0 when built without inflow).
+    /// Parked particles allocated for emitters (0 when built without inflow).
     pub fn pool(&self) -> u32 {
-        self.pool
+        self.capacity - self.initial.scene as u32
     }
 
-    /// True when going from the current parameters to `params` needs new buffers.
-    pub fn needs_rebuild(&self, params: &SimParams) -> bool {
-        self.params.dx != params.dx || self.params.h_over_dx != params.h_over_dx || self.params.rho0 != params.rho0
-    }
-
-    /// Puts the particles back where the scene started them and the clock to zero.
+    /// Puts the particles back where the scene started them, the clock to zero and the emitters' owed
+    /// volume to nothing; the statistics start afresh.
     pub fn reset(&mut self, ctx: &GpuContext) {
         let q = &ctx.queue;
         self.particles_version += 1;
-        q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&self.initial.0));
-        q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&self.initial.1));
+        q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&self.initial.pos));
+        q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&self.initial.vel));
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&StepState::default()));
         q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
+        self.latest = None;
         self.grid_shape = self.initial_grid;
         self.write_grid_box();
     }
-
-    /// Advances the simulated time to exactly `t_end` seconds (absolute, as in [`SimStats::time`]) for
-    /// offline work such as `waterview capture`, where every video frame must advance exactly 1/fps.
-    ///
 
     /// Records one rendered frame of simulation: `params.substeps` steps, no read-back.
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
@@ -374,26 +403,29 @@ impl Simulation {
         }
     }
 
-    /// Records one step: grid build, time step, density and non-pressure forces, the PCISPH iterations,
-    /// integration with boundary handling.
+    /// The context every stage records into (see [`stage`]).
+    fn step_context<'a>(&'a self, encoder: &'a mut wgpu::CommandEncoder, profiler: &'a Profiler) -> StepContext<'a> {
+        StepContext {
+            encoder,
+            profiler,
+            bind: &self.bind,
+            grid_bind: &self.grid_bind,
+            capacity: self.capacity,
+            workgroup_size: self.options.workgroup_size,
+        }
+    }
+
+    /// Records one step, stage by stage: the grid build, the time step, the pressure solver with the
+    /// non-pressure forces (surface normals first when surface tension is on), integration with the
+    /// boundaries and sinks, and emission while there are emitters.
     pub fn encode_step(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         self.particles_version += 1;
-        let n = self.count;
-        let p = &self.pipelines;
-        self.grid.encode(encoder, profiler, &self.grid_bind, &self.buffers.cell_start, n);
-        let g = gpu::groups(n, self.workgroup_size);
-        // Surface normals into `accel` (free until the pressure force; DFSPH's divergence solve uses it
-        // before), read by the non-pressure forces of every solver (shaders/sim/surface_tension.wgsl).
-        // Skipped when off.
-        let surface_tension = self.params.surface_tension > 0.0;
-        let normals = |encoder: &mut wgpu::CommandEncoder| {
-            let mut pass = profiler.compute_pass(encoder, "surface normals");
-            pass.set_bind_group(0, &self.bind, &[]);
-            pass.set_pipeline(&p.surface_normals);
-            gpu::dispatch_rows(&mut pass, g);
-        };
+        let s = &self.stages;
+        let surface_tension = (self.params.surface_tension > 0.0).then_some(&s.surface_tension);
+        let mut step = self.step_context(encoder, profiler);
+        s.grid.encode(&mut step, ());
         if self.params.method == Method::Dfsph {
-            self.encode_time_step(encoder, profiler, false);
+            s.time_step.encode(&mut step, ());
             // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
             // (from the asynchronously read statistics, which count the iterations that ran, so a solve cut
             // short here gets more next time; the GPU still stops each solve on its own).
@@ -403,49 +435,25 @@ impl Simulation {
                 cap(last.map(|s| s.divergence_iterations), self.params.divergence_iterations),
                 cap(last.map(|s| s.density_iterations), self.params.density_iterations),
             );
-            self.dfsph.encode(encoder, profiler, &self.bind, n, iterations, surface_tension.then_some(normals));
+            s.dfsph.encode(&mut step, (iterations, surface_tension));
         } else {
-            if surface_tension {
-                normals(encoder);
+            if let Some(st) = surface_tension {
+                st.encode(&mut step, ());
             }
-            self.encode_time_step(encoder, profiler, true);
-            let mut pass = profiler.compute_pass(encoder, "pressure");
-            pass.set_bind_group(0, &self.bind, &[]);
+            s.time_step.encode(&mut step, ());
             // WCSPH: the Tait pressure from density_forces, one force evaluation. PCISPH: iterations.
             let iterations = if self.params.method == Method::Wcsph { 0 } else { self.params.solver_iterations };
-            for _ in 0..iterations {
-                pass.set_pipeline(&p.pressure_force);
-                gpu::dispatch_rows(&mut pass, g);
-                pass.set_pipeline(&p.predict_density);
-                gpu::dispatch_rows(&mut pass, g);
-            }
-            pass.set_pipeline(&p.pressure_force);
-            gpu::dispatch_rows(&mut pass, g);
+            s.pcisph.encode(&mut step, iterations);
         }
-        {
-            let mut pass = profiler.compute_pass(encoder, "integrate");
-            pass.set_bind_group(0, &self.bind, &[]);
-            pass.set_pipeline(&p.integrate);
-            gpu::dispatch_rows(&mut pass, g);
-            if self.sources.num_emitters > 0 {
-                pass.set_pipeline(&p.emit_plan);
-                pass.dispatch_workgroups(1, 1, 1);
-                pass.set_pipeline(&p.emit);
-                pass.dispatch_workgroups(self.max_layer.div_ceil(64).max(1), self.sources.num_emitters, 1);
-            }
+        s.integrate.encode(&mut step, ());
+        if self.sources.num_emitters > 0 {
+            s.emit.encode(&mut step, (self.sources.num_emitters, self.max_layer));
         }
     }
 
     /// Records the statistics reduction and its copy into the read-back ring (skipped when the ring is full).
     pub fn encode_stats(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        {
-            let mut pass = profiler.compute_pass(encoder, "stats");
-            pass.set_bind_group(0, &self.bind, &[]);
-            pass.set_pipeline(&self.pipelines.stats_partial);
-            gpu::dispatch_rows(&mut pass, gpu::groups(self.count, 128));
-            pass.set_pipeline(&self.pipelines.stats_final);
-            pass.dispatch_workgroups(1, 1, 1);
-        }
+        self.stages.stats.encode(&mut self.step_context(encoder, profiler), ());
         self.frame += 1;
         self.readback.copy_buffer(encoder, &self.buffers.stats_out, 0, self.frame);
     }
@@ -471,17 +479,29 @@ impl Simulation {
         self.latest.as_ref()
     }
 
+    /// The newest statistics that have arrived (as [`Simulation::poll_stats`] returned them last).
+    pub fn latest_stats(&self) -> Option<&SimStats> {
+        self.latest.as_ref()
+    }
 
     /// True while a statistics read-back is still on its way (headless runs poll until it lands).
     pub fn stats_in_flight(&self) -> bool {
         self.readback.in_flight()
     }
 
-    pub fn particle_count(&self) -> u32 {
-        self.count
+    /// Particles on the GPU: the scene's plus the parked pool. Every per-particle kernel and buffer covers
+    /// this many; see [`Simulation::live_particles`] for the water there is.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
     }
 
-    /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3).
+    /// Particles that are water now (not parked in the pool): from the newest statistics, a frame or more
+    /// old, or the scene's own count before any have arrived.
+    pub fn live_particles(&self) -> u32 {
+        self.latest.as_ref().map_or(self.initial.scene as u32, |s| s.particle_count)
+    }
+
+    /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3; < 0 = parked).
     pub fn positions(&self) -> &wgpu::Buffer {
         &self.buffers.pos
     }
@@ -493,13 +513,18 @@ impl Simulation {
 
     /// The step state kept on the GPU (`StepState` in shaders/sim/common.wgsl, 32 bytes: dt in s at byte 0,
     /// simulated time in s at byte 4), for passes that follow the simulated clock, e.g. the renderer's
-    /// wave maker paddle ([`crate::render::WaveMakerPass`]).
+    /// wave maker paddle.
     pub fn step_state(&self) -> &wgpu::Buffer {
         &self.buffers.step
     }
 
     pub fn params(&self) -> &SimParams {
         &self.params
+    }
+
+    /// The build options (dispatch sizes, pool, outside limit) this simulation was made with.
+    pub fn options(&self) -> &SimOptions {
+        &self.options
     }
 
     /// Particle mass, kg (rho0 times the lattice-normalised volume, close to rho0 dx^3).
@@ -518,7 +543,7 @@ impl Simulation {
 
     /// Threads per workgroup of the per-particle kernels.
     pub fn workgroup_size(&self) -> u32 {
-        self.workgroup_size
+        self.options.workgroup_size
     }
 
     /// Particle radius for drawing, metres (dx / 2).
@@ -570,26 +595,16 @@ impl Simulation {
 
     /// Records only the grid build (for tests of the counting sort).
     pub fn encode_grid(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        self.grid.encode(encoder, profiler, &self.grid_bind, &self.buffers.cell_start, self.count);
+        self.stages.grid.encode(&mut self.step_context(encoder, profiler), ());
     }
 
-    /// Records the grid build and the density pass only (for tests of the density summation).
+    /// Records the grid build, the time step and PCISPH's density pass with no pressure iteration (for
+    /// tests of the density summation).
     pub fn encode_density_only(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        self.encode_grid(encoder, profiler);
-        self.encode_time_step(encoder, profiler, true);
-    }
-
-    /// The "density" pass: the GPU-side CFL time step, then (PCISPH, WCSPH) density and non-pressure
-    /// forces. DFSPH computes its density inside its own passes.
-    fn encode_time_step(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler, density_forces: bool) {
-        let mut pass = profiler.compute_pass(encoder, "density");
-        pass.set_bind_group(0, &self.bind, &[]);
-        pass.set_pipeline(&self.pipelines.time_step);
-        pass.dispatch_workgroups(1, 1, 1);
-        if density_forces {
-            pass.set_pipeline(&self.pipelines.density_forces);
-            gpu::dispatch_rows(&mut pass, gpu::groups(self.count, self.workgroup_size));
-        }
+        let mut step = self.step_context(encoder, profiler);
+        self.stages.grid.encode(&mut step, ());
+        self.stages.time_step.encode(&mut step, ());
+        self.stages.pcisph.encode(&mut step, 0);
     }
 
     /// The neighbour grid's shape.
@@ -597,4 +612,3 @@ impl Simulation {
         self.grid_shape
     }
 }
-

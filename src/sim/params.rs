@@ -226,6 +226,13 @@ fn check(field: &'static str, value: f64, ok: bool, range: &'static str) -> Resu
 }
 
 impl SimParams {
+    /// True when going from `self` to `other` needs a new simulation (new buffers and particles): dx,
+    /// h_over_dx or rho0 differ. Every other field applies live ([`super::Simulation::set_params`]).
+    /// The one place this rule lives.
+    pub fn needs_rebuild(&self, other: &SimParams) -> bool {
+        self.dx != other.dx || self.h_over_dx != other.h_over_dx || self.rho0 != other.rho0
+    }
+
     /// Smoothing length h, metres.
     pub fn h(&self) -> f32 {
         self.h_over_dx * self.dx

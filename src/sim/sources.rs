@@ -1,10 +1,44 @@
 //! Inflows (emitters) and outflows (sinks) on the GPU. Emitters draw particles from a fixed pool of
 //! parked particles (w < 0) allocated when the simulation is built; sinks park the particles that enter
-//! them, returning them to the pool. See `emit_plan` and `emit` in shaders/sim/integrate.wgsl.
+//! them, returning them to the pool. See `emit_plan` and `emit` in shaders/sim/sources.wgsl (recorded by [`EmitStage`]).
 
+use super::stage::{Stage, StageLayouts, StepContext};
+use super::{SimError, SimOptions, Simulation};
+use crate::gpu::GpuContext;
 use crate::scene::{Emitter, Sink};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
+
+/// The "emit" pass (`shaders/sim/sources.wgsl`), recorded after integrate while there are emitters:
+/// `emit_plan` (one thread) assigns each emitter that owes a layer its indices in the pool, `emit` places
+/// the layers' particles on their discs.
+pub(super) struct EmitStage {
+    plan: wgpu::ComputePipeline,
+    emit: wgpu::ComputePipeline,
+}
+
+/// Threads per workgroup of `emit` (its `@workgroup_size`).
+const EMIT_WG: u32 = 64;
+
+impl EmitStage {
+    pub fn new(layouts: &StageLayouts) -> Self {
+        let module = crate::gpu::shader::module(layouts.device, "sim/sources.wgsl");
+        Self { plan: layouts.fixed(&module, "emit_plan"), emit: layouts.fixed(&module, "emit") }
+    }
+}
+
+impl Stage for EmitStage {
+    /// (emitters, particles in the largest layer).
+    type Input<'a> = (u32, u32);
+
+    fn encode(&self, step: &mut StepContext<'_>, (emitters, max_layer): (u32, u32)) {
+        let mut pass = step.pass("emit");
+        pass.set_pipeline(&self.plan);
+        pass.dispatch_workgroups(1, 1, 1);
+        pass.set_pipeline(&self.emit);
+        pass.dispatch_workgroups(max_layer.div_ceil(EMIT_WG).max(1), emitters, 1);
+    }
+}
 
 /// Most emitters and most sinks one simulation holds (each).
 pub const MAX_SOURCES: usize = 8;
@@ -123,4 +157,33 @@ pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGp
         g.sinks[k] = SinkGpu { min: s.min, _pad0: 0.0, max: s.max, _pad1: 0.0 };
     }
     Ok(g)
+}
+
+impl Simulation {
+    /// This simulation with a pool of at least `pool` parked particles (never fewer than now), its state
+    /// carried on: the particles (positions, velocities, densities, pressures: pool particles the
+    /// emitters have taken stay water), the clock and step state, the sources and the newest statistics.
+    /// The new simulation's reset still returns to the scene's particles. Records GPU copies from this
+    /// simulation's buffers and submits them; nothing waits. Errors: the larger simulation does not fit
+    /// the GPU (or the caller's [`super::ParticleLimit`]).
+    pub fn with_pool(&self, ctx: &GpuContext, pool: u32) -> Result<Simulation, SimError> {
+        let pool = pool.max(self.pool());
+        let options = SimOptions { pool, ..self.options };
+        let mut sim = Simulation::from_initial(ctx, &self.domain, &self.terrain, &self.params, options, self.initial.clone())?;
+        // Every particle where the last step left it; the new pool's particles follow, parked.
+        let carried = self.capacity as u64 * 16;
+        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim pool resize") });
+        encoder.copy_buffer_to_buffer(&self.buffers.pos, 0, &sim.buffers.pos, 0, carried);
+        encoder.copy_buffer_to_buffer(&self.buffers.vel, 0, &sim.buffers.vel, 0, carried);
+        encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());
+        ctx.queue.submit([encoder.finish()]);
+        sim.sources = self.sources;
+        sim.max_layer = self.max_layer;
+        ctx.queue.write_buffer(&sim.buffers.sources, 0, bytemuck::bytes_of(&sim.sources));
+        sim.latest = self.latest.clone();
+        sim.frame = self.frame;
+        sim.particles_version = self.particles_version + 1;
+        sim.follow_fluid();
+        Ok(sim)
+    }
 }

@@ -1,5 +1,43 @@
-//! The per-frame statistics of the simulation (shaders/sim/stats.wgsl): a reduction over the particles into
-//! a small record that comes back through the read-back ring a frame or more late, decoded here.
+//! The per-frame statistics of the simulation (`shaders/sim/stats.wgsl`): a reduction over the particles
+//! into a small record that the simulation copies into its read-back ring; it comes back a frame or more
+//! late and is decoded here ([`SimStats`]).
+
+use super::stage::{Stage, StageLayouts, StepContext};
+use crate::gpu;
+
+/// The "stats" pass: `stats_partial` reduces each workgroup's particles, `stats_final` the records.
+pub(super) struct StatsStage {
+    partial: wgpu::ComputePipeline,
+    finish: wgpu::ComputePipeline,
+}
+
+/// Threads per workgroup of `stats_partial` (`STATS_WG` in the shader).
+const STATS_WG: u32 = 128;
+
+impl StatsStage {
+    pub fn new(layouts: &StageLayouts) -> Self {
+        let module = gpu::shader::module(layouts.device, "sim/stats.wgsl");
+        Self { partial: layouts.fixed(&module, "stats_partial"), finish: layouts.fixed(&module, "stats_final") }
+    }
+
+    /// Bytes of the buffer of per-workgroup records for `capacity` particles (4 vec4 per workgroup).
+    pub fn partials_bytes(capacity: u64) -> u64 {
+        capacity.div_ceil(STATS_WG as u64) * 64
+    }
+}
+
+impl Stage for StatsStage {
+    type Input<'a> = ();
+
+    fn encode(&self, step: &mut StepContext<'_>, (): ()) {
+        let groups = gpu::groups(step.capacity, STATS_WG);
+        let mut pass = step.pass("stats");
+        pass.set_pipeline(&self.partial);
+        gpu::dispatch_rows(&mut pass, groups);
+        pass.set_pipeline(&self.finish);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+}
 
 /// Diagnostics of one frame, computed on the GPU and read back asynchronously.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -11,8 +11,8 @@ pub mod sim_panel;
 pub mod stats_panel;
 
 use crate::gpu::{GpuContext, PassTime};
-use crate::scene::Scene;
-use crate::sim::{SimStats, Simulation};
+use crate::scene::{Emitter, Scene, Sink};
+use crate::sim::{SimParams, SimStats, Simulation};
 use std::path::PathBuf;
 
 /// Something the user asked for that needs the engine; applied by the app after drawing.
@@ -20,12 +20,14 @@ use std::path::PathBuf;
 pub enum UiAction {
     /// Advance the paused simulation by one step.
     Step,
-    /// Restart the current scene from its initial particles (current solver parameters kept).
+    /// Restart the current scene from its initial particles (current solver parameters and sources kept).
     Reset,
-    /// Rebuild the particle buffers at the spacing in [`sim_panel::SimPanelState::dx`] (metres).
-    Rebuild,
-    /// Apply the edited solver parameters that need no new buffers (`Simulation::set_params`).
-    ApplyParams,
+    /// Build the scene again at spacing `dx` (metres), smoothing length ratio `h_over_dx` and rest density
+    /// `rho0` (kg/m^3), the other parameters and the sources kept; the water restarts.
+    Rebuild { dx: f32, h_over_dx: f32, rho0: f32 },
+    /// Apply these solver parameters (live; a change of dx, h/dx or rho0 rebuilds, see
+    /// `SimParams::needs_rebuild`).
+    ApplyParams(SimParams),
     /// Load a scene file.
     LoadScene(PathBuf),
     /// Load a built-in scene by name.
@@ -43,8 +45,8 @@ pub enum UiAction {
     SaveScene(PathBuf),
     /// Use this 16-bit PNG as the current scene's terrain.
     ReplaceHeightmap(PathBuf),
-    /// Hand the edited emitters and sinks ([`scene_panel::ScenePanelState`]) to the simulation.
-    SetSources,
+    /// Use these inflows and outflows, live (the emitters' pool grows as needed, the water kept).
+    SetSources { emitters: Vec<Emitter>, sinks: Vec<Sink> },
     /// Start or stop a live recording.
     ToggleRecording,
     /// Start an offline capture (frames exactly 1/fps simulated seconds apart) with the capture panel's
@@ -130,7 +132,7 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
             egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
                 ui.horizontal(|ui| {
                     ui.heading("waterview");
-                    let n = info.sim.map_or(0, |s| s.particle_count() as u64);
+                    let n = info.sim.map_or(0, |s| s.live_particles() as u64);
                     ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), sim_panel::thousands(n)));
                 });
                 ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");

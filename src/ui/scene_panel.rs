@@ -1,7 +1,7 @@
 //! Scene panel: pick a built-in scene (presets), open or save a scene file through the native file dialog
 //! (or a typed path; a `.ron` or a heightmap PNG can also be dropped on the window), see the current
 //! scene's name, domain size and particle count, and edit its inflows (emitters) and outflows (sinks),
-//! which go to the simulation live through `Simulation::set_sources`. Loading and saving happen in the app;
+//! which go to the simulation live (`Engine::set_sources`, which grows the emitters' pool as needed). Loading and saving happen in the app;
 //! a failure shows in the error banner and the current scene keeps running. Saving writes the current
 //! solver parameters and camera with the scene.
 
@@ -54,7 +54,7 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
             ui.label(format!("{:.1} × {:.1} × {:.1} m", size[0], size[1], size[2]));
             ui.end_row();
             ui.label("Particles");
-            ui.label(info.sim.map_or_else(|| "none (scene not built)".to_string(), |s| thousands(s.particle_count() as u64)));
+            ui.label(info.sim.map_or_else(|| "none (scene not built)".to_string(), |s| thousands(s.live_particles() as u64)));
             ui.end_row();
             if let Some(sim) = info.sim {
                 ui.label("Spacing dx").on_hover_text("Particle spacing in use, metres");
@@ -95,7 +95,7 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
         });
         ui.add_space(4.0);
         if sources_ui(ui, state, scene) {
-            actions.push(UiAction::SetSources);
+            actions.push(UiAction::SetSources { emitters: state.emitters.clone(), sinks: state.sinks.clone() });
         }
     });
     actions

@@ -26,6 +26,9 @@ pub struct SimPanelState {
     pub param_error: Option<String>,
     /// The wave maker's settings kept while it is switched off, so switching it on again restores them.
     pub wave_maker: WaveMaker,
+    /// The loaded scene file's solver parameters: what each "reset" button returns to (the scene the
+    /// engine holds follows the edits, for saving).
+    pub defaults: SimParams,
     /// Cached (dx, estimated particle count) so the estimate is recomputed only when dx moves.
     estimate: Option<(f32, u64)>,
 }
@@ -38,7 +41,18 @@ impl SimPanelState {
         }
         let dx_anchor = scene.effective_dx(on_cpu);
         let wave_maker = params.wave_maker.unwrap_or_else(|| default_wave_maker(&scene.domain));
-        Self { playing: true, dx: params.dx, dx_anchor, params, gravity_xyz: false, param_error: None, wave_maker, estimate: None }
+        let defaults = scene.solver.clone();
+        Self { playing: true, dx: params.dx, dx_anchor, params, gravity_xyz: false, param_error: None, wave_maker, defaults, estimate: None }
+    }
+
+    /// The edited parameters to apply live: the spacing, h/dx and rho0 of the running simulation (their
+    /// edits wait for "Apply (rebuild)"), every other field as edited.
+    pub fn live_params(&self, info: &FrameInfo<'_>) -> SimParams {
+        let mut p = self.params.clone();
+        if let Some(sim) = info.sim {
+            (p.dx, p.h_over_dx, p.rho0) = (sim.params().dx, sim.params().h_over_dx, sim.params().rho0);
+        }
+        p
     }
 
     /// Takes the parameters of a newly built simulation (after a scene load, rebuild or reset).
@@ -60,15 +74,6 @@ pub fn default_wave_maker(domain: &Aabb) -> WaveMaker {
     WaveMaker { axis: WaveAxis::X, rest, amplitude: 0.5 * rest, period_s: 1.5 }
 }
 
-/// A copy of `scene` whose effective particle spacing on this adapter is `dx` metres. The scene's
-/// `cpu_dx_scale` is folded into `solver.dx` (and set to 1), so the result is exact on any adapter.
-pub fn scene_at_dx(scene: &Scene, dx: f32) -> Scene {
-    let mut s = scene.clone();
-    s.solver.dx = dx;
-    s.cpu_dx_scale = 1.0;
-    s
-}
-
 /// Draws the panel; returns Step/Reset/Rebuild/ApplyParams actions.
 pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>) -> Vec<UiAction> {
     let mut actions = Vec::new();
@@ -88,7 +93,7 @@ pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameIn
         ui.add_space(4.0);
         dx_ui(ui, state, info, &mut actions);
         ui.add_space(4.0);
-        egui::CollapsingHeader::new("Solver").default_open(true).show(ui, |ui| solver_ui(ui, state, &info.scene.solver, &mut actions));
+        egui::CollapsingHeader::new("Solver").default_open(true).show(ui, |ui| solver_ui(ui, state, info, &mut actions));
         egui::CollapsingHeader::new("Wave maker").default_open(false).show(ui, |ui| wave_maker_ui(ui, state, info, &mut actions));
     });
     actions
@@ -108,10 +113,10 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
         ui.add(egui::Slider::new(&mut state.dx, lo..=hi).logarithmic(true).suffix(" m").max_decimals(4));
     });
     if state.estimate.is_none_or(|(dx, _)| dx != state.dx) {
-        state.estimate = Some((state.dx, scene_at_dx(info.scene, state.dx).estimate_particle_count(on_cpu)));
+        state.estimate = Some((state.dx, info.scene.at_dx(state.dx).estimate_particle_count(on_cpu)));
     }
     let estimate = state.estimate.map_or(0, |(_, n)| n);
-    let now = info.sim.map_or(0, |s| s.particle_count());
+    let now = info.sim.map_or(0, |s| s.live_particles());
     // 16 bytes (one vec4<f32>) per particle per buffer.
     let limit = info.ctx.max_storage_binding() / 16;
     let text = format!("≈ {} particles (now {})", thousands(estimate), thousands(now as u64));
@@ -128,7 +133,7 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
             .on_hover_text("New particle buffers at this spacing; the scene restarts from its initial water")
             .clicked()
         {
-            actions.push(UiAction::Rebuild);
+            actions.push(UiAction::Rebuild { dx: state.dx, h_over_dx: state.params.h_over_dx, rho0: state.params.rho0 });
         }
         if changed && ui.button("Revert").clicked() {
             state.dx = current_dx;
@@ -140,7 +145,8 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
     });
 }
 
-fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, defaults: &SimParams, actions: &mut Vec<UiAction>) {
+fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, actions: &mut Vec<UiAction>) {
+    let defaults = &state.defaults.clone();
     let p = &mut state.params;
     let mut changed = false;
     egui::Grid::new("solver_grid").num_columns(3).striped(true).show(ui, |ui| {
@@ -226,7 +232,7 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, defaults: &SimParams,
         }
     });
     if changed {
-        actions.push(UiAction::ApplyParams);
+        actions.push(UiAction::ApplyParams(state.live_params(info)));
     }
     if let Some(e) = &state.param_error {
         ui.colored_label(egui::Color32::LIGHT_RED, e);
@@ -237,7 +243,7 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, defaults: &SimParams,
 /// value (when the scene has no wave maker, to [`default_wave_maker`]'s). Applies live like the solver
 /// parameters; the paddle moves on the simulated clock.
 fn wave_maker_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, actions: &mut Vec<UiAction>) {
-    let scene_value = info.scene.solver.wave_maker;
+    let scene_value = state.defaults.wave_maker;
     let defaults = scene_value.unwrap_or_else(|| default_wave_maker(&info.scene.domain));
     let d = &info.scene.domain;
     let mut changed = false;
@@ -274,7 +280,7 @@ fn wave_maker_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<
     w.amplitude = w.amplitude.min(w.rest);
     if changed {
         state.params.wave_maker = on.then_some(*w);
-        actions.push(UiAction::ApplyParams);
+        actions.push(UiAction::ApplyParams(state.live_params(info)));
     }
 }
 
@@ -305,7 +311,7 @@ fn param_row<T: PartialEq + Copy + std::fmt::Debug>(
 
 /// Rebuild-only parameters (new buffers; the scene restarts): smoothing length ratio and rest density.
 fn rebuild_params_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>) -> bool {
-    let defaults = &info.scene.solver;
+    let defaults = &state.defaults.clone();
     let p = &mut state.params;
     egui::Grid::new("rebuild_grid").num_columns(3).show(ui, |ui| {
         param_row(ui, "h / dx", "Smoothing length over particle spacing, dimensionless (0.8 ..= 3); the kernel support is 2h. Needs a rebuild.", &mut p.h_over_dx, defaults.h_over_dx, |ui, v| {

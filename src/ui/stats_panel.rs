@@ -154,7 +154,7 @@ pub fn stats_panel_ui(ui: &mut egui::Ui, timer: &mut FrameTimer, history: &Histo
                 ui.end_row();
             }
             ui.label("Particles");
-            ui.label(info.sim.map_or_else(|| "-".into(), |s| thousands(s.particle_count() as u64)));
+            ui.label(info.sim.map_or_else(|| "-".into(), |s| thousands(s.live_particles() as u64)));
             ui.end_row();
             match info.stats {
                 Some(s) => sim_stats_rows(ui, s),

@@ -98,7 +98,7 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
         q[0] > d.min[0] + 3.0 * dx && q[0] < d.max[0] - 3.0 * dx && q[2] > d.min[2] + 3.0 * dx && q[2] < d.max[2] - 3.0 * dx
     };
     let area = ((d.max[0] - d.min[0]) * (d.max[2] - d.min[2])) as f64;
-    let depth = run.sim.particle_count() as f64 * run.sim.mass() as f64 / (rho0 * area);
+    let depth = run.sim().live_particles() as f64 * run.sim().mass() as f64 / (rho0 * area);
     let surface = floor as f64 + depth;
     let in_fit = |q: &[f32; 4]| inner(q) && (q[1] as f64) > floor as f64 + 2.0 * dx as f64 && (q[1] as f64) < surface - 2.0 * dx as f64;
     // Least-squares line of pressure over height in the fit region: (slope, pressure at the floor).
@@ -324,7 +324,7 @@ fn energy_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<Energy
     let params = params_for(plan, &scene, dx, method)?;
     let surface = move |x: f32| d0 - tilt + 2.0 * tilt * x / l;
     let mut run = Run::new(ctx, &scene, &params, |p| p.y < surface(p.x), format!("energy/{}", method.name()), t_end)?;
-    let (m, g, floor) = (run.sim.mass() as f64, -params.gravity[1] as f64, scene.domain.min[1] as f64);
+    let (m, g, floor) = (run.sim().mass() as f64, -params.gravity[1] as f64, scene.domain.min[1] as f64);
     let energy = |pos: &[[f32; 4]], vel: &[[f32; 4]]| {
         let pot: f64 = pos.iter().map(|p| m * g * (p[1] as f64 - floor)).sum();
         let kin: f64 = vel.iter().map(|v| 0.5 * m * (v[0] as f64).powi(2) + 0.5 * m * (v[1] as f64).powi(2) + 0.5 * m * (v[2] as f64).powi(2)).sum();

@@ -22,7 +22,6 @@ mod runner;
 use crate::gpu::GpuContext;
 use crate::sim::params::{Method, SimParams};
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -50,32 +49,6 @@ impl Case {
             Case::Energy => "energy",
         }
     }
-}
-
-/// Arguments of `waterview validate`.
-#[derive(Clone, Debug, Args)]
-pub struct ValidateArgs {
-    /// Cases to run, comma-separated: hydrostatic, dam_break, iterations, energy or all.
-    #[arg(long = "case", value_delimiter = ',', default_value = "all", value_parser = parse_case)]
-    pub cases: Vec<Cases>,
-    /// Solvers to run each case with, comma-separated: dfsph, pcisph, wcsph or all.
-    #[arg(long = "solver", value_delimiter = ',', default_value = "all", value_parser = parse_solver)]
-    pub solvers: Vec<Solvers>,
-    /// Small resolutions and short times (minutes on a CPU adapter); the default sizes are for a GPU.
-    #[arg(long)]
-    pub quick: bool,
-    /// Output folder (created if missing): one CSV and one PNG per case, and summary.md.
-    #[arg(long, default_value = "validation-out")]
-    pub out: PathBuf,
-    /// Exit non-zero when any figure misses its target (by default only errors do).
-    #[arg(long)]
-    pub strict: bool,
-    /// Solver parameters every case runs with instead of its own, comma-separated FIELD=VALUE pairs
-    /// (any scalar solver field but method and dx)
-    /// with the scene files' field names (e.g. `viscosity=0.0005,xsph=0.02`); the figures then show
-    /// what the change does. Cases that sweep a field (iterations) still set it themselves.
-    #[arg(long = "set", value_delimiter = ',', value_parser = parse_override)]
-    pub overrides: Vec<(String, String)>,
 }
 
 /// Parses one `FIELD=VALUE` of `--set` and checks it against default parameters (so a typo fails before
@@ -217,33 +190,27 @@ pub struct Plan {
     pub overrides: Vec<(String, String)>,
 }
 
-/// `waterview validate`: runs the plan on the headless GPU, writes the files, prints the summary.
+/// `waterview validate`: runs `plan` on the headless GPU, writes the files, prints the summary.
 /// Errors: no GPU adapter, an unwritable output folder, or a case that could not run (the others
-/// still run and the summary is written first); with `--strict` also any figure off its target.
-pub fn run(args: &ValidateArgs) -> Result<()> {
-    let plan = Plan {
-        cases: dedup(args.cases.iter().flat_map(|c| c.0.iter().copied())),
-        solvers: dedup(args.solvers.iter().flat_map(|s| s.0.iter().copied())),
-        quick: args.quick,
-        out: args.out.clone(),
-        overrides: args.overrides.clone(),
-    };
+/// still run and the summary is written first); with `strict` also any figure off its target.
+pub fn run(plan: &Plan, strict: bool) -> Result<()> {
     let ctx = GpuContext::headless().context("validation needs a GPU adapter (or Mesa's lavapipe)")?;
     eprintln!("adapter: {}", ctx.adapter_summary());
-    let outcome = run_cases(&ctx, &plan)?;
-    println!("{}", summary_markdown(&outcome, &plan, &ctx.adapter_summary()));
+    let outcome = run_cases(&ctx, plan)?;
+    println!("{}", summary_markdown(&outcome, plan, &ctx.adapter_summary()));
     if !outcome.errors.is_empty() {
         let list: Vec<String> = outcome.errors.iter().map(|(c, s, e)| format!("{c}/{s}: {e}")).collect();
         bail!("{} case run(s) failed:\n  {}", list.len(), list.join("\n  "));
     }
     let failed = outcome.figures.iter().filter(|f| f.passed() == Some(false)).count();
-    if args.strict && failed > 0 {
+    if strict && failed > 0 {
         bail!("{failed} figure(s) missed their targets (see {})", plan.out.join("summary.md").display());
     }
     Ok(())
 }
 
-fn dedup<T: PartialEq + Copy>(items: impl Iterator<Item = T>) -> Vec<T> {
+/// `items` without repeats, in first-seen order.
+pub fn dedup<T: PartialEq + Copy>(items: impl Iterator<Item = T>) -> Vec<T> {
     let mut out = Vec::new();
     for i in items {
         if !out.contains(&i) {

@@ -1,14 +1,14 @@
-//! One simulation of a validation case: builds it from a scene made in code (RON text) or a built-in
-//! scene at an explicit spacing (never the CPU adapter's coarser one, so a case is the same everywhere),
-//! advances it by whole frames through [`crate::headless::simulate`], keeps every statistics record,
+//! One simulation of a validation case: builds it through the engine from a scene made in code (RON text)
+//! or a built-in scene at an explicit spacing (never the CPU adapter's coarser one, so a case is the same
+//! everywhere), advances it by whole frames through [`batch::run_frames`], keeps every statistics record,
 //! prints progress, and stops with an error as soon as a particle turns non-finite.
 
-use crate::gpu::{GpuContext, Profiler};
-use crate::headless::simulate;
 use super::Plan;
+use crate::engine::{batch, BuildOptions, Engine};
+use crate::gpu::{GpuContext, Profiler};
 use crate::scene::Scene;
 use crate::sim::params::{Method, SimParams};
-use crate::sim::{SimOptions, SimStats, Simulation};
+use crate::sim::{SimStats, Simulation};
 use anyhow::{bail, Context, Result};
 use glam::Vec3;
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ const FLOORED_FRAMES: usize = 60;
 /// A running case simulation.
 pub struct Run<'a> {
     ctx: &'a GpuContext,
-    pub sim: Simulation,
+    engine: Engine,
     profiler: Profiler,
     /// Every statistics record received, in order.
     pub stats: Vec<SimStats>,
@@ -33,7 +33,7 @@ pub struct Run<'a> {
     t_end: f32,
     /// Largest particle speed (m/s) taken for water rather than a blow-up: 50 x sqrt(2 g height).
     blow_up_speed: f32,
-    /// The solver's smallest time step (1e-3 of the substep, see `time_step` in integrate.wgsl), s.
+    /// The solver's smallest time step (1e-3 of the substep, see `time_step` in shaders/sim/time_step.wgsl), s.
     dt_floor: f32,
     started: Instant,
     last_print: Instant,
@@ -74,14 +74,15 @@ impl<'a> Run<'a> {
             setup.positions.iter().zip(&setup.velocities).filter(|(p, _)| keep(**p)).map(|(p, v)| (*p, *v)).unzip();
         setup.positions = positions;
         setup.velocities = velocities;
-        let sim = Simulation::new_with(ctx, &scene.domain, &setup, params, SimOptions::default())
-            .with_context(|| format!("{label}: the simulation cannot be created"))?;
-        eprintln!("{label}: {} particles, dx = {} m, {} s simulated", sim.particle_count(), params.dx, t_end);
+        let options = BuildOptions { dx: Some(params.dx), ..BuildOptions::default() };
+        let engine = Engine::with_setup(ctx, scene.clone(), setup, options).with_context(|| format!("{label}: the simulation cannot be created"))?;
+        let initial_count = engine.live_particles();
+        eprintln!("{label}: {initial_count} particles, dx = {} m, {} s simulated", params.dx, t_end);
         let now = Instant::now();
         Ok(Self {
             ctx,
-            initial_count: sim.particle_count(),
-            sim,
+            initial_count,
+            engine,
             profiler: Profiler::new(&ctx.device),
             stats: Vec::new(),
             time: 0.0,
@@ -103,7 +104,7 @@ impl<'a> Run<'a> {
             let frames = (((target - self.time) / self.frame_advance.max(1e-7)).ceil() as u64).clamp(1, 120);
             let before = self.time;
             let stats = &mut self.stats;
-            let last = simulate(self.ctx, &mut self.sim, &mut self.profiler, Some(frames), None, |s| stats.push(s.clone()))?
+            let last = batch::run_frames(self.ctx, self.engine.sim_mut(), &mut self.profiler, Some(frames), None, |s| stats.push(s.clone()))
                 .context("the simulation returned no statistics")?;
             self.time = last.time;
             if self.time > before {
@@ -156,13 +157,18 @@ impl<'a> Run<'a> {
 
     /// Blocking read-back: (positions with density in w, velocities with pressure in w).
     pub fn read(&self) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
-        self.sim.read_particles_blocking(self.ctx)
+        self.sim().read_particles_blocking(self.ctx)
     }
 
-    /// One more step and its blocking read-back (see [`crate::headless::step_and_read`]); the time
-    /// reached and the statistics of the step are picked up by the next [`Run::advance`].
+    /// One more step and its blocking read-back (see [`batch::step_and_read`]); the time reached and the
+    /// statistics of the step are picked up by the next [`Run::advance`].
     pub fn step_and_read(&mut self) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
-        crate::headless::step_and_read(self.ctx, &mut self.sim, &mut self.profiler)
+        batch::step_and_read(self.ctx, self.engine.sim_mut(), &mut self.profiler)
+    }
+
+    /// The case's simulation.
+    pub fn sim(&self) -> &Simulation {
+        self.engine.sim()
     }
 
     /// Largest number of particles outside the domain, below the terrain, non-finite or missing in any

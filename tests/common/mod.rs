@@ -1,6 +1,7 @@
 //! Helpers shared by the GPU integration tests.
 #![allow(dead_code)]
 
+use waterview::engine::{BuildOptions, Engine};
 use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
 use waterview::render::{AnisotropyPass, Ellipsoid, FlowSettings, FluidTargets, RenderSettings, SmoothPass};
@@ -12,6 +13,12 @@ pub fn gpu() -> GpuContext {
         Ok(ctx) => ctx,
         Err(e) => panic!("GPU test needs a GPU adapter: {e}"),
     }
+}
+
+/// The engine of `scene` (its emitters and sinks too) at spacing `dx` metres, or the scene's own (scaled
+/// on a CPU adapter) when `None`.
+pub fn engine(ctx: &GpuContext, scene: &waterview::scene::Scene, dx: Option<f32>) -> Engine {
+    Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() }).unwrap_or_else(|e| panic!("{} builds: {e}", scene.name))
 }
 
 /// Runs the anisotropy pass over `positions` (xyz metres, w < 0 parked; spacing `dx`) with the default

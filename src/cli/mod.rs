@@ -1,11 +1,42 @@
-//! Command-line interface (clap): no subcommand opens the window (with [`WindowArgs`], e.g. a recording
-//! from the first frame); `run` simulates headless; `bench` measures per-pass GPU times over particle
-//! counts and workgroup sizes (see `docs/performance.md`); `capture` records a video headless at a fixed
-//! step, or (`--record-cost`) measures what live recording costs the frame rate; `validate` runs the
-//! physical checks.
+//! Command-line interface (clap), the edge of the program: it parses the arguments, turns them into the
+//! plain options of each front end and runs it ([`run`]). No subcommand opens the window (with
+//! [`WindowArgs`], e.g. a recording from the first frame); `run` simulates headless ([`mod@run`]); `bench`
+//! measures per-pass GPU times over particle counts and workgroup sizes (see `docs/performance.md`);
+//! `capture` records a video headless at a fixed step, or (`--record-cost`) measures what live recording
+//! costs the frame rate; `validate` runs the physical checks. Nothing below this module knows clap.
 
+pub mod run;
+
+use crate::capture::offline::{OfflineOptions, RecordCostOptions};
+use crate::validate::{parse_case, parse_override, parse_solver, Cases, Solvers};
+use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+
+/// Runs what the command line asks for: the window, or a headless command. Errors come back with their
+/// reason (the binary prints it and exits non-zero).
+pub fn run(cli: Cli) -> Result<()> {
+    if cli.command.is_some() && cli.window.any() {
+        bail!("--window-size and the --record options apply to the window only (give them without a subcommand)");
+    }
+    match cli.command {
+        None => crate::app::run(cli.scene, &cli.window.options()),
+        Some(Command::Run(args)) => run::run(cli.scene.as_deref(), &args),
+        Some(Command::Validate(args)) => crate::validate::run(&args.plan(), args.strict),
+        Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
+        Some(Command::Capture(a)) if a.record_cost => crate::capture::offline::record_cost_cli(
+            cli.scene.as_deref(),
+            &RecordCostOptions { frames: a.frames, warmup: a.warmup, rounds: a.rounds, size: a.size, fps: a.fps, dx: a.dx, out: a.out },
+        ),
+        Some(Command::Capture(a)) => match a.out {
+            Some(out) => crate::capture::offline::run_cli(
+                cli.scene.as_deref(),
+                &OfflineOptions { seconds: a.seconds, fps: a.fps, size: a.size, out, dx: a.dx },
+            ),
+            None => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
+        },
+    }
+}
 
 /// Real-time GPU SPH water over real terrain.
 #[derive(Debug, Parser)]
@@ -13,7 +44,7 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Scene file to open in the window (default: the built-in valley flood).
+    /// Scene file (.ron) to open in the window or to run headless (default: the built-in valley flood).
     #[arg(long, global = true)]
     pub scene: Option<PathBuf>,
     /// Options of the window (without a subcommand only).
@@ -50,6 +81,17 @@ impl WindowArgs {
     pub fn any(&self) -> bool {
         self.window_size.is_some() || self.record.is_some() || self.record_seconds.is_some() || self.record_fps.is_some() || self.quit_after_record
     }
+
+    /// The window's options.
+    pub fn options(&self) -> crate::app::WindowOptions {
+        crate::app::WindowOptions {
+            window_size: self.window_size,
+            record: self.record.clone(),
+            record_seconds: self.record_seconds,
+            record_fps: self.record_fps,
+            quit_after_record: self.quit_after_record,
+        }
+    }
 }
 
 /// Parses a positive, finite number of seconds.
@@ -81,7 +123,46 @@ pub enum Command {
     Capture(CaptureArgs),
     /// Physical validation headless (hydrostatic tank, dam break vs Martin & Moyce 1952, density error
     /// vs iterations, sloshing energy) per solver; writes a CSV and a PNG per case and summary.md.
-    Validate(crate::validate::ValidateArgs),
+    Validate(ValidateArgs),
+}
+
+/// Arguments of `waterview validate`.
+#[derive(Clone, Debug, Args)]
+pub struct ValidateArgs {
+    /// Cases to run, comma-separated: hydrostatic, dam_break, iterations, energy or all.
+    #[arg(long = "case", value_delimiter = ',', default_value = "all", value_parser = parse_case)]
+    pub cases: Vec<Cases>,
+    /// Solvers to run each case with, comma-separated: dfsph, pcisph, wcsph or all.
+    #[arg(long = "solver", value_delimiter = ',', default_value = "all", value_parser = parse_solver)]
+    pub solvers: Vec<Solvers>,
+    /// Small resolutions and short times (minutes on a CPU adapter); the default sizes are for a GPU.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder (created if missing): one CSV and one PNG per case, and summary.md.
+    #[arg(long, default_value = "validation-out")]
+    pub out: PathBuf,
+    /// Exit non-zero when any figure misses its target (by default only errors do).
+    #[arg(long)]
+    pub strict: bool,
+    /// Solver parameters every case runs with instead of its own, comma-separated FIELD=VALUE pairs
+    /// (any scalar solver field but method and dx)
+    /// with the scene files' field names (e.g. `viscosity=0.0005,xsph=0.02`); the figures then show
+    /// what the change does. Cases that sweep a field (iterations) still set it themselves.
+    #[arg(long = "set", value_delimiter = ',', value_parser = parse_override)]
+    pub overrides: Vec<(String, String)>,
+}
+
+impl ValidateArgs {
+    /// The validation plan of these arguments (cases and solvers in order, without repeats).
+    pub fn plan(&self) -> crate::validate::Plan {
+        crate::validate::Plan {
+            cases: crate::validate::dedup(self.cases.iter().flat_map(|c| c.0.iter().copied())),
+            solvers: crate::validate::dedup(self.solvers.iter().flat_map(|s| s.0.iter().copied())),
+            quick: self.quick,
+            out: self.out.clone(),
+            overrides: self.overrides.clone(),
+        }
+    }
 }
 
 /// Arguments of `waterview capture` (the scene comes from the global `--scene`).
@@ -176,6 +257,27 @@ pub struct BenchArgs {
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
+}
+
+impl BenchArgs {
+    /// The measurement plan of these arguments.
+    pub fn plan(&self) -> crate::bench::Plan {
+        crate::bench::Plan {
+            targets: (!self.particles.is_empty()).then(|| self.particles.clone()),
+            sweep: self.sweep,
+            max_particles: self.max_particles,
+            workgroup_sizes: self.workgroup_sizes.clone(),
+            frames: self.frames,
+            warmup: self.warmup,
+            size: self.size,
+            cell_split: self.cell_split,
+            cells_per_particle: self.cells_per_particle,
+            submit_per_step: self.submit_per_step,
+            splats: self.splats,
+            redraw_background: self.redraw_background,
+            no_subgroups: self.no_subgroups,
+        }
+    }
 }
 
 /// Parses `--splats`: `raster` or `compute`.

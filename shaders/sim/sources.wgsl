@@ -1,0 +1,53 @@
+// Emission of the inflows (Rust: src/sim/sources.rs), after integrate: `emit_plan` (one thread) decides
+// per emitter whether a layer of particles is owed (carry += rate dt; a layer of `layer_points`
+// particles holds layer_points * V of water) and assigns it indices in the free pool, which after this
+// step's sort starts at active_end() (particles sunk this step are reclaimed at the next sort). `emit` places layer point t on the disc
+// with Vogel's sunflower spiral (uniform density, spacing about dx). The emitters and sinks live in
+// `sources` (common.wgsl, binding 16); sinks park particles in integrate.wgsl.
+#import "sim/common.wgsl"
+#import "sim/cells.wgsl"
+
+@compute @workgroup_size(1)
+fn emit_plan() {
+    var next = active_end();
+    let volume = params.mass / params.rho0;
+    for (var e = 0u; e < sources.num_emitters; e++) {
+        let em = sources.emitters[e];
+        var st = sources.state[e];
+        st.carry = st.carry + em.rate * step.dt;
+        st.count = 0u;
+        let layer = f32(em.layer_points) * volume;
+        if (st.carry >= layer && step.dt > 0.0) {
+            if (next + em.layer_points <= params.num_particles) {
+                st.base = next;
+                st.count = em.layer_points;
+                next = next + em.layer_points;
+                st.carry = st.carry - layer;
+            } else {
+                st.carry = layer; // pool exhausted: wait for the sinks
+            }
+        }
+        sources.state[e] = st;
+    }
+}
+
+const GOLDEN_ANGLE: f32 = 2.39996323;
+
+@compute @workgroup_size(64)
+fn emit(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let e = gid.y;
+    let t = gid.x;
+    if (e >= sources.num_emitters) {
+        return;
+    }
+    let st = sources.state[e];
+    if (t >= st.count) {
+        return;
+    }
+    let em = sources.emitters[e];
+    let r = em.radius * sqrt((f32(t) + 0.5) / f32(em.layer_points));
+    let a = f32(t) * GOLDEN_ANGLE;
+    let x = project_out(em.center + r * (cos(a) * em.axis_u + sin(a) * em.axis_v));
+    pos[st.base + t] = vec4<f32>(x, params.rho0);
+    vel[st.base + t] = vec4<f32>(em.velocity, 0.0);
+}

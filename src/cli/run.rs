@@ -1,0 +1,118 @@
+//! `waterview run`: load a scene through the engine, simulate a number of steps or simulated seconds with
+//! no window, write a CSV of per-frame diagnostics and the final image (PNG, or with a `.exr` path an
+//! OpenEXR file of the linear image). Statistics come back through the simulation's asynchronous read-back
+//! ring exactly as in the window ([`batch::run_frames`]); only the end of the run waits for the last of them.
+
+use super::RunArgs;
+use crate::engine::{self, batch, BuildOptions, Engine};
+use crate::gpu::{GpuContext, Profiler};
+use crate::sim::SimStats;
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+/// Column names of the statistics CSV, in order.
+pub const CSV_HEADER: [&str; 19] = [
+    "frame", "time_s", "dt_s", "particles", "mean_density_error", "max_density_error", "max_speed_m_s",
+    "kinetic_energy_j", "bbox_min_x", "bbox_min_y", "bbox_min_z", "bbox_max_x", "bbox_max_y", "bbox_max_z",
+    "outside_domain", "below_terrain", "non_finite", "density_iterations", "divergence_iterations",
+];
+
+/// One CSV row for `s`, matching [`CSV_HEADER`].
+pub fn csv_row(s: &SimStats) -> Vec<String> {
+    let mut row = vec![s.frame.to_string(), s.time.to_string(), s.dt.to_string(), s.particle_count.to_string()];
+    row.extend([s.mean_density_error, s.max_density_error, s.max_speed, s.kinetic_energy].map(|v| v.to_string()));
+    row.extend(s.bbox_min.iter().chain(&s.bbox_max).map(|v| v.to_string()));
+    row.extend([s.outside_domain, s.below_terrain, s.non_finite, s.density_iterations, s.divergence_iterations].map(|v| v.to_string()));
+    row
+}
+
+/// `waterview run`: see [`RunArgs`]. Errors (bad scene, no GPU, bad parameters, unwritable output) come
+/// back with their reason; the binary prints it and exits non-zero.
+pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
+    if args.steps.is_none() && args.seconds.is_none() {
+        bail!("give --steps N or --seconds T");
+    }
+    if let Some(t) = args.seconds {
+        if !(t.is_finite() && t > 0.0) {
+            bail!("--seconds must be a positive number, got {t}");
+        }
+    }
+    let scene = engine::load_scene(scene_path)?;
+    let ctx = GpuContext::headless()?;
+    eprintln!("adapter: {}", ctx.adapter_summary());
+    let mut engine = Engine::new(&ctx, scene, BuildOptions { dx: args.dx, ..BuildOptions::default() })?;
+    let (scene, sim) = (engine.scene(), engine.sim());
+    eprintln!("scene `{}`: {} particles, dx = {} m", scene.name, sim.live_particles(), sim.params().dx);
+    let substeps = sim.params().substeps as u64;
+    let frames = args.steps.map(|s| s.div_ceil(substeps));
+    let mut profiler = Profiler::new(&ctx.device);
+    let mut writer = match &args.stats {
+        Some(p) => {
+            let mut w = csv::Writer::from_path(p).with_context(|| format!("cannot write {}", p.display()))?;
+            w.write_record(CSV_HEADER)?;
+            Some(w)
+        }
+        None => None,
+    };
+    let mut write_error = None;
+    let started = std::time::Instant::now();
+    let last = batch::run_frames(&ctx, engine.sim_mut(), &mut profiler, frames, args.seconds, |s| {
+        if let Some(w) = writer.as_mut() {
+            if let Err(e) = w.write_record(csv_row(s)) {
+                write_error.get_or_insert(e);
+            }
+        }
+    });
+    if let Some(e) = write_error {
+        bail!("writing the statistics CSV failed: {e}");
+    }
+    if let Some(mut w) = writer {
+        w.flush()?;
+    }
+    let wall = started.elapsed().as_secs_f64();
+    if let Some(s) = &last {
+        eprintln!(
+            "simulated {:.3} s in {:.2} s wall: {} particles, mean density error {:.3} %, max speed {:.2} m/s, \
+             outside domain {}, below terrain {}, non-finite {}",
+            s.time, wall, s.particle_count, 100.0 * s.mean_density_error, s.max_speed, s.outside_domain, s.below_terrain,
+            s.non_finite
+        );
+    }
+    print_pass_times(&profiler, engine.params().substeps as f64, engine.live_particles());
+    if let Some(out) = &args.out {
+        write_image(&ctx, &engine, args.size, out)?;
+        eprintln!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+/// Prints the GPU time per pass of the last timed frame and their sum, per frame and per step; nothing
+/// when no frame was timed (no timestamp queries, or a run shorter than the profiler's latency).
+fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
+    let passes = profiler.latest();
+    if passes.is_empty() {
+        return;
+    }
+    eprintln!("GPU time per pass (last timed frame, {steps_per_frame} steps per frame):");
+    for p in passes {
+        eprintln!("  {:<15} {:9.3} ms/frame {:9.3} ms/step", p.label, p.ms, p.ms / steps_per_frame);
+    }
+    let total: f64 = passes.iter().map(|p| p.ms).sum();
+    let step_ms = total / steps_per_frame;
+    let rate = particles as f64 / (step_ms * 1e-3);
+    eprintln!("  {:<15} {total:9.3} ms/frame {step_ms:9.3} ms/step  ({rate:.3e} particle-steps/s)", "total");
+}
+
+/// Renders the engine's current state from the scene's camera at `size` pixels and writes it to `out`: an
+/// OpenEXR file of the linear image ([`batch::render_image_hdr`]) when `out` ends in `.exr` (any case),
+/// else a PNG ([`batch::render_image`]). Written under a temporary name and renamed; an error names the
+/// file and the cause and leaves no file behind. Blocking; headless only.
+pub fn write_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32), out: &Path) -> Result<()> {
+    let exr = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"));
+    let written = if exr {
+        crate::capture::save_exr_blocking(&batch::render_image_hdr(ctx, engine, size), out)
+    } else {
+        crate::capture::save_png_blocking(&batch::render_image(ctx, engine, size), out)
+    };
+    written.map_err(anyhow::Error::msg)
+}

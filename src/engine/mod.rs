@@ -1,0 +1,227 @@
+//! The engine: the one way every front end (the window, `waterview run`, `bench`, `validate`, `capture`
+//! and the tests) loads a scene, builds its simulation with everything the scene asks for (the inflow
+//! pool, emitters, sinks, a wave maker, surface tension), changes it (live, or by a rebuild where
+//! [`SimParams::needs_rebuild`] says so), resets it, hands its particles to the renderer as buffers and
+//! plain data ([`Engine::particles`]) and reads it back. It knows no command line and no window.
+//!
+//! Stepping is the simulation's own ([`Engine::sim_mut`]: `encode_frame`, `encode_stats`, `poll_stats`);
+//! the headless loops on top (frames with asynchronous statistics, one step with a blocking read-back,
+//! rendering an image) are in [`batch`].
+//!
+//! Emitters need parked particles to draw from: the engine sizes that pool from the scene's emitters when
+//! it builds ([`sources::pool_size`]) and grows it, carrying the running water over, when emitters are
+//! added or speeded up later ([`Engine::set_sources`]).
+
+pub mod batch;
+
+use crate::gpu::GpuContext;
+use crate::render::{Ellipsoid, PaddleUniform, ParticleSource};
+use crate::scene::{Emitter, Scene, SceneError, SceneSetup, Sink};
+use crate::sim::{sources, ParticleLimit, SimError, SimOptions, SimParams, Simulation};
+use crate::terrain::Heightfield;
+use std::path::Path;
+use thiserror::Error;
+
+/// Why the engine could not build or change a simulation (the running one, if any, is left as it was).
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// The scene file or its heightmap cannot be used.
+    #[error(transparent)]
+    Scene(#[from] SceneError),
+    /// The simulation refused the scene or the change (parameters, sources, sizes past the GPU's limits).
+    #[error(transparent)]
+    Sim(#[from] SimError),
+}
+
+/// How a scene is built: its spacing, the dispatch options and whether its sources run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BuildOptions {
+    /// Particle spacing dx, metres, instead of the scene's (`None`: the scene's, times its `cpu_dx_scale`
+    /// on a CPU adapter).
+    pub dx: Option<f32>,
+    /// Dispatch options (workgroup size, grid folding, subgroups). The engine sets the pool and the
+    /// renderer's particle limit itself.
+    pub sim: SimOptions,
+    /// Build the scene's emitters and sinks (`waterview bench` leaves them out so the count stays fixed).
+    pub sources: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self { dx: None, sim: SimOptions::default(), sources: true }
+    }
+}
+
+/// What a parameter change did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// The running simulation took the change (uniforms only).
+    Live,
+    /// dx, h/dx or rho0 changed: the scene was built again and restarted from its initial water.
+    Rebuilt,
+}
+
+/// Loads the scene file at `path`, or the built-in valley when `None`.
+pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
+    match path {
+        Some(p) => Scene::load(p),
+        None => Scene::builtin("valley").ok_or_else(|| SceneError::Invalid {
+            path: "valley".into(),
+            message: "the built-in scene is missing from this build".into(),
+        }),
+    }
+}
+
+/// The most particles the renderer can draw: its largest per-particle buffer, the 32-byte
+/// [`Ellipsoid`]s, must fit one storage binding of `ctx`.
+pub fn render_limit(ctx: &GpuContext) -> ParticleLimit {
+    ParticleLimit {
+        max: ctx.max_storage_binding() / size_of::<Ellipsoid>() as u64,
+        why: "the renderer keeps a 32-byte ellipsoid per particle in one storage buffer",
+    }
+}
+
+/// A scene and its running simulation.
+pub struct Engine {
+    /// The scene as the user sees it: its own dx (unless rebuilt at another), the solver parameters and
+    /// sources as last applied. Saving it writes the current state.
+    scene: Scene,
+    /// The initial particles and the terrain at the spacing in use (a reset returns to them).
+    setup: SceneSetup,
+    sim: Simulation,
+    options: BuildOptions,
+}
+
+impl Engine {
+    /// Builds `scene` on `ctx` with `options`: its particles at the spacing in use, its terrain, and a
+    /// simulation with its solver parameters, emitters (and a pool for them), sinks and wave maker.
+    /// Errors: the scene does not build (heightmap, sizes) or the GPU refuses it.
+    pub fn new(ctx: &GpuContext, scene: Scene, options: BuildOptions) -> Result<Self, EngineError> {
+        let dx = spacing(ctx, &scene, &options);
+        let setup = scene.at_dx(dx).build(false)?;
+        Self::with_setup(ctx, scene, setup, options)
+    }
+
+    /// As [`Engine::new`] from particles built (or filtered) by the caller at spacing `options.dx`
+    /// (validation keeps a part of a scene's water; the benchmark searches a spacing for a count).
+    pub fn with_setup(ctx: &GpuContext, scene: Scene, setup: SceneSetup, options: BuildOptions) -> Result<Self, EngineError> {
+        let sim = simulate(ctx, &scene, &setup, spacing(ctx, &scene, &options), &scene.solver, &options)?;
+        Ok(Self { scene, setup, sim, options })
+    }
+
+    /// The scene with the parameters and sources as last applied (for display and for saving).
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    pub fn sim(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// The simulation, to step it (`encode_frame`, `encode_stats`, `after_submit`, `poll_stats`).
+    pub fn sim_mut(&mut self) -> &mut Simulation {
+        &mut self.sim
+    }
+
+    /// The solver parameters in use (dx is the spacing in use).
+    pub fn params(&self) -> &SimParams {
+        self.sim.params()
+    }
+
+    /// The terrain the water meets and the renderer draws (clamped into the domain).
+    pub fn terrain(&self) -> &Heightfield {
+        self.sim.terrain()
+    }
+
+    /// The scene's initial particles at the spacing in use.
+    pub fn setup(&self) -> &SceneSetup {
+        &self.setup
+    }
+
+    /// Particles that are water now: from the newest statistics (a frame or more late), else the scene's.
+    pub fn live_particles(&self) -> u32 {
+        self.sim.live_particles()
+    }
+
+    /// Applies `params`: live when only fields that need no new buffers changed, else ([`SimParams::needs_rebuild`])
+    /// by building the scene again at the new dx, h/dx and rho0, with the same sources; the water restarts.
+    /// On error nothing changes.
+    pub fn set_params(&mut self, ctx: &GpuContext, params: &SimParams) -> Result<Applied, EngineError> {
+        if !self.sim.params().needs_rebuild(params) {
+            self.sim.set_params(ctx, params)?;
+            self.scene.solver = SimParams { dx: self.scene.solver.dx, ..params.clone() };
+            return Ok(Applied::Live);
+        }
+        let mut scene = self.scene.at_dx(params.dx);
+        scene.solver = params.clone();
+        let options = BuildOptions { dx: Some(params.dx), ..self.options };
+        let setup = scene.build(false)?;
+        let sim = simulate(ctx, &scene, &setup, params.dx, params, &options)?;
+        *self = Self { scene, setup, sim, options };
+        Ok(Applied::Rebuilt)
+    }
+
+    /// Replaces the emitters and sinks, live. When the emitters need a larger pool than the simulation
+    /// has (new emitters, a higher rate), the simulation is rebuilt with one and the running water carried
+    /// over ([`Simulation::with_pool`]). On error nothing changes.
+    pub fn set_sources(&mut self, ctx: &GpuContext, emitters: &[Emitter], sinks: &[Sink]) -> Result<(), EngineError> {
+        let dx = self.sim.params().dx;
+        sources::to_gpu(emitters, sinks, dx).map_err(SimError::from)?;
+        let pool = sources::pool_size(emitters, dx * dx * dx);
+        if pool > self.sim.pool() {
+            self.sim = self.sim.with_pool(ctx, pool)?;
+        }
+        self.sim.set_sources(ctx, emitters, sinks)?;
+        self.scene.emitters = emitters.to_vec();
+        self.scene.sinks = sinks.to_vec();
+        Ok(())
+    }
+
+    /// Records that the scene file now lives in the folder `dir` (saved there): relative paths resolve
+    /// against it, and `terrain` (the same heightfield, its path rewritten, e.g. made absolute) replaces
+    /// the terrain's description. Nothing is rebuilt.
+    pub fn moved_to(&mut self, dir: std::path::PathBuf, terrain: Option<crate::scene::TerrainDesc>) {
+        self.scene.base_dir = dir;
+        self.scene.terrain = terrain;
+    }
+
+    /// Puts the water back where the scene starts it and the clock to zero; parameters and sources stay.
+    pub fn reset(&mut self, ctx: &GpuContext) {
+        self.sim.reset(ctx);
+    }
+
+    /// The particles for the renderer, as buffers and plain data: the positions and velocities, the
+    /// count, the version that tells a paused simulation, and the wave maker's paddle on the simulated
+    /// clock when there is one.
+    pub fn particles(&self) -> ParticleSource<'_> {
+        let sim = &self.sim;
+        let paddle = sim.params().wave_maker.map(|w| {
+            let d = sim.domain();
+            (PaddleUniform::new(d.min, d.max, w.axis.index() as u32, w.rest, w.amplitude, w.omega()), sim.step_state())
+        });
+        ParticleSource {
+            positions: sim.positions(),
+            velocities: sim.velocities(),
+            count: sim.capacity(),
+            version: Some(sim.particles_version()),
+            paddle,
+        }
+    }
+}
+
+/// The spacing `options` build `scene` at on `ctx`.
+fn spacing(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> f32 {
+    options.dx.unwrap_or_else(|| scene.effective_dx(ctx.is_cpu()))
+}
+
+/// A simulation of `scene`'s particles `setup` (built at `dx`) with `params` (their dx replaced by `dx`),
+/// the scene's sources when `options.sources` (and a pool sized for its emitters), limited to what the
+/// renderer can draw.
+fn simulate(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, params: &SimParams, options: &BuildOptions) -> Result<Simulation, EngineError> {
+    let params = SimParams { dx, ..params.clone() };
+    let (emitters, sinks): (&[Emitter], &[Sink]) = if options.sources { (&scene.emitters, &scene.sinks) } else { (&[], &[]) };
+    let sim_options = SimOptions { pool: sources::pool_size(emitters, dx * dx * dx), limit: Some(render_limit(ctx)), ..options.sim };
+    let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
+    sim.set_sources(ctx, emitters, sinks)?;
+    Ok(sim)
+}

@@ -1,0 +1,75 @@
+//! The one shape of a simulation stage. A stage owns the shader of its name (`src/sim/X.rs` ↔
+//! `shaders/sim/X.wgsl`) and its pipelines; it is built once per simulation from the shared
+//! [`StageLayouts`] (`new`) and recorded every step through [`Stage::encode`] into a [`StepContext`]: the
+//! step's encoder and profiler, the simulation's bind group 0 and the particle count its per-particle
+//! kernels cover. A stage opens its own timed compute passes, so the per-pass table names it.
+//! [`super::Simulation::encode_step`] records the stages in a fixed order.
+
+use crate::gpu::{self, profiler::TimedComputePass, Profiler};
+
+/// What every stage records into: one step's encoder and profiler, the simulation's bind groups and the
+/// particles its per-particle kernels cover.
+pub(super) struct StepContext<'a> {
+    pub encoder: &'a mut wgpu::CommandEncoder,
+    pub profiler: &'a Profiler,
+    /// Bind group 0 of every kernel after the grid build (the sorted state and the cell table read-only).
+    pub bind: &'a wgpu::BindGroup,
+    /// Bind group 0 of the grid build, which writes the sorted positions and the cell table.
+    pub grid_bind: &'a wgpu::BindGroup,
+    /// Particles the per-particle kernels cover: the scene's and the parked pool.
+    pub capacity: u32,
+    /// Threads per workgroup of the per-particle kernels.
+    pub workgroup_size: u32,
+}
+
+impl StepContext<'_> {
+    /// Workgroups of a per-particle kernel (laid out in rows by [`gpu::dispatch_rows`]).
+    pub fn groups(&self) -> u32 {
+        gpu::groups(self.capacity, self.workgroup_size)
+    }
+
+    /// Opens the timed compute pass `label` with bind group 0 (`bind`) set.
+    pub fn pass(&mut self, label: &str) -> TimedComputePass<'_> {
+        let mut pass = self.profiler.compute_pass(self.encoder, label);
+        pass.set_bind_group(0, self.bind, &[]);
+        pass
+    }
+}
+
+/// A simulation stage: built once from [`StageLayouts`], recorded every step.
+pub(super) trait Stage {
+    /// What the stage needs per step besides the [`StepContext`] (iteration counts, ...).
+    type Input<'a>;
+
+    /// Records the stage's passes into `step`.
+    fn encode(&self, step: &mut StepContext<'_>, input: Self::Input<'_>);
+}
+
+/// What every stage is built from: the device, the pipeline layouts over the simulation's bind group 0
+/// (read-only sorted state, and the grid build's writable one) and the per-particle workgroup size.
+pub(super) struct StageLayouts<'a> {
+    pub device: &'a wgpu::Device,
+    /// Bind group 0's layout for kernels after the grid build (stages that add groups of their own).
+    pub bind_group_layout: &'a wgpu::BindGroupLayout,
+    /// The pipeline layout of kernels after the grid build: bind group 0 only.
+    pub sim: wgpu::PipelineLayout,
+    /// The grid build's pipeline layout.
+    pub grid: wgpu::PipelineLayout,
+    /// Threads per workgroup of the per-particle kernels (the shaders' `WG` pipeline constant).
+    pub workgroup_size: u32,
+    /// Sum the DFSPH solves' errors with subgroup operations (the device has them and they are wanted).
+    pub subgroups: bool,
+}
+
+impl StageLayouts<'_> {
+    /// A per-particle kernel of `module` (workgroups of `WG` = [`Self::workgroup_size`] threads) on the
+    /// read-only layout.
+    pub fn per_particle(&self, module: &wgpu::ShaderModule, entry: &str) -> wgpu::ComputePipeline {
+        gpu::compute_pipeline_with(self.device, module, &self.sim, entry, &[("WG", self.workgroup_size as f64)])
+    }
+
+    /// A kernel of fixed workgroup size (one-thread planners, reductions) on the read-only layout.
+    pub fn fixed(&self, module: &wgpu::ShaderModule, entry: &str) -> wgpu::ComputePipeline {
+        gpu::compute_pipeline(self.device, module, &self.sim, entry)
+    }
+}
