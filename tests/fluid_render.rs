@@ -13,11 +13,10 @@ use common::{anisotropy_of, noisy_disc, read_float_texture, run_flow};
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
 use waterview::gpu::readback::read_buffer_blocking;
-use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
-use waterview::render::camera::camera_bind_group_layout;
+use waterview::gpu::{storage_buffer_init, GpuContext};
 use waterview::render::{
     render_to_image, Ellipsoid, FluidSettings, FluidTargets, FluidView, OrbitCamera,
-    ParticleSource, RenderSettings, Renderer, SkySource, SplatMethod, SplatPass,
+    ParticleSource, Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Targets, AnisotropyInput,
     OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
@@ -67,37 +66,15 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
     let ellipsoids = storage_buffer_init(&ctx.device, "one ellipsoid", bytemuck::bytes_of(&e));
 
     let uniform = camera.uniform(size, Vec3::Y, 1.0, 0.0);
-    let camera_buffer = waterview::gpu::uniform_buffer_init(&ctx.device, "camera", bytemuck::bytes_of(&uniform));
-    let camera_group = waterview::gpu::bind_buffers(&ctx.device, "camera", &camera_bind_group_layout(&ctx.device), &[&camera_buffer]);
     let scene = waterview::render::Offscreen::new(&ctx, size);
     let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
-    let splat = SplatPass::new(&ctx);
-    let profiler = Profiler::new(&ctx.device);
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    // Scene depth cleared to far (no terrain).
-    drop(enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some("clear scene depth"),
-        color_attachments: &[],
-        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-            view: &scene.depth_view,
-            depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(0.0), store: wgpu::StoreOp::Store }),
-            stencil_ops: None,
-        }),
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    }));
-    splat.encode(
-        &ctx,
-        &mut enc,
-        &profiler,
-        &camera_group,
-        (&ellipsoids, 1),
-        &scene.depth_view,
-        &targets,
-        (method, 0.1),
-    );
-    ctx.queue.submit([enc.finish()]);
+    let mut splat = SplatPass::new(&ctx, OFFSCREEN_FORMAT);
+    splat.resize(&ctx.device, Some(Targets { scene: &scene, fluid: &targets }));
+    common::record_frame(&ctx, &scene, &uniform, |frame| {
+        // Scene depth cleared to far (no terrain).
+        drop(frame.target_pass("clear", true));
+        splat.encode(frame, SplatInput { ellipsoids: &ellipsoids, count: 1, method, dx: 0.1 });
+    });
     let depth = read_float_texture(&ctx, &targets.raw_depth);
     let thickness = read_float_texture(&ctx, targets.thickness_view.texture());
 
@@ -454,12 +431,11 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
     let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(&a));
     let mut settings = RenderSettings::default();
     settings.fluid.dx = dx;
-    let mut pass = waterview::render::AnisotropyPass::new(&ctx);
-    let profiler = Profiler::new(&ctx.device);
+    let mut pass = waterview::render::AnisotropyPass::new(&ctx, OFFSCREEN_FORMAT);
+    let target = waterview::render::Offscreen::new(&ctx, (1, 1));
     let run = |pass: &mut waterview::render::AnisotropyPass, version: Option<u64>, settings: &RenderSettings| {
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        pass.encode(&ctx, &mut enc, &profiler, &buffer, a.len() as u32, settings.anisotropy_uniform(), version);
-        ctx.queue.submit([enc.finish()]);
+        let input = AnisotropyInput { positions: &buffer, count: a.len() as u32, params: settings.anisotropy_uniform(), version };
+        common::record_frame(&ctx, &target, &common::default_camera((1, 1)), |frame| pass.encode(frame, input));
         let bytes = read_buffer_blocking(&ctx, pass.ellipsoids().expect("ellipsoids made"));
         bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..a.len()].to_vec()
     };

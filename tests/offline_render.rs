@@ -98,7 +98,7 @@ fn render(ctx: &GpuContext, scene: &Scene, engine: &mut Engine, fps: f32, total:
         let rendered = frames
             .encode(ctx, &mut enc, engine, &profiler, &mut recorder, &target.color, |enc, engine| {
                 let t = &target;
-                renderer.encode(ctx, enc, &profiler, &t.color_view, &t.depth_view, t.size, &camera, Some(engine.particles()), &settings);
+                renderer.encode(ctx, enc, &profiler, &t, &camera, Some(engine.particles()), &settings);
                 let k = delivered.len() as u64;
                 enc.copy_buffer_to_buffer(engine.sim().step_state(), 0, &checks, k * step_bytes, step_bytes);
             })

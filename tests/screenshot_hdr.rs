@@ -149,7 +149,7 @@ fn the_screenshot_ring_writes_an_exr_of_a_float_target() {
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut capture = Capture::new(&ctx.device, dir.join("captures"));
     let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("test frame") });
-    renderer.encode(&ctx, &mut enc, &profiler, &target.color_view, &target.depth_view, SIZE, &camera, Some(engine.particles()), &settings);
+    renderer.encode(&ctx, &mut enc, &profiler, &target, &camera, Some(engine.particles()), &settings);
     capture.request(&mut enc, &target.color, SIZE).expect("record the copy");
     ctx.queue.submit([enc.finish()]);
     capture.after_submit();

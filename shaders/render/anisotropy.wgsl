@@ -33,14 +33,14 @@ struct Params {
     _pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+@group(1) @binding(0) var<uniform> params: Params;
+@group(1) @binding(1) var<storage, read> positions: array<vec4<f32>>;
 // table_size (a power of two) + 1 counters; after the scan, the first index of each bucket in `sorted`.
-@group(0) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
-@group(0) @binding(3) var<storage, read_write> slots: array<u32>;
+@group(1) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
+@group(1) @binding(3) var<storage, read_write> slots: array<u32>;
 // After the scatter: the positions in bucket order (coherent reads for the neighbour rows).
-@group(0) @binding(4) var<storage, read_write> sorted: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> ellipsoids: array<Ellipsoid>;
+@group(1) @binding(4) var<storage, read_write> sorted: array<vec4<f32>>;
+@group(1) @binding(5) var<storage, read_write> ellipsoids: array<Ellipsoid>;
 
 fn cell_size() -> f32 {
     return 0.5 * params.radius;

@@ -31,18 +31,18 @@ struct Flow {
 
 const TILE: u32 = 16u;
 
-@group(0) @binding(0) var<uniform> flow: Flow;
-@group(0) @binding(1) var src: texture_2d<f32>;
-@group(0) @binding(2) var dst: texture_storage_2d<r32float, write>;
-@group(0) @binding(3) var<storage, read> tiles: array<u32>;
+@group(1) @binding(0) var<uniform> flow: Flow;
+@group(1) @binding(1) var src: texture_2d<f32>;
+@group(1) @binding(2) var dst: texture_storage_2d<r32float, write>;
+@group(1) @binding(3) var<storage, read> tiles: array<u32>;
 
 // Tile classification (its own bind group: binding 1 = the raw depth).
-@group(0) @binding(4) var<storage, read_write> tile_list: array<u32>;
-@group(0) @binding(5) var<storage, read_write> tile_counter: atomic<u32>;
-@group(0) @binding(6) var<storage, read_write> tile_args: array<u32>;
-@group(0) @binding(7) var<storage, read_write> tile_mask: array<u32>;
+@group(1) @binding(4) var<storage, read_write> tile_list: array<u32>;
+@group(1) @binding(5) var<storage, read_write> tile_counter: atomic<u32>;
+@group(1) @binding(6) var<storage, read_write> tile_args: array<u32>;
+@group(1) @binding(7) var<storage, read_write> tile_mask: array<u32>;
 // The flow's view of `tile_args` (x, y, 1, tile count), read-only beside its use as indirect arguments.
-@group(0) @binding(8) var<storage, read> listed: array<u32>;
+@group(1) @binding(8) var<storage, read> listed: array<u32>;
 
 fn z_at(p: vec2<i32>) -> f32 {
     let q = clamp(p, vec2<i32>(0), vec2<i32>(flow.size) - 1);

@@ -374,7 +374,7 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         }
         engine.sim_mut().encode_stats(&mut encoder, &sim_profiler);
         let source = engine.particles();
-        renderer.encode(ctx, &mut encoder, &render_profiler, &target.color_view, &target.depth_view, target.size, &camera, Some(source), &settings);
+        renderer.encode(ctx, &mut encoder, &render_profiler, &target, &camera, Some(source), &settings);
         sim_profiler.resolve(&mut encoder);
         render_profiler.resolve(&mut encoder);
         let index = ctx.queue.submit([encoder.finish()]);

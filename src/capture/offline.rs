@@ -158,7 +158,7 @@ pub fn capture_scene_frames(
         }
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("offline capture frame") });
         let particles = engine.particles();
-        renderer.encode(ctx, &mut enc, &profiler, &target.color_view, &target.depth_view, target.size, &camera, Some(particles), &settings);
+        renderer.encode(ctx, &mut enc, &profiler, &target, &camera, Some(particles), &settings);
         recorder.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
         profiler.resolve(&mut enc);
         ctx.queue.submit([enc.finish()]);
@@ -295,7 +295,7 @@ impl CostRig {
         self.engine.sim_mut().encode_frame(&mut enc, &self.profiler);
         let particles = self.engine.particles();
         let t = &self.target;
-        self.renderer.encode(ctx, &mut enc, &self.profiler, &t.color_view, &t.depth_view, t.size, &self.camera, Some(particles), &self.settings);
+        self.renderer.encode(ctx, &mut enc, &self.profiler, &t, &self.camera, Some(particles), &self.settings);
         let mut live = live;
         if let Some(l) = live.as_deref_mut() {
             // As the window's live recording: at most fps frames a second, time-stamped by the wall clock.

@@ -71,28 +71,36 @@ pub fn compute_pipeline_with(
     })
 }
 
-/// Bind group layout entry for a storage buffer visible to compute (read-write unless `read_only`).
-pub fn storage_entry(binding: u32, read_only: bool, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+/// Bind group layout entry for a storage buffer (read-write unless `read_only`) whose binding holds at
+/// least one `T`: the struct, or the element of a runtime-sized `array<T>`. `min_binding_size` is
+/// `size_of::<T>()`, so wgpu checks every bind group against the shader's expectation at creation
+/// instead of at draw time.
+pub fn storage_entry<T>(binding: u32, read_only: bool, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility,
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Storage { read_only },
             has_dynamic_offset: false,
-            min_binding_size: None,
+            min_binding_size: min_size::<T>(),
         },
         count: None,
     }
 }
 
-/// Bind group layout entry for a uniform buffer.
-pub fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+/// Bind group layout entry for a uniform buffer holding a `T` (`min_binding_size` = `size_of::<T>()`).
+pub fn uniform_entry<T>(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility,
-        ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+        ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: min_size::<T>() },
         count: None,
     }
+}
+
+/// `size_of::<T>()` as a binding size (`None` for a zero-sized `T`).
+fn min_size<T>() -> Option<std::num::NonZeroU64> {
+    std::num::NonZeroU64::new(size_of::<T>() as u64)
 }
 
 /// Bind group over whole buffers, binding i = buffers[i].

@@ -13,7 +13,9 @@
 //! 25 row ranges trimmed to its sphere (on an H100 at 1 M particles 1.02 ms per frame, 1.72 with 27 cells
 //! of r). Buffers grow with the particle count and are kept between frames.
 
-use crate::gpu::{self, GpuContext, Profiler};
+use super::frame;
+use super::pass::{Frame, Pass};
+use crate::gpu::{self, GpuContext};
 use crate::gpu::scan::ScanPass;
 
 /// Threads per workgroup of every kernel here.
@@ -59,7 +61,7 @@ impl Ellipsoid {
     }
 }
 
-/// Parameters of the pass, bind group 0 binding 0. WGSL twin: `Params` in `shaders/render/anisotropy.wgsl`.
+/// Parameters of the pass, bind group 1 binding 0. WGSL twin: `Params` in `shaders/render/anisotropy.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct AnisotropyUniform {
@@ -109,27 +111,36 @@ pub struct AnisotropyPass {
     computed: Option<(u64, AnisotropyUniform, wgpu::Buffer)>,
 }
 
+/// What the anisotropy pass reads per frame.
+#[derive(Clone, Copy)]
+pub struct AnisotropyInput<'a> {
+    /// `array<vec4<f32>>`, xyz metres (w < 0: parked, no ellipsoid).
+    pub positions: &'a wgpu::Buffer,
+    /// Particles to process (the first `count` of `positions`).
+    pub count: u32,
+    /// The pass's parameters; `count` and `table_size` are filled in by the pass.
+    pub params: AnisotropyUniform,
+    /// `Simulation::particles_version` of the positions (`None`: of unknown provenance, always recomputed).
+    pub version: Option<u64>,
+}
+
 impl AnisotropyPass {
-    /// Builds the pipelines; buffers are made on the first [`AnisotropyPass::encode`].
-    pub fn new(ctx: &GpuContext) -> Self {
+    /// Builds the pipelines; buffers are made on the first [`Pass::encode`].
+    pub fn new(ctx: &GpuContext, _color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
         let vis = wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("anisotropy bind group layout"),
             entries: &[
-                gpu::uniform_entry(0, vis),
-                gpu::storage_entry(1, true, vis),
-                gpu::storage_entry(2, false, vis),
-                gpu::storage_entry(3, false, vis),
-                gpu::storage_entry(4, false, vis),
-                gpu::storage_entry(5, false, vis),
+                gpu::uniform_entry::<AnisotropyUniform>(0, vis),
+                gpu::storage_entry::<[f32; 4]>(1, true, vis),
+                gpu::storage_entry::<u32>(2, false, vis),
+                gpu::storage_entry::<u32>(3, false, vis),
+                gpu::storage_entry::<[f32; 4]>(4, false, vis),
+                gpu::storage_entry::<Ellipsoid>(5, false, vis),
             ],
         });
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("anisotropy pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
+        let pl = frame::pass_pipeline_layout(device, "anisotropy pipeline layout", &layout);
         let module = gpu::shader::module(device, "render/anisotropy.wgsl");
         let uniform = gpu::uniform_buffer_init(device, "anisotropy uniform", bytemuck::bytes_of(&AnisotropyUniform::zeroed()));
         Self {
@@ -148,65 +159,7 @@ impl AnisotropyPass {
         self.sized.as_ref().map(|s| &s.ellipsoids)
     }
 
-    /// Records the pass (timed as "anisotropy") over the first `count` particles of `positions`
-    /// (`array<vec4<f32>>`, xyz metres). `params.count` and `params.table_size` are filled in here.
-    /// Nothing is recorded when `count` is 0, or when the ellipsoids already hold this `version` of the
-    /// same particles (count, buffer) with the same parameters: a paused simulation's ellipsoids are kept
-    /// while the camera or the other render settings change (1.0 ms per frame at 1 M particles on an
-    /// H100). `version` comes from [`crate::sim::Simulation::particles_version`]; `None` (particles of
-    /// unknown provenance) always recomputes.
-    #[allow(clippy::too_many_arguments)]
-    pub fn encode(
-        &mut self,
-        ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        positions: &wgpu::Buffer,
-        count: u32,
-        mut params: AnisotropyUniform,
-        version: Option<u64>,
-    ) {
-        let same = |(v, p, b): &(u64, AnisotropyUniform, wgpu::Buffer)| {
-            version == Some(*v) && *p == AnisotropyUniform { count, table_size: p.table_size, ..params } && b == positions
-        };
-        if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
-            return;
-        }
-        self.computed = None;
-        if count == 0 {
-            return;
-        }
-        let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *positions);
-        if stale {
-            let capacity = self.sized.as_ref().map_or(count, |s| s.capacity.max(count));
-            self.sized = Some(self.make_sized(ctx, positions, capacity));
-        }
-        let Some(s) = self.sized.as_ref() else { return };
-        params.count = count;
-        params.table_size = s.table_size;
-        ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
-        self.computed = version.map(|v| (v, params, positions.clone()));
-        let groups = gpu::groups(count, WORKGROUP);
-        if params.enabled != 0 {
-            encoder.clear_buffer(&s.cells, 0, None);
-        }
-        let mut pass = profiler.compute_pass(encoder, "anisotropy");
-        if params.enabled != 0 {
-            pass.set_bind_group(0, &s.bind_group, &[]);
-            pass.set_pipeline(&self.count);
-            gpu::dispatch_rows(&mut pass, groups);
-            s.scan.encode(&mut pass);
-            pass.set_bind_group(0, &s.bind_group, &[]);
-            pass.set_pipeline(&self.scatter);
-            gpu::dispatch_rows(&mut pass, groups);
-        }
-        pass.set_bind_group(0, &s.bind_group, &[]);
-        pass.set_pipeline(&self.anisotropy);
-        gpu::dispatch_rows(&mut pass, groups);
-    }
-
-    fn make_sized(&self, ctx: &GpuContext, positions: &wgpu::Buffer, capacity: u32) -> Sized {
-        let device = &ctx.device;
+    fn make_sized(&self, device: &wgpu::Device, positions: &wgpu::Buffer, capacity: u32) -> Sized {
         // About two buckets per particle keeps collisions rare; a power of two, as the row hash needs.
         let table_size = (2 * capacity).next_power_of_two().max(1024);
         let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
@@ -221,6 +174,57 @@ impl AnisotropyPass {
             &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids],
         );
         Sized { capacity, table_size, cells, ellipsoids, scan, positions: positions.clone(), bind_group, _slots: slots, _sorted: sorted }
+    }
+}
+
+impl Pass for AnisotropyPass {
+    type Input<'a> = AnisotropyInput<'a>;
+
+    /// Records "anisotropy" over the first `count` particles of `positions`. Nothing is recorded when
+    /// `count` is 0, or when the ellipsoids already hold this `version` of the same particles (count,
+    /// buffer) with the same parameters: a paused simulation's ellipsoids are kept while the camera or the
+    /// other render settings change (1.0 ms per frame at 1 M particles on an H100).
+    fn encode(&mut self, frame: &mut Frame<'_>, input: AnisotropyInput<'_>) {
+        let AnisotropyInput { positions, count, mut params, version } = input;
+        let same = |(v, p, b): &(u64, AnisotropyUniform, wgpu::Buffer)| {
+            version == Some(*v) && *p == AnisotropyUniform { count, table_size: p.table_size, ..params } && b == positions
+        };
+        if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
+            return;
+        }
+        self.computed = None;
+        if count == 0 {
+            return;
+        }
+        let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *positions);
+        if stale {
+            let capacity = self.sized.as_ref().map_or(count, |s| s.capacity.max(count));
+            self.sized = Some(self.make_sized(frame.device, positions, capacity));
+        }
+        let Some(s) = self.sized.as_ref() else { return };
+        params.count = count;
+        params.table_size = s.table_size;
+        frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
+        self.computed = version.map(|v| (v, params, positions.clone()));
+        let groups = gpu::groups(count, WORKGROUP);
+        if params.enabled != 0 {
+            frame.encoder.clear_buffer(&s.cells, 0, None);
+        }
+        let frame_group = frame.frame_bind_group;
+        let mut pass = frame.compute_pass("anisotropy");
+        pass.set_bind_group(1, &s.bind_group, &[]);
+        if params.enabled != 0 {
+            pass.set_pipeline(&self.count);
+            gpu::dispatch_rows(&mut pass, groups);
+            // The scan binds its own group 0; the frame's goes back after it.
+            s.scan.encode(&mut pass);
+            pass.set_bind_group(0, frame_group, &[]);
+            pass.set_bind_group(1, &s.bind_group, &[]);
+            pass.set_pipeline(&self.scatter);
+            gpu::dispatch_rows(&mut pass, groups);
+        }
+        pass.set_pipeline(&self.anisotropy);
+        gpu::dispatch_rows(&mut pass, groups);
     }
 }
 

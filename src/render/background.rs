@@ -9,7 +9,7 @@
 //! others are drawn every frame. The key compares everything the background's pixels depend on, so a
 //! restored frame is the drawn one bit for bit (tests/render_headless.rs checks it).
 
-use super::camera::CameraUniform;
+use super::frame::CameraUniform;
 use crate::gpu::GpuContext;
 
 /// Everything the background's pixels depend on. `epoch` counts the changes the renderer makes to the

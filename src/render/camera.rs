@@ -1,21 +1,11 @@
-//! Orbit camera and the per-frame uniform block (bind group 0 of every render pass).
+//! Orbit camera, and the frame uniform it makes ([`CameraUniform`], bind group 0 of every render pass).
 //!
 //! The camera orbits `target` at `distance`; `yaw` turns about +y (yaw = 0 puts the eye on the +z side of
 //! the target, looking toward -z) and `pitch` raises the eye (positive pitch looks down). World space is
-//! right-handed, y up, metres.
-//!
-//! Depth convention: **reversed-Z**. `clip_from_view` maps the near plane to depth 1 and the far plane to
-//! depth 0 (wgpu's 0..1 range), which spreads float precision evenly over large terrains. Depth targets
-//! are cleared to [`DEPTH_CLEAR`] and tested with [`DEPTH_COMPARE`]; the sky sits at depth 0.
+//! right-handed, y up, metres. Its projection is reversed-Z (see [`super::frame`]).
 
+use super::frame::CameraUniform;
 use glam::{Mat4, Vec2, Vec3, Vec4};
-
-/// Depth value the depth target is cleared to (the far plane under reversed-Z).
-pub const DEPTH_CLEAR: f32 = 0.0;
-/// Depth test of passes that write depth under reversed-Z (nearer = larger depth).
-pub const DEPTH_COMPARE: wgpu::CompareFunction = wgpu::CompareFunction::GreaterEqual;
-/// Format of every depth target the renderer draws into.
-pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 /// Closest the eye may come to the target, metres.
 pub const MIN_DISTANCE: f32 = 0.05;
@@ -192,41 +182,6 @@ pub fn sun_direction(azimuth_deg: f32, elevation_deg: f32) -> Vec3 {
     let (sa, ca) = azimuth_deg.to_radians().sin_cos();
     let (se, ce) = elevation_deg.to_radians().sin_cos();
     Vec3::new(ce * sa, se, ce * ca)
-}
-
-/// Per-frame camera and light block, bind group 0 binding 0 of every render pass.
-/// WGSL twin: `Camera` in `shaders/common/camera.wgsl`. Matrices are column-major.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct CameraUniform {
-    pub clip_from_world: [[f32; 4]; 4],
-    pub view_from_world: [[f32; 4]; 4],
-    pub clip_from_view: [[f32; 4]; 4],
-    /// Inverse of `clip_from_world` (turns a pixel into a world-space ray, e.g. for the sky).
-    pub world_from_clip: [[f32; 4]; 4],
-    /// Eye position, metres.
-    pub eye: [f32; 3],
-    /// Seconds since the renderer was created.
-    pub time: f32,
-    /// Unit vector toward the sun.
-    pub sun_dir: [f32; 3],
-    /// Sun radiance scale (1 = nominal daylight).
-    pub sun_intensity: f32,
-    /// Viewport size in pixels.
-    pub viewport: [f32; 2],
-    /// Near and far clip distances, metres (reversed-Z: near -> depth 1).
-    pub near: f32,
-    pub far: f32,
-}
-const _: () = assert!(size_of::<CameraUniform>() == 304);
-
-/// Layout of bind group 0 (the camera uniform, visible to vertex and fragment stages).
-/// Every render pass builds its pipeline layout with an identical one.
-pub fn camera_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("camera bind group layout"),
-        entries: &[crate::gpu::uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE)],
-    })
 }
 
 #[cfg(test)]

@@ -2,12 +2,15 @@
 //! Sainz, "Screen space fluid rendering with curvature flow" (I3D 2009), with Green's GDC 2010 shading:
 //! normals from the smoothed depth, Schlick Fresnel, Beer-Lambert absorption of the refracted background,
 //! the sky cubemap reflected, a sun highlight, and the smoothed depth written (reversed-Z) so water and
-//! terrain occlude each other. One full-screen triangle ("fluid composite") over the frame's colour and
-//! depth; the debug views draw an intermediate target over the whole screen instead.
+//! terrain occlude each other. First the frame's colour is copied as the refraction background, then one
+//! full-screen triangle ("fluid composite") is drawn over the frame's colour and depth; the debug views
+//! draw an intermediate target over the whole screen instead. The bind groups over the targets and the
+//! sky's cubemap are made on resize (and when another sky is loaded), never per frame.
 
-use super::camera::{camera_bind_group_layout, DEPTH_COMPARE, DEPTH_FORMAT};
+use super::frame::{self, DEPTH_COMPARE};
+use super::pass::{Frame, Pass, Targets};
 use super::targets::FluidTargets;
-use crate::gpu::{self, GpuContext, Profiler};
+use crate::gpu::{self, GpuContext};
 
 /// Shading parameters, bind group 1 binding 0. WGSL twin: `Composite` in `shaders/render/composite.wgsl`.
 #[repr(C)]
@@ -35,22 +38,49 @@ pub struct CompositeUniform {
 }
 const _: () = assert!(size_of::<CompositeUniform>() == 48);
 
-/// The composite pass: final and debug pipelines (screen-independent), uniform and sampler.
+/// The bind groups of the two smoothed-depth results over one set of targets, the sky they bind, and
+/// the refraction background the frame's colour is copied into.
+struct Bound {
+    /// [k]: the smoothed depth in `smooth[k]`.
+    groups: [wgpu::BindGroup; 2],
+    /// Version of the sky cubemap bound ([`super::SkyPass::version`]).
+    sky_version: u64,
+    background: wgpu::Texture,
+    /// What the groups were made over, to remake them for another sky.
+    targets: FluidTargetViews,
+}
+
+/// The views of the targets the composite samples (kept to rebind another sky).
+struct FluidTargetViews {
+    smooth: [wgpu::TextureView; 2],
+    raw_depth: wgpu::TextureView,
+    thickness: wgpu::TextureView,
+    background: wgpu::TextureView,
+    tile_mask: wgpu::Buffer,
+}
+
+/// The composite pass: final and debug pipelines, uniform and sampler (screen-independent) and the bind
+/// groups over the current targets.
 pub struct CompositePass {
     layout: wgpu::BindGroupLayout,
     final_pipeline: wgpu::RenderPipeline,
     debug_pipeline: wgpu::RenderPipeline,
     uniform: wgpu::Buffer,
     sampler: wgpu::Sampler,
+    /// Targets from the last resize (their groups are made on the first encode with a sky).
+    targets: Option<FluidTargetViews>,
+    background: Option<wgpu::Texture>,
+    bound: Option<Bound>,
 }
 
-fn texture_entry(binding: u32, sample_type: wgpu::TextureSampleType, dim: wgpu::TextureViewDimension) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::FRAGMENT,
-        ty: wgpu::BindingType::Texture { sample_type, view_dimension: dim, multisampled: false },
-        count: None,
-    }
+/// What the composite reads per frame.
+#[derive(Clone, Copy)]
+pub struct CompositeInput<'a> {
+    pub params: CompositeUniform,
+    /// Which curvature-flow target holds the smoothed depth (`CurvatureFlowPass::result_index`).
+    pub smoothed: usize,
+    /// The sky cubemap reflected by the water, and its version (rebinds when it changes).
+    pub sky: (&'a wgpu::TextureView, u64),
 }
 
 impl CompositePass {
@@ -58,58 +88,27 @@ impl CompositePass {
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
         let module = gpu::shader::module(device, "render/composite.wgsl");
-        let camera_layout = camera_bind_group_layout(device);
         let fs = wgpu::ShaderStages::FRAGMENT;
-        let unfilterable = wgpu::TextureSampleType::Float { filterable: false };
-        let filterable = wgpu::TextureSampleType::Float { filterable: true };
         let d2 = wgpu::TextureViewDimension::D2;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("composite bind group layout"),
             entries: &[
-                gpu::uniform_entry(0, fs),
-                texture_entry(1, unfilterable, d2),
-                texture_entry(2, unfilterable, d2),
-                texture_entry(3, filterable, d2),
-                texture_entry(4, filterable, d2),
-                texture_entry(5, filterable, wgpu::TextureViewDimension::Cube),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 6,
-                    visibility: fs,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
-                gpu::storage_entry(7, true, fs),
+                gpu::uniform_entry::<CompositeUniform>(0, fs),
+                frame::texture_entry(1, fs, false, d2),
+                frame::texture_entry(2, fs, false, d2),
+                frame::texture_entry(3, fs, true, d2),
+                frame::texture_entry(4, fs, true, d2),
+                frame::texture_entry(5, fs, true, wgpu::TextureViewDimension::Cube),
+                frame::sampler_entry(6, fs),
+                gpu::storage_entry::<u32>(7, true, fs),
             ],
         });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("composite pipeline layout"),
-            bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
-            immediate_size: 0,
-        });
-        let constants = super::output_constants(color_format);
+        let pipeline_layout = frame::pass_pipeline_layout(device, "composite pipeline layout", &layout);
+        let constants = frame::output_constants(color_format);
         let pipeline = |label: &str, entry: &str, compare: wgpu::CompareFunction, write: bool| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                vertex: wgpu::VertexState { module: &module, entry_point: Some("vs_main"), compilation_options: Default::default(), buffers: &[] },
-                primitive: wgpu::PrimitiveState::default(),
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: DEPTH_FORMAT,
-                    depth_write_enabled: Some(write),
-                    depth_compare: Some(compare),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
-                    targets: &[Some(wgpu::ColorTargetState::from(color_format))],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            let depth = Some(frame::depth_state(compare, write));
+            let primitive = wgpu::PrimitiveState::default();
+            frame::render_pipeline(device, label, &pipeline_layout, &module, ("vs_main", entry), primitive, color_format.into(), depth, &constants)
         };
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("composite sampler"),
@@ -125,68 +124,83 @@ impl CompositePass {
             uniform: gpu::uniform_buffer_init(device, "composite uniform", bytemuck::bytes_of(&CompositeUniform::zeroed())),
             layout,
             sampler,
+            targets: None,
+            background: None,
+            bound: None,
         }
     }
 
-    /// Records "fluid composite" into `color` / `depth` (loaded, not cleared): the shaded water
-    /// (`params.view == 0`) or a debug view, from `targets` (smoothed depth in `targets.smooth[smoothed]`)
-    /// and the sky cubemap `sky_cube`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn encode(
-        &self,
-        ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        camera_bind_group: &wgpu::BindGroup,
-        color: &wgpu::TextureView,
-        depth: &wgpu::TextureView,
-        targets: &FluidTargets,
-        smoothed: usize,
-        sky_cube: &wgpu::TextureView,
-        params: &CompositeUniform,
-    ) {
-        ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(params));
+    /// The bind groups over the targets and `sky`, made when the targets or the sky changed.
+    fn bind(&mut self, device: &wgpu::Device, (sky, version): (&wgpu::TextureView, u64)) -> Option<&Bound> {
+        if self.bound.as_ref().is_some_and(|b| b.sky_version == version) {
+            return self.bound.as_ref();
+        }
+        let targets = self.targets.take().or_else(|| self.bound.take().map(|b| b.targets))?;
+        let background = self.background.clone()?;
         let tex = wgpu::BindingResource::TextureView;
         let entry = |binding, resource| wgpu::BindGroupEntry { binding, resource };
-        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("composite bind group"),
-            layout: &self.layout,
-            entries: &[
-                entry(0, self.uniform.as_entire_binding()),
-                entry(1, tex(&targets.smooth_views[smoothed])),
-                entry(2, tex(&targets.raw_depth_view)),
-                entry(3, tex(&targets.thickness_view)),
-                entry(4, tex(&targets.background_view)),
-                entry(5, tex(sky_cube)),
-                entry(6, wgpu::BindingResource::Sampler(&self.sampler)),
-                entry(7, targets.tile_mask.as_entire_binding()),
-            ],
-        });
-        let mut pass = profiler.render_pass(
-            encoder,
-            "fluid composite",
-            wgpu::RenderPassDescriptor {
-                label: Some("fluid composite"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: color,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations { load: wgpu::LoadOp::Load, store: wgpu::StoreOp::Store },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: depth,
-                    depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Load, store: wgpu::StoreOp::Store }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            },
-        );
-        pass.set_pipeline(if params.view == 0 { &self.final_pipeline } else { &self.debug_pipeline });
-        pass.set_bind_group(0, camera_bind_group, &[]);
-        pass.set_bind_group(1, &bind_group, &[]);
+        let group = |k: usize| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("composite bind group"),
+                layout: &self.layout,
+                entries: &[
+                    entry(0, self.uniform.as_entire_binding()),
+                    entry(1, tex(&targets.smooth[k])),
+                    entry(2, tex(&targets.raw_depth)),
+                    entry(3, tex(&targets.thickness)),
+                    entry(4, tex(&targets.background)),
+                    entry(5, tex(sky)),
+                    entry(6, wgpu::BindingResource::Sampler(&self.sampler)),
+                    entry(7, targets.tile_mask.as_entire_binding()),
+                ],
+            })
+        };
+        let groups = [group(0), group(1)];
+        self.bound = Some(Bound { groups, sky_version: version, background, targets });
+        self.bound.as_ref()
+    }
+}
+
+impl Pass for CompositePass {
+    type Input<'a> = CompositeInput<'a>;
+
+    fn resize(&mut self, _device: &wgpu::Device, targets: Option<Targets<'_>>) {
+        self.bound = None;
+        self.background = targets.map(|t| t.fluid.background.clone());
+        self.targets = targets.map(|t| views(t.fluid));
+    }
+
+    /// Copies the frame's colour into the refraction background (when the frame's texture allows copies
+    /// and has the targets' size; otherwise the water refracts the last copy), then records "fluid
+    /// composite" over the frame's colour and depth (loaded, not cleared): the shaded water
+    /// (`params.view == 0`) or a debug view.
+    fn encode(&mut self, frame: &mut Frame<'_>, input: CompositeInput<'_>) {
+        frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&input.params));
+        let Some(bound) = self.bind(frame.device, input.sky) else {
+            log::error!("composite: encode before resize");
+            return;
+        };
+        let color = &frame.target.color;
+        if color.size() == bound.background.size() && color.usage().contains(wgpu::TextureUsages::COPY_SRC) {
+            frame.encoder.copy_texture_to_texture(color.as_image_copy(), bound.background.as_image_copy(), color.size());
+        }
+        let group = bound.groups[input.smoothed.min(1)].clone();
+        let pipeline = if input.params.view == 0 { &self.final_pipeline } else { &self.debug_pipeline };
+        let mut pass = frame.target_pass("fluid composite", false);
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(1, &group, &[]);
         pass.draw(0..3, 0..1);
+    }
+}
+
+/// The views of `targets` the composite binds.
+fn views(targets: &FluidTargets) -> FluidTargetViews {
+    FluidTargetViews {
+        smooth: targets.smooth_views.clone(),
+        raw_depth: targets.raw_depth_view.clone(),
+        thickness: targets.thickness_view.clone(),
+        background: targets.background_view.clone(),
+        tile_mask: targets.tile_mask.clone(),
     }
 }
 

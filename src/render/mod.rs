@@ -1,53 +1,64 @@
 //! Rendering: an orbit camera, then a fixed, hand-ordered sequence of passes into the frame's colour target
-//! and reversed-Z `Depth32Float` depth target:
+//! and reversed-Z `Depth32Float` depth target. Every pass has one shape ([`pass`]: `new(ctx,
+//! color_format)`, [`Pass::resize`] when the screen-sized targets change, [`Pass::encode`] into a
+//! [`Frame`] with its per-frame input) and sits beside its shader by name (`src/render/X.rs` ↔
+//! `shaders/render/X.wgsl`); what they share (formats, depth convention, bind group 0, pipeline helpers)
+//! is in the leaf module [`frame`]. Per frame, in order:
 //!
-//! 1. "sky" (only when the sun moved): [`sky`] regenerates its cubemap (Preetham daylight);
-//! 2. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 3. "background": clear, the [`terrain`] heightfield, then the sky cubemap where nothing was drawn;
-//!    skipped while the view stands still, its colour and depth copied from the [`background`] cache;
-//!    "render": a wave maker's paddle ([`wave_maker`], when the drawn [`ParticleSource`] has one) and in the `Spheres` debug view the old [`particles`] sphere impostors;
-//! 4. screen-space fluid (van der Laan, Green & Sainz 2009): the scene colour is copied as the refraction
-//!    background; [`splat`] draws "splat depth" and "splat thickness"; [`smooth`] runs "tiles" and
-//!    "curvature flow" (empty-space skipping, indirect dispatch); [`composite`] ("fluid composite")
-//!    shades the water over the scene and writes its depth, or shows an intermediate target.
+//! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
+//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows) and "sky"
+//!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, Preetham
+//!    daylight, when the sun moved); while the view stands still both are restored from the
+//!    [`background`] cache instead (two texture copies);
+//! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
+//!    debug view, "particles" ([`particles`], sphere impostors);
+//! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
+//!    thickness"; [`curvature_flow`] runs "tiles" and "curvature flow" (empty-space skipping, indirect
+//!    dispatch); [`composite`] copies the scene colour as the refraction background and draws "fluid
+//!    composite", the shaded water over the scene with its depth, or an intermediate target.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
-//! are); the refraction background copy is made in the colour target's own format (see [`stores_linear`]).
+//! are); the refraction background copy is made in the colour target's own format
+//! (see [`frame::stores_linear`]).
 //!
 //! Screen-independent state (pipelines, layouts, uniforms) lives in the passes; the screen-sized targets
-//! ([`targets::FluidTargets`]) are owned here and rebuilt when the frame size, colour format or thickness
-//! resolution changes. All passes share bind group 0, the frame's [`CameraUniform`], and the daylight
-//! model of `shaders/common/camera.wgsl`.
+//! ([`targets::FluidTargets`]) are owned here, rebuilt when the frame size, colour format or thickness
+//! resolution changes, and the passes that bind them are resized when the frame's targets change. Each
+//! pass's per-frame input is derived from the user's [`RenderSettings`] in one place (`settings.rs`).
 
 pub mod anisotropy;
 pub mod background;
 pub mod camera;
 pub mod composite;
+pub mod curvature_flow;
+pub mod frame;
 pub mod particles;
+pub mod pass;
 pub mod settings;
 pub mod sky;
-pub mod smooth;
 pub mod splat;
 pub mod targets;
 pub mod terrain;
 pub mod wave_maker;
 
-pub use anisotropy::{AnisotropyPass, AnisotropyUniform, Ellipsoid};
-pub use camera::{sun_direction, CameraUniform, OrbitCamera, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT};
-pub use composite::{CompositePass, CompositeUniform};
+pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid};
+pub use camera::{sun_direction, OrbitCamera};
+pub use composite::{CompositeInput, CompositePass, CompositeUniform};
+pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
+pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
+pub use pass::{Frame, Pass, Targets};
 pub use settings::{FluidSettings, FluidView, RenderSettings};
-pub use sky::{SkyError, SkyPass, SkySource};
-pub use smooth::{FlowSettings, SmoothPass};
-pub use splat::{SplatMethod, SplatPass};
-use background::{BackgroundCache, BackgroundKey};
-pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen, HDR_FORMAT, OFFSCREEN_FORMAT};
-pub use terrain::TerrainPass;
+pub use sky::{SkyError, SkyInput, SkyPass, SkySource};
+pub use splat::{SplatInput, SplatMethod, SplatPass};
+pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
+pub use terrain::{TerrainInput, TerrainPass};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
 use crate::gpu::{GpuContext, Profiler};
 use crate::terrain::Heightfield;
+use background::{BackgroundCache, BackgroundKey};
 use std::path::PathBuf;
 
 /// The particles to draw, as buffers and plain data (the renderer knows no simulation; the engine makes
@@ -77,6 +88,7 @@ impl<'a> ParticleSource<'a> {
 
 /// Owns the frame uniform, every pass, and the fluid renderer's screen-sized targets.
 pub struct Renderer {
+    device: wgpu::Device,
     color_format: wgpu::TextureFormat,
     camera_buffer: wgpu::Buffer,
     camera_bind_group: wgpu::BindGroup,
@@ -86,9 +98,12 @@ pub struct Renderer {
     particles: ParticlePass,
     anisotropy: AnisotropyPass,
     splat: SplatPass,
-    smooth: SmoothPass,
+    curvature_flow: CurvatureFlowPass,
     composite: CompositePass,
     targets: Option<FluidTargets>,
+    /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
+    /// identity, with the thickness resolution); the passes are resized when another comes.
+    bound_to: Option<(wgpu::Texture, wgpu::Texture, bool)>,
     background: BackgroundCache,
     /// Changes to the terrain and the sky source so far (part of the background's cache key).
     background_epoch: u64,
@@ -103,30 +118,34 @@ pub struct Renderer {
 impl Renderer {
     /// Builds all pipelines for colour targets of `color_format` (depth targets: [`DEPTH_FORMAT`]) and
     /// uploads `terrain`. The shaders write linear values into sRGB and float formats (e.g.
-    /// [`HDR_FORMAT`]) and sRGB-encoded ones into 8-bit `Unorm` formats (see [`stores_linear`]). The
-    /// format must be filterable, since the water samples a copy of it (the refraction background) with
-    /// a filtering sampler: `Rgba32Float` is not (without `FLOAT32_FILTERABLE`), use `Rgba16Float`.
+    /// [`HDR_FORMAT`]) and sRGB-encoded ones into 8-bit `Unorm` formats (see [`frame::stores_linear`]).
+    /// The format must be filterable, since the water samples a copy of it (the refraction background)
+    /// with a filtering sampler: `Rgba32Float` is not (without `FLOAT32_FILTERABLE`), use `Rgba16Float`.
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, terrain: &Heightfield) -> Self {
         let camera_buffer = crate::gpu::uniform_buffer_init(
             &ctx.device,
             "camera uniform",
             bytemuck::bytes_of(&OrbitCamera::default().uniform((1, 1), glam::Vec3::Y, 1.0, 0.0)),
         );
-        let layout = camera::camera_bind_group_layout(&ctx.device);
-        let camera_bind_group = crate::gpu::bind_buffers(&ctx.device, "camera bind group", &layout, &[&camera_buffer]);
+        let layout = frame::frame_bind_group_layout(&ctx.device);
+        let camera_bind_group = crate::gpu::bind_buffers(&ctx.device, "frame bind group", &layout, &[&camera_buffer]);
+        let mut terrain_pass = TerrainPass::new(ctx, color_format);
+        terrain_pass.set_heightfield(ctx, terrain);
         Self {
+            device: ctx.device.clone(),
             color_format,
             camera_buffer,
             camera_bind_group,
             sky: SkyPass::new(ctx, color_format),
-            terrain: TerrainPass::new(ctx, color_format, terrain),
+            terrain: terrain_pass,
             wave_maker: WaveMakerPass::new(ctx, color_format),
             particles: ParticlePass::new(ctx, color_format),
-            anisotropy: AnisotropyPass::new(ctx),
-            splat: SplatPass::new(ctx),
-            smooth: SmoothPass::new(ctx),
+            anisotropy: AnisotropyPass::new(ctx, color_format),
+            splat: SplatPass::new(ctx, color_format),
+            curvature_flow: CurvatureFlowPass::new(ctx, color_format),
             composite: CompositePass::new(ctx, color_format),
             targets: None,
+            bound_to: None,
             background: BackgroundCache::default(),
             background_epoch: 0,
             background_restored: false,
@@ -163,7 +182,10 @@ impl Renderer {
     /// keep what they use alive until the GPU is done with them.
     pub fn release_targets(&mut self) {
         self.targets = None;
-        self.smooth.release();
+        self.bound_to = None;
+        self.splat.resize(&self.device, None);
+        self.curvature_flow.resize(&self.device, None);
+        self.composite.resize(&self.device, None);
     }
 
     /// The fluid renderer's screen-sized targets of the last frame that drew water (for tests and tools).
@@ -215,159 +237,95 @@ impl Renderer {
         });
     }
 
+    /// Makes the fluid targets for `target` (size, colour format, thickness resolution) when they do not
+    /// fit it, and resizes the passes that bind screen-sized targets when the frame's targets changed.
+    fn prepare_targets(&mut self, ctx: &GpuContext, target: &Offscreen, half_thickness: bool) {
+        let key = (target.color.clone(), target.depth.clone(), half_thickness);
+        if self.bound_to.as_ref() == Some(&key) {
+            return;
+        }
+        if !self.targets.as_ref().is_some_and(|t| t.matches(target.size, target.format(), half_thickness)) {
+            self.targets = Some(FluidTargets::new(ctx, target.size, target.format(), half_thickness));
+        }
+        let Some(fluid) = self.targets.as_ref() else { return };
+        let targets = Some(Targets { scene: target, fluid });
+        self.splat.resize(&ctx.device, targets);
+        self.curvature_flow.resize(&ctx.device, targets);
+        self.composite.resize(&ctx.device, targets);
+        self.bound_to = Some(key);
+    }
+
     /// Records the frame into `encoder` (see the module doc for the passes): writes the camera uniform
-    /// (through the queue, so call once per submission) and clears `color` and `depth` (both `size`
-    /// pixels). `color` must belong to a texture with `COPY_SRC` usage for the water's refraction
-    /// (without it the water refracts nothing), `depth` to one with `TEXTURE_BINDING` usage.
+    /// (through the queue, so call once per submission) and clears `target`'s colour and depth. The
+    /// colour texture needs `COPY_SRC` usage for the water's refraction (without it the water refracts
+    /// nothing), the depth texture `TEXTURE_BINDING` ([`Offscreen`]'s have both).
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &mut self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         profiler: &Profiler,
-        color: &wgpu::TextureView,
-        depth: &wgpu::TextureView,
-        size: (u32, u32),
+        target: &Offscreen,
         camera: &OrbitCamera,
         particles: Option<ParticleSource<'_>>,
         settings: &RenderSettings,
     ) {
-        let sun = sun_direction(settings.sun_azimuth_deg, settings.sun_elevation_deg);
+        let sun = settings.sun();
         let time = self.start.elapsed().as_secs_f32();
-        let intensity = settings.sun_intensity.max(0.0);
-        let uniform = camera.uniform(size, sun, intensity, time);
+        let uniform = camera.uniform(target.size, sun, settings.sun_intensity.max(0.0), time);
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
         self.sync_sky_file(ctx, settings.sky_file.as_ref());
-        self.sky.update(ctx, encoder, profiler, sun, intensity, settings.sky_turbidity, settings.sky_exposure);
-        if settings.show_terrain {
-            self.terrain.update_shadow(ctx, encoder, profiler, sun);
-        }
-        self.wave_maker.sync(ctx, particles.and_then(|p| p.paddle));
-
+        let paddle = particles.and_then(|p| p.paddle);
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
+        if fluid.is_some() {
+            self.prepare_targets(ctx, target, settings.fluid.half_res_thickness);
+        }
+        let frame_bind_group = &self.camera_bind_group;
+        let mut frame = Frame { device: &ctx.device, queue: &ctx.queue, encoder, profiler, frame_bind_group, camera: &uniform, target };
         if let Some(p) = fluid {
-            self.anisotropy.encode(ctx, encoder, profiler, p.positions, p.count, settings.anisotropy_uniform(), p.version);
+            let params = settings.anisotropy_uniform();
+            self.anisotropy.encode(&mut frame, AnisotropyInput { positions: p.positions, count: p.count, params, version: p.version });
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else
-        // drawn (and cached). Then the moving opaque things over them.
+        // drawn (and cached). The sky's cubemap is kept current either way (the water reflects it).
         let key = BackgroundKey {
             camera: CameraUniform { time: 0.0, ..uniform },
-            size,
-            format: color.texture().format(),
+            size: target.size,
+            format: target.format(),
             show_terrain: settings.show_terrain,
             sky: [settings.sky_turbidity, settings.sky_exposure],
             epoch: self.background_epoch,
         };
-        let (color_texture, depth_texture) = (color.texture(), depth.texture());
-        self.background_restored = settings.cache_background && self.background.restore(encoder, &key, color_texture, depth_texture);
-        if !self.background_restored {
-            {
-                let mut pass = target_pass(profiler, encoder, "background", color, depth, true);
-                if settings.show_terrain {
-                    self.terrain.draw(&mut pass, &self.camera_bind_group);
-                }
-                // Last: it fills only the pixels the terrain left at the far plane.
-                self.sky.draw(&mut pass, &self.camera_bind_group);
-            }
+        let restored = settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
+        if !restored {
+            self.terrain.encode(&mut frame, TerrainInput { sun, draw: settings.show_terrain });
+        }
+        // After the terrain: the sky fills only the pixels it left at the far plane.
+        self.sky.encode(&mut frame, settings.sky(!restored));
+        if !restored {
             if settings.cache_background {
-                self.background.store(ctx, encoder, key, color_texture, depth_texture);
+                self.background.store(ctx, frame.encoder, key, &target.color, &target.depth);
             } else {
                 self.background.invalidate();
             }
         }
-        {
-            let mut pass = target_pass(profiler, encoder, "render", color, depth, false);
-            self.wave_maker.draw(&mut pass, &self.camera_bind_group);
-            if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
-                self.particles.draw(ctx, &mut pass, &self.camera_bind_group, p.positions, p.velocities, p.count, &settings.particle);
-            }
+        self.background_restored = restored;
+        // The moving opaque things over the background, then the water.
+        self.wave_maker.encode(&mut frame, paddle);
+        if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
+            self.particles.encode(&mut frame, (p, &settings.particle));
         }
-        if let (Some(p), Some(ellipsoids)) = (fluid, self.anisotropy.ellipsoids()) {
-            let color_texture = color.texture();
-            let half = settings.fluid.half_res_thickness;
-            if !self.targets.as_ref().is_some_and(|t| t.matches(size, color_texture.format(), half)) {
-                let targets = FluidTargets::new(ctx, size, color_texture.format(), half);
-                self.smooth.resize(ctx, &targets);
-                self.targets = Some(targets);
-            }
-            let Some(targets) = self.targets.as_ref() else { return };
-            let same_size = (color_texture.width(), color_texture.height()) == targets.size;
-            if same_size && color_texture.usage().contains(wgpu::TextureUsages::COPY_SRC) {
-                encoder.copy_texture_to_texture(color_texture.as_image_copy(), targets.background.as_image_copy(), color_texture.size());
-            }
-            let f = &settings.fluid;
-            let dx = settings.dx();
-            let source = (ellipsoids, p.count);
-            self.splat.encode(ctx, encoder, profiler, &self.camera_bind_group, source, depth, targets, (f.splats, dx));
-            let flow = FlowSettings {
-                iterations: f.flow_iterations,
-                step: f.flow_step,
-                threshold: f.depth_threshold * dx,
-                focal: (uniform.clip_from_view[0][0], uniform.clip_from_view[1][1]),
-                full_screen: f.full_screen_flow,
-            };
-            self.smooth.encode(ctx, encoder, profiler, targets, &flow);
-            let params = CompositeUniform {
-                absorption: f.absorption,
-                refraction: f.refraction,
-                f0: f.fresnel_f0.clamp(0.0, 1.0),
-                view: settings.view.code(),
-                tiles_x: targets.tiles.0,
-                sky_exposure: self.sky.exposure(),
-                depth_vis: [camera.distance * 0.75, camera.distance * 1.25],
-                thickness_vis: 4.0 * dx,
-                thickness_scale: 1.0,
-            };
-            let smoothed = SmoothPass::result_index(f.flow_iterations);
-            self.composite.encode(
-                ctx,
-                encoder,
-                profiler,
-                &self.camera_bind_group,
-                color,
-                depth,
-                targets,
-                smoothed,
-                self.sky.cube_view(),
-                &params,
-            );
-        }
+        let (Some(p), Some(ellipsoids), Some(targets)) = (fluid, self.anisotropy.ellipsoids(), self.targets.as_ref()) else {
+            return;
+        };
+        self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
+        let flow = settings.flow(&uniform);
+        self.curvature_flow.encode(&mut frame, flow);
+        let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
+        let smoothed = CurvatureFlowPass::result_index(flow.iterations);
+        self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky: (self.sky.cube_view(), self.sky.version()) });
     }
-}
-
-/// A timed pass into the frame's colour and depth targets: cleared (`clear`) or loaded, stored.
-fn target_pass<'p>(
-    profiler: &'p Profiler,
-    encoder: &mut wgpu::CommandEncoder,
-    label: &str,
-    color: &wgpu::TextureView,
-    depth: &wgpu::TextureView,
-    clear: bool,
-) -> crate::gpu::profiler::TimedRenderPass<'p> {
-    let (color_load, depth_load) =
-        if clear { (wgpu::LoadOp::Clear(wgpu::Color::BLACK), wgpu::LoadOp::Clear(DEPTH_CLEAR)) } else { (wgpu::LoadOp::Load, wgpu::LoadOp::Load) };
-    profiler.render_pass(
-        encoder,
-        label,
-        wgpu::RenderPassDescriptor {
-            label: Some(label),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: color,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations { load: color_load, store: wgpu::StoreOp::Store },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: depth,
-                depth_ops: Some(wgpu::Operations { load: depth_load, store: wgpu::StoreOp::Store }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        },
-    )
 }
 
 /// The six face files `px nx py ny pz nz` (`.hdr`, `.png`, `.jpg` or `.jpeg`) in `dir`.
@@ -427,68 +385,9 @@ fn render_offscreen(
     let target = Offscreen::with_format(ctx, size, renderer.color_format());
     let mut profiler = Profiler::new(&ctx.device);
     let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("render to image") });
-    renderer.encode(ctx, &mut encoder, &profiler, &target.color_view, &target.depth_view, target.size, camera, particles, settings);
+    renderer.encode(ctx, &mut encoder, &profiler, &target, camera, particles, settings);
     profiler.resolve(&mut encoder);
     ctx.queue.submit([encoder.finish()]);
     profiler.end_frame(&ctx.queue);
     target
-}
-
-/// An opaque scene pipeline (terrain, sphere impostors, the wave maker's paddle): `vs_main` and `fs_main` of
-/// `module`, no vertex buffers, depth tested and written (reversed-Z), one colour target of `color_format`
-/// with the sRGB-encoding constant when that format needs it.
-pub(crate) fn opaque_pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    layout: &wgpu::PipelineLayout,
-    module: &wgpu::ShaderModule,
-    primitive: wgpu::PrimitiveState,
-    color_format: wgpu::TextureFormat,
-) -> wgpu::RenderPipeline {
-    let constants = output_constants(color_format);
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(label),
-        layout: Some(layout),
-        vertex: wgpu::VertexState { module, entry_point: Some("vs_main"), compilation_options: Default::default(), buffers: &[] },
-        primitive,
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(DEPTH_COMPARE),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
-        multisample: Default::default(),
-        fragment: Some(wgpu::FragmentState {
-            module,
-            entry_point: Some("fs_main"),
-            compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
-            targets: &[Some(wgpu::ColorTargetState::from(color_format))],
-        }),
-        multiview_mask: None,
-        cache: None,
-    })
-}
-
-/// Whether a colour target of `format` holds linear values: an sRGB format (the hardware encodes on
-/// store) or a float format (stores the shader's values as they are, e.g. [`HDR_FORMAT`] for EXR
-/// screenshots). Any other format (8-bit `Unorm`) holds what is shown, so the shaders encode sRGB into it.
-pub fn stores_linear(format: wgpu::TextureFormat) -> bool {
-    use wgpu::TextureFormat as F;
-    format.is_srgb()
-        || matches!(
-            format,
-            F::R16Float | F::Rg16Float | F::Rgba16Float | F::R32Float | F::Rg32Float | F::Rgba32Float | F::Rg11b10Ufloat
-        )
-}
-
-/// Pipeline constants for the fragment stage: ask the shader to encode sRGB itself when the target
-/// format holds display-encoded values (8-bit `Unorm`); sRGB and float targets get linear values
-/// (see [`stores_linear`]).
-pub(crate) fn output_constants(color_format: wgpu::TextureFormat) -> Vec<(&'static str, f64)> {
-    if stores_linear(color_format) {
-        Vec::new()
-    } else {
-        vec![("ENCODE_SRGB", 1.0)]
-    }
 }

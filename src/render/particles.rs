@@ -4,13 +4,14 @@
 //! writes the hit's depth (so spheres and terrain occlude each other correctly) and shades it as water,
 //! coloured by speed, density or pressure through a perceptual colour map.
 //!
-//! The bind group over the simulation's buffers is cached and rebuilt only when the buffers change
+//! The bind group over the particle buffers is kept and rebuilt only when the buffers change
 //! (`wgpu::Buffer` compares by identity).
 
-use super::camera::camera_bind_group_layout;
-use crate::gpu::GpuContext;
+use super::frame;
+use super::pass::{Frame, Pass};
+use super::ParticleSource;
+use crate::gpu::{self, GpuContext};
 use serde::{Deserialize, Serialize};
-use std::sync::Mutex;
 
 /// Which per-particle quantity picks the colour.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -114,80 +115,66 @@ impl From<&ParticleStyle> for ParticleUniform {
     }
 }
 
-/// The bind group over one pair of simulation buffers, and those buffers (kept to compare identity).
-struct Cached {
+/// The bind group over one pair of particle buffers, and those buffers (kept to compare identity).
+struct Bound {
     positions: wgpu::Buffer,
     velocities: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
 }
 
-/// The particle pass: pipeline, style uniform and the cached bind group over the simulation's buffers.
+/// The particle pass: pipeline, style uniform and the bind group over the last particle buffers drawn.
 pub struct ParticlePass {
     pipeline: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
     uniform: wgpu::Buffer,
-    cached: Mutex<Option<Cached>>,
+    bound: Option<Bound>,
 }
 
 impl ParticlePass {
     /// Builds the pipeline for colour targets of `color_format` (depth: `Depth32Float`).
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
-        let module = crate::gpu::shader::module(device, "render/particles.wgsl");
-        let camera_layout = camera_bind_group_layout(device);
+        let module = gpu::shader::module(device, "render/particles.wgsl");
         let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles bind group layout"),
             entries: &[
-                crate::gpu::uniform_entry(0, stages),
-                crate::gpu::storage_entry(1, true, wgpu::ShaderStages::VERTEX),
-                crate::gpu::storage_entry(2, true, wgpu::ShaderStages::VERTEX),
+                gpu::uniform_entry::<ParticleUniform>(0, stages),
+                gpu::storage_entry::<[f32; 4]>(1, true, wgpu::ShaderStages::VERTEX),
+                gpu::storage_entry::<[f32; 4]>(2, true, wgpu::ShaderStages::VERTEX),
             ],
         });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("particles pipeline layout"),
-            bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = super::opaque_pipeline(device, "particles pipeline", &pipeline_layout, &module, wgpu::PrimitiveState::default(), color_format);
-        let uniform = crate::gpu::uniform_buffer_init(
-            device,
-            "particles style uniform",
-            bytemuck::bytes_of(&ParticleUniform::from(&ParticleStyle::default())),
-        );
-        Self { pipeline, layout, uniform, cached: Mutex::new(None) }
+        let pipeline_layout = frame::pass_pipeline_layout(device, "particles pipeline layout", &layout);
+        let pipeline = frame::opaque_pipeline(device, "particles pipeline", &pipeline_layout, &module, wgpu::PrimitiveState::default(), color_format);
+        let style = ParticleUniform::from(&ParticleStyle::default());
+        let uniform = gpu::uniform_buffer_init(device, "particles style uniform", bytemuck::bytes_of(&style));
+        Self { pipeline, layout, uniform, bound: None }
     }
+}
 
-    /// Records `count` sphere impostors read from `positions` / `velocities` (`array<vec4<f32>>`, see
-    /// [`crate::sim`]; each at least `16 * count` bytes). The style is written to the uniform through the
-    /// queue, so it takes effect at the next submission: draw particles once per submission.
-    /// Nothing is recorded when `count` is 0.
-    #[allow(clippy::too_many_arguments)]
-    pub fn draw(
-        &self,
-        ctx: &GpuContext,
-        pass: &mut wgpu::RenderPass<'_>,
-        camera_bind_group: &wgpu::BindGroup,
-        positions: &wgpu::Buffer,
-        velocities: &wgpu::Buffer,
-        count: u32,
-        style: &ParticleStyle,
-    ) {
-        if count == 0 {
+impl Pass for ParticlePass {
+    /// The particles and how they look.
+    type Input<'a> = (ParticleSource<'a>, &'a ParticleStyle);
+
+    /// Records "particles": `count` sphere impostors read from the source's positions and velocities
+    /// (`array<vec4<f32>>`, each at least `16 * count` bytes) over the frame's targets. The style is
+    /// written to the uniform through the queue (it takes effect at the next submission: draw particles
+    /// once per submission); the bind group is rebuilt only when the buffers change. Nothing is recorded
+    /// when `count` is 0.
+    fn encode(&mut self, frame: &mut Frame<'_>, (source, style): Self::Input<'_>) {
+        if source.count == 0 {
             return;
         }
-        ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&ParticleUniform::from(style)));
-        let mut cached = self.cached.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let stale = cached.as_ref().is_none_or(|c| c.positions != *positions || c.velocities != *velocities);
-        if stale {
-            let bind_group =
-                crate::gpu::bind_buffers(&ctx.device, "particles bind group", &self.layout, &[&self.uniform, positions, velocities]);
-            *cached = Some(Cached { positions: positions.clone(), velocities: velocities.clone(), bind_group });
+        frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&ParticleUniform::from(style)));
+        let (positions, velocities) = (source.positions, source.velocities);
+        if self.bound.as_ref().is_none_or(|b| b.positions != *positions || b.velocities != *velocities) {
+            let bind_group = gpu::bind_buffers(frame.device, "particles bind group", &self.layout, &[&self.uniform, positions, velocities]);
+            self.bound = Some(Bound { positions: positions.clone(), velocities: velocities.clone(), bind_group });
         }
-        let Some(c) = cached.as_ref() else { return };
+        let Some(b) = self.bound.as_ref() else { return };
+        let mut pass = frame.target_pass("particles", false);
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, camera_bind_group, &[]);
-        pass.set_bind_group(1, &c.bind_group, &[]);
-        pass.draw(0..6, 0..count);
+        pass.set_bind_group(1, &b.bind_group, &[]);
+        pass.draw(0..6, 0..source.count);
     }
 }

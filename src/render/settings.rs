@@ -1,8 +1,10 @@
 //! The user-facing render settings (serde, edited live in the render panel): what the frame shows
 //! ([`FluidView`]), the screen-space fluid's parameters ([`FluidSettings`]) and the scene's light, sky
-//! and visibility ([`RenderSettings`]), with the anisotropy pass's uniform derived from them.
+//! and visibility ([`RenderSettings`]). Each pass's per-frame input is derived from them here, in one
+//! place (`RenderSettings::anisotropy_uniform`, `splat`, `flow`, `composite`, `sky`).
 
-use super::{AnisotropyUniform, ParticleStyle, SplatMethod};
+use super::frame::CameraUniform;
+use super::{AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -52,8 +54,8 @@ impl FluidView {
         }
     }
 
-    /// The composite shader's `view` code.
-    pub(super) fn code(self) -> u32 {
+    /// The composite shader's `view` code (0 = the shaded water).
+    pub fn code(self) -> u32 {
         match self {
             FluidView::Final | FluidView::Spheres => 0,
             FluidView::RawDepth => 1,
@@ -209,5 +211,54 @@ impl RenderSettings {
             _pad: [0; 3],
         }
     }
-}
 
+    /// Unit vector toward the sun.
+    pub fn sun(&self) -> glam::Vec3 {
+        super::sun_direction(self.sun_azimuth_deg, self.sun_elevation_deg)
+    }
+
+    /// The sky pass's input: the sun, the sky's parameters, and whether to draw it into the frame.
+    pub fn sky(&self, draw: bool) -> SkyInput {
+        SkyInput {
+            sun: self.sun(),
+            intensity: self.sun_intensity.max(0.0),
+            turbidity: self.sky_turbidity,
+            exposure: self.sky_exposure,
+            draw,
+        }
+    }
+
+    /// The splat passes' input for `count` ellipsoids in `ellipsoids`.
+    pub fn splat<'a>(&self, ellipsoids: &'a wgpu::Buffer, count: u32) -> SplatInput<'a> {
+        SplatInput { ellipsoids, count, method: self.fluid.splats, dx: self.dx() }
+    }
+
+    /// The curvature flow's settings for a frame seen through `camera`.
+    pub fn flow(&self, camera: &CameraUniform) -> FlowSettings {
+        let f = &self.fluid;
+        FlowSettings {
+            iterations: f.flow_iterations,
+            step: f.flow_step,
+            threshold: f.depth_threshold * self.dx(),
+            focal: (camera.clip_from_view[0][0], camera.clip_from_view[1][1]),
+            full_screen: f.full_screen_flow,
+        }
+    }
+
+    /// The composite's shading parameters: `tiles_x` tiles across the screen, a loaded sky's exposure
+    /// `sky_exposure`, the orbit distance `distance` (m) centring the depth views' grey ramp.
+    pub fn composite(&self, tiles_x: u32, sky_exposure: f32, distance: f32) -> CompositeUniform {
+        let f = &self.fluid;
+        CompositeUniform {
+            absorption: f.absorption,
+            refraction: f.refraction,
+            f0: f.fresnel_f0.clamp(0.0, 1.0),
+            view: self.view.code(),
+            tiles_x,
+            sky_exposure,
+            depth_vis: [distance * 0.75, distance * 1.25],
+            thickness_vis: 4.0 * self.dx(),
+            thickness_scale: 1.0,
+        }
+    }
+}

@@ -5,11 +5,12 @@
 //! its intensity or the turbidity change. A user's sky replaces it: an equirectangular image
 //! ([`SkyPass::load_equirect`]: Radiance HDR, PNG or JPEG) or six face images ([`SkyPass::load_faces`]),
 //! converted on the CPU into the cubemap; a file that cannot be used returns a [`SkyError`] naming the file
-//! and the problem, and the current sky stays. The background pass is one full-screen triangle at the far
-//! plane, neither testing nor writing depth.
+//! and the problem, and the current sky stays. The "sky" render pass is one full-screen triangle at the
+//! far plane, tested against the terrain's depth and writing none.
 
-use super::camera::{camera_bind_group_layout, DEPTH_FORMAT};
-use crate::gpu::{self, GpuContext, Profiler};
+use super::frame;
+use super::pass::{Frame, Pass};
+use crate::gpu::{self, GpuContext};
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -64,7 +65,6 @@ pub struct SkyPass {
     generator: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
     gen_layout: wgpu::BindGroupLayout,
-    empty_group: wgpu::BindGroup,
     uniform: wgpu::Buffer,
     sampler: wgpu::Sampler,
     cube: wgpu::Texture,
@@ -73,42 +73,45 @@ pub struct SkyPass {
     gen_group: wgpu::BindGroup,
     source: SkySource,
     params: SkyGenUniform,
+    /// Counts the cubemaps made (a new texture on every load), so passes that bind it know when to rebind.
+    version: u64,
+}
+
+/// What the sky pass needs per frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SkyInput {
+    /// Unit vector toward the sun.
+    pub sun: Vec3,
+    /// Sun radiance scale (1 = nominal daylight).
+    pub intensity: f32,
+    /// Atmospheric turbidity of the generated sky (2 clear .. 10 hazy).
+    pub turbidity: f32,
+    /// Radiance multiplier of a loaded sky.
+    pub exposure: f32,
+    /// Draw the sky into the frame where nothing else was drawn (false: only keep the cubemap current,
+    /// e.g. while the background comes from its cache).
+    pub draw: bool,
 }
 
 impl SkyPass {
     /// Builds the pipelines for colour targets of `color_format`; the cubemap is generated on the first
-    /// [`SkyPass::update`].
+    /// [`Pass::encode`].
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
         let module = gpu::shader::module(device, "render/sky.wgsl");
-        let camera_layout = camera_bind_group_layout(device);
         let vf = wgpu::ShaderStages::VERTEX_FRAGMENT;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sky bind group layout"),
             entries: &[
-                gpu::uniform_entry(0, vf),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                        view_dimension: wgpu::TextureViewDimension::Cube,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    count: None,
-                },
+                gpu::uniform_entry::<SkyGenUniform>(0, vf),
+                frame::texture_entry(1, wgpu::ShaderStages::FRAGMENT, true, wgpu::TextureViewDimension::Cube),
+                frame::sampler_entry(2, wgpu::ShaderStages::FRAGMENT),
             ],
         });
         let gen_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sky generator bind group layout"),
             entries: &[
-                gpu::uniform_entry(0, wgpu::ShaderStages::COMPUTE),
+                gpu::uniform_entry::<SkyGenUniform>(0, wgpu::ShaderStages::COMPUTE),
                 wgpu::BindGroupLayoutEntry {
                     binding: 3,
                     visibility: wgpu::ShaderStages::COMPUTE,
@@ -121,44 +124,23 @@ impl SkyPass {
                 },
             ],
         });
-        let empty_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("empty layout"), entries: &[] });
-        let empty_group = device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("empty"), layout: &empty_layout, entries: &[] });
-        let draw_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sky pipeline layout"),
-            bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
-            immediate_size: 0,
-        });
-        let gen_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sky generator pipeline layout"),
-            bind_group_layouts: &[Some(&empty_layout), Some(&gen_layout)],
-            immediate_size: 0,
-        });
-        let constants = super::output_constants(color_format);
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("sky pipeline"),
-            layout: Some(&draw_layout),
-            vertex: wgpu::VertexState { module: &module, entry_point: Some("vs_main"), compilation_options: Default::default(), buffers: &[] },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                // Drawn after the opaque geometry at the far plane (depth DEPTH_CLEAR = 0, reversed Z):
-                // only pixels nothing covered pass, so the early depth test skips the sky's shading
-                // under the terrain.
-                depth_write_enabled: Some(false),
-                depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
-                targets: &[Some(wgpu::ColorTargetState::from(color_format))],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let draw_layout = frame::pass_pipeline_layout(device, "sky pipeline layout", &layout);
+        let gen_pl = frame::pass_pipeline_layout(device, "sky generator pipeline layout", &gen_layout);
+        // Drawn after the opaque geometry at the far plane (depth DEPTH_CLEAR = 0, reversed Z): only pixels
+        // nothing covered pass, so the early depth test skips the sky's shading under the terrain.
+        let depth = frame::depth_state(wgpu::CompareFunction::GreaterEqual, false);
+        let constants = frame::output_constants(color_format);
+        let pipeline = frame::render_pipeline(
+            device,
+            "sky pipeline",
+            &draw_layout,
+            &module,
+            ("vs_main", "fs_main"),
+            wgpu::PrimitiveState::default(),
+            color_format.into(),
+            Some(depth),
+            &constants,
+        );
         let generator = gpu::compute_pipeline(device, &module, &gen_pl, "generate");
         let params = SkyGenUniform {
             sun_dir: [0.0, 1.0, 0.0],
@@ -181,7 +163,6 @@ impl SkyPass {
             generator,
             layout,
             gen_layout,
-            empty_group,
             uniform,
             sampler,
             cube,
@@ -190,6 +171,7 @@ impl SkyPass {
             gen_group,
             source: SkySource::Generated(None),
             params,
+            version: 0,
         }
     }
 
@@ -208,6 +190,12 @@ impl SkyPass {
         self.params.exposure
     }
 
+    /// Changes whenever the cubemap texture is replaced (a sky loaded, or back to the generated one):
+    /// bind groups over [`SkyPass::cube_view`] are rebuilt when it moves.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
     /// Where the current cubemap came from.
     pub fn source(&self) -> &SkySource {
         &self.source
@@ -218,44 +206,6 @@ impl SkyPass {
         if !matches!(self.source, SkySource::Generated(_)) {
             self.replace_cube(ctx, GENERATED_FACE);
             self.source = SkySource::Generated(None);
-        }
-    }
-
-    /// Writes this frame's sky parameters and, for a generated sky whose sun, intensity or turbidity
-    /// changed, records the "sky" compute pass that regenerates the cubemap. `exposure` scales a loaded sky.
-    #[allow(clippy::too_many_arguments)]
-    pub fn update(
-        &mut self,
-        ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        sun_dir: Vec3,
-        sun_intensity: f32,
-        turbidity: f32,
-        exposure: f32,
-    ) {
-        let key = (sun_dir.to_array(), sun_intensity, turbidity);
-        let generated = matches!(self.source, SkySource::Generated(_));
-        let params = SkyGenUniform {
-            sun_dir: key.0,
-            sun_intensity,
-            turbidity: turbidity.clamp(1.7, 12.0),
-            face_size: self.cube.width(),
-            exposure: if generated { 1.0 } else { exposure.max(0.0) },
-            sun_disc: if generated { 1.0 } else { 0.0 },
-        };
-        if params != self.params {
-            ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
-            self.params = params;
-        }
-        if generated && self.source != SkySource::Generated(Some(key)) {
-            let n = self.cube.width();
-            let mut pass = profiler.compute_pass(encoder, "sky");
-            pass.set_pipeline(&self.generator);
-            pass.set_bind_group(0, &self.empty_group, &[]);
-            pass.set_bind_group(1, &self.gen_group, &[]);
-            pass.dispatch_workgroups(n.div_ceil(8), n.div_ceil(8), 6);
-            self.source = SkySource::Generated(Some(key));
         }
     }
 
@@ -315,6 +265,7 @@ impl SkyPass {
     fn replace_cube(&mut self, ctx: &GpuContext, n: u32) {
         (self.cube, self.cube_view, self.bind_group, self.gen_group) =
             make_cube(&ctx.device, &self.layout, &self.gen_layout, &self.uniform, &self.sampler, n);
+        self.version += 1;
         self.params.face_size = 0; // force a uniform write on the next update
     }
 
@@ -328,12 +279,43 @@ impl SkyPass {
         );
     }
 
-    /// Records the background triangle; bind group 0 is the frame's camera.
-    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, camera_bind_group: &wgpu::BindGroup) {
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, camera_bind_group, &[]);
-        pass.set_bind_group(1, &self.bind_group, &[]);
-        pass.draw(0..3, 0..1);
+}
+
+impl Pass for SkyPass {
+    type Input<'a> = SkyInput;
+
+    /// Writes this frame's sky parameters; for a generated sky whose sun, intensity or turbidity changed,
+    /// records the "sky" compute pass that regenerates the cubemap (`exposure` scales a loaded sky); when
+    /// `draw`, records "sky": the background triangle at the far plane over the frame's targets.
+    fn encode(&mut self, frame: &mut Frame<'_>, input: SkyInput) {
+        let key = (input.sun.to_array(), input.intensity, input.turbidity);
+        let generated = matches!(self.source, SkySource::Generated(_));
+        let params = SkyGenUniform {
+            sun_dir: key.0,
+            sun_intensity: input.intensity,
+            turbidity: input.turbidity.clamp(1.7, 12.0),
+            face_size: self.cube.width(),
+            exposure: if generated { 1.0 } else { input.exposure.max(0.0) },
+            sun_disc: if generated { 1.0 } else { 0.0 },
+        };
+        if params != self.params {
+            frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
+            self.params = params;
+        }
+        if generated && self.source != SkySource::Generated(Some(key)) {
+            let n = self.cube.width();
+            let mut pass = frame.compute_pass("sky");
+            pass.set_pipeline(&self.generator);
+            pass.set_bind_group(1, &self.gen_group, &[]);
+            pass.dispatch_workgroups(n.div_ceil(8), n.div_ceil(8), 6);
+            self.source = SkySource::Generated(Some(key));
+        }
+        if input.draw {
+            let mut pass = frame.target_pass("sky", false);
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(1, &self.bind_group, &[]);
+            pass.draw(0..3, 0..1);
+        }
     }
 }
 

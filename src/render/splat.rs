@@ -15,9 +15,10 @@
 //! first) by loading it in the shader, so no fluid behind the terrain survives and the thickness target's
 //! size is free.
 
-use super::camera::{camera_bind_group_layout, DEPTH_CLEAR, DEPTH_FORMAT};
-use super::targets::{FluidTargets, RAW_DEPTH_FORMAT, THICKNESS_FORMAT};
-use crate::gpu::{self, GpuContext, Profiler};
+use super::anisotropy::Ellipsoid;
+use super::frame::{self, DEPTH_CLEAR, RAW_DEPTH_FORMAT, THICKNESS_FORMAT};
+use super::pass::{render_pass, Frame, Pass, Targets};
+use crate::gpu::{self, GpuContext};
 use bytemuck::Zeroable;
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +37,7 @@ const SPLAT_WG: u32 = 64;
 /// Largest workgroup count along one dispatch dimension (WebGPU's minimum limit).
 const MAX_GROUPS_X: u32 = 65_535;
 
-/// Per-pass constants, bind group 1 binding 0. WGSL twin: `Splat` in `shaders/render/splat.wgsl`.
+/// Per-output constants, bind group 1 binding 0. WGSL twin: `Splat` in `shaders/render/splat.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SplatUniform {
@@ -52,15 +53,6 @@ pub struct SplatUniform {
 }
 const _: () = assert!(size_of::<SplatUniform>() == 32);
 
-fn clear(view: &wgpu::TextureView) -> wgpu::RenderPassColorAttachment<'_> {
-    wgpu::RenderPassColorAttachment {
-        view,
-        depth_slice: None,
-        resolve_target: None,
-        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT), store: wgpu::StoreOp::Store },
-    }
-}
-
 /// One output of the splats (depth or thickness): its raster and compute pipelines, the resolve
 /// pipeline of the compute path and its uniform buffer.
 struct Output {
@@ -70,37 +62,62 @@ struct Output {
     uniform: wgpu::Buffer,
 }
 
-/// The splat passes: pipelines and per-pass uniforms (screen-independent).
-pub struct SplatPass {
-    layout: wgpu::BindGroupLayout,
-    depth: Output,
-    thickness: Output,
+/// What the splats use of the screen-sized targets (from the last [`Pass::resize`]).
+struct Screen {
+    /// Per output (depth, thickness): the target view, its per-pixel `u32`s (compute path), its size.
+    outputs: [(wgpu::TextureView, wgpu::Buffer, (u32, u32)); 2],
+    /// The raster path's private nearest-wins depth attachment.
+    splat_depth: wgpu::TextureView,
+    /// The frame's depth (sky and terrain drawn), which the splats are tested against.
+    scene_depth: wgpu::TextureView,
+    /// Full resolution, pixels.
+    size: (u32, u32),
 }
 
-/// What one output's passes read and write.
-struct Job<'a> {
-    label: &'static str,
-    view: &'a wgpu::TextureView,
-    bits: &'a wgpu::Buffer,
-    uniform: SplatUniform,
-    depth_attachment: Option<&'a wgpu::TextureView>,
+/// The bind groups of both outputs over the screen targets and one ellipsoid buffer.
+struct Bound {
+    ellipsoids: wgpu::Buffer,
+    groups: [wgpu::BindGroup; 2],
 }
+
+/// The splat passes: pipelines and per-output uniforms (screen-independent), and the bind groups over
+/// the screen-sized targets (made on resize, and again only when the ellipsoid buffer is replaced).
+pub struct SplatPass {
+    layout: wgpu::BindGroupLayout,
+    outputs: [Output; 2],
+    screen: Option<Screen>,
+    bound: Option<Bound>,
+}
+
+/// What the splat passes read per frame.
+#[derive(Clone, Copy)]
+pub struct SplatInput<'a> {
+    /// `array<Ellipsoid>` from the anisotropy pass, at least `count` entries.
+    pub ellipsoids: &'a wgpu::Buffer,
+    pub count: u32,
+    /// Rasteriser or compute.
+    pub method: SplatMethod,
+    /// Particle spacing, metres: sets the thickness fixed point (1/65 536 of dx per unit).
+    pub dx: f32,
+}
+
+/// Labels of the two outputs' passes.
+const LABELS: [&str; 2] = ["splat depth", "splat thickness"];
 
 impl SplatPass {
     /// Builds the pipelines of both methods.
-    pub fn new(ctx: &GpuContext) -> Self {
+    pub fn new(ctx: &GpuContext, _color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
         let module = gpu::shader::module(device, "render/splat.wgsl");
-        let camera_layout = camera_bind_group_layout(device);
-        let all = wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE;
+        let fc = wgpu::ShaderStages::FRAGMENT | wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat bind group layout"),
             entries: &[
-                gpu::uniform_entry(0, all),
-                gpu::storage_entry(1, true, all),
+                gpu::uniform_entry::<SplatUniform>(0, wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE),
+                gpu::storage_entry::<Ellipsoid>(1, true, wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE),
                 wgpu::BindGroupLayoutEntry {
                     binding: 2,
-                    visibility: wgpu::ShaderStages::FRAGMENT | wgpu::ShaderStages::COMPUTE,
+                    visibility: fc,
                     ty: wgpu::BindingType::Texture {
                         sample_type: wgpu::TextureSampleType::Depth,
                         view_dimension: wgpu::TextureViewDimension::D2,
@@ -108,72 +125,24 @@ impl SplatPass {
                     },
                     count: None,
                 },
-                gpu::storage_entry(
-                    3,
-                    false,
-                    wgpu::ShaderStages::FRAGMENT | wgpu::ShaderStages::COMPUTE,
-                ),
+                gpu::storage_entry::<u32>(3, false, fc),
             ],
         });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("splat pipeline layout"),
-            bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = |label: &str,
-                        (vs, fs): (&str, &str),
-                        target: wgpu::ColorTargetState,
-                        depth: Option<wgpu::DepthStencilState>| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(vs),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState::default(),
-                depth_stencil: depth,
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some(fs),
-                    compilation_options: Default::default(),
-                    targets: &[Some(target)],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+        let pipeline_layout = frame::pass_pipeline_layout(device, "splat pipeline layout", &layout);
+        let pipeline = |label: &str, entries: (&str, &str), target: wgpu::ColorTargetState, depth: Option<wgpu::DepthStencilState>| {
+            frame::render_pipeline(device, label, &pipeline_layout, &module, entries, wgpu::PrimitiveState::default(), target, depth, &[])
         };
-        let add = wgpu::BlendComponent {
-            src_factor: wgpu::BlendFactor::One,
-            dst_factor: wgpu::BlendFactor::One,
-            operation: wgpu::BlendOperation::Add,
-        };
-        let uniform = |label: &str| {
-            gpu::uniform_buffer_init(device, label, bytemuck::bytes_of(&SplatUniform::zeroed()))
-        };
+        let add = wgpu::BlendComponent { src_factor: wgpu::BlendFactor::One, dst_factor: wgpu::BlendFactor::One, operation: wgpu::BlendOperation::Add };
+        let uniform = |label: &str| gpu::uniform_buffer_init(device, label, bytemuck::bytes_of(&SplatUniform::zeroed()));
         let depth = Output {
             raster: pipeline(
                 "splat depth pipeline",
                 ("vs_main", "fs_depth"),
-                wgpu::ColorTargetState::from(RAW_DEPTH_FORMAT),
-                Some(wgpu::DepthStencilState {
-                    format: DEPTH_FORMAT,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Greater),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
+                RAW_DEPTH_FORMAT.into(),
+                Some(frame::depth_state(wgpu::CompareFunction::Greater, true)),
             ),
             compute: gpu::compute_pipeline(device, &module, &pipeline_layout, "cs_depth"),
-            resolve: pipeline(
-                "splat depth resolve",
-                ("vs_fullscreen", "fs_resolve_depth"),
-                RAW_DEPTH_FORMAT.into(),
-                None,
-            ),
+            resolve: pipeline("splat depth resolve", ("vs_fullscreen", "fs_resolve_depth"), RAW_DEPTH_FORMAT.into(), None),
             uniform: uniform("splat depth uniform"),
         };
         let thickness = Output {
@@ -182,167 +151,124 @@ impl SplatPass {
                 ("vs_main", "fs_thickness"),
                 wgpu::ColorTargetState {
                     format: THICKNESS_FORMAT,
-                    blend: Some(wgpu::BlendState {
-                        color: add,
-                        alpha: add,
-                    }),
+                    blend: Some(wgpu::BlendState { color: add, alpha: add }),
                     write_mask: wgpu::ColorWrites::ALL,
                 },
                 None,
             ),
             compute: gpu::compute_pipeline(device, &module, &pipeline_layout, "cs_thickness"),
-            resolve: pipeline(
-                "splat thickness resolve",
-                ("vs_fullscreen", "fs_resolve_thickness"),
-                THICKNESS_FORMAT.into(),
-                None,
-            ),
+            resolve: pipeline("splat thickness resolve", ("vs_fullscreen", "fs_resolve_thickness"), THICKNESS_FORMAT.into(), None),
             uniform: uniform("splat thickness uniform"),
         };
-        Self {
-            layout,
-            depth,
-            thickness,
+        Self { layout, outputs: [depth, thickness], screen: None, bound: None }
+    }
+
+    /// The bind groups over the screen targets and `ellipsoids`, made when either changed.
+    fn bind(&mut self, device: &wgpu::Device, ellipsoids: &wgpu::Buffer) -> Option<&Bound> {
+        let screen = self.screen.as_ref()?;
+        if self.bound.as_ref().is_none_or(|b| b.ellipsoids != *ellipsoids) {
+            let group = |k: usize| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("splat bind group"),
+                    layout: &self.layout,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: self.outputs[k].uniform.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: ellipsoids.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(&screen.scene_depth) },
+                        wgpu::BindGroupEntry { binding: 3, resource: screen.outputs[k].1.as_entire_binding() },
+                    ],
+                })
+            };
+            self.bound = Some(Bound { ellipsoids: ellipsoids.clone(), groups: [group(0), group(1)] });
         }
+        self.bound.as_ref()
+    }
+}
+
+impl Pass for SplatPass {
+    type Input<'a> = SplatInput<'a>;
+
+    fn resize(&mut self, _device: &wgpu::Device, targets: Option<Targets<'_>>) {
+        self.bound = None;
+        self.screen = targets.map(|t| {
+            let f = t.fluid;
+            Screen {
+                outputs: [
+                    (f.raw_depth_view.clone(), f.splat_depth_bits.clone(), f.size),
+                    (f.thickness_view.clone(), f.splat_thickness_bits.clone(), f.thickness_size),
+                ],
+                splat_depth: f.splat_depth_view.clone(),
+                scene_depth: t.scene.depth_view.clone(),
+                size: f.size,
+            }
+        });
     }
 
     /// Records "splat depth" then "splat thickness" (each followed by "splat resolve" with
-    /// [`SplatMethod::Compute`]): `count` ellipsoids from `ellipsoids` (`array<Ellipsoid>`), tested against
-    /// `scene_depth` (the frame's `Depth32Float` target, sky and terrain drawn), into `targets.raw_depth`
-    /// (0 = no fluid) and `targets.thickness` (0 = none). `dx` (m) sets the thickness fixed point (1/65 536
-    /// of dx per unit).
-    #[allow(clippy::too_many_arguments)]
-    pub fn encode(
-        &self,
-        ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
-        profiler: &Profiler,
-        camera_bind_group: &wgpu::BindGroup,
-        (ellipsoids, count): (&wgpu::Buffer, u32),
-        scene_depth: &wgpu::TextureView,
-        targets: &FluidTargets,
-        (method, dx): (SplatMethod, f32),
-    ) {
-        let uniform = |size: (u32, u32)| SplatUniform {
-            size: [size.0, size.1],
-            depth_scale: targets.size.0 as f32 / size.0 as f32,
-            fixed_scale: 65_536.0 / dx.max(1e-9),
-            count,
-            _pad: [0; 3],
+    /// [`SplatMethod::Compute`]): `count` ellipsoids, tested against the frame's depth (sky and terrain
+    /// drawn), into the raw depth (0 = no fluid) and the thickness (0 = none) targets.
+    fn encode(&mut self, frame: &mut Frame<'_>, input: SplatInput<'_>) {
+        let Some(size) = self.screen.as_ref().map(|s| s.size) else {
+            log::error!("splat: encode before resize");
+            return;
         };
-        let jobs = [
-            (
-                &self.depth,
-                Job {
-                    label: "splat depth",
-                    view: &targets.raw_depth_view,
-                    bits: &targets.splat_depth_bits,
-                    uniform: uniform(targets.size),
-                    depth_attachment: Some(&targets.splat_depth_view),
-                },
-            ),
-            (
-                &self.thickness,
-                Job {
-                    label: "splat thickness",
-                    view: &targets.thickness_view,
-                    bits: &targets.splat_thickness_bits,
-                    uniform: uniform(targets.thickness_size),
-                    depth_attachment: None,
-                },
-            ),
-        ];
-        for (output, job) in jobs {
-            ctx.queue
-                .write_buffer(&output.uniform, 0, bytemuck::bytes_of(&job.uniform));
-            let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("splat bind group"),
-                layout: &self.layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: output.uniform.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: ellipsoids.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: wgpu::BindingResource::TextureView(scene_depth),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: job.bits.as_entire_binding(),
-                    },
-                ],
-            });
-            record(encoder, profiler, (camera_bind_group, &bind_group), output, &job, (method, count));
+        for (k, output) in self.outputs.iter().enumerate() {
+            let target = self.screen.as_ref().map_or(size, |s| s.outputs[k].2);
+            let uniform = SplatUniform {
+                size: [target.0, target.1],
+                depth_scale: size.0 as f32 / target.0 as f32,
+                fixed_scale: 65_536.0 / input.dx.max(1e-9),
+                count: input.count,
+                _pad: [0; 3],
+            };
+            frame.queue.write_buffer(&output.uniform, 0, bytemuck::bytes_of(&uniform));
+        }
+        let device = frame.device;
+        let Some(bound) = self.bind(device, input.ellipsoids) else { return };
+        let groups = [bound.groups[0].clone(), bound.groups[1].clone()];
+        let Some(screen) = self.screen.as_ref() else { return };
+        for (k, (output, group)) in self.outputs.iter().zip(&groups).enumerate() {
+            let (view, bits, _) = &screen.outputs[k];
+            let depth = (k == 0).then_some(&screen.splat_depth);
+            record(frame, output, group, (LABELS[k], view, bits, depth), (input.method, input.count));
         }
     }
 }
 
 /// Records one output's passes with `method`: the raster pass, or the compute pass and its resolve.
 fn record(
-    encoder: &mut wgpu::CommandEncoder,
-    profiler: &Profiler,
-    (camera, bind_group): (&wgpu::BindGroup, &wgpu::BindGroup),
+    frame: &mut Frame<'_>,
     output: &Output,
-    job: &Job<'_>,
+    group: &wgpu::BindGroup,
+    (label, view, bits, depth): (&str, &wgpu::TextureView, &wgpu::Buffer, Option<&wgpu::TextureView>),
     (method, count): (SplatMethod, u32),
 ) {
+    let clear = wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT);
     match method {
         SplatMethod::Raster => {
-            let depth = job.depth_attachment.map(|view| wgpu::RenderPassDepthStencilAttachment {
-                view,
-                depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(DEPTH_CLEAR), store: wgpu::StoreOp::Discard }),
-                stencil_ops: None,
-            });
-            let mut pass = target_pass(encoder, profiler, job.label, job.view, depth);
+            let depth = depth.map(|d| (d, wgpu::LoadOp::Clear(DEPTH_CLEAR), wgpu::StoreOp::Discard));
+            let mut pass = render_pass(frame.profiler, frame.encoder, label, view, clear, depth);
             if count > 0 {
                 pass.set_pipeline(&output.raster);
-                pass.set_bind_group(0, camera, &[]);
-                pass.set_bind_group(1, bind_group, &[]);
+                pass.set_bind_group(0, frame.frame_bind_group, &[]);
+                pass.set_bind_group(1, group, &[]);
                 pass.draw(0..6, 0..count);
             }
         }
         SplatMethod::Compute => {
-            encoder.clear_buffer(job.bits, 0, None);
+            frame.encoder.clear_buffer(bits, 0, None);
             if count > 0 {
-                let mut pass = profiler.compute_pass(encoder, job.label);
+                let mut pass = frame.compute_pass(label);
                 pass.set_pipeline(&output.compute);
-                pass.set_bind_group(0, camera, &[]);
-                pass.set_bind_group(1, bind_group, &[]);
+                pass.set_bind_group(1, group, &[]);
                 let groups = count.div_ceil(SPLAT_WG);
                 pass.dispatch_workgroups(groups.min(MAX_GROUPS_X), groups.div_ceil(MAX_GROUPS_X), 1);
             }
-            let mut pass = target_pass(encoder, profiler, "splat resolve", job.view, None);
+            let mut pass = render_pass(frame.profiler, frame.encoder, "splat resolve", view, clear, None);
             pass.set_pipeline(&output.resolve);
-            pass.set_bind_group(0, camera, &[]);
-            pass.set_bind_group(1, bind_group, &[]);
+            pass.set_bind_group(0, frame.frame_bind_group, &[]);
+            pass.set_bind_group(1, group, &[]);
             pass.draw(0..3, 0..1);
         }
     }
-}
-
-/// A timed render pass `label` that clears `view` (and `depth`, if any) and draws into it.
-fn target_pass<'p>(
-    encoder: &mut wgpu::CommandEncoder,
-    profiler: &'p Profiler,
-    label: &str,
-    view: &wgpu::TextureView,
-    depth: Option<wgpu::RenderPassDepthStencilAttachment<'_>>,
-) -> crate::gpu::profiler::TimedRenderPass<'p> {
-    profiler.render_pass(
-        encoder,
-        label,
-        wgpu::RenderPassDescriptor {
-            label: Some(label),
-            color_attachments: &[Some(clear(view))],
-            depth_stencil_attachment: depth,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        },
-    )
 }

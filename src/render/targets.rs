@@ -3,16 +3,8 @@
 //! blocking texture read-backs for headless use (8-bit RGBA, and float RGBA for HDR targets). Screen-sized targets are rebuilt by `resize`; nothing
 //! here depends on the scene.
 
-use super::camera::DEPTH_FORMAT;
+use super::frame::{DEPTH_FORMAT, OFFSCREEN_FORMAT, RAW_DEPTH_FORMAT, THICKNESS_FORMAT};
 use crate::gpu::GpuContext;
-
-/// Colour format of [`Offscreen::new`]: 8-bit sRGB, so shaders write linear values.
-pub const OFFSCREEN_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
-
-/// Colour format of HDR (EXR) screenshots: 16-bit float RGBA, holding the linear (tone-mapped, not
-/// sRGB-encoded) image. Half floats keep 11 significant bits (better than 8-bit sRGB everywhere) and,
-/// unlike `Rgba32Float`, are filterable on every adapter, which the water's refraction lookup needs.
-pub const HDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 
 /// An off-screen colour texture (`RENDER_ATTACHMENT | COPY_SRC | TEXTURE_BINDING`) and a matching
 /// `Depth32Float` depth texture, both `size` pixels.
@@ -66,10 +58,6 @@ impl Offscreen {
     }
 }
 
-/// Format of the raw and smoothed fluid depth targets: linear view depth in metres, 0 = no fluid.
-pub const RAW_DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;
-/// Format of the fluid thickness target: summed path length in metres (blendable).
-pub const THICKNESS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 /// Edge of the square screen tiles of the curvature flow's empty-space skipping, pixels.
 pub const TILE_SIZE: u32 = 16;
 

@@ -6,9 +6,11 @@
 //! ray-marched once per height sample by a compute pass ("terrain shadow",
 //! `shaders/render/terrain_shadow.wgsl`) whenever the sun or the terrain changes, and interpolated per
 //! pixel: on an H100 at 1920x1080 the per-pixel march cost 3.1 of the pass's 5.6 ms every frame.
+//! The "terrain" pass clears the frame's colour and depth and draws the mesh into them.
 
-use super::camera::camera_bind_group_layout;
-use crate::gpu::GpuContext;
+use super::frame;
+use super::pass::{Frame, Pass};
+use crate::gpu::{self, GpuContext};
 use crate::terrain::Heightfield;
 
 /// Steps of the shadow ray march toward the sun per height sample.
@@ -85,41 +87,48 @@ struct TerrainData {
     shadow_bind_group: wgpu::BindGroup,
 }
 
+/// What the terrain pass needs per frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TerrainInput {
+    /// Unit vector toward the sun (the shadows are recomputed when it changes).
+    pub sun: glam::Vec3,
+    /// Draw the mesh (false: the pass only clears the targets).
+    pub draw: bool,
+}
+
 impl TerrainPass {
-    /// Builds the pipeline for colour targets of `color_format` (depth: `Depth32Float`) and uploads `hf`.
-    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, hf: &Heightfield) -> Self {
+    /// Builds the pipelines for colour targets of `color_format` (depth: `Depth32Float`), with a flat
+    /// 2x2 heightfield until [`TerrainPass::set_heightfield`].
+    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
-        let module = crate::gpu::shader::module(device, "render/terrain.wgsl");
-        let camera_layout = camera_bind_group_layout(device);
+        let module = gpu::shader::module(device, "render/terrain.wgsl");
         let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("terrain bind group layout"),
             entries: &[
-                crate::gpu::uniform_entry(0, stages),
-                crate::gpu::storage_entry(1, true, stages),
-                crate::gpu::storage_entry(2, true, wgpu::ShaderStages::FRAGMENT),
+                gpu::uniform_entry::<TerrainUniform>(0, stages),
+                gpu::storage_entry::<f32>(1, true, stages),
+                gpu::storage_entry::<f32>(2, true, wgpu::ShaderStages::FRAGMENT),
             ],
         });
         let cs = wgpu::ShaderStages::COMPUTE;
         let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("terrain shadow bind group layout"),
-            entries: &[crate::gpu::uniform_entry(0, cs), crate::gpu::storage_entry(1, true, cs), crate::gpu::storage_entry(2, false, cs)],
+            entries: &[
+                gpu::uniform_entry::<TerrainUniform>(0, cs),
+                gpu::storage_entry::<f32>(1, true, cs),
+                gpu::storage_entry::<f32>(2, false, cs),
+            ],
         });
-        let shadow_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("terrain shadow pipeline layout"),
-            bind_group_layouts: &[None, Some(&shadow_layout)],
-            immediate_size: 0,
-        });
-        let shadow_module = crate::gpu::shader::module(device, "render/terrain_shadow.wgsl");
-        let shadow_pipeline = crate::gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("terrain pipeline layout"),
-            bind_group_layouts: &[Some(&camera_layout), Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = super::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleStrip, cull_mode: None, ..Default::default() }, color_format);
-        let uniform_data = TerrainUniform::from_heightfield(hf);
-        let data = upload(ctx, &layout, &shadow_layout, hf, &uniform_data);
+        let shadow_pipeline_layout = frame::pass_pipeline_layout(device, "terrain shadow pipeline layout", &shadow_layout);
+        let shadow_module = gpu::shader::module(device, "render/terrain_shadow.wgsl");
+        let shadow_pipeline = gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
+        let pipeline_layout = frame::pass_pipeline_layout(device, "terrain pipeline layout", &layout);
+        let strips = wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleStrip, cull_mode: None, ..Default::default() };
+        let pipeline = frame::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, strips, color_format);
+        let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
+        let uniform_data = TerrainUniform::from_heightfield(&flat);
+        let data = upload(ctx, &layout, &shadow_layout, &flat, &uniform_data);
         Self { pipeline, layout, shadow_pipeline, shadow_layout, data, uniform_data, shadow_valid: false }
     }
 
@@ -136,33 +145,41 @@ impl TerrainPass {
         self.shadow_valid = false;
     }
 
-    /// Recomputes the shadow factors when the sun (unit vector toward it) or the terrain changed since the
-    /// last time; nothing otherwise. Call before [`TerrainPass::draw`] in the same frame.
-    pub fn update_shadow(&mut self, ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder, profiler: &crate::gpu::Profiler, sun: glam::Vec3) {
+    /// Records "terrain shadow" when the sun (unit vector toward it) or the terrain changed since the last
+    /// time; nothing otherwise.
+    fn update_shadow(&mut self, frame: &mut Frame<'_>, sun: glam::Vec3) {
         let sun = sun.to_array();
         let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
         if (self.shadow_valid && self.uniform_data.sun_dir == sun) || nx == 0 || nz == 0 {
             return;
         }
         self.uniform_data.sun_dir = sun;
-        ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
-        let mut pass = profiler.compute_pass(encoder, "terrain shadow");
+        frame.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
+        let mut pass = frame.compute_pass("terrain shadow");
         pass.set_pipeline(&self.shadow_pipeline);
         pass.set_bind_group(1, &self.data.shadow_bind_group, &[]);
         pass.dispatch_workgroups(nx.div_ceil(8), nz.div_ceil(8), 1);
         self.shadow_valid = true;
     }
+}
 
-    /// Records the terrain: `nz - 1` strips of `2 nx` vertices. Bind group 0 is the frame's camera.
-    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, camera_bind_group: &wgpu::BindGroup) {
+impl Pass for TerrainPass {
+    type Input<'a> = TerrainInput;
+
+    /// "terrain shadow" when due, then "terrain": clears the frame's colour and depth and draws `nz - 1`
+    /// strips of `2 nx` vertices (when `draw`).
+    fn encode(&mut self, frame: &mut Frame<'_>, input: TerrainInput) {
         let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
-        if nx < 2 || nz < 2 {
-            return;
+        let draw = input.draw && nx >= 2 && nz >= 2;
+        if draw {
+            self.update_shadow(frame, input.sun);
         }
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, camera_bind_group, &[]);
-        pass.set_bind_group(1, &self.data.bind_group, &[]);
-        pass.draw(0..2 * nx, 0..nz - 1);
+        let mut pass = frame.target_pass("terrain", true);
+        if draw {
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(1, &self.data.bind_group, &[]);
+            pass.draw(0..2 * nx, 0..nz - 1);
+        }
     }
 }
 

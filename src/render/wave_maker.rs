@@ -1,11 +1,12 @@
 //! The wave maker's paddle (`shaders/render/wave_maker.wgsl`): a solid slab drawn at the moving wall of a
-//! piston wave maker (the simulation's `WaveMaker`), inside the "render" pass after the terrain, with
+//! piston wave maker (the simulation's `WaveMaker`), in a pass of its own ("wave maker") after the terrain, with
 //! depth so water and paddle occlude each other. Its position is evaluated in the vertex shader from the
 //! simulation's step state on the GPU (simulated time), so it moves exactly with the wall the particles
 //! feel, a frame of read-back latency never shows. Nothing is drawn when the simulation has no wave maker.
 
-use super::camera::camera_bind_group_layout;
-use crate::gpu::GpuContext;
+use super::frame;
+use super::pass::{Frame, Pass};
+use crate::gpu::{self, GpuContext};
 
 /// Drawn thickness of the paddle as a fraction of the domain's largest extent.
 const THICKNESS_FRACTION: f32 = 0.01;
@@ -63,49 +64,47 @@ pub struct WaveMakerPass {
 }
 
 impl WaveMakerPass {
-    /// Builds the pipeline for colour targets of `color_format` (depth: [`DEPTH_FORMAT`]).
+    /// Builds the pipeline for colour targets of `color_format` (depth: [`frame::DEPTH_FORMAT`]).
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
-        let module = crate::gpu::shader::module(device, "render/wave_maker.wgsl");
+        let module = gpu::shader::module(device, "render/wave_maker.wgsl");
         let stages = wgpu::ShaderStages::VERTEX_FRAGMENT;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("wave maker bind group layout"),
-            entries: &[crate::gpu::uniform_entry(0, stages), crate::gpu::storage_entry(1, true, stages)],
+            // Binding 1: the simulated clock, the step state's first two floats (`SimClock` in the shader).
+            entries: &[gpu::uniform_entry::<PaddleUniform>(0, stages), gpu::storage_entry::<[f32; 2]>(1, true, stages)],
         });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("wave maker pipeline layout"),
-            bind_group_layouts: &[Some(&camera_bind_group_layout(device)), Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = super::opaque_pipeline(device, "wave maker pipeline", &pipeline_layout, &module, wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleList, cull_mode: None, ..Default::default() }, color_format);
+        let pipeline_layout = frame::pass_pipeline_layout(device, "wave maker pipeline layout", &layout);
+        let triangles = wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleList, cull_mode: None, ..Default::default() };
+        let pipeline = frame::opaque_pipeline(device, "wave maker pipeline", &pipeline_layout, &module, triangles, color_format);
         let zero = PaddleUniform::new([0.0; 3], [1.0; 3], 0, 0.0, 0.0, 0.0);
-        let uniform = crate::gpu::uniform_buffer_init(device, "wave maker uniform", bytemuck::bytes_of(&zero));
+        let uniform = gpu::uniform_buffer_init(device, "wave maker uniform", bytemuck::bytes_of(&zero));
         Self { pipeline, layout, uniform, current: None, bound: None }
     }
+}
 
-    /// From the next draw on, draws `paddle` (its geometry, and the buffer holding the simulated time it
-    /// moves on), or nothing when `None`. Cheap when nothing changed (compares, writes nothing); call once
-    /// per frame before [`super::Renderer::encode`].
-    pub fn sync(&mut self, ctx: &GpuContext, paddle: Option<(PaddleUniform, &wgpu::Buffer)>) {
+impl Pass for WaveMakerPass {
+    /// The paddle to draw (its geometry, and the buffer holding the simulated time it moves on), if any.
+    type Input<'a> = Option<(PaddleUniform, &'a wgpu::Buffer)>;
+
+    /// Records "wave maker", the paddle (36 vertices) over the frame's targets, when there is one; nothing
+    /// otherwise. The uniform is written and the bind group rebuilt only when they change.
+    fn encode(&mut self, frame: &mut Frame<'_>, paddle: Self::Input<'_>) {
         let Some((uniform, clock)) = paddle else {
             self.current = None;
             return;
         };
         if self.current != Some(uniform) {
-            ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&uniform));
+            frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&uniform));
             self.current = Some(uniform);
         }
         if self.bound.as_ref().is_none_or(|(bound, _)| bound != clock) {
-            let group = crate::gpu::bind_buffers(&ctx.device, "wave maker bind group", &self.layout, &[&self.uniform, clock]);
+            let group = gpu::bind_buffers(frame.device, "wave maker bind group", &self.layout, &[&self.uniform, clock]);
             self.bound = Some((clock.clone(), group));
         }
-    }
-
-    /// Records the paddle (36 vertices) when there is one. Bind group 0 is the frame's camera.
-    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, camera_bind_group: &wgpu::BindGroup) {
-        let (Some(_), Some((_, group))) = (&self.current, &self.bound) else { return };
+        let Some((_, group)) = &self.bound else { return };
+        let mut pass = frame.target_pass("wave maker", false);
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, camera_bind_group, &[]);
         pass.set_bind_group(1, group, &[]);
         pass.draw(0..36, 0..1);
     }

@@ -1,6 +1,8 @@
 //! The simulation's GPU buffers as one bind group (group 0 of every simulation kernel): the binding
 //! table, its layouts (the grid build writes what later kernels only read) and the bind group.
 
+use super::gpu_data::{SimUniforms, StepState};
+use super::sources::SourcesGpu;
 use crate::gpu;
 
 /// Every GPU buffer of the simulation (bind group 0 of all simulation kernels, binding = field order).
@@ -48,13 +50,25 @@ impl Buffers {
         ]
     }
 
-    /// A layout over every binding of [`Self::all`], the bindings in `read_only` read-only.
+    /// A layout over every binding of [`Self::all`], the bindings in `read_only` read-only; each binding's
+    /// `min_binding_size` is its WGSL type's (the struct, or the element of its array).
     pub(super) fn layout(&self, device: &wgpu::Device, label: &str, read_only: &[u32]) -> wgpu::BindGroupLayout {
         let vis = wgpu::ShaderStages::COMPUTE;
         let entries: Vec<_> = self
             .all()
             .iter()
-            .map(|&(b, _)| if b == 0 { gpu::uniform_entry(0, vis) } else { gpu::storage_entry(b, read_only.contains(&b), vis) })
+            .map(|&(b, _)| {
+                let ro = read_only.contains(&b);
+                match b {
+                    0 => gpu::uniform_entry::<SimUniforms>(0, vis),
+                    1 => gpu::storage_entry::<StepState>(b, ro, vis),
+                    6 => gpu::storage_entry::<u32>(b, ro, vis),
+                    11 | 13 => gpu::storage_entry::<[f32; 2]>(b, ro, vis),
+                    12 => gpu::storage_entry::<f32>(b, ro, vis),
+                    16 => gpu::storage_entry::<SourcesGpu>(b, ro, vis),
+                    _ => gpu::storage_entry::<[f32; 4]>(b, ro, vis),
+                }
+            })
             .collect();
         device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries: &entries })
     }

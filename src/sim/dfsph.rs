@@ -20,9 +20,17 @@ pub struct SolveState {
 }
 const _: () = assert!(std::mem::size_of::<SolveState>() == 16);
 
-/// Bytes of one iteration's indirect arguments (`IterationArgs` in shaders/sim/dfsph.wgsl: the source
-/// kernel's (x, y, z, -), then the update kernel's at [`ARGS_UPD_OFFSET`]).
-const ITERATION_ARGS_BYTES: u64 = 32;
+/// One iteration's indirect dispatch arguments: the source kernel's (x, y, z, -), then the update
+/// kernel's at [`ARGS_UPD_OFFSET`]. WGSL twin: `IterationArgs` in shaders/sim/dfsph.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct IterationArgs {
+    pub src: [u32; 4],
+    pub upd: [u32; 4],
+}
+
+/// Bytes of one iteration's indirect arguments.
+const ITERATION_ARGS_BYTES: u64 = size_of::<IterationArgs>() as u64;
 
 /// Byte offset of the update kernel's dispatch arguments in an iteration's.
 const ARGS_UPD_OFFSET: u64 = 16;
@@ -65,11 +73,15 @@ impl DfsphStage {
         let vis = wgpu::ShaderStages::COMPUTE;
         let begin_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("dfsph solve begin layout"),
-            entries: &[gpu::storage_entry(0, false, vis), gpu::storage_entry(1, false, vis), gpu::storage_entry(2, false, vis)],
+            entries: &[
+                gpu::storage_entry::<SolveState>(0, false, vis),
+                gpu::storage_entry::<IterationArgs>(1, false, vis),
+                gpu::storage_entry::<IterationArgs>(2, false, vis),
+            ],
         });
         let next_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("dfsph solve next-iteration layout"),
-            entries: &[gpu::storage_entry(0, false, vis), gpu::storage_entry(1, false, vis)],
+            entries: &[gpu::storage_entry::<SolveState>(0, false, vis), gpu::storage_entry::<IterationArgs>(1, false, vis)],
         });
         let layout = |label: &str, groups: &[Option<&wgpu::BindGroupLayout>]| {
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: groups, immediate_size: 0 })

@@ -4,7 +4,11 @@
 use waterview::engine::{BuildOptions, Engine};
 use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
-use waterview::render::{AnisotropyPass, Ellipsoid, FlowSettings, FluidTargets, RenderSettings, SmoothPass};
+use waterview::render::frame::frame_bind_group_layout;
+use waterview::render::{
+    AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets, Frame, Offscreen, OrbitCamera,
+    Pass, RenderSettings, Targets,
+};
 
 /// The headless GPU context. A machine with no adapter FAILS here with a message naming the fix
 /// (install Mesa's software Vulkan); GPU tests never pass by skipping.
@@ -27,13 +31,28 @@ pub fn anisotropy_of(ctx: &GpuContext, positions: &[glam::Vec4], dx: f32) -> Vec
     let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(positions));
     let mut settings = RenderSettings::default();
     settings.fluid.dx = dx;
-    let mut pass = AnisotropyPass::new(ctx);
-    let profiler = Profiler::new(&ctx.device);
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    pass.encode(ctx, &mut enc, &profiler, &buffer, positions.len() as u32, settings.anisotropy_uniform(), None);
-    ctx.queue.submit([enc.finish()]);
+    let mut pass = AnisotropyPass::new(ctx, waterview::render::OFFSCREEN_FORMAT);
+    let input = AnisotropyInput { positions: &buffer, count: positions.len() as u32, params: settings.anisotropy_uniform(), version: None };
+    record_frame(ctx, &Offscreen::new(ctx, (1, 1)), &default_camera((1, 1)), |frame| pass.encode(frame, input));
     let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
     bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..positions.len()].to_vec()
+}
+
+/// The frame uniform of the default orbit camera for a `size`-pixel view.
+pub fn default_camera(size: (u32, u32)) -> CameraUniform {
+    OrbitCamera::default().uniform(size, glam::Vec3::Y, 1.0, 0.0)
+}
+
+/// Records `record` into a frame of its own over `target`, seen through `camera` (bind group 0 made here),
+/// and submits it.
+pub fn record_frame(ctx: &GpuContext, target: &Offscreen, camera: &CameraUniform, record: impl FnOnce(&mut Frame<'_>)) {
+    let buffer = waterview::gpu::uniform_buffer_init(&ctx.device, "test camera", bytemuck::bytes_of(camera));
+    let group = waterview::gpu::bind_buffers(&ctx.device, "test frame", &frame_bind_group_layout(&ctx.device), &[&buffer]);
+    let profiler = Profiler::new(&ctx.device);
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut frame = Frame { device: &ctx.device, queue: &ctx.queue, encoder: &mut encoder, profiler: &profiler, frame_bind_group: &group, camera, target };
+    record(&mut frame);
+    ctx.queue.submit([encoder.finish()]);
 }
 
 /// Reads an `R32Float` (or `R16Float`, converted) texture with `COPY_SRC` usage, row-major.
@@ -98,15 +117,13 @@ pub fn write_depth(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32]) {
 /// Writes `depth` (row-major, metres, 0 = no fluid) as the raw depth of `targets`, runs 40 curvature-flow
 /// iterations (tile-skipped, or over the whole screen) and reads back (smoothed depth, listed tiles).
 pub fn run_flow(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32], full_screen: bool) -> (Vec<f32>, u32) {
-    let mut pass = SmoothPass::new(ctx);
-    pass.resize(ctx, targets);
+    let scene = Offscreen::new(ctx, targets.size);
+    let mut pass = CurvatureFlowPass::new(ctx, scene.format());
+    pass.resize(&ctx.device, Some(Targets { scene: &scene, fluid: targets }));
     write_depth(ctx, targets, depth);
     let settings = FlowSettings { iterations: 40, step: 0.8, threshold: 0.5, focal: (1.6, 2.14), full_screen };
-    let profiler = Profiler::new(&ctx.device);
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    pass.encode(ctx, &mut enc, &profiler, targets, &settings);
-    ctx.queue.submit([enc.finish()]);
-    let out = read_float_texture(ctx, &targets.smooth[SmoothPass::result_index(settings.iterations)]);
+    record_frame(ctx, &scene, &default_camera(targets.size), |frame| pass.encode(frame, settings));
+    let out = read_float_texture(ctx, &targets.smooth[CurvatureFlowPass::result_index(settings.iterations)]);
     let count = u32::from_le_bytes(read_buffer_blocking(ctx, &targets.tile_counter)[..4].try_into().unwrap());
     (out, count)
 }

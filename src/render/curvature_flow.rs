@@ -1,0 +1,233 @@
+//! Screen-space curvature flow of the fluid depth (`shaders/render/curvature_flow.wgsl`): van der Laan,
+//! Green & Sainz, "Screen space fluid rendering with curvature flow" (I3D 2009), with empty-space skipping.
+//!
+//! Per frame: both ping-pong textures get a copy of the raw depth (so pixels that no iteration touches
+//! hold the same value in both); "tiles" classifies 16x16 screen tiles holding fluid (dilated by the 3x3
+//! stencil), compacts them into a list through an atomic counter and writes indirect dispatch arguments;
+//! "curvature flow" runs N explicit Euler iterations, each `dispatch_workgroups_indirect` over the listed
+//! tiles only, alternating between the two textures. `full_screen` runs every iteration over every pixel
+//! instead (same per-pixel arithmetic, so the results agree to the bit).
+//!
+//! Pipelines are screen-independent; the bind groups over the [`FluidTargets`] are rebuilt by
+//! [`Pass::resize`].
+
+use super::frame::{self, RAW_DEPTH_FORMAT};
+use super::pass::{Frame, Pass, Targets};
+use super::targets::FluidTargets;
+use crate::gpu::{self, GpuContext};
+
+/// Flow parameters, bind group 1 binding 0. WGSL twin: `Flow` in `shaders/render/curvature_flow.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct FlowUniform {
+    /// Screen size, pixels.
+    pub size: [u32; 2],
+    /// Tiles across.
+    pub tiles_x: u32,
+    /// Euler step as a fraction of the small-slope stability limit (0..1].
+    pub step: f32,
+    /// 2 / (Vx Fx) and 2 / (Vy Fy): V viewport pixels, F the projection's focal terms.
+    pub cx: f32,
+    pub cy: f32,
+    /// Depth jump (m) above which neighbours count as across a silhouette.
+    pub threshold: f32,
+    pub _pad: u32,
+}
+const _: () = assert!(size_of::<FlowUniform>() == 32);
+
+/// How one frame's flow runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSettings {
+    pub iterations: u32,
+    /// Fraction of the stability limit, (0, 1].
+    pub step: f32,
+    /// Silhouette threshold, metres.
+    pub threshold: f32,
+    /// Focal terms of the projection: `clip_from_view[0][0]`, `clip_from_view[1][1]`.
+    pub focal: (f32, f32),
+    /// Every pixel every iteration (no tile skipping).
+    pub full_screen: bool,
+}
+
+/// What the flow uses of one set of targets: its bind groups and the textures and buffers it copies,
+/// clears and dispatches from.
+struct Bound {
+    tiles: wgpu::BindGroup,
+    /// [0]: reads smooth[0], writes smooth[1]; [1]: the reverse.
+    flow: [wgpu::BindGroup; 2],
+    raw_depth: wgpu::Texture,
+    smooth: [wgpu::Texture; 2],
+    tile_counter: wgpu::Buffer,
+    tile_args: wgpu::Buffer,
+    /// Pixels, and tiles across and down.
+    size: (u32, u32),
+    tiles_xy: (u32, u32),
+}
+
+/// The curvature-flow pass: pipelines, uniform, and bind groups over the current targets.
+pub struct CurvatureFlowPass {
+    flow_layout: wgpu::BindGroupLayout,
+    tiles_layout: wgpu::BindGroupLayout,
+    classify: wgpu::ComputePipeline,
+    write_args: wgpu::ComputePipeline,
+    flow_tiles: wgpu::ComputePipeline,
+    flow_full: wgpu::ComputePipeline,
+    uniform: wgpu::Buffer,
+    bound: Option<Bound>,
+}
+
+impl CurvatureFlowPass {
+    /// Builds the pipelines; [`Pass::resize`] binds the targets before the first encode.
+    pub fn new(ctx: &GpuContext, _color_format: wgpu::TextureFormat) -> Self {
+        let device = &ctx.device;
+        let vis = wgpu::ShaderStages::COMPUTE;
+        let d2 = wgpu::TextureViewDimension::D2;
+        let flow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("curvature flow bind group layout"),
+            entries: &[
+                gpu::uniform_entry::<FlowUniform>(0, vis),
+                frame::texture_entry(1, vis, false, d2),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: vis,
+                    ty: wgpu::BindingType::StorageTexture {
+                        access: wgpu::StorageTextureAccess::WriteOnly,
+                        format: RAW_DEPTH_FORMAT,
+                        view_dimension: d2,
+                    },
+                    count: None,
+                },
+                gpu::storage_entry::<u32>(3, true, vis),
+                gpu::storage_entry::<[u32; 4]>(8, true, vis),
+            ],
+        });
+        let tiles_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("fluid tiles bind group layout"),
+            entries: &[
+                gpu::uniform_entry::<FlowUniform>(0, vis),
+                frame::texture_entry(1, vis, false, d2),
+                gpu::storage_entry::<u32>(4, false, vis),
+                gpu::storage_entry::<u32>(5, false, vis),
+                gpu::storage_entry::<[u32; 4]>(6, false, vis),
+                gpu::storage_entry::<u32>(7, false, vis),
+            ],
+        });
+        let module = gpu::shader::module(device, "render/curvature_flow.wgsl");
+        let flow_pl = frame::pass_pipeline_layout(device, "curvature flow pipeline layout", &flow_layout);
+        let tiles_pl = frame::pass_pipeline_layout(device, "fluid tiles pipeline layout", &tiles_layout);
+        let max_groups = [("MAX_GROUPS_X", gpu::max_groups_x() as f64)];
+        Self {
+            classify: gpu::compute_pipeline(device, &module, &tiles_pl, "classify"),
+            write_args: gpu::compute_pipeline_with(device, &module, &tiles_pl, "write_args", &max_groups),
+            flow_tiles: gpu::compute_pipeline(device, &module, &flow_pl, "flow_tiles"),
+            flow_full: gpu::compute_pipeline(device, &module, &flow_pl, "flow_full"),
+            uniform: gpu::uniform_buffer_init(device, "curvature flow uniform", bytemuck::bytes_of(&FlowUniform::zeroed())),
+            flow_layout,
+            tiles_layout,
+            bound: None,
+        }
+    }
+
+    /// Index into `FluidTargets::smooth` holding the result after `iterations` iterations.
+    pub fn result_index(iterations: u32) -> usize {
+        (iterations % 2) as usize
+    }
+}
+
+impl Pass for CurvatureFlowPass {
+    type Input<'a> = FlowSettings;
+
+    fn resize(&mut self, device: &wgpu::Device, targets: Option<Targets<'_>>) {
+        self.bound = targets.map(|t| bind(device, self, t.fluid));
+    }
+
+    /// Records the copies, "tiles" and "curvature flow" (see the module doc). The smoothed depth ends in
+    /// `targets.smooth[Self::result_index(settings.iterations)]`.
+    fn encode(&mut self, frame: &mut Frame<'_>, settings: FlowSettings) {
+        let Some(bound) = self.bound.as_ref() else {
+            log::error!("curvature flow: encode before resize");
+            return;
+        };
+        let (fx, fy) = settings.focal;
+        let uniform = FlowUniform {
+            size: [bound.size.0, bound.size.1],
+            tiles_x: bound.tiles_xy.0,
+            step: settings.step.clamp(0.0, 1.0),
+            cx: 2.0 / (bound.size.0 as f32 * fx),
+            cy: 2.0 / (bound.size.1 as f32 * fy),
+            threshold: settings.threshold.max(1e-6),
+            _pad: 0,
+        };
+        frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&uniform));
+        let extent = wgpu::Extent3d { width: bound.size.0, height: bound.size.1, depth_or_array_layers: 1 };
+        for t in &bound.smooth {
+            frame.encoder.copy_texture_to_texture(bound.raw_depth.as_image_copy(), t.as_image_copy(), extent);
+        }
+        frame.encoder.clear_buffer(&bound.tile_counter, 0, None);
+        {
+            let mut pass = frame.compute_pass("tiles");
+            pass.set_bind_group(1, &bound.tiles, &[]);
+            pass.set_pipeline(&self.classify);
+            pass.dispatch_workgroups(bound.tiles_xy.0, bound.tiles_xy.1, 1);
+            pass.set_pipeline(&self.write_args);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        if settings.iterations == 0 {
+            return;
+        }
+        let mut pass = frame.compute_pass("curvature flow");
+        let pipeline = if settings.full_screen { &self.flow_full } else { &self.flow_tiles };
+        pass.set_pipeline(pipeline);
+        for k in 0..settings.iterations {
+            pass.set_bind_group(1, &bound.flow[(k % 2) as usize], &[]);
+            if settings.full_screen {
+                pass.dispatch_workgroups(bound.tiles_xy.0, bound.tiles_xy.1, 1);
+            } else {
+                pass.dispatch_workgroups_indirect(&bound.tile_args, 0);
+            }
+        }
+    }
+}
+
+/// The flow's bind groups over `targets`, and the handles it records copies and dispatches with.
+fn bind(device: &wgpu::Device, pass: &CurvatureFlowPass, targets: &FluidTargets) -> Bound {
+    let tex = |v| wgpu::BindingResource::TextureView(v);
+    let entry = |binding, resource| wgpu::BindGroupEntry { binding, resource };
+    let tiles = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("fluid tiles bind group"),
+        layout: &pass.tiles_layout,
+        entries: &[
+            entry(0, pass.uniform.as_entire_binding()),
+            entry(1, tex(&targets.raw_depth_view)),
+            entry(4, targets.tile_list.as_entire_binding()),
+            entry(5, targets.tile_counter.as_entire_binding()),
+            entry(6, targets.tile_args.as_entire_binding()),
+            entry(7, targets.tile_mask.as_entire_binding()),
+        ],
+    });
+    let flow = |from: usize| {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("curvature flow bind group"),
+            layout: &pass.flow_layout,
+            entries: &[
+                entry(0, pass.uniform.as_entire_binding()),
+                entry(1, tex(&targets.smooth_views[from])),
+                entry(2, tex(&targets.smooth_views[1 - from])),
+                entry(3, targets.tile_list.as_entire_binding()),
+                entry(8, targets.tile_args.as_entire_binding()),
+            ],
+        })
+    };
+    Bound {
+        tiles,
+        flow: [flow(0), flow(1)],
+        raw_depth: targets.raw_depth.clone(),
+        smooth: targets.smooth.clone(),
+        tile_counter: targets.tile_counter.clone(),
+        tile_args: targets.tile_args.clone(),
+        size: targets.size,
+        tiles_xy: targets.tiles,
+    }
+}
+
+use bytemuck::Zeroable as _;
