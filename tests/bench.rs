@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use waterview::bench::{self, report::CSV_HEADER, Plan};
+use waterview::bench::{self, report::CSV_HEADER, ConfigResult, Plan};
 use waterview::cli::{parse_count, parse_workgroup_size, BenchArgs};
 use waterview::render::SplatMethod;
 use waterview::scene::Scene;
@@ -19,6 +19,24 @@ fn temp_dir(name: &str) -> PathBuf {
 
 fn column(header: &csv::StringRecord, name: &str) -> usize {
     header.iter().position(|h| h == name).unwrap_or_else(|| panic!("bench.csv has no column {name}"))
+}
+
+/// The frame times of one result: with GPU timings a finite positive span that covers every single pass
+/// (simulation and render, each a median over the same frames), and always a positive median wall clock.
+fn check_frame_times(r: &ConfigResult) {
+    assert!(r.wall_ms_per_frame > 0.0 && r.wall_ms_per_frame.is_finite(), "median wall {} ms", r.wall_ms_per_frame);
+    assert!(r.wall_mean_ms_per_frame > 0.0 && r.wall_mean_ms_per_frame.is_finite(), "mean wall {} ms", r.wall_mean_ms_per_frame);
+    if !r.gpu_timed() {
+        return;
+    }
+    let span = r.gpu_span_ms_per_frame.unwrap_or_else(|| panic!("no GPU span with per-pass timings: {r:?}"));
+    assert!(span > 0.0 && span.is_finite(), "GPU span {span} ms");
+    // The frame's GPU work lies inside its submit-and-wait; the slack allows for a GPU clock that runs
+    // apart from the CPU's, and a unit slip (s or us for ms) still fails.
+    assert!(span <= 2.0 * r.wall_ms_per_frame, "GPU span {span} ms beyond the median wall clock {} ms", r.wall_ms_per_frame);
+    let (label, largest) =
+        r.passes.iter().chain(&r.render).map(|p| (p.label.as_str(), p.ms_per_frame)).max_by(|a, b| a.1.total_cmp(&b.1)).expect("passes");
+    assert!(span >= largest * (1.0 - 1e-9), "GPU span {span} ms shorter than the pass {label} ({largest} ms)");
 }
 
 #[test]
@@ -46,6 +64,12 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
     let slopes = report.slopes();
     assert_eq!(slopes.len(), 2, "one slope per workgroup size: {slopes:?}");
     assert!(slopes.iter().all(|(_, s)| s.is_finite()), "slopes {slopes:?}");
+    for r in &report.results {
+        check_frame_times(r);
+        if ctx.has_timestamps() {
+            assert!(r.gpu_span_ms_per_frame.is_some(), "lavapipe has timestamp queries: a span is expected: {r:?}");
+        }
+    }
 
     let dir = temp_dir("bench-test");
     bench::report::write_all(&report, &dir).expect("outputs written");
@@ -71,6 +95,19 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         // The scene's solver is DFSPH: at least one iteration of each solve per step, a positive step.
         let (its, div, dt) = (num(r, column(&header, "density_iterations")), num(r, column(&header, "divergence_iterations")), num(r, column(&header, "dt_ms")));
         assert!(its >= 1.0 && div >= 1.0 && dt > 0.0, "solver figures: {its} + {div} iterations, dt {dt} ms");
+        // The configuration's frame times: median and mean wall always, the GPU span with timestamp queries.
+        let (wall, wall_mean) = (num(r, column(&header, "wall_ms_per_frame")), num(r, column(&header, "wall_mean_ms_per_frame")));
+        assert!(wall > 0.0 && wall.is_finite() && wall_mean > 0.0 && wall_mean.is_finite(), "wall {wall} ms, mean {wall_mean} ms");
+        let c_span = column(&header, "gpu_span_ms_per_frame");
+        if ctx.has_timestamps() {
+            let span = num(r, c_span);
+            assert!(span > 0.0 && span.is_finite(), "GPU span {span} ms: {r:?}");
+        } else {
+            assert!(r[c_span].is_empty(), "a GPU span without timestamp queries: {r:?}");
+        }
+        if &r[c_pass] == "wall" {
+            assert!((num(r, c_frame) - wall).abs() < 1e-5, "the wall row is the median wall clock: {r:?}");
+        }
     }
     for target in ["500", "1000"] {
         for wg in ["64", "128"] {
@@ -89,6 +126,10 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
     // Markdown: the summary table, the slopes and one pass table per configuration.
     let md = std::fs::read_to_string(dir.join("bench.md")).expect("bench.md");
     assert!(md.contains("## Summary") && md.contains("| particles | workgroup | ms/step |"), "{md}");
+    for col in ["pass sum ms/frame", "GPU span ms/frame", "median wall ms/frame"] {
+        assert!(md.contains(col), "no summary column {col}: {md}");
+    }
+    assert!(md.contains("first to last timestamp, idle gaps included") && md.contains("submit and wait"), "{md}");
     assert!(md.contains("slope"), "{md}");
     assert_eq!(md.matches("| pass | ms/step | share % |").count(), 4, "{md}");
 
@@ -167,6 +208,8 @@ fn experiment_options_run_and_shrink_the_table() {
         report.results[0].clone()
     };
     let (a, b) = (run(&base), run(&small));
+    check_frame_times(&a);
+    check_frame_times(&b);
     assert_eq!(a.particles, b.particles, "same scene, same count");
     assert!(b.ms_per_step() > 0.0 && b.ms_per_step().is_finite(), "ms/step {}", b.ms_per_step());
     let saved = (a.bytes_allocated as f64 - b.bytes_allocated as f64) / a.particles as f64;

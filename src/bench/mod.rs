@@ -10,13 +10,24 @@
 //!   and sinks, so the count stays fixed), runs `warmup` frames,
 //!   then `frames` timed frames. A frame is what the app records: `substeps` steps, the statistics
 //!   reduction and one [`Renderer::encode`] of the scene camera into an [`Offscreen`] target. The
-//!   CPU waits for every frame (submit-and-wait: the wall-clock cross-check), so each frame's
-//!   timestamp queries arrive on the next frame and every timed frame is sampled once.
+//!   CPU waits for every frame (submit-and-wait), so each frame's timestamp queries arrive on the next
+//!   frame and every timed frame is sampled once.
 //! - Simulation and rendering are timed by two separate [`Profiler`]s, so any pass the renderer adds
 //!   counts as rendering without a list of labels here. Per pass the median over the timed frames of
 //!   its ms per frame is kept; divided by `substeps` it is ms per step (the once-per-frame statistics
 //!   pass is amortised the same way). Total ms per step is the sum over simulation passes;
-//!   particle-steps per second = N / (ms per step).
+//!   particle-steps per second = N / (ms per step). These sums count only the time inside passes.
+//! - Three figures per frame, each the median over the timed frames:
+//!   - the **GPU span** ([`ConfigResult::gpu_span_ms_per_frame`]): the earliest start to the latest end
+//!     over both profilers' timestamp queries of the frame (they read the same GPU clock), so the idle
+//!     gaps between dispatches and passes, and the copies and clears recorded outside timed passes,
+//!     count; work before the first or after the last timed pass does not. With `--submit-per-step` it
+//!     also includes the CPU's waits between the frame's submissions;
+//!   - the **sum of pass times** ([`ConfigResult::ms_per_frame`]): `substeps` x ms per step + render,
+//!     each pass's own median, gaps excluded;
+//!   - the **wall clock** ([`ConfigResult::wall_ms_per_frame`]): from the start of encoding to the end of
+//!     the wait for the frame's submission (CPU encoding, submission and the wait included); its mean
+//!     is kept too ([`ConfigResult::wall_mean_ms_per_frame`]), as a few slow frames show there.
 //! - `--sweep` doubles N from 1 000 until a step takes over a second, the GPU refuses the size
 //!   (recorded, not fatal) or the cap is passed, and fits the log-log slope of ms per step over N.
 //!
@@ -25,6 +36,7 @@
 pub mod plot;
 pub mod report;
 
+use crate::gpu::profiler::span_union;
 use crate::gpu::{GpuContext, PassTime, Profiler};
 use crate::engine::{self, BuildOptions, Engine, EngineError};
 use crate::render::{Offscreen, OrbitCamera, RenderSettings, Renderer, OFFSCREEN_FORMAT};
@@ -93,8 +105,15 @@ pub struct ConfigResult {
     pub passes: Vec<PassStat>,
     /// Render passes (empty without timestamp queries).
     pub render: Vec<PassStat>,
-    /// Wall-clock milliseconds per frame, submit-and-wait, averaged over the timed frames.
+    /// GPU span of a frame, milliseconds: first to last timestamp over the simulation's and the
+    /// renderer's queries of the frame, idle gaps included; the median over the timed frames whose
+    /// timings arrived. `None` without timestamp queries.
+    pub gpu_span_ms_per_frame: Option<f64>,
+    /// Wall-clock milliseconds per frame (encode, submit and wait for the GPU), the median over the
+    /// timed frames.
     pub wall_ms_per_frame: f64,
+    /// The same wall clock averaged over the timed frames (slow outlier frames pull it up).
+    pub wall_mean_ms_per_frame: f64,
     /// `Simulation::bytes_allocated()`.
     pub bytes_allocated: u64,
     /// Timed frames whose GPU timings arrived.
@@ -124,7 +143,9 @@ impl ConfigResult {
     pub fn render_ms_per_frame(&self) -> f64 {
         self.render.iter().map(|p| p.ms_per_frame).sum()
     }
-    /// Milliseconds per rendered frame: `substeps` steps plus the render.
+    /// Milliseconds per rendered frame: `substeps` steps plus the render. With timestamp queries this
+    /// is the sum of the passes' medians (gaps between passes excluded; compare
+    /// [`ConfigResult::gpu_span_ms_per_frame`]).
     pub fn ms_per_frame(&self) -> f64 {
         self.ms_per_step() * self.substeps as f64 + self.render_ms_per_frame()
     }
@@ -270,8 +291,10 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
             match run_config(ctx, scene, &setup, dx, wg, plan) {
                 Ok(mut r) => {
                     r.target_particles = target;
+                    let span = r.gpu_span_ms_per_frame.map_or("n/a".to_string(), |s| format!("{s:.3}"));
                     eprintln!(
-                        "{:.3} ms/step, {:.3} ms/frame, wall {:.3} ms/frame; {:.1} density + {:.1} divergence iterations per step, dt {:.2} ms",
+                        "{:.3} ms/step; per frame: GPU span {span} ms, sum of passes {:.3} ms, median wall {:.3} ms; \
+                         {:.1} density + {:.1} divergence iterations per step, dt {:.2} ms",
                         r.ms_per_step(),
                         r.ms_per_frame(),
                         r.wall_ms_per_frame,
@@ -351,8 +374,8 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
     settings.fluid.splats = plan.splats;
     settings.cache_background = !plan.redraw_background;
     settings.particle.radius = engine.sim().particle_radius();
-    let (mut sim_samples, mut render_samples) = (Vec::new(), Vec::new());
-    let mut wall_s = 0.0;
+    let (mut sim_samples, mut render_samples, mut spans_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut wall_ms = Vec::new();
     let mut solver = Vec::new();
     let total = plan.warmup + plan.frames + 1;
     for i in 0..total {
@@ -380,7 +403,7 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         let index = ctx.queue.submit([encoder.finish()]);
         engine.sim_mut().after_submit();
         // Collects frame i-1's timings (mapped by the previous wait).
-        let (sim_before, render_before) = (sim_profiler.latest().to_vec(), render_profiler.latest().to_vec());
+        let finished_before = (sim_profiler.frames_finished(), render_profiler.frames_finished());
         sim_profiler.end_frame(&ctx.queue);
         render_profiler.end_frame(&ctx.queue);
         ctx.device
@@ -388,14 +411,27 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
             .context("waiting for the GPU")?;
         let timed = (plan.warmup..plan.warmup + plan.frames).contains(&i);
         if timed {
-            wall_s += started.elapsed().as_secs_f64();
+            wall_ms.push(1e3 * started.elapsed().as_secs_f64());
         }
         if let Some(s) = engine.sim_mut().poll_stats().filter(|_| timed) {
             solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
         }
         if i > plan.warmup {
-            push_if_new(&mut sim_samples, &sim_before, sim_profiler.latest());
-            push_if_new(&mut render_samples, &render_before, render_profiler.latest());
+            // Frame i-1 (a timed frame) arrived: its passes per profiler and the span over both.
+            let (sim_new, render_new) =
+                (sim_profiler.frames_finished() > finished_before.0, render_profiler.frames_finished() > finished_before.1);
+            let (sim_frame, render_frame) = (sim_profiler.latest_frame(), render_profiler.latest_frame());
+            if sim_new && !sim_frame.passes.is_empty() {
+                sim_samples.push(sim_frame.passes.clone());
+            }
+            if render_new && !render_frame.passes.is_empty() {
+                render_samples.push(render_frame.passes.clone());
+            }
+            if sim_new && render_new {
+                if let Some(s) = span_union(sim_frame.span.clone(), render_frame.span.clone()) {
+                    spans_ms.push(1e3 * (s.end - s.start));
+                }
+            }
         }
     }
     let n = engine.sim().capacity();
@@ -412,7 +448,9 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         substeps,
         passes: stats(&sim_samples),
         render: stats(&render_samples),
-        wall_ms_per_frame: 1e3 * wall_s / plan.frames as f64,
+        gpu_span_ms_per_frame: median(&spans_ms),
+        wall_ms_per_frame: median(&wall_ms).unwrap_or(0.0),
+        wall_mean_ms_per_frame: wall_ms.iter().sum::<f64>() / wall_ms.len().max(1) as f64,
         bytes_allocated: engine.sim().bytes_allocated(),
         samples: sim_samples.len(),
         density_iterations: mean(0),
@@ -421,10 +459,15 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
     })
 }
 
-/// Keeps `now` when it differs from `before` (a new profiler frame arrived).
-fn push_if_new(samples: &mut Vec<Vec<PassTime>>, before: &[PassTime], now: &[PassTime]) {
-    if !now.is_empty() && now != before {
-        samples.push(now.to_vec());
+/// Median of `values` (the mean of the middle two for an even count); `None` when empty.
+fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[m]),
+        _ => Some(0.5 * (v[m - 1] + v[m])),
     }
 }
 
@@ -439,11 +482,23 @@ fn medians(samples: &[Vec<PassTime>], substeps: u32) -> Vec<PassStat> {
     labels
         .into_iter()
         .map(|label| {
-            let mut v: Vec<f64> = samples.iter().map(|s| s.iter().find(|p| p.label == label).map_or(0.0, |p| p.ms)).collect();
-            v.sort_by(f64::total_cmp);
-            let m = v.len() / 2;
-            let ms = if v.len() % 2 == 1 { v[m] } else { 0.5 * (v[m - 1] + v[m]) };
+            let v: Vec<f64> = samples.iter().map(|s| s.iter().find(|p| p.label == label).map_or(0.0, |p| p.ms)).collect();
+            let ms = median(&v).unwrap_or(0.0);
             PassStat { label: label.to_string(), ms_per_frame: ms, ms_per_step: ms / substeps.max(1) as f64 }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        // One slow frame moves the mean, not the median.
+        assert_eq!(median(&[1.0, 1.0, 100.0]), Some(1.0));
+    }
 }

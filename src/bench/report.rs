@@ -1,6 +1,8 @@
 //! Benchmark outputs: `bench.csv` (one row per configuration and pass, see [`CSV_HEADER`]), `bench.md`
 //! (a summary table, the log-log slopes, then a pass | ms/step | share % table per configuration) and
-//! `bench.png` (see [`super::plot`]).
+//! `bench.png` (see [`super::plot`]). Three frame times are reported side by side (see the module docs of
+//! [`super`]): the GPU span of a frame (first to last timestamp, idle gaps included), the sum of pass
+//! times, and the median wall clock per frame (submit and wait).
 
 use super::{ConfigResult, Report};
 use anyhow::{Context, Result};
@@ -9,16 +11,21 @@ use std::path::Path;
 
 /// Columns of `bench.csv`, in order. Rows per configuration: one per simulation pass, then `total`
 /// (sum of the simulation passes), one `render:<label>` per render pass when there are several, `render`
-/// (their sum), `frame` (substeps steps + render) and `wall` (wall clock per frame, submit-and-wait).
+/// (their sum), `frame` (substeps steps + render: the sum of pass times) and `wall` (the median wall clock
+/// per frame, submit and wait).
 /// `ms_per_step` of the once-per-frame rows is amortised over the frame's substeps; `share_pct` is a
 /// pass's share of `total`, or for `render` its share of `frame`. `bytes_per_particle` and
 /// `particle_steps_per_s` belong to the configuration and repeat on its rows, as do the solver's mean
 /// `density_iterations`, `divergence_iterations` per step and time step `dt_ms` (from the statistics read
-/// back during the timed frames, see [`ConfigResult`]). A configuration that
+/// back during the timed frames, see [`ConfigResult`]), and the frame times of the configuration:
+/// `gpu_span_ms_per_frame` (GPU span of a frame, first to last timestamp, idle gaps included; median over
+/// the timed frames; empty without timestamp queries), `wall_ms_per_frame` (median wall clock per frame,
+/// submit and wait) and `wall_mean_ms_per_frame` (its mean). A configuration that
 /// could not run has one row with `pass` = `error` and the reason in `error`.
-pub const CSV_HEADER: [&str; 16] = [
+pub const CSV_HEADER: [&str; 19] = [
     "adapter", "scene", "target_particles", "particles", "workgroup_size", "substeps", "pass", "ms_per_step", "ms_per_frame",
-    "share_pct", "bytes_per_particle", "particle_steps_per_s", "density_iterations", "divergence_iterations", "dt_ms", "error",
+    "share_pct", "bytes_per_particle", "particle_steps_per_s", "density_iterations", "divergence_iterations", "dt_ms",
+    "gpu_span_ms_per_frame", "wall_ms_per_frame", "wall_mean_ms_per_frame", "error",
 ];
 
 /// Writes `bench.csv`, `bench.md` and, with more than one particle count, `bench.png` into `dir`.
@@ -57,6 +64,8 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
             rec.push(format!("{:.1}", r.bytes_per_particle()));
             rec.push(format!("{:.6e}", r.particle_steps_per_s()));
             rec.extend([r.density_iterations, r.divergence_iterations, r.dt_ms].map(|v| format!("{v:.3}")));
+            rec.push(r.gpu_span_ms_per_frame.map_or(String::new(), |v| format!("{v:.6}")));
+            rec.extend([r.wall_ms_per_frame, r.wall_mean_ms_per_frame].map(|v| format!("{v:.6}")));
             rec.push(String::new());
             w.write_record(&rec)?;
         }
@@ -64,7 +73,7 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
     for f in &report.failures {
         let mut rec = vec![report.adapter.clone(), report.scene.clone(), f.target_particles.to_string(), String::new()];
         rec.extend([f.workgroup_size.to_string(), String::new(), "error".into()]);
-        rec.extend(std::iter::repeat_n(String::new(), 8));
+        rec.extend(std::iter::repeat_n(String::new(), CSV_HEADER.len() - 8));
         rec.push(f.error.clone());
         w.write_record(&rec)?;
     }
@@ -89,6 +98,17 @@ fn result_rows(r: &ConfigResult) -> Vec<(String, f64, f64, Option<f64>)> {
     rows.push(("frame".into(), frame / steps, frame, Some(100.0)));
     rows.push(("wall".into(), r.wall_ms_per_frame / steps, r.wall_ms_per_frame, None));
     rows
+}
+
+/// What the summary's three frame-time columns are, printed above the table.
+const FRAME_TIMES_LEGEND: &str = "Frame times, each the median over the timed frames: **pass sum** = sum of pass times \
+(substeps x ms/step + render; gaps between passes excluded); **GPU span** = GPU span of a frame (first to last timestamp, \
+idle gaps included); **median wall** = median wall clock per frame (submit and wait: CPU encoding, submission and the \
+wait for the GPU).\n\n";
+
+/// The GPU span per frame with three decimals, or `n/a` without timestamp queries.
+fn span_text(r: &ConfigResult) -> String {
+    r.gpu_span_ms_per_frame.map_or("n/a".to_string(), |v| format!("{v:.3}"))
 }
 
 /// Thousands separated by thin spaces: 1 234 567.
@@ -126,18 +146,23 @@ pub fn summary_markdown(report: &Report) -> String {
         s.push_str("- no GPU timestamp queries on this adapter: ms/step is wall clock / substeps, no per-pass times\n");
     }
     s.push_str("\n## Summary\n\n");
-    s.push_str("| particles | workgroup | ms/step | steps/frame | render ms/frame | ms/frame | wall ms/frame | particle-steps/s | bytes/particle | iterations (density + divergence) | dt ms |\n");
-    s.push_str("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    s.push_str(FRAME_TIMES_LEGEND);
+    s.push_str(
+        "| particles | workgroup | ms/step | steps/frame | render ms/frame | pass sum ms/frame | GPU span ms/frame | median wall ms/frame \
+         | particle-steps/s | bytes/particle | iterations (density + divergence) | dt ms |\n",
+    );
+    s.push_str("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for r in &report.results {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.0} | {:.1} + {:.1} | {:.2} |",
+            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {} | {:.3} | {:.3e} | {:.0} | {:.1} + {:.1} | {:.2} |",
             count(r.particles as u64),
             r.workgroup_size,
             r.ms_per_step(),
             r.substeps,
             r.render_ms_per_frame(),
             r.ms_per_frame(),
+            span_text(r),
             r.wall_ms_per_frame,
             r.particle_steps_per_s(),
             r.bytes_per_particle(),
@@ -186,8 +211,9 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(s, "| **total** | **{:.4}** | 100.0 |", r.ms_per_step());
         let _ = writeln!(
             s,
-            "\nrender {:.3} ms/frame{}; {:.3} ms per rendered frame; wall clock {:.3} ms/frame; {:.3e} particle-steps/s; \
-             {:.0} bytes/particle ({:.1} MiB).",
+            "\nrender {:.3} ms/frame{}; sum of pass times {:.3} ms per rendered frame; GPU span of a frame (first to last \
+             timestamp, idle gaps included) {} ms; median wall clock per frame (submit and wait) {:.3} ms (mean {:.3} ms); \
+             {:.3e} particle-steps/s; {:.0} bytes/particle ({:.1} MiB).",
             r.render_ms_per_frame(),
             if r.render.len() > 1 {
                 let parts: Vec<String> = r.render.iter().map(|p| format!("{} {:.3}", p.label, p.ms_per_frame)).collect();
@@ -196,7 +222,9 @@ pub fn markdown(report: &Report) -> String {
                 String::new()
             },
             r.ms_per_frame(),
+            span_text(r),
             r.wall_ms_per_frame,
+            r.wall_mean_ms_per_frame,
             r.particle_steps_per_s(),
             r.bytes_per_particle(),
             r.bytes_allocated as f64 / (1024.0 * 1024.0)

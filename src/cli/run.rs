@@ -86,10 +86,12 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// Prints the GPU time per pass of the last timed frame and their sum, per frame and per step; nothing
-/// when no frame was timed (no timestamp queries, or a run shorter than the profiler's latency).
+/// Prints the GPU time per pass of the last timed frame and their sum, per frame and per step, then that
+/// frame's GPU span (first to last timestamp, idle gaps included); nothing when no frame was timed (no
+/// timestamp queries, or a run shorter than the profiler's latency).
 fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
-    let passes = profiler.latest();
+    let frame = profiler.latest_frame();
+    let passes = &frame.passes;
     if passes.is_empty() {
         return;
     }
@@ -101,6 +103,9 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
     let step_ms = total / steps_per_frame;
     let rate = particles as f64 / (step_ms * 1e-3);
     eprintln!("  {:<15} {total:9.3} ms/frame {step_ms:9.3} ms/step  ({rate:.3e} particle-steps/s)", "total");
+    if let Some(span) = frame.span_ms() {
+        eprintln!("  {:<15} {span:9.3} ms/frame                    (first to last timestamp, idle gaps included)", "GPU span");
+    }
 }
 
 /// Renders the engine's current state from the scene's camera at `size` pixels and writes it to `out`: an

@@ -8,7 +8,7 @@ pub mod scan;
 pub mod shader;
 
 pub use context::{GpuContext, GpuError};
-pub use profiler::{PassTime, Profiler};
+pub use profiler::{FrameTimes, PassTime, Profiler};
 
 use wgpu::util::DeviceExt;
 

@@ -1,9 +1,12 @@
 //! Per-pass GPU timing from timestamp queries (through `wgpu-profiler`). Every compute or render pass the
 //! engine records is opened with [`Profiler::compute_pass`] / [`Profiler::render_pass`]; results arrive
-//! asynchronously a few frames later and are summed per label into a table (ms per frame).
-//! Without timestamp support the table stays empty and nothing else changes.
+//! asynchronously a few frames later and are summed per label into a table (ms per frame). Besides the
+//! table each finished frame keeps its GPU span, the first timestamp to the last over all its queries
+//! ([`FrameTimes::span`]): unlike the sum of the passes it includes the idle gaps between them.
+//! Without timestamp support the table stays empty, the span is `None` and nothing else changes.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use wgpu_profiler::{GpuProfiler, GpuProfilerQuery, GpuProfilerSettings, GpuTimerQueryResult};
 
 /// GPU time of one labelled pass, summed over all its dispatches in one frame.
@@ -14,10 +17,37 @@ pub struct PassTime {
     pub ms: f64,
 }
 
-/// Wraps a [`GpuProfiler`] and keeps the latest finished frame's per-pass table.
+/// The GPU timings of one finished profiler frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameTimes {
+    /// Per-label GPU time, in the order labels first appeared ([`summarize`]).
+    pub passes: Vec<PassTime>,
+    /// Earliest start to latest end over all the frame's timestamp queries, nested ones included
+    /// ([`span`]), in seconds of the GPU clock (the origin is undefined, only differences and
+    /// comparisons with other profilers' spans on the same queue mean something). `None` when the frame
+    /// had no timed query.
+    pub span: Option<Range<f64>>,
+}
+
+impl FrameTimes {
+    /// Timings of one frame's results: the per-label table and the span.
+    pub fn from_results(results: &[GpuTimerQueryResult]) -> Self {
+        Self { passes: summarize(results), span: span(results) }
+    }
+
+    /// Length of [`FrameTimes::span`], milliseconds: the frame's GPU time from the first pass's start to
+    /// the last pass's end, idle gaps included.
+    pub fn span_ms(&self) -> Option<f64> {
+        self.span.as_ref().map(|s| (s.end - s.start) * 1e3)
+    }
+}
+
+/// Wraps a [`GpuProfiler`] and keeps the latest finished frame's timings ([`FrameTimes`]).
 pub struct Profiler {
     inner: GpuProfiler,
-    latest: Vec<PassTime>,
+    latest: FrameTimes,
+    /// Frames collected so far (tells a new frame from a repeat of the same table).
+    frames_finished: u64,
     enabled: bool,
 }
 
@@ -81,7 +111,7 @@ impl Profiler {
         let enabled = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let settings = GpuProfilerSettings { enable_timer_queries: enabled, enable_debug_groups: false, max_num_pending_frames: 4 };
         let inner = GpuProfiler::new(device, settings).expect("valid profiler settings");
-        Self { inner, latest: Vec::new(), enabled }
+        Self { inner, latest: FrameTimes::default(), frames_finished: 0, enabled }
     }
 
     /// Whether timings are being collected.
@@ -136,19 +166,53 @@ impl Profiler {
     }
 
     /// Call once per frame after submitting: closes the profiler frame and collects any finished
-    /// earlier frame into [`Profiler::latest`]. Never waits on the GPU.
+    /// earlier frame into [`Profiler::latest_frame`]. Never waits on the GPU.
     pub fn end_frame(&mut self, queue: &wgpu::Queue) {
         if self.inner.end_frame().is_err() {
             log::warn!("GPU profiler: frame ended with unclosed queries");
         }
         while let Some(results) = self.inner.process_finished_frame(queue.get_timestamp_period()) {
-            self.latest = summarize(&results);
+            self.latest = FrameTimes::from_results(&results);
+            self.frames_finished += 1;
         }
     }
 
     /// Per-pass GPU time of the most recent finished frame, in the order passes first appeared.
     pub fn latest(&self) -> &[PassTime] {
+        &self.latest.passes
+    }
+
+    /// All timings of the most recent finished frame: the per-pass table and the GPU span.
+    pub fn latest_frame(&self) -> &FrameTimes {
         &self.latest
+    }
+
+    /// GPU span of the most recent finished frame in seconds of the GPU clock ([`FrameTimes::span`]).
+    pub fn latest_span(&self) -> Option<Range<f64>> {
+        self.latest.span.clone()
+    }
+
+    /// How many frames have been collected since this profiler was made; it grows by one for each
+    /// finished frame [`Profiler::end_frame`] brings in, whatever its timings.
+    pub fn frames_finished(&self) -> u64 {
+        self.frames_finished
+    }
+}
+
+/// Earliest start to latest end over `results` and all their nested queries, seconds; `None` when no
+/// query has a time (timer queries off). Spans of several profilers on one queue combine with
+/// [`span_union`], as their timestamps come from the same GPU clock.
+pub fn span(results: &[GpuTimerQueryResult]) -> Option<Range<f64>> {
+    results.iter().fold(None, |acc, q| {
+        span_union(span_union(acc, q.time.clone()), span(&q.nested_queries))
+    })
+}
+
+/// The smallest range covering both (either may be `None`).
+pub fn span_union(a: Option<Range<f64>>, b: Option<Range<f64>>) -> Option<Range<f64>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.start.min(b.start)..a.end.max(b.end)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -169,4 +233,43 @@ pub fn summarize(results: &[GpuTimerQueryResult]) -> Vec<PassTime> {
     let mut sums = BTreeMap::new();
     walk(results, &mut order, &mut sums);
     order.into_iter().map(|label| PassTime { ms: sums[&label], label }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(label: &str, time: Option<Range<f64>>, nested: Vec<GpuTimerQueryResult>) -> GpuTimerQueryResult {
+        GpuTimerQueryResult { label: label.into(), pid: 0, tid: std::thread::current().id(), time, nested_queries: nested }
+    }
+
+    #[test]
+    fn span_covers_nested_queries_and_gaps() {
+        // Two top-level passes with a 1 ms gap; the second holds a nested query that ends after it and one
+        // untimed query; a third, untimed top-level query adds nothing.
+        let results = vec![
+            query("a", Some(1.000..1.002), vec![]),
+            query("b", Some(1.003..1.004), vec![query("b.inner", Some(1.0035..1.005), vec![]), query("b.off", None, vec![])]),
+            query("c", None, vec![query("c.inner", Some(0.9995..0.9999), vec![])]),
+        ];
+        let s = span(&results).expect("timed queries");
+        assert!((s.start - 0.9995).abs() < 1e-12 && (s.end - 1.005).abs() < 1e-12, "span {s:?}");
+        let frame = FrameTimes::from_results(&results);
+        let ms = frame.span_ms().expect("span");
+        assert!((ms - 5.5).abs() < 1e-9, "span {ms} ms");
+        // The sum of passes leaves the gaps out: 2 + 1 + 1.5 + 0.4 ms.
+        let sum: f64 = frame.passes.iter().map(|p| p.ms).sum();
+        assert!((sum - 4.9).abs() < 1e-9, "sum {sum} ms");
+        assert!(ms > sum);
+    }
+
+    #[test]
+    fn span_of_untimed_frames_is_none_and_union_combines() {
+        assert_eq!(span(&[]), None);
+        assert_eq!(span(&[query("off", None, vec![query("off.inner", None, vec![])])]), None);
+        assert_eq!(span_union(None, None), None);
+        assert_eq!(span_union(Some(2.0..3.0), None), Some(2.0..3.0));
+        assert_eq!(span_union(None, Some(1.0..1.5)), Some(1.0..1.5));
+        assert_eq!(span_union(Some(2.0..3.0), Some(1.0..2.5)), Some(1.0..3.0));
+    }
 }
