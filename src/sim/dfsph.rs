@@ -22,10 +22,10 @@ const _: () = assert!(std::mem::size_of::<SolveState>() == 16);
 
 /// Bytes of one iteration's indirect arguments (`IterationArgs` in shaders/sim/dfsph.wgsl: the source
 /// kernel's (x, y, z, -), then the update kernel's at [`ARGS_UPD_OFFSET`]).
-const ITERATION_ARGS_BYTES: u64 = 32;
+pub const ITERATION_ARGS_BYTES: u64 = 32;
 
 /// Byte offset of the update kernel's dispatch arguments in an iteration's.
-const ARGS_UPD_OFFSET: u64 = 16;
+pub const ARGS_UPD_OFFSET: u64 = 16;
 
 /// Most iterations a solve can record (the limit of `density_iterations` and `divergence_iterations` in
 /// [`super::SimParams`]), plus the one past the last whose arguments its last update writes.
