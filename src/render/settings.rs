@@ -53,7 +53,7 @@ impl FluidView {
     }
 
     /// The composite shader's `view` code.
-    pub(super) fn code(self) -> u32 {
+    pub fn code(self) -> u32 {
         match self {
             FluidView::Final | FluidView::Spheres => 0,
             FluidView::RawDepth => 1,
