@@ -34,12 +34,15 @@ struct Composite {
 @group(1) @binding(6) var lin: sampler;
 @group(1) @binding(7) var<storage, read> tile_mask: array<u32>;
 
-// Views, as FluidView in src/render/mod.rs.
+// Views, as FluidView::code in src/render/settings.rs.
 const VIEW_RAW_DEPTH: u32 = 1u;
 const VIEW_SMOOTHED_DEPTH: u32 = 2u;
 const VIEW_THICKNESS: u32 = 3u;
 const VIEW_NORMALS: u32 = 4u;
 const VIEW_TILES: u32 = 5u;
+
+// Edge of the curvature flow's screen tiles, pixels (TILE_SIZE in src/render/targets.rs).
+const TILE: u32 = 16u;
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
@@ -189,7 +192,7 @@ fn fs_debug(in: VsOut) -> @location(0) vec4<f32> {
             }
         }
         case VIEW_TILES: {
-            let tile = vec2<u32>(p) / 16u;
+            let tile = vec2<u32>(p) / TILE;
             let on = tile_mask[tile.y * comp.tiles_x + tile.x] != 0u;
             col = background_at(uv) * 0.5;
             if on {

@@ -5,8 +5,8 @@
 // one: the splat ray-casts it exactly, and its axes and orientation change by about 5e-4 of themselves
 // (the axis ratio is clamped to kr, so it stays positive definite).
 struct Ellipsoid {
-    centre: vec4<f32>,  // xyz = smoothed centre (m), w = bounding radius = longest semi-axis (m); 0 = not drawn
-    g: vec4<u32>,       // pack2x16float: (g00, g11), (g22, g01), (g02, g12), unused
+    centre: vec4<f32>,   // xyz = smoothed centre (m), w = bounding radius = longest semi-axis (m); 0 = not drawn
+    g_packed: vec4<u32>, // pack2x16float: (g00, g11), (g22, g01), (g02, g12), unused
 }
 
 // Largest magnitude stored (16-bit floats end at 65504): an axis of 15 um.
@@ -20,9 +20,9 @@ fn pack_ellipsoid(centre: vec3<f32>, bound: f32, g: mat3x3<f32>) -> Ellipsoid {
 
 // G as a matrix (symmetric: its columns are its rows).
 fn ellipsoid_g(e: Ellipsoid) -> mat3x3<f32> {
-    let d01 = unpack2x16float(e.g.x);
-    let d2o = unpack2x16float(e.g.y);
-    let o12 = unpack2x16float(e.g.z);
+    let d01 = unpack2x16float(e.g_packed.x);
+    let d2o = unpack2x16float(e.g_packed.y);
+    let o12 = unpack2x16float(e.g_packed.z);
     return mat3x3<f32>(
         vec3<f32>(d01.x, d2o.y, o12.x),
         vec3<f32>(d2o.y, d01.y, o12.y),

@@ -32,8 +32,6 @@ struct Splat {
     _pad2: u32,
 }
 
-// Rust twin: Ellipsoid in src/render/anisotropy.rs (64 bytes).
-
 @group(1) @binding(0) var<uniform> splat: Splat;
 @group(1) @binding(1) var<storage, read> ellipsoids: array<Ellipsoid>;
 @group(1) @binding(2) var scene_depth: texture_depth_2d;

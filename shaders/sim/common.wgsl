@@ -127,9 +127,9 @@ struct Sources {
     num_sinks: u32,
     _pad0: u32,
     _pad1: u32,
-    emitters: array<EmitterGpu, 8>,
-    state: array<EmitState, 8>,
-    sinks: array<SinkGpu, 8>,
+    emitters: array<EmitterGpu, MAX_SOURCES>,
+    state: array<EmitState, MAX_SOURCES>,
+    sinks: array<SinkGpu, MAX_SOURCES>,
 }
 
 @group(0) @binding(16) var<storage, read_write> sources: Sources;

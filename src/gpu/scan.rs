@@ -5,7 +5,7 @@
 use crate::gpu;
 
 /// Values per scan block (256 threads x 2).
-const SCAN_BLOCK: u32 = 512;
+pub const SCAN_BLOCK: u32 = 512;
 
 /// Multi-level exclusive prefix sum over a u32 buffer of fixed length.
 pub struct ScanPass {

@@ -19,7 +19,7 @@ use crate::gpu::{self, GpuContext};
 use crate::gpu::scan::ScanPass;
 
 /// Threads per workgroup of every kernel here.
-const WORKGROUP: u32 = 128;
+pub const WORKGROUP: u32 = 128;
 
 /// One particle's splat: an ellipsoid, 32 bytes. WGSL twin: `Ellipsoid` in
 /// `shaders/render/ellipsoid.wgsl`, which packs G's six entries into 16-bit floats (half the bytes of

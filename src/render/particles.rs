@@ -51,7 +51,8 @@ impl ColorMode {
         }
     }
 
-    fn gpu_code(self) -> u32 {
+    /// The particle shader's `color_mode` code (`MODE_*` in shaders/render/particles.wgsl).
+    pub fn gpu_code(self) -> u32 {
         match self {
             ColorMode::Speed => 0,
             ColorMode::Density => 1,

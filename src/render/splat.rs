@@ -33,7 +33,7 @@ pub enum SplatMethod {
 }
 
 /// Particles per workgroup of the compute splats (`SPLAT_WG` in the shader).
-const SPLAT_WG: u32 = 64;
+pub const SPLAT_WG: u32 = 64;
 /// Largest workgroup count along one dispatch dimension (WebGPU's minimum limit).
 const MAX_GROUPS_X: u32 = 65_535;
 

@@ -7,7 +7,7 @@ use crate::gpu::{self, GpuContext, Profiler};
 
 /// sqrt of the largest PCISPH pressure number p dt^2 / (rho0 h^2) a step may reach (twin of the constant
 /// in shaders/sim/time_step.wgsl, which explains it).
-const PCISPH_SQRT_N: f32 = 0.4472136;
+pub const PCISPH_SQRT_N: f32 = 0.4472136;
 
 /// Most steps [`Simulation::advance_to`] records into one submission (plus one).
 const MAX_STEPS_PER_SUBMISSION: u32 = 256;

@@ -33,7 +33,7 @@ pub struct IterationArgs {
 const ITERATION_ARGS_BYTES: u64 = size_of::<IterationArgs>() as u64;
 
 /// Byte offset of the update kernel's dispatch arguments in an iteration's.
-const ARGS_UPD_OFFSET: u64 = 16;
+const ARGS_UPD_OFFSET: u64 = std::mem::offset_of!(IterationArgs, upd) as u64;
 
 /// Most iterations a solve can record (the limit of `density_iterations` and `divergence_iterations` in
 /// [`super::SimParams`]), plus the one past the last whose arguments its last update writes.

@@ -2,7 +2,7 @@
 //! padding and a compile-time size check each. Converted from [`SimParams`] in one place, [`SimUniforms::new`].
 
 use super::kernel;
-use super::params::{Method, SimParams};
+use super::params::SimParams;
 use crate::scene::Aabb;
 use crate::terrain::Heightfield;
 use bytemuck::{Pod, Zeroable};
@@ -266,11 +266,7 @@ impl SimUniforms {
             r_collide: 0.25 * params.dx,
             boundary_factor: BOUNDARY_PRESSURE_FACTOR,
             grad_correction: derived.grad_correction,
-            method: match params.method {
-                Method::Dfsph => 0,
-                Method::Pcisph => 1,
-                Method::Wcsph => 2,
-            },
+            method: params.method.code(),
             sound_speed: c,
             tait_b: c * c * params.rho0 / 7.0,
             err_scale: (1e5f64.min(1e11 / n.max(1) as f64)) as f32,

@@ -29,10 +29,10 @@ mod stats;
 mod surface_tension;
 mod time_step;
 
-pub use advance::Advance;
+pub use advance::{Advance, PCISPH_SQRT_N};
 pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
-pub use stats::SimStats;
+pub use stats::{SimStats, STATS_WG};
 
 use thiserror::Error;
 

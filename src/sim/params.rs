@@ -30,6 +30,15 @@ impl Method {
             Method::Wcsph => "WCSPH",
         }
     }
+
+    /// The solver's code in `params.method` (`METHOD_DFSPH` etc. in shaders/sim/common.wgsl).
+    pub fn code(self) -> u32 {
+        match self {
+            Method::Dfsph => 0,
+            Method::Pcisph => 1,
+            Method::Wcsph => 2,
+        }
+    }
 }
 
 /// Solver parameters. All SI units.

@@ -18,7 +18,7 @@ pub(super) struct EmitStage {
 }
 
 /// Threads per workgroup of `emit` (its `@workgroup_size`).
-const EMIT_WG: u32 = 64;
+pub const EMIT_WG: u32 = 64;
 
 impl EmitStage {
     pub fn new(layouts: &StageLayouts) -> Self {

@@ -12,7 +12,7 @@ pub(super) struct StatsStage {
 }
 
 /// Threads per workgroup of `stats_partial` (`STATS_WG` in the shader).
-const STATS_WG: u32 = 128;
+pub const STATS_WG: u32 = 128;
 
 impl StatsStage {
     pub fn new(layouts: &StageLayouts) -> Self {
