@@ -39,7 +39,8 @@ impl Default for AppSettings {
 
 /// `waterview/settings.json` in the user's config folder, if one is known.
 pub fn default_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(dirs::config_dir)?;
+    let base =
+        std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(dirs::config_dir)?;
     Some(base.join("waterview").join("settings.json"))
 }
 

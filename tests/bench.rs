@@ -25,7 +25,11 @@ fn column(header: &csv::StringRecord, name: &str) -> usize {
 /// (simulation and render, each a median over the same frames), and always a positive median wall clock.
 fn check_frame_times(r: &ConfigResult) {
     assert!(r.wall_ms_per_frame > 0.0 && r.wall_ms_per_frame.is_finite(), "median wall {} ms", r.wall_ms_per_frame);
-    assert!(r.wall_mean_ms_per_frame > 0.0 && r.wall_mean_ms_per_frame.is_finite(), "mean wall {} ms", r.wall_mean_ms_per_frame);
+    assert!(
+        r.wall_mean_ms_per_frame > 0.0 && r.wall_mean_ms_per_frame.is_finite(),
+        "mean wall {} ms",
+        r.wall_mean_ms_per_frame
+    );
     if !r.gpu_timed() {
         return;
     }
@@ -33,9 +37,18 @@ fn check_frame_times(r: &ConfigResult) {
     assert!(span > 0.0 && span.is_finite(), "GPU span {span} ms");
     // The frame's GPU work lies inside its submit-and-wait; the slack allows for a GPU clock that runs
     // apart from the CPU's, and a unit slip (s or us for ms) still fails.
-    assert!(span <= 2.0 * r.wall_ms_per_frame, "GPU span {span} ms beyond the median wall clock {} ms", r.wall_ms_per_frame);
-    let (label, largest) =
-        r.passes.iter().chain(&r.render).map(|p| (p.label.as_str(), p.ms_per_frame)).max_by(|a, b| a.1.total_cmp(&b.1)).expect("passes");
+    assert!(
+        span <= 2.0 * r.wall_ms_per_frame,
+        "GPU span {span} ms beyond the median wall clock {} ms",
+        r.wall_ms_per_frame
+    );
+    let (label, largest) = r
+        .passes
+        .iter()
+        .chain(&r.render)
+        .map(|p| (p.label.as_str(), p.ms_per_frame))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("passes");
     assert!(span >= largest * (1.0 - 1e-9), "GPU span {span} ms shorter than the pass {label} ({largest} ms)");
 }
 
@@ -79,10 +92,21 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
     let header = rdr.headers().expect("header").clone();
     assert_eq!(header.iter().collect::<Vec<_>>(), CSV_HEADER.to_vec());
     let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.expect("csv row")).collect();
-    let (c_target, c_n, c_wg, c_pass) = (column(&header, "target_particles"), column(&header, "particles"), column(&header, "workgroup_size"), column(&header, "pass"));
-    let (c_step, c_frame, c_mem, c_tput) =
-        (column(&header, "ms_per_step"), column(&header, "ms_per_frame"), column(&header, "bytes_per_particle"), column(&header, "particle_steps_per_s"));
-    let num = |r: &csv::StringRecord, c: usize| -> f64 { r[c].parse().unwrap_or_else(|_| panic!("not a number in column {c}: {r:?}")) };
+    let (c_target, c_n, c_wg, c_pass) = (
+        column(&header, "target_particles"),
+        column(&header, "particles"),
+        column(&header, "workgroup_size"),
+        column(&header, "pass"),
+    );
+    let (c_step, c_frame, c_mem, c_tput) = (
+        column(&header, "ms_per_step"),
+        column(&header, "ms_per_frame"),
+        column(&header, "bytes_per_particle"),
+        column(&header, "particle_steps_per_s"),
+    );
+    let num = |r: &csv::StringRecord, c: usize| -> f64 {
+        r[c].parse().unwrap_or_else(|_| panic!("not a number in column {c}: {r:?}"))
+    };
     assert!(rows.iter().all(|r| &r[c_pass] != "error"), "error rows: {rows:?}");
     for r in &rows {
         assert!(!r[0].is_empty() && r[1] == scene.name, "adapter and scene named: {r:?}");
@@ -93,11 +117,19 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         assert!((50.0..=2000.0).contains(&mem), "{mem} bytes per particle");
         assert!(num(r, c_tput) > 0.0 && num(r, c_tput).is_finite());
         // The scene's solver is DFSPH: at least one iteration of each solve per step, a positive step.
-        let (its, div, dt) = (num(r, column(&header, "density_iterations")), num(r, column(&header, "divergence_iterations")), num(r, column(&header, "dt_ms")));
+        let (its, div, dt) = (
+            num(r, column(&header, "density_iterations")),
+            num(r, column(&header, "divergence_iterations")),
+            num(r, column(&header, "dt_ms")),
+        );
         assert!(its >= 1.0 && div >= 1.0 && dt > 0.0, "solver figures: {its} + {div} iterations, dt {dt} ms");
         // The configuration's frame times: median and mean wall always, the GPU span with timestamp queries.
-        let (wall, wall_mean) = (num(r, column(&header, "wall_ms_per_frame")), num(r, column(&header, "wall_mean_ms_per_frame")));
-        assert!(wall > 0.0 && wall.is_finite() && wall_mean > 0.0 && wall_mean.is_finite(), "wall {wall} ms, mean {wall_mean} ms");
+        let (wall, wall_mean) =
+            (num(r, column(&header, "wall_ms_per_frame")), num(r, column(&header, "wall_mean_ms_per_frame")));
+        assert!(
+            wall > 0.0 && wall.is_finite() && wall_mean > 0.0 && wall_mean.is_finite(),
+            "wall {wall} ms, mean {wall_mean} ms"
+        );
         let c_span = column(&header, "gpu_span_ms_per_frame");
         if ctx.has_timestamps() {
             let span = num(r, c_span);
@@ -111,8 +143,11 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
     }
     for target in ["500", "1000"] {
         for wg in ["64", "128"] {
-            let passes: Vec<&str> =
-                rows.iter().filter(|r| &r[c_target] == target && &r[c_wg] == wg).map(|r| r.get(c_pass).unwrap_or("")).collect();
+            let passes: Vec<&str> = rows
+                .iter()
+                .filter(|r| &r[c_target] == target && &r[c_wg] == wg)
+                .map(|r| r.get(c_pass).unwrap_or(""))
+                .collect();
             for needed in ["total", "frame", "wall"] {
                 assert!(passes.contains(&needed), "no {needed} row for {target} particles, workgroup {wg}: {passes:?}");
             }
@@ -175,7 +210,8 @@ fn bad_input_is_an_error() {
     let _ = std::fs::remove_file(&file);
 
     // A missing scene file.
-    let err = bench::run(Some(Path::new("no/such/scene.ron")), &args.plan(), &temp_dir("bench-unused")).expect_err("missing scene");
+    let err = bench::run(Some(Path::new("no/such/scene.ron")), &args.plan(), &temp_dir("bench-unused"))
+        .expect_err("missing scene");
     assert!(format!("{err:#}").contains("scene.ron"), "{err:#}");
 }
 
@@ -200,8 +236,15 @@ fn experiment_options_run_and_shrink_the_table() {
         redraw_background: false,
         no_subgroups: false,
     };
-    let small =
-        Plan { cell_split: 2, cells_per_particle: 0.25, submit_per_step: true, splats: SplatMethod::Raster, redraw_background: true, no_subgroups: true, ..base.clone() };
+    let small = Plan {
+        cell_split: 2,
+        cells_per_particle: 0.25,
+        submit_per_step: true,
+        splats: SplatMethod::Raster,
+        redraw_background: true,
+        no_subgroups: true,
+        ..base.clone()
+    };
     let run = |plan: &Plan| {
         let report = bench::run_plan(&ctx, &scene, plan).expect("benchmark runs");
         assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);

@@ -74,8 +74,10 @@ fn headless_capture_writes_a_numbered_png_sequence() {
     let summary = capture_scene(&ctx, &tank(), &options(&out, 4), |_, _| {}).expect("capture");
     assert_eq!(summary.frames, 4);
     assert!(!dir.join("frames.part").exists());
-    let mut names: Vec<String> =
-        std::fs::read_dir(&out).expect("folder").map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .expect("folder")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     assert_eq!(names, ["frame_00000.png", "frame_00001.png", "frame_00002.png", "frame_00003.png"]);
     let img = image::open(out.join("frame_00003.png")).expect("decode png").to_rgba8();
@@ -93,7 +95,8 @@ fn unwritable_output_is_an_error_and_leaves_no_file() {
     let blocker = dir.join("not-a-folder");
     std::fs::write(&blocker, b"x").unwrap();
     for out in [blocker.join("video.mp4"), blocker.join("sub").join("frames")] {
-        let err = capture_scene(&ctx, &tank(), &options(&out, 2), |_, _| {}).expect_err("writing under a file must fail");
+        let err =
+            capture_scene(&ctx, &tank(), &options(&out, 2), |_, _| {}).expect_err("writing under a file must fail");
         assert!(err.contains("not-a-folder"), "the message names the path: {err}");
         assert!(!out.exists());
     }
@@ -129,9 +132,11 @@ fn every_video_frame_advances_exactly_one_over_fps() {
     // shortens the steps and the last step of a frame is clamped or halved).
     for (name, scene) in [("tank", tank()), ("dam_break", Scene::builtin("dam_break").expect("built-in dam break"))] {
         let out = dir.join(format!("{name}.mp4"));
-        let opts = OfflineOptions { seconds: frames as f32 / fps, fps, size: (64, 48), out: out.clone(), dx: Some(0.08) };
+        let opts =
+            OfflineOptions { seconds: frames as f32 / fps, fps, size: (64, 48), out: out.clone(), dx: Some(0.08) };
         let mut seen = Vec::new();
-        let report = capture_scene_frames(&ctx, &scene, &opts, |f| seen.push((f.index, f.sim_time, f.total))).expect("capture");
+        let report =
+            capture_scene_frames(&ctx, &scene, &opts, |f| seen.push((f.index, f.sim_time, f.total))).expect("capture");
         assert_eq!(report.video.frames, frames as u64);
         assert_eq!(seen.len(), frames as usize, "{name}: one report per frame");
         for (k, (index, time, total)) in seen.into_iter().enumerate() {
@@ -140,10 +145,17 @@ fn every_video_frame_advances_exactly_one_over_fps() {
             assert!(rel(time as f64, want) <= 1e-5, "{name}: frame {k} shows t = {time} s, not {want} s");
         }
         let want = frames as f64 / fps as f64;
-        assert!(rel(report.sim_time as f64, want) <= 1e-5, "{name}: simulated {} s after {frames} frames, not {want} s", report.sim_time);
+        assert!(
+            rel(report.sim_time as f64, want) <= 1e-5,
+            "{name}: simulated {} s after {frames} frames, not {want} s",
+            report.sim_time
+        );
         assert!(report.steps >= frames as u64 && report.steps <= report.steps_recorded, "{name}: {report:?}");
         assert!(report.submissions >= frames as u64, "{name}: the step state is read at least once per frame");
-        eprintln!("{name}: {} steps, {} recorded, {} submissions", report.steps, report.steps_recorded, report.submissions);
+        eprintln!(
+            "{name}: {} steps, {} recorded, {} submissions",
+            report.steps, report.steps_recorded, report.submissions
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

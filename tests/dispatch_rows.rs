@@ -8,8 +8,8 @@
 mod common;
 
 use glam::{Vec3, Vec4};
-use waterview::gpu::{self, GpuContext, Profiler};
 use waterview::engine::batch::run_frames;
+use waterview::gpu::{self, GpuContext, Profiler};
 use waterview::render::{Ellipsoid, FluidTargets, OFFSCREEN_FORMAT};
 use waterview::scene::{Aabb, Scene, SceneSetup};
 use waterview::sim::{reference, SimOptions, SimParams, SimStats, Simulation};
@@ -28,7 +28,8 @@ fn grid_build_in_rows_matches_cpu_counting_sort() {
         s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         ((s >> 40) as f32) / (1u64 << 24) as f32
     };
-    let positions: Vec<Vec3> = (0..5000).map(|_| Vec3::new(0.01 + 0.98 * next(), 0.01 + 0.58 * next(), 0.01 + 0.78 * next())).collect();
+    let positions: Vec<Vec3> =
+        (0..5000).map(|_| Vec3::new(0.01 + 0.98 * next(), 0.01 + 0.58 * next(), 0.01 + 0.78 * next())).collect();
     let terrain = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::new(1.0, 0.8), 0.0);
     let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions: positions.clone(), terrain };
     let params = SimParams { dx: 0.02, ..SimParams::default() };
@@ -66,7 +67,12 @@ fn dfsph_tank_in_rows_matches_one_row() {
     gpu::set_max_groups_x(ROWS_OF);
     assert_eq!(n, n1);
     for s in &rows {
-        assert_eq!((s.particle_count, s.non_finite, s.outside_domain, s.below_terrain), (n, 0, 0, 0), "t = {}: {s:?}", s.time);
+        assert_eq!(
+            (s.particle_count, s.non_finite, s.outside_domain, s.below_terrain),
+            (n, 0, 0, 0),
+            "t = {}: {s:?}",
+            s.time
+        );
     }
     let (a, b) = (rows.last().unwrap(), one.last().unwrap());
     println!("rows of {ROWS_OF}: {a:?}\none row: {b:?}");
@@ -75,10 +81,23 @@ fn dfsph_tank_in_rows_matches_one_row() {
     assert!(a.density_iterations > 0, "the DFSPH solves ran (indirect dispatches in rows)");
     // Same physics up to the summation order (the grid's slots come from atomics in both runs).
     let close = |x: f32, y: f32, tol: f32| (x - y).abs() <= tol * y.abs().max(1e-6);
-    assert!(close(a.mean_density_error, b.mean_density_error, 0.2), "mean density error {} vs {}", a.mean_density_error, b.mean_density_error);
-    assert!(close(a.kinetic_energy, b.kinetic_energy, 0.3), "kinetic energy {} vs {}", a.kinetic_energy, b.kinetic_energy);
+    assert!(
+        close(a.mean_density_error, b.mean_density_error, 0.2),
+        "mean density error {} vs {}",
+        a.mean_density_error,
+        b.mean_density_error
+    );
+    assert!(
+        close(a.kinetic_energy, b.kinetic_energy, 0.3),
+        "kinetic energy {} vs {}",
+        a.kinetic_energy,
+        b.kinetic_energy
+    );
     for k in 0..3 {
-        assert!((a.bbox_min[k] - b.bbox_min[k]).abs() < 0.01 && (a.bbox_max[k] - b.bbox_max[k]).abs() < 0.01, "bounding boxes {a:?} vs {b:?}");
+        assert!(
+            (a.bbox_min[k] - b.bbox_min[k]).abs() < 0.01 && (a.bbox_max[k] - b.bbox_max[k]).abs() < 0.01,
+            "bounding boxes {a:?} vs {b:?}"
+        );
     }
 }
 
@@ -105,7 +124,12 @@ fn anisotropy_in_rows_matches_one_row() {
         .zip(&one)
         .map(|(a, b)| {
             let (ga, gb) = (a.g().to_cols_array(), b.g().to_cols_array());
-            a.centre.iter().chain(&ga).zip(b.centre.iter().chain(&gb)).map(|(x, y)| (x - y).abs() / y.abs().max(1.0)).fold(0.0f32, f32::max)
+            a.centre
+                .iter()
+                .chain(&ga)
+                .zip(b.centre.iter().chain(&gb))
+                .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
+                .fold(0.0f32, f32::max)
         })
         .fold(0.0f32, f32::max);
     // G is stored in 16-bit floats: a last-bit difference in 32 bits may round to the next one (2^-10 relative).
@@ -153,9 +177,15 @@ fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
     let (with, without) = (run(true), run(false));
     let (a, b) = (with.last().unwrap(), without.last().unwrap());
     println!("subgroups: {a:?}\nworkgroup tree: {b:?}");
-    let mean_iterations = |all: &[SimStats]| all.iter().map(|s| s.density_iterations as f64).sum::<f64>() / all.len() as f64;
+    let mean_iterations =
+        |all: &[SimStats]| all.iter().map(|s| s.density_iterations as f64).sum::<f64>() / all.len() as f64;
     let (ia, ib) = (mean_iterations(&with), mean_iterations(&without));
     assert!((ia - ib).abs() <= 0.2 * ib + 1.0, "density iterations per step {ia:.2} vs {ib:.2}");
-    assert!((a.mean_density_error - b.mean_density_error).abs() <= 0.2 * b.mean_density_error, "mean density error {} vs {}", a.mean_density_error, b.mean_density_error);
+    assert!(
+        (a.mean_density_error - b.mean_density_error).abs() <= 0.2 * b.mean_density_error,
+        "mean density error {} vs {}",
+        a.mean_density_error,
+        b.mean_density_error
+    );
     assert!(a.non_finite == 0 && a.max_speed < 0.5, "settled: {a:?}");
 }

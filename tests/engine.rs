@@ -30,7 +30,12 @@ fn frames(ctx: &GpuContext, engine: &mut Engine, frames: u64) -> Vec<SimStats> {
     let mut all = Vec::new();
     run_frames(ctx, engine.sim_mut(), &mut profiler, Some(frames), None, |s| all.push(s.clone()));
     for s in &all {
-        assert_eq!((s.non_finite, s.outside_domain, s.below_terrain), (0, 0, 0), "leak or blow-up at t = {}: {s:?}", s.time);
+        assert_eq!(
+            (s.non_finite, s.outside_domain, s.below_terrain),
+            (0, 0, 0),
+            "leak or blow-up at t = {}: {s:?}",
+            s.time
+        );
     }
     assert_eq!(engine.live_particles(), all.last().expect("statistics came back").particle_count);
     all

@@ -15,9 +15,8 @@ use std::path::PathBuf;
 use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext};
 use waterview::render::{
-    render_to_image, Ellipsoid, FluidSettings, FluidTargets, FluidView, OrbitCamera,
-    ParticleSource, Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Targets, AnisotropyInput,
-    OFFSCREEN_FORMAT,
+    render_to_image, AnisotropyInput, Ellipsoid, FluidSettings, FluidTargets, FluidView, OrbitCamera, ParticleSource,
+    Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Targets, OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -36,9 +35,16 @@ fn pixel_ray(camera: &OrbitCamera, size: (u32, u32), x: u32, y: u32) -> Vec3 {
 
 #[test]
 fn shaders_parse_and_validate() {
-    for path in ["render/anisotropy.wgsl", "render/splat.wgsl", "render/curvature_flow.wgsl", "render/composite.wgsl", "render/sky.wgsl"] {
+    for path in [
+        "render/anisotropy.wgsl",
+        "render/splat.wgsl",
+        "render/curvature_flow.wgsl",
+        "render/composite.wgsl",
+        "render/sky.wgsl",
+    ] {
         let src = waterview::gpu::shader::resolve(path);
-        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{path}: {}", e.emit_to_string(&src)));
+        let module =
+            naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{path}: {}", e.emit_to_string(&src)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{path}: {e:?}"));
@@ -107,7 +113,11 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
         }
     }
     let gpu_pixels = depth.iter().filter(|&&z| z > 0.0).count();
-    assert!(compared > 1000, "{method:?}: the ellipsoid covers only {compared} pixels (GPU: {gpu_pixels}, coverage mismatches {})", wrong_cover.len());
+    assert!(
+        compared > 1000,
+        "{method:?}: the ellipsoid covers only {compared} pixels (GPU: {gpu_pixels}, coverage mismatches {})",
+        wrong_cover.len()
+    );
     assert!(
         wrong_cover.len() <= 3,
         "{method:?}: coverage differs from the ray cast at {:?}",
@@ -132,17 +142,22 @@ fn anisotropy_flattens_sheets_and_keeps_bulk_round() {
     let r = RenderSettings::default().fluid.splat_radius * dx;
     // A flat sheet in the xz plane, far from the origin (tests the offsets' conditioning).
     let base = Vec3::new(120.0, 35.0, -80.0);
-    let sheet: Vec<Vec4> = (0..21 * 21).map(|k| (base + dx * Vec3::new((k % 21) as f32, 0.0, (k / 21) as f32)).extend(1000.0)).collect();
+    let sheet: Vec<Vec4> =
+        (0..21 * 21).map(|k| (base + dx * Vec3::new((k % 21) as f32, 0.0, (k / 21) as f32)).extend(1000.0)).collect();
     let e = anisotropy_of(&ctx, &sheet, dx)[10 * 21 + 10];
     let (ax, ay, az) = (e.axis_along(Vec3::X), e.axis_along(Vec3::Y), e.axis_along(Vec3::Z));
     assert!(ay < 0.5 * ax.min(az), "sheet: the normal axis {ay} should be thin against {ax}, {az}");
     assert!((ax / az - 1.0).abs() < 0.05, "sheet: in-plane axes {ax}, {az} should match");
-    assert!((ax * ay * az).cbrt() > 0.9 * r && (ax * ay * az).cbrt() < 1.1 * r, "sheet: volume of a sphere of radius {r}");
+    assert!(
+        (ax * ay * az).cbrt() > 0.9 * r && (ax * ay * az).cbrt() < 1.1 * r,
+        "sheet: volume of a sphere of radius {r}"
+    );
     assert!((Vec3::from_slice(&e.centre[..3]) - sheet[10 * 21 + 10].truncate()).length() < 1e-3, "sheet: centre moved");
 
     // A uniform 11^3 bulk: the centre particle is a near-sphere of the splat radius.
-    let bulk: Vec<Vec4> =
-        (0..11 * 11 * 11).map(|k| (dx * Vec3::new((k % 11) as f32, ((k / 11) % 11) as f32, (k / 121) as f32)).extend(1000.0)).collect();
+    let bulk: Vec<Vec4> = (0..11 * 11 * 11)
+        .map(|k| (dx * Vec3::new((k % 11) as f32, ((k / 11) % 11) as f32, (k / 121) as f32)).extend(1000.0))
+        .collect();
     let e = anisotropy_of(&ctx, &bulk, dx)[5 * 121 + 5 * 11 + 5];
     let axes = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::ONE.normalize()].map(|d| e.axis_along(d));
     let (lo, hi) = axes.iter().fold((f32::MAX, 0f32), |(lo, hi), &a| (lo.min(a), hi.max(a)));
@@ -174,7 +189,8 @@ fn anisotropy_neighbours_match_brute_force() {
         let parked = rand() < 0.03;
         cloud.push((dx * (lattice + 0.6 * jitter)).extend(if parked { -1.0 } else { 1000.0 }));
     }
-    let settings = RenderSettings { fluid: FluidSettings { dx, ..FluidSettings::default() }, ..RenderSettings::default() };
+    let settings =
+        RenderSettings { fluid: FluidSettings { dx, ..FluidSettings::default() }, ..RenderSettings::default() };
     let u = settings.anisotropy_uniform();
     let gpu = anisotropy_of(&ctx, &cloud, dx);
     let (r, lambda) = (u.radius as f64, u.lambda as f64);
@@ -199,7 +215,10 @@ fn anisotropy_neighbours_match_brute_force() {
     assert!(checked > 2500, "{checked} particles checked");
     assert!(worst < 1e-5, "a smoothed centre differs from the brute-force one by {worst:.2e} m");
     let parked = cloud.iter().zip(&gpu).filter(|(p, _)| p.w < 0.0);
-    assert!(parked.clone().count() > 20 && parked.clone().all(|(_, e)| e.centre[3] == 0.0), "parked particles are not drawn");
+    assert!(
+        parked.clone().count() > 20 && parked.clone().all(|(_, e)| e.centre[3] == 0.0),
+        "parked particles are not drawn"
+    );
 }
 
 /// A 128 x 96 depth image: background above row 8; left of column 80 a gently tilted plane at about
@@ -248,7 +267,10 @@ fn curvature_flow_smooths_noise_and_keeps_the_step() {
     let w = size.0 as usize;
     let (before, after) = (mean_curvature(&raw, w), mean_curvature(&smooth, w));
     assert!(after < 0.2 * before, "mean curvature {before:.4} -> {after:.4}: not smoothed");
-    let mean = |z: &[f32]| z.iter().filter(|&&v| v > 0.0 && v < 13.0).sum::<f32>() / z.iter().filter(|&&v| v > 0.0 && v < 13.0).count() as f32;
+    let mean = |z: &[f32]| {
+        z.iter().filter(|&&v| v > 0.0 && v < 13.0).sum::<f32>()
+            / z.iter().filter(|&&v| v > 0.0 && v < 13.0).count() as f32
+    };
     assert!((mean(&smooth) - mean(&raw)).abs() < 0.01, "the plane's mean depth moved");
     for y in 10..90 {
         let (l, r) = (smooth[y * w + 79], smooth[y * w + 80]);
@@ -330,7 +352,13 @@ fn image_scene() -> (Heightfield, Vec<Vec4>, OrbitCamera) {
             }
         }
     }
-    let camera = OrbitCamera { target: Vec3::new(0.0, 0.4, 0.0), distance: 8.0, yaw: 0.5, pitch: 0.45, fov_y: 50f32.to_radians() };
+    let camera = OrbitCamera {
+        target: Vec3::new(0.0, 0.4, 0.0),
+        distance: 8.0,
+        yaw: 0.5,
+        pitch: 0.45,
+        fov_y: 50f32.to_radians(),
+    };
     (hf, particles, camera)
 }
 
@@ -348,7 +376,12 @@ fn check_image(img: &image::RgbaImage, name: &str) -> Result<(), String> {
     };
     let want = match image::open(&reference) {
         Ok(i) => i.to_rgba8(),
-        Err(e) => return fail(format!("no reference {} ({e}); set WATERVIEW_UPDATE_REFERENCES=1 to write it", reference.display())),
+        Err(e) => {
+            return fail(format!(
+                "no reference {} ({e}); set WATERVIEW_UPDATE_REFERENCES=1 to write it",
+                reference.display()
+            ))
+        }
     };
     if want.dimensions() != img.dimensions() {
         return fail(format!("size {:?} differs from the reference's {:?}", img.dimensions(), want.dimensions()));
@@ -367,7 +400,10 @@ fn check_image(img: &image::RgbaImage, name: &str) -> Result<(), String> {
     if mad > 2.0 || outliers as f64 > 0.01 * n {
         let diff_path = out_dir().join(format!("{name}.diff.png"));
         diff.save(&diff_path).ok();
-        return fail(format!("mean abs difference {mad:.2} levels, {outliers} pixels off by > 24; difference in {}", diff_path.display()));
+        return fail(format!(
+            "mean abs difference {mad:.2} levels, {outliers} pixels off by > 24; difference in {}",
+            diff_path.display()
+        ));
     }
     Ok(())
 }
@@ -394,16 +430,8 @@ fn image_checks_of_every_target() {
             settings.fluid.dx = 0.2;
             settings.fluid.splats = method;
             settings.view = view;
-            let img = render_to_image(
-                &ctx,
-                &mut renderer,
-                &camera,
-                Some(source),
-                &settings,
-                (160, 120),
-            );
-            img.save(out_dir().join(format!("{name}_{method:?}.png")))
-                .ok();
+            let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, (160, 120));
+            img.save(out_dir().join(format!("{name}_{method:?}.png"))).ok();
             if let Err(e) = check_image(&img, name) {
                 failures.push(format!("{method:?}: {e}"));
             }
@@ -434,7 +462,12 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
     let mut pass = waterview::render::AnisotropyPass::new(&ctx, OFFSCREEN_FORMAT);
     let target = waterview::render::Offscreen::new(&ctx, (1, 1));
     let run = |pass: &mut waterview::render::AnisotropyPass, version: Option<u64>, settings: &RenderSettings| {
-        let input = AnisotropyInput { positions: &buffer, count: a.len() as u32, params: settings.anisotropy_uniform(), version };
+        let input = AnisotropyInput {
+            positions: &buffer,
+            count: a.len() as u32,
+            params: settings.anisotropy_uniform(),
+            version,
+        };
         common::record_frame(&ctx, &target, &common::default_camera((1, 1)), |frame| pass.encode(frame, input));
         let bytes = read_buffer_blocking(&ctx, pass.ellipsoids().expect("ellipsoids made"));
         bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..a.len()].to_vec()

@@ -13,8 +13,8 @@
 use waterview::capture::exact::{ExactFrame, ExactFrames};
 use waterview::capture::offline::format_for;
 use waterview::capture::VideoRecorder;
-use waterview::gpu::{GpuContext, Profiler};
 use waterview::engine::{BuildOptions, Engine};
+use waterview::gpu::{GpuContext, Profiler};
 use waterview::render::{Offscreen, OrbitCamera, RenderSettings, Renderer};
 use waterview::scene::Scene;
 use waterview::sim::gpu_data::StepState;
@@ -34,7 +34,8 @@ fn rel(a: f64, b: f64) -> f64 {
 
 /// The engine as the window's offline render runs it: the scene at a coarse spacing, frame_dt = 1/fps.
 fn simulation(ctx: &GpuContext, scene: &Scene, fps: f32) -> Engine {
-    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: Some(0.08), ..BuildOptions::default() }).expect("simulation");
+    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: Some(0.08), ..BuildOptions::default() })
+        .expect("simulation");
     let params = SimParams { frame_dt: 1.0 / fps, ..engine.params().clone() };
     engine.set_params(ctx, &params).expect("params");
     engine
@@ -56,7 +57,15 @@ struct Run {
 }
 
 /// Drives an offline render of `total` frames like the window does (see the module docs).
-fn render(ctx: &GpuContext, scene: &Scene, engine: &mut Engine, fps: f32, total: u64, margin: Option<(f32, u32)>, name: &str) -> Run {
+fn render(
+    ctx: &GpuContext,
+    scene: &Scene,
+    engine: &mut Engine,
+    fps: f32,
+    total: u64,
+    margin: Option<(f32, u32)>,
+    name: &str,
+) -> Run {
     let dir = std::env::temp_dir().join(format!("waterview-offline-render-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("video.mp4");
@@ -66,7 +75,8 @@ fn render(ctx: &GpuContext, scene: &Scene, engine: &mut Engine, fps: f32, total:
     let mut settings = RenderSettings::default();
     settings.particle.radius = engine.sim().particle_radius();
     let mut profiler = Profiler::new(&ctx.device);
-    let mut recorder = VideoRecorder::start(&ctx.device, &out, format_for(&out), fps, target.size, target.format()).expect("recorder");
+    let mut recorder =
+        VideoRecorder::start(&ctx.device, &out, format_for(&out), fps, target.size, target.format()).expect("recorder");
     let mut frames = match margin {
         Some((m, extra)) => ExactFrames::with_margin(&ctx.device, fps, total, m, extra),
         None => ExactFrames::new(&ctx.device, fps, total),
@@ -94,7 +104,8 @@ fn render(ctx: &GpuContext, scene: &Scene, engine: &mut Engine, fps: f32, total:
             panic!("{name}: recorder: {e}");
         }
         waiting_frames += frames.waiting() as u64;
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("test window frame") });
+        let mut enc =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("test window frame") });
         let rendered = frames
             .encode(ctx, &mut enc, engine, &profiler, &mut recorder, &target.color, |enc, engine| {
                 let t = &target;
@@ -122,7 +133,8 @@ fn render(ctx: &GpuContext, scene: &Scene, engine: &mut Engine, fps: f32, total:
     }
     let video = recorder.finish_blocking(&ctx.device).expect("finish video");
     let bytes = waterview::gpu::readback::read_buffer_blocking(ctx, &checks);
-    let rendered_times = bytes.chunks_exact(step_bytes as usize).map(|c| bytemuck::pod_read_unaligned::<StepState>(c).time).collect();
+    let rendered_times =
+        bytes.chunks_exact(step_bytes as usize).map(|c| bytemuck::pod_read_unaligned::<StepState>(c).time).collect();
     let steps_after = engine.sim().step_state_blocking(ctx).expect("step state").steps;
     let _ = std::fs::remove_dir_all(&dir);
     Run {
@@ -150,9 +162,18 @@ fn check_exact(run: &Run, fps: f32, total: u64, t0: f32, name: &str) {
         assert!(rel(f.video_time, k as f64 / fps as f64) <= 1e-12, "{name}: frame {k} at {} s of video", f.video_time);
         assert!(rel(f.sim_time as f64, want) <= 1e-5, "{name}: frame {k} shows t = {} s, not {want} s", f.sim_time);
         assert_eq!(f.sim_time, want as f32, "{name}: frame {k} lands on its frame end exactly");
-        assert_eq!(run.rendered_times[k], f.sim_time, "{name}: frame {k} was rendered from the state at {} s", run.rendered_times[k]);
+        assert_eq!(
+            run.rendered_times[k], f.sim_time,
+            "{name}: frame {k} was rendered from the state at {} s",
+            run.rendered_times[k]
+        );
     }
-    assert!(run.steps_taken as u64 >= total - 1 && run.steps_taken as u64 <= run.steps_recorded, "{name}: {} steps taken, {} recorded", run.steps_taken, run.steps_recorded);
+    assert!(
+        run.steps_taken as u64 >= total - 1 && run.steps_taken as u64 <= run.steps_recorded,
+        "{name}: {} steps taken, {} recorded",
+        run.steps_taken,
+        run.steps_recorded
+    );
     assert!(run.waiting_frames > 0, "{name}: the window drew frames while the step state came back");
     eprintln!(
         "{name}: {total} frames in {} window frames ({} waiting on a read-back), {} steps taken, {} recorded, {} redone rounds",

@@ -8,8 +8,8 @@
 //! Every run checks that no particle is lost, leaves the domain or turns non-finite.
 mod common;
 
-use waterview::gpu::{GpuContext, Profiler};
 use waterview::engine::batch::run_frames;
+use waterview::gpu::{GpuContext, Profiler};
 use waterview::scene::Scene;
 use waterview::sim::params::{WaveAxis, WaveMaker};
 use waterview::sim::{SimParams, SimStats};
@@ -100,8 +100,18 @@ fn surface_tension_rounds_a_cube_in_zero_gravity() {
     assert!(off.0 > 1.6, "without surface tension the cube lost its corners: corner ratio {}", off.0);
     for method in ["Dfsph", "Pcisph"] {
         let (_, on) = run_cube(&ctx, method, 0.5, seconds);
-        assert!(on.0 < 1.4, "{method}: with surface tension the cube stays cubic: corner ratio {} (off: {})", on.0, off.0);
-        assert!(on.1 < off.1 - 0.01, "{method}: Rg / Rg(sphere) {} not clearly below {} without surface tension", on.1, off.1);
+        assert!(
+            on.0 < 1.4,
+            "{method}: with surface tension the cube stays cubic: corner ratio {} (off: {})",
+            on.0,
+            off.0
+        );
+        assert!(
+            on.1 < off.1 - 0.01,
+            "{method}: Rg / Rg(sphere) {} not clearly below {} without surface tension",
+            on.1,
+            off.1
+        );
     }
 }
 
@@ -155,7 +165,12 @@ fn run_tank(ctx: &GpuContext, wave_maker: Option<WaveMaker>, seconds: f32, settl
             let paddle = w.offset_at(s.time);
             let gap = pos.iter().map(|p| p[0] - paddle).fold(f32::INFINITY, f32::min);
             worst_gap = worst_gap.min(gap);
-            assert!(gap >= -1e-4, "{name}: a particle is {:.4} m behind the paddle (x = {paddle:.4} m) at t = {:.3} s", -gap, s.time);
+            assert!(
+                gap >= -1e-4,
+                "{name}: a particle is {:.4} m behind the paddle (x = {paddle:.4} m) at t = {:.3} s",
+                -gap,
+                s.time
+            );
         }
         if s.time >= settle {
             // Weighted water volume over the weighted floor area (the ramp counts half its length).
@@ -190,7 +205,10 @@ fn wave_maker_makes_waves_and_keeps_water_in_front() {
     let moving = range(&waves);
     println!("far-end depth range: {moving:.4} m with the paddle, {still:.4} m without");
     assert!(moving > 0.01, "the paddle makes no waves at the far end: depth range {moving} m");
-    assert!(moving > 4.0 * still, "far-end depth range with the paddle {moving} m is not clearly above {still} m without");
+    assert!(
+        moving > 4.0 * still,
+        "far-end depth range with the paddle {moving} m is not clearly above {still} m without"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -205,7 +223,10 @@ fn shipped_wave_tank_parses_and_builds() {
     let setup = sc.build(true).expect("builds on a CPU adapter");
     assert_eq!(setup.positions.len(), 118 * 8 * 8);
     let dx = sc.effective_dx(true);
-    assert!(setup.positions.iter().all(|p| p.x >= w.rest + 0.5 * dx - 1e-4), "particles behind the paddle's rest position");
+    assert!(
+        setup.positions.iter().all(|p| p.x >= w.rest + 0.5 * dx - 1e-4),
+        "particles behind the paddle's rest position"
+    );
     // Defaults: both features off.
     let d = SimParams::default();
     assert_eq!((d.surface_tension, d.wave_maker), (0.0, None));
@@ -240,7 +261,11 @@ fn bad_values_are_refused_by_name() {
     let e = err("wave_maker: Some((axis: X, rest: 0.2, amplitud: 0.1, period_s: 1.0))");
     assert!(e.contains("amplitud"), "{e}");
     // Round trip through the writer keeps both features.
-    let sc = Scene::from_str(&base("surface_tension: 0.25, wave_maker: Some((axis: Z, rest: 0.2, amplitude: 0.1, period_s: 2.0))"), std::path::Path::new("ok.ron")).expect("valid");
+    let sc = Scene::from_str(
+        &base("surface_tension: 0.25, wave_maker: Some((axis: Z, rest: 0.2, amplitude: 0.1, period_s: 2.0))"),
+        std::path::Path::new("ok.ron"),
+    )
+    .expect("valid");
     let text = ron::ser::to_string(&sc).expect("serialises");
     let back = Scene::from_str(&text, std::path::Path::new("ok.ron")).expect("reads back");
     assert_eq!(back.solver, sc.solver);
@@ -250,7 +275,8 @@ fn bad_values_are_refused_by_name() {
 fn feature_shaders_parse_and_validate() {
     for path in ["sim/pcisph.wgsl", "sim/dfsph.wgsl", "sim/integrate.wgsl", "render/wave_maker.wgsl"] {
         let src = waterview::gpu::shader::resolve(path);
-        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{path}: {}", e.emit_to_string(&src)));
+        let module =
+            naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{path}: {}", e.emit_to_string(&src)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{path}: {e:?}"));

@@ -5,7 +5,9 @@
 
 use glam::{Vec2, Vec3, Vec4};
 use waterview::gpu::{storage_buffer_init, GpuContext};
-use waterview::render::{render_to_image, ColorMode, FluidView, OrbitCamera, ParticleSource, RenderSettings, Renderer, OFFSCREEN_FORMAT};
+use waterview::render::{
+    render_to_image, ColorMode, FluidView, OrbitCamera, ParticleSource, RenderSettings, Renderer, OFFSCREEN_FORMAT,
+};
 use waterview::terrain::Heightfield;
 
 const SIZE: (u32, u32) = (320, 240);
@@ -93,7 +95,13 @@ fn valley_with_water_block() {
     let vel_buf = vec4_buffer(&ctx, "test velocities", &velocities);
     let source = ParticleSource::buffers(&pos_buf, &vel_buf, positions.len() as u32);
 
-    let camera = OrbitCamera { target: Vec3::new(0.0, 1.6, -0.5), distance: 11.0, yaw: 0.45, pitch: 0.3, fov_y: 55f32.to_radians() };
+    let camera = OrbitCamera {
+        target: Vec3::new(0.0, 1.6, -0.5),
+        distance: 11.0,
+        yaw: 0.45,
+        pitch: 0.3,
+        fov_y: 55f32.to_radians(),
+    };
     let mut settings = RenderSettings::default();
     settings.particle.radius = 0.1;
     settings.particle.color_mode = ColorMode::Speed;
@@ -132,7 +140,8 @@ fn valley_with_water_block() {
     assert!(water > 0.4, "water pixels in the particles' box ({x0}..{x1}, {y0}..{y1}): only {:.0}%", water * 100.0);
 
     // Not a flat picture: the luminance spread is wide.
-    let luma: Vec<f32> = img.pixels().map(|p| 0.2126 * p.0[0] as f32 + 0.7152 * p.0[1] as f32 + 0.0722 * p.0[2] as f32).collect();
+    let luma: Vec<f32> =
+        img.pixels().map(|p| 0.2126 * p.0[0] as f32 + 0.7152 * p.0[1] as f32 + 0.0722 * p.0[2] as f32).collect();
     let mean = luma.iter().sum::<f32>() / luma.len() as f32;
     let std = (luma.iter().map(|l| (l - mean).powi(2)).sum::<f32>() / luma.len() as f32).sqrt();
     assert!(std > 12.0, "image is nearly uniform: luminance std {std:.1}");
@@ -143,7 +152,8 @@ fn valley_with_water_block() {
 /// too close to call (within 5 cm of each other, or within 2 cm of the sphere's silhouette).
 fn expected_water(camera: &OrbitCamera, hf: &Heightfield, centre: Vec3, r: f32, x: u32, y: u32) -> Option<bool> {
     let aspect = SIZE.0 as f32 / SIZE.1 as f32;
-    let ndc = glam::Vec2::new((x as f32 + 0.5) / SIZE.0 as f32 * 2.0 - 1.0, 1.0 - (y as f32 + 0.5) / SIZE.1 as f32 * 2.0);
+    let ndc =
+        glam::Vec2::new((x as f32 + 0.5) / SIZE.0 as f32 * 2.0 - 1.0, 1.0 - (y as f32 + 0.5) / SIZE.1 as f32 * 2.0);
     let eye = camera.eye();
     let near = camera.clip_from_world(aspect).inverse().project_point3(ndc.extend(1.0));
     let dir = (near - eye).normalize();
@@ -225,7 +235,10 @@ fn sphere_half_below_terrain_is_occluded() {
         if !wrong.is_empty() {
             save(&img, &format!("render_headless_depth_{name}.png"));
         }
-        assert!(water > 500 && terrain > 500, "{name} view: too few pixels to judge (water {water}, terrain {terrain})");
+        assert!(
+            water > 500 && terrain > 500,
+            "{name} view: too few pixels to judge (water {water}, terrain {terrain})"
+        );
         assert!(
             wrong.len() * 200 <= water + terrain,
             "{name} view: {} of {} disc pixels disagree with the ray cast (first: {:?})",
@@ -261,7 +274,8 @@ fn non_srgb_target_matches_srgb_target() {
     let mut unorm = Renderer::new(&ctx, wgpu::TextureFormat::Rgba8Unorm, &hf);
     let a = render_to_image(&ctx, &mut srgb, &camera, None, &settings, SIZE);
     let b = render_to_image(&ctx, &mut unorm, &camera, None, &settings, SIZE);
-    let worst = a.pixels().zip(b.pixels()).flat_map(|(p, q)| (0..3).map(move |c| (p.0[c] as i32 - q.0[c] as i32).abs())).max();
+    let worst =
+        a.pixels().zip(b.pixels()).flat_map(|(p, q)| (0..3).map(move |c| (p.0[c] as i32 - q.0[c] as i32).abs())).max();
     assert!(worst.unwrap_or(0) <= 3, "sRGB and shader-encoded images differ by up to {worst:?} levels");
 }
 
@@ -274,11 +288,23 @@ fn background_cache_matches_drawn_frames() {
     let hf = valley();
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let mut fresh = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
-    let positions: Vec<Vec4> = (0..1000).map(|i| Vec3::new(-1.0 + 0.2 * (i % 10) as f32, 1.4 + 0.2 * (i / 100) as f32, -1.0 + 0.2 * ((i / 10) % 10) as f32).extend(1000.0)).collect();
+    let positions: Vec<Vec4> = (0..1000)
+        .map(|i| {
+            Vec3::new(-1.0 + 0.2 * (i % 10) as f32, 1.4 + 0.2 * (i / 100) as f32, -1.0 + 0.2 * ((i / 10) % 10) as f32)
+                .extend(1000.0)
+        })
+        .collect();
     let velocities = vec![Vec4::ZERO; positions.len()];
-    let (pos_buf, vel_buf) = (vec4_buffer(&ctx, "test positions", &positions), vec4_buffer(&ctx, "test velocities", &velocities));
+    let (pos_buf, vel_buf) =
+        (vec4_buffer(&ctx, "test positions", &positions), vec4_buffer(&ctx, "test velocities", &velocities));
     let source = ParticleSource::buffers(&pos_buf, &vel_buf, positions.len() as u32);
-    let camera = OrbitCamera { target: Vec3::new(0.0, 1.6, -0.5), distance: 11.0, yaw: 0.45, pitch: 0.3, fov_y: 55f32.to_radians() };
+    let camera = OrbitCamera {
+        target: Vec3::new(0.0, 1.6, -0.5),
+        distance: 11.0,
+        yaw: 0.45,
+        pitch: 0.3,
+        fov_y: 55f32.to_radians(),
+    };
     let cached = RenderSettings::default();
     let uncached = RenderSettings { cache_background: false, ..RenderSettings::default() };
     let frame = |r: &mut Renderer, camera: &OrbitCamera, settings: &RenderSettings| {

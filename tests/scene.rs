@@ -50,8 +50,12 @@ fn build_err(text: &str, dir: &Path) -> SceneError {
 #[test]
 fn builtin_scenes_build_with_the_promised_counts() {
     // (name, target on a GPU, target on a CPU adapter); the tank's GPU count only needs dx in 0.02..=0.04.
-    let targets =
-        [("valley", Some(250_000.0), 5_500.0), ("dam_break", Some(100_000.0), 5_000.0), ("tank", None, 12_500.0), ("wave_tank", Some(118_000.0), 7_552.0)];
+    let targets = [
+        ("valley", Some(250_000.0), 5_500.0),
+        ("dam_break", Some(100_000.0), 5_000.0),
+        ("tank", None, 12_500.0),
+        ("wave_tank", Some(118_000.0), 7_552.0),
+    ];
     assert_eq!(BUILTIN_SCENES.len(), targets.len());
     for (name, gpu_target, cpu_target) in targets {
         assert!(BUILTIN_SCENES.contains(&name));

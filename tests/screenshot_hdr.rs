@@ -31,7 +31,8 @@ fn scratch(name: &str) -> PathBuf {
 /// The resting tank at a coarse spacing (1 440 particles), a few frames in.
 fn tank(ctx: &GpuContext) -> (Scene, Engine) {
     let scene = Scene::builtin("tank").expect("built-in tank scene");
-    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: Some(0.08), ..BuildOptions::default() }).expect("build the tank");
+    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: Some(0.08), ..BuildOptions::default() })
+        .expect("build the tank");
     let mut profiler = Profiler::new(&ctx.device);
     run_frames(ctx, engine.sim_mut(), &mut profiler, Some(3), None, |_| {});
     (scene, engine)
@@ -63,7 +64,9 @@ fn exr_and_png_of_the_same_frame_agree() {
     assert!(!dir.join("tank.exr.part").exists() && !dir.join("tank.png.part").exists(), "temporary file left behind");
 
     let hdr = image::open(&exr).expect("decode the EXR");
-    let image::DynamicImage::ImageRgba32F(hdr) = hdr else { panic!("the EXR reads back as {:?}, not 32-bit float RGBA", hdr.color()) };
+    let image::DynamicImage::ImageRgba32F(hdr) = hdr else {
+        panic!("the EXR reads back as {:?}, not 32-bit float RGBA", hdr.color())
+    };
     assert_eq!(hdr.dimensions(), SIZE);
     let ldr = image::open(&png).expect("decode the PNG").to_rgba8();
     assert_eq!(ldr.dimensions(), SIZE);
@@ -110,7 +113,8 @@ fn run_writes_an_exr_for_an_exr_path() {
     let dir = scratch("run");
     let out = dir.join("final.EXR");
     let scene = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/tank.ron");
-    let args = RunArgs { steps: Some(2), seconds: None, out: Some(out.clone()), stats: None, size: (64, 48), dx: Some(0.08) };
+    let args =
+        RunArgs { steps: Some(2), seconds: None, out: Some(out.clone()), stats: None, size: (64, 48), dx: Some(0.08) };
     waterview::cli::run::run(Some(&scene), &args).expect("waterview run --out final.EXR");
     assert!(!dir.join("final.EXR.part").exists(), "temporary file left behind");
     let img = image::open(&out).expect("decode the EXR");

@@ -24,9 +24,10 @@ use waterview::sim::{self, Method};
 /// Whether a file's own text (imports not resolved) declares an entry point.
 fn has_entry_point(path: &str) -> bool {
     let src = shader::raw_source(path).unwrap_or_else(|| panic!("{path} is not embedded"));
-    src.lines().map(str::trim_start).filter(|l| !l.starts_with("//")).any(|l| {
-        ["@compute", "@vertex", "@fragment"].iter().any(|stage| l.contains(stage))
-    })
+    src.lines()
+        .map(str::trim_start)
+        .filter(|l| !l.starts_with("//"))
+        .any(|l| ["@compute", "@vertex", "@fragment"].iter().any(|stage| l.contains(stage)))
 }
 
 /// The files a file imports, directly or through other imports (not itself).
@@ -102,17 +103,29 @@ fn every_shader_and_variant_validates() {
         }
         checked.push((path.to_string(), defines));
     }
-    assert!(failures.is_empty(), "{} of {} shader modules fail:\n\n{}", failures.len(), checked.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} shader modules fail:\n\n{}",
+        failures.len(),
+        checked.len(),
+        failures.join("\n\n")
+    );
 
     // It checked something, and the files that matter.
     assert!(!checked.is_empty(), "no shader was checked");
     for must in ["sim/dfsph.wgsl", "render/composite.wgsl", "render/splat.wgsl", "gpu/scan.wgsl", "app/blit.wgsl"] {
         assert!(checked.iter().any(|(p, d)| p == must && d.is_empty()), "{must} was not checked: {checked:?}");
     }
-    assert!(checked.iter().any(|(p, d)| p == "sim/dfsph.wgsl" && d == &["SUBGROUPS"]), "the SUBGROUPS variant was not checked");
+    assert!(
+        checked.iter().any(|(p, d)| p == "sim/dfsph.wgsl" && d == &["SUBGROUPS"]),
+        "the SUBGROUPS variant was not checked"
+    );
     // Include-only files are checked through the files that import them: none may be left out.
     for f in shader::files().filter(|f| !has_entry_point(f)) {
-        assert!(entry_files.iter().any(|e| imports(e).contains(f)), "{f} has no entry point and nothing imports it: unchecked");
+        assert!(
+            entry_files.iter().any(|e| imports(e).contains(f)),
+            "{f} has no entry point and nothing imports it: unchecked"
+        );
     }
 }
 
@@ -151,11 +164,11 @@ macro_rules! twins {
 
 fn twins() -> Vec<Twin> {
     use render::anisotropy::{AnisotropyUniform, Ellipsoid};
-    use render::frame::CameraUniform;
     use render::composite::CompositeUniform;
+    use render::curvature_flow::FlowUniform;
+    use render::frame::CameraUniform;
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
-    use render::curvature_flow::FlowUniform;
     use render::splat::SplatUniform;
     use render::terrain::TerrainUniform;
     use render::wave_maker::PaddleUniform;
@@ -210,7 +223,10 @@ fn wgsl_layout(module: &Module, name: &str) -> Option<(u32, Vec<(String, u32)>)>
     module.types.iter().find_map(|(handle, ty)| match &ty.inner {
         TypeInner::Struct { members, span } if ty.name.as_deref() == Some(name) => {
             assert_eq!(layouter[handle].size, *span, "naga's layouter and the struct's span disagree for {name}");
-            Some((layouter[handle].size, members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect()))
+            Some((
+                layouter[handle].size,
+                members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect(),
+            ))
         }
         _ => None,
     })
@@ -225,14 +241,17 @@ fn rust_twins_match_the_wgsl_layout() {
         let declared = shader::raw_source(t.file).is_some_and(|s| s.contains(&format!("struct {} {{", t.wgsl)));
         assert!(declared, "{what}: shaders/{} does not declare struct {}", t.file, t.wgsl);
         let (module_file, module) = modules.declaring(t.file);
-        let (size, members) = wgsl_layout(module, t.wgsl).unwrap_or_else(|| panic!("{what}: not in naga's module of {module_file}"));
+        let (size, members) =
+            wgsl_layout(module, t.wgsl).unwrap_or_else(|| panic!("{what}: not in naga's module of {module_file}"));
         if size as usize != t.size {
             failures.push(format!("{what}: Rust size {} bytes, WGSL {size}", t.size));
         }
         for &(field, offset) in t.fields.iter().filter(|(f, _)| !f.starts_with('_')) {
             match members.iter().find(|(m, _)| m == field) {
                 None => failures.push(format!("{what}: WGSL has no member `{field}`")),
-                Some(&(_, o)) if o as usize != offset => failures.push(format!("{what}: `{field}` at {offset} in Rust, {o} in WGSL")),
+                Some(&(_, o)) if o as usize != offset => {
+                    failures.push(format!("{what}: `{field}` at {offset} in Rust, {o} in WGSL"))
+                }
                 _ => {}
             }
         }
@@ -279,9 +298,15 @@ fn documented_twins() -> Vec<(String, String, Option<String>)> {
             while k < lines.len() && lines[k].starts_with("#[") {
                 k += 1;
             }
-            let rust = lines.get(k).and_then(|l| l.strip_prefix("pub struct ")).map(|l| l.split([' ', '{', '<']).next().unwrap());
-            let rust = rust.unwrap_or_else(|| panic!("{}:{}: a \"WGSL twin\" comment not on a pub struct", path.display(), i + 1));
-            let clean = |w: &str| w.trim_matches(|c: char| c == '`' || c == '.' || c == ',' || c == '(' || c == ')').to_string();
+            let rust = lines
+                .get(k)
+                .and_then(|l| l.strip_prefix("pub struct "))
+                .map(|l| l.split([' ', '{', '<']).next().unwrap());
+            let rust = rust
+                .unwrap_or_else(|| panic!("{}:{}: a \"WGSL twin\" comment not on a pub struct", path.display(), i + 1));
+            let clean = |w: &str| {
+                w.trim_matches(|c: char| c == '`' || c == '.' || c == ',' || c == '(' || c == ')').to_string()
+            };
             let mut words = doc.split("WGSL twin:").nth(1).unwrap().split_whitespace();
             let wgsl = clean(words.next().expect("a WGSL struct name after \"WGSL twin:\""));
             let file = match (words.next(), words.next()) {
@@ -314,7 +339,8 @@ fn every_documented_twin_is_checked() {
 #[test]
 fn the_paddle_reads_the_step_state_clock() {
     let mut modules = Modules::default();
-    let (_, members) = wgsl_layout(modules.get("render/wave_maker.wgsl"), "SimClock").expect("SimClock in wave_maker.wgsl");
+    let (_, members) =
+        wgsl_layout(modules.get("render/wave_maker.wgsl"), "SimClock").expect("SimClock in wave_maker.wgsl");
     let offset = |name: &str| members.iter().find(|(m, _)| m == name).map(|(_, o)| *o as usize);
     assert_eq!(offset("dt"), Some(offset_of!(sim::gpu_data::StepState, dt)));
     assert_eq!(offset("time"), Some(offset_of!(sim::gpu_data::StepState, time)));
@@ -390,9 +416,17 @@ fn fluid_view_codes_match() {
 fn particle_colour_modes_match() {
     let mut modules = Modules::default();
     let file = "render/particles.wgsl";
-    let named = [(ColorMode::Speed, "MODE_SPEED"), (ColorMode::Density, "MODE_DENSITY"), (ColorMode::Pressure, "MODE_PRESSURE")];
+    let named = [
+        (ColorMode::Speed, "MODE_SPEED"),
+        (ColorMode::Density, "MODE_DENSITY"),
+        (ColorMode::Pressure, "MODE_PRESSURE"),
+    ];
     for (mode, name) in named {
-        assert_eq!(wgsl_u32(&mut modules, file, name), mode.gpu_code(), "{mode:?}: ColorMode::gpu_code() vs {name} in {file}");
+        assert_eq!(
+            wgsl_u32(&mut modules, file, name),
+            mode.gpu_code(),
+            "{mode:?}: ColorMode::gpu_code() vs {name} in {file}"
+        );
     }
     // The shader draws `uniform_color` for every code above MODE_PRESSURE.
     let pressure = wgsl_u32(&mut modules, file, "MODE_PRESSURE");
@@ -407,13 +441,25 @@ fn shared_constants_match() {
     let mut modules = Modules::default();
     let max_sources = wgsl_u32(&mut modules, "sim/sources.wgsl", "MAX_SOURCES");
     assert_eq!(max_sources as usize, sim::sources::MAX_SOURCES, "MAX_SOURCES: src/sim/sources.rs vs sim/common.wgsl");
-    assert_eq!(wgsl_u32(&mut modules, "sim/stats.wgsl", "STATS_WG"), sim::STATS_WG, "STATS_WG: src/sim/stats.rs vs sim/stats.wgsl");
+    assert_eq!(
+        wgsl_u32(&mut modules, "sim/stats.wgsl", "STATS_WG"),
+        sim::STATS_WG,
+        "STATS_WG: src/sim/stats.rs vs sim/stats.wgsl"
+    );
     let sqrt_n = wgsl_f32(&mut modules, "sim/time_step.wgsl", "PCISPH_SQRT_N");
     let rust = sim::PCISPH_SQRT_N;
-    assert_eq!(sqrt_n.to_bits(), rust.to_bits(), "PCISPH_SQRT_N: {rust} in src/sim/advance.rs, {sqrt_n} in sim/time_step.wgsl");
+    assert_eq!(
+        sqrt_n.to_bits(),
+        rust.to_bits(),
+        "PCISPH_SQRT_N: {rust} in src/sim/advance.rs, {sqrt_n} in sim/time_step.wgsl"
+    );
     assert_eq!(wgsl_u32(&mut modules, "render/splat.wgsl", "SPLAT_WG"), render::splat::SPLAT_WG, "SPLAT_WG");
     let tile = render::targets::TILE_SIZE;
-    assert_eq!(wgsl_u32(&mut modules, "render/curvature_flow.wgsl", "TILE"), tile, "TILE (curvature_flow.wgsl) vs TILE_SIZE");
+    assert_eq!(
+        wgsl_u32(&mut modules, "render/curvature_flow.wgsl", "TILE"),
+        tile,
+        "TILE (curvature_flow.wgsl) vs TILE_SIZE"
+    );
     assert_eq!(wgsl_u32(&mut modules, "render/composite.wgsl", "TILE"), tile, "TILE (composite.wgsl) vs TILE_SIZE");
 }
 
@@ -430,9 +476,15 @@ fn workgroup_sizes_match() {
         assert_eq!(size("sim/stats.wgsl", entry), [sim::STATS_WG, 1, 1], "{entry} vs STATS_WG");
     }
     for entry in ["count", "scatter", "anisotropy"] {
-        assert_eq!(size("render/anisotropy.wgsl", entry), [render::anisotropy::WORKGROUP, 1, 1], "{entry} vs WORKGROUP");
+        assert_eq!(
+            size("render/anisotropy.wgsl", entry),
+            [render::anisotropy::WORKGROUP, 1, 1],
+            "{entry} vs WORKGROUP"
+        );
     }
-    let compute = |m: &Module| m.entry_points.iter().filter(|e| e.stage == naga::ShaderStage::Compute).map(|e| e.name.clone()).collect();
+    let compute = |m: &Module| {
+        m.entry_points.iter().filter(|e| e.stage == naga::ShaderStage::Compute).map(|e| e.name.clone()).collect()
+    };
     let splat_entries: Vec<String> = compute(&validated("render/splat.wgsl", &[]).unwrap());
     assert!(!splat_entries.is_empty(), "render/splat.wgsl has no compute entry point");
     for entry in &splat_entries {
@@ -444,6 +496,10 @@ fn workgroup_sizes_match() {
     }
     for entry in ["scan_blocks", "add_offsets"] {
         let [x, y, z] = size("gpu/scan.wgsl", entry);
-        assert_eq!([2 * x, y, z], [waterview::gpu::scan::SCAN_BLOCK, 1, 1], "{entry}: two values per thread make SCAN_BLOCK");
+        assert_eq!(
+            [2 * x, y, z],
+            [waterview::gpu::scan::SCAN_BLOCK, 1, 1],
+            "{entry}: two values per thread make SCAN_BLOCK"
+        );
     }
 }

@@ -61,7 +61,11 @@ fn random_particles(n: usize, lo: Vec3, hi: Vec3, seed: u64) -> Vec<Vec3> {
 }
 
 fn sim_for(ctx: &waterview::gpu::GpuContext, positions: Vec<Vec3>, domain: Aabb, dx: f32) -> Simulation {
-    let terrain = Heightfield::flat(glam::Vec2::new(domain.min[0], domain.min[2]), glam::Vec2::new(domain.max[0] - domain.min[0], domain.max[2] - domain.min[2]), domain.min[1]);
+    let terrain = Heightfield::flat(
+        glam::Vec2::new(domain.min[0], domain.min[2]),
+        glam::Vec2::new(domain.max[0] - domain.min[0], domain.max[2] - domain.min[2]),
+        domain.min[1],
+    );
     let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions, terrain };
     let params = SimParams { dx, ..SimParams::default() };
     Simulation::new(ctx, &domain, &setup, &params).expect("simulation builds")

@@ -2,9 +2,9 @@
 //! break and the valley flood run without NaN, leaks through the terrain, or particles leaving the domain.
 mod common;
 
-use waterview::gpu::Profiler;
 use waterview::engine::batch::{render_image, run_frames, step_and_read};
 use waterview::engine::Engine;
+use waterview::gpu::Profiler;
 use waterview::scene::Scene;
 use waterview::sim::SimStats;
 
@@ -43,7 +43,10 @@ fn tank_settles_hydrostatic() {
     let (dx, rho0, g) = (p.dx, p.rho0, -p.gravity[1]);
     let d = *sim.domain();
     let inner = |q: &[f32; 4]| {
-        q[0] > d.min[0] + 3.0 * dx && q[0] < d.max[0] - 3.0 * dx && q[2] > d.min[2] + 3.0 * dx && q[2] < d.max[2] - 3.0 * dx
+        q[0] > d.min[0] + 3.0 * dx
+            && q[0] < d.max[0] - 3.0 * dx
+            && q[2] > d.min[2] + 3.0 * dx
+            && q[2] < d.max[2] - 3.0 * dx
     };
     // Hydrostatic profile: pressure against height by least squares over the particles away from the
     // side walls and more than two spacings from the floor and the free surface (the boundary layer of
@@ -86,7 +89,11 @@ fn tank_settles_hydrostatic() {
     println!("pressure gradient {:.1} Pa/m ({gradient_ratio:.4} x rho0 g); floor pressure {p_floor:.1} Pa vs rho0 g depth {expected_floor:.1} Pa ({floor_ratio:.4})", -slope);
     // At rest: no particle faster than 5 % of the free-fall speed over the column's height.
     let v_ref = (2.0 * g * (surface - floor)).sqrt();
-    assert!(last.max_speed < 0.05 * v_ref, "max speed {} m/s is not at rest (free-fall speed {v_ref} m/s)", last.max_speed);
+    assert!(
+        last.max_speed < 0.05 * v_ref,
+        "max speed {} m/s is not at rest (free-fall speed {v_ref} m/s)",
+        last.max_speed
+    );
     assert!((gradient_ratio - 1.0).abs() <= 0.05, "pressure gradient is {gradient_ratio:.4} x rho0 g");
     assert!((floor_ratio - 1.0).abs() <= 0.05, "bottom pressure is {floor_ratio:.4} x rho0 g depth");
 }
@@ -114,8 +121,11 @@ fn valley_flood_stays_above_terrain_and_renders() {
     std::fs::create_dir_all(&dir).unwrap();
     img.save(dir.join("valley_headless.png")).unwrap();
     let total = (img.width() * img.height()) as f32;
-    let water = img.pixels().filter(|p| p[2] as i32 > p[0] as i32 + 40 && p[2] as i32 > p[1] as i32 + 10).count() as f32 / total;
-    let terrain = img.pixels().filter(|p| p[1] as i32 > p[2] as i32 + 10 && p[1] as i32 > p[0] as i32).count() as f32 / total;
+    let water = img.pixels().filter(|p| p[2] as i32 > p[0] as i32 + 40 && p[2] as i32 > p[1] as i32 + 10).count()
+        as f32
+        / total;
+    let terrain =
+        img.pixels().filter(|p| p[1] as i32 > p[2] as i32 + 10 && p[1] as i32 > p[0] as i32).count() as f32 / total;
     println!("valley render: water {:.1} %, terrain {:.1} %", 100.0 * water, 100.0 * terrain);
     assert!(water > 0.01, "water covers {:.2} % of the image", 100.0 * water);
     assert!(terrain > 0.15, "terrain covers {:.2} % of the image", 100.0 * terrain);

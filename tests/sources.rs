@@ -2,8 +2,8 @@
 //! and neither lets a particle leak out of the domain or through the floor.
 mod common;
 
-use waterview::gpu::Profiler;
 use waterview::engine::batch::run_frames;
+use waterview::gpu::Profiler;
 use waterview::scene::{Emitter, Scene, Sink};
 use waterview::sim::SimStats;
 
@@ -31,7 +31,12 @@ fn run(scene: &Scene, seconds: f32) -> (Vec<SimStats>, f32) {
     let mut all = Vec::new();
     run_frames(&ctx, sim, &mut profiler, None, Some(seconds), |s| all.push(s.clone()));
     for s in &all {
-        assert_eq!((s.non_finite, s.outside_domain, s.below_terrain), (0, 0, 0), "leak or blow-up at t = {}: {s:?}", s.time);
+        assert_eq!(
+            (s.non_finite, s.outside_domain, s.below_terrain),
+            (0, 0, 0),
+            "leak or blow-up at t = {}: {s:?}",
+            s.time
+        );
     }
     (all, sim.mass() / sim.params().rho0)
 }
@@ -60,7 +65,10 @@ fn sink_removes_the_water_that_enters_it() {
     let initial = scene.build(false).unwrap().positions.len() as u32;
     let first = &all[0];
     let last = all.last().unwrap();
-    println!("particles: {initial} built, {} after one frame, {} after {:.1} s", first.particle_count, last.particle_count, last.time);
+    println!(
+        "particles: {initial} built, {} after one frame, {} after {:.1} s",
+        first.particle_count, last.particle_count, last.time
+    );
     assert!(first.particle_count < initial * 6 / 10, "the half inside the sink is removed at once");
     assert!(last.particle_count < first.particle_count * 2 / 3, "the rest flows into the sink");
 }

@@ -21,7 +21,13 @@ fn figure<'a>(figures: &'a [Figure], case: Case, solver: Method, key: &str) -> &
 fn quick_validation_cases_hold() {
     let ctx = common::gpu();
     let out: PathBuf = std::env::temp_dir().join(format!("waterview-validate-{}", std::process::id()));
-    let plan = Plan { cases: Case::ALL.to_vec(), solvers: Method::ALL.to_vec(), quick: true, out: out.clone(), overrides: Vec::new() };
+    let plan = Plan {
+        cases: Case::ALL.to_vec(),
+        solvers: Method::ALL.to_vec(),
+        quick: true,
+        out: out.clone(),
+        overrides: Vec::new(),
+    };
     let started = std::time::Instant::now();
     let outcome = validate::run_cases(&ctx, &plan).expect("the validation runs");
     println!("{}", validate::summary_markdown(&outcome, &plan, &ctx.adapter_summary()));
@@ -45,7 +51,12 @@ fn quick_validation_cases_hold() {
         // No particle lost in any case.
         for case in Case::ALL {
             let leaks = figure(f, case, solver, "leaks").value;
-            assert_eq!(leaks, 0.0, "{s}: {} lost {leaks} particles (outside the domain, below the floor or non-finite)", case.name());
+            assert_eq!(
+                leaks,
+                0.0,
+                "{s}: {} lost {leaks} particles (outside the domain, below the floor or non-finite)",
+                case.name()
+            );
         }
 
         // Energy of the sloshing tank never grows beyond 1 % of the tilt's energy. WCSPH gets 2 %: its
@@ -80,8 +91,15 @@ fn quick_validation_cases_hold() {
         assert!(img.width() >= 800 && img.height() >= 500, "{} plot is {}x{}", case.name(), img.width(), img.height());
     }
     let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
-    assert!(summary.contains("| hydrostatic | PCISPH |") && summary.contains("| dam_break | DFSPH |"), "summary.md:\n{summary}");
-    assert_eq!(outcome.files.iter().filter(|p| p.exists()).count(), outcome.files.len(), "files listed but not written");
+    assert!(
+        summary.contains("| hydrostatic | PCISPH |") && summary.contains("| dam_break | DFSPH |"),
+        "summary.md:\n{summary}"
+    );
+    assert_eq!(
+        outcome.files.iter().filter(|p| p.exists()).count(),
+        outcome.files.len(),
+        "files listed but not written"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 

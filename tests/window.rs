@@ -52,7 +52,9 @@ fn require_xvfb_run() {
     match Command::new("xvfb-run").arg("--help").stdout(Stdio::null()).stderr(Stdio::null()).status() {
         Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            panic!("the window test needs xvfb-run (a virtual X server): install it with `apt-get install -y xvfb xauth`")
+            panic!(
+                "the window test needs xvfb-run (a virtual X server): install it with `apt-get install -y xvfb xauth`"
+            )
         }
         Err(e) => panic!("cannot run xvfb-run ({e}); install it with `apt-get install -y xvfb xauth`"),
     }
@@ -156,7 +158,10 @@ fn window_renders_an_offline_video_of_exact_frames() {
     let text = run_app(
         &dir,
         &args,
-        &[("WATERVIEW_TEST_RENDER_VIDEO", "1"), ("RUST_LOG", "info,wgpu_core=warn,wgpu_hal=warn,naga=warn,waterview::app::recording=debug")],
+        &[
+            ("WATERVIEW_TEST_RENDER_VIDEO", "1"),
+            ("RUST_LOG", "info,wgpu_core=warn,wgpu_hal=warn,naga=warn,waterview::app::recording=debug"),
+        ],
     );
     // "offline frame K: simulated time T s, video time V s", one per frame rendered.
     let times: Vec<(usize, f32)> = text
@@ -200,7 +205,9 @@ fn logged_counts(log: &str) -> (u64, Vec<u64>) {
             start = start.or_else(|| rest.split_once(" particles").and_then(|(n, _)| number(n)));
         }
         if let Some((_, rest)) = line.split_once("frame rate: ") {
-            if let Some(n) = rest.split_once(", ").and_then(|(_, r)| r.split_once(" particles")).and_then(|(n, _)| number(n)) {
+            if let Some(n) =
+                rest.split_once(", ").and_then(|(_, r)| r.split_once(" particles")).and_then(|(n, _)| number(n))
+            {
                 counts.push(n);
             }
         }

@@ -88,7 +88,9 @@ impl Running {
             UiAction::ToggleRecording => match self.recording.as_mut() {
                 Some(r) if r.offline.is_none() => r.stopping = true,
                 Some(_) => {}
-                None if self.finishing.is_some() => self.ui.push_error("the previous video is still being completed; try again in a moment"),
+                None if self.finishing.is_some() => {
+                    self.ui.push_error("the previous video is still being completed; try again in a moment")
+                }
                 None => match self.ui.capture.mode {
                     CaptureMode::Live => self.start_live(),
                     CaptureMode::Offline => self.start_offline(),

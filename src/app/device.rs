@@ -67,7 +67,19 @@ impl GpuParts {
         let blit = Blit::new(&ctx, draw_format, &offscreen.color_view);
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, draw_format, egui_wgpu::RendererOptions::default());
         let capture = Capture::new(&ctx.device, CAPTURE_DIR);
-        Ok(Self { ctx, config, draw_format, profiler, offscreen, renderer, blit, egui_renderer, capture, gpu_errors, device_lost })
+        Ok(Self {
+            ctx,
+            config,
+            draw_format,
+            profiler,
+            offscreen,
+            renderer,
+            blit,
+            egui_renderer,
+            capture,
+            gpu_errors,
+            device_lost,
+        })
     }
 }
 
@@ -92,13 +104,14 @@ impl Running {
         self.recording = None;
         self.finishing = None;
         let size = PhysicalSize::new(self.config.width, self.config.height);
-        let parts = match GpuParts::new(self.ctx.instance.clone(), &self.surface, size, self.world.terrain(), &self.closing) {
-            Ok(p) => p,
-            Err(e) => {
-                self.ui.push_error(format!("the GPU device was lost and could not be recreated: {e:#}"));
-                return;
-            }
-        };
+        let parts =
+            match GpuParts::new(self.ctx.instance.clone(), &self.surface, size, self.world.terrain(), &self.closing) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.ui.push_error(format!("the GPU device was lost and could not be recreated: {e:#}"));
+                    return;
+                }
+            };
         self.ctx = parts.ctx;
         self.config = parts.config;
         self.draw_format = parts.draw_format;
@@ -125,12 +138,15 @@ impl Running {
         self.camera = camera;
         self.ui.push_error("the GPU device was lost; it was recreated and the scene restarted");
     }
-
 }
 
 /// Surface configuration: an sRGB format if offered, Fifo (vsync), the window's size; when the adapter
 /// allows it, the format without the sRGB suffix as the one extra view format (see `draw_format`).
-pub(super) fn surface_config(surface: &wgpu::Surface<'_>, ctx: &GpuContext, size: PhysicalSize<u32>) -> anyhow::Result<wgpu::SurfaceConfiguration> {
+pub(super) fn surface_config(
+    surface: &wgpu::Surface<'_>,
+    ctx: &GpuContext,
+    size: PhysicalSize<u32>,
+) -> anyhow::Result<wgpu::SurfaceConfiguration> {
     let caps = surface.get_capabilities(&ctx.adapter);
     let format = caps
         .formats

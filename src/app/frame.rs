@@ -4,8 +4,8 @@
 //! waits on the GPU.
 
 use super::{Blit, Running};
-use crate::gpu::{GpuContext, Profiler};
 use crate::engine::Engine;
+use crate::gpu::{GpuContext, Profiler};
 use crate::render::{targets::Offscreen, OrbitCamera, Renderer};
 use crate::ui::{self, capture_panel::ScreenshotFormat, FrameInfo, UiState};
 use std::sync::atomic::Ordering;
@@ -129,7 +129,10 @@ impl Running {
             Some(_) if exr => Some(self.render_hdr_screenshot((size.0 * k, size.1 * k))),
             Some(_) if k > 1 => {
                 let target = Offscreen::new(&self.ctx, (size.0 * k, size.1 * k));
-                let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("hi-res screenshot") });
+                let mut enc = self
+                    .ctx
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("hi-res screenshot") });
                 self.encode_scene(&mut enc, &target);
                 self.ctx.queue.submit([enc.finish()]);
                 Some(target)
@@ -151,7 +154,16 @@ impl Running {
                 }
             }
             // The window's scene (the state after this frame's step, as before).
-            encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, &mut enc, &self.offscreen, &self.camera, self.world.engine(), &self.ui);
+            encode_scene_with(
+                &mut self.renderer,
+                &self.ctx,
+                &self.profiler,
+                &mut enc,
+                &self.offscreen,
+                &self.camera,
+                self.world.engine(),
+                &self.ui,
+            );
             self.record_live_frame(&mut enc);
         }
         if let Some(sim) = self.world.sim_mut() {
@@ -160,13 +172,15 @@ impl Running {
         self.step_requested = false;
 
         let device = &self.ctx.device;
-        let screen = egui_wgpu::ScreenDescriptor { size_in_pixels: [size.0, size.1], pixels_per_point: output.pixels_per_point };
+        let screen =
+            egui_wgpu::ScreenDescriptor { size_in_pixels: [size.0, size.1], pixels_per_point: output.pixels_per_point };
         for (id, delta) in &output.textures_delta.set {
             for d in delta {
                 self.egui_renderer.update_texture(device, &self.ctx.queue, *id, d);
             }
         }
-        let callback_buffers = self.egui_renderer.update_buffers(device, &self.ctx.queue, &mut enc, &paint_jobs, &screen);
+        let callback_buffers =
+            self.egui_renderer.update_buffers(device, &self.ctx.queue, &mut enc, &paint_jobs, &screen);
 
         if let Some(with_ui) = screenshot {
             let result = match (&hires, with_ui) {
@@ -179,14 +193,36 @@ impl Running {
                         pixels_per_point: output.pixels_per_point * k as f32,
                     };
                     let source = self.blit.bind_source(&self.ctx, &big.color_view);
-                    let (texture, view) = ui_target(&mut self.ui_target, &self.ctx, self.config.format, self.draw_format, big.size);
-                    composite(&mut enc, &self.profiler, view, &self.blit, &source, &self.egui_renderer, &paint_jobs, &screen_k, "composite (capture)");
+                    let (texture, view) =
+                        ui_target(&mut self.ui_target, &self.ctx, self.config.format, self.draw_format, big.size);
+                    composite(
+                        &mut enc,
+                        &self.profiler,
+                        view,
+                        &self.blit,
+                        &source,
+                        &self.egui_renderer,
+                        &paint_jobs,
+                        &screen_k,
+                        "composite (capture)",
+                    );
                     self.capture.request(&mut enc, texture, big.size)
                 }
                 (Some(big), false) => self.capture.request(&mut enc, &big.color, big.size),
                 (None, true) => {
-                    let (texture, view) = ui_target(&mut self.ui_target, &self.ctx, self.config.format, self.draw_format, size);
-                    composite(&mut enc, &self.profiler, view, &self.blit, &self.blit.bind_group, &self.egui_renderer, &paint_jobs, &screen, "composite (capture)");
+                    let (texture, view) =
+                        ui_target(&mut self.ui_target, &self.ctx, self.config.format, self.draw_format, size);
+                    composite(
+                        &mut enc,
+                        &self.profiler,
+                        view,
+                        &self.blit,
+                        &self.blit.bind_group,
+                        &self.egui_renderer,
+                        &paint_jobs,
+                        &screen,
+                        "composite (capture)",
+                    );
                     self.capture.request(&mut enc, texture, size)
                 }
                 (None, false) => self.capture.request(&mut enc, &self.offscreen.color, size),
@@ -199,9 +235,20 @@ impl Running {
             });
         }
 
-        let surface_view =
-            frame.texture.create_view(&wgpu::TextureViewDescriptor { format: Some(self.draw_format), ..Default::default() });
-        composite(&mut enc, &self.profiler, &surface_view, &self.blit, &self.blit.bind_group, &self.egui_renderer, &paint_jobs, &screen, "composite");
+        let surface_view = frame
+            .texture
+            .create_view(&wgpu::TextureViewDescriptor { format: Some(self.draw_format), ..Default::default() });
+        composite(
+            &mut enc,
+            &self.profiler,
+            &surface_view,
+            &self.blit,
+            &self.blit.bind_group,
+            &self.egui_renderer,
+            &paint_jobs,
+            &screen,
+            "composite",
+        );
 
         self.profiler.resolve(&mut enc);
         self.ctx.queue.submit(callback_buffers.into_iter().chain(std::iter::once(enc.finish())));
@@ -228,9 +275,17 @@ impl Running {
 
     /// Renders the scene (current camera and settings) into `target`.
     pub(super) fn encode_scene(&mut self, enc: &mut wgpu::CommandEncoder, target: &Offscreen) {
-        encode_scene_with(&mut self.renderer, &self.ctx, &self.profiler, enc, target, &self.camera, self.world.engine(), &self.ui);
+        encode_scene_with(
+            &mut self.renderer,
+            &self.ctx,
+            &self.profiler,
+            enc,
+            target,
+            &self.camera,
+            self.world.engine(),
+            &self.ui,
+        );
     }
-
 }
 
 /// The offline capture's frames, scaled to fit the central area (aspect kept).
@@ -290,7 +345,8 @@ pub(super) fn ui_target<'a>(
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
             view_formats: &[draw_format],
         });
-        let view = texture.create_view(&wgpu::TextureViewDescriptor { format: Some(draw_format), ..Default::default() });
+        let view =
+            texture.create_view(&wgpu::TextureViewDescriptor { format: Some(draw_format), ..Default::default() });
         return slot.insert((texture, view));
     }
     match slot {

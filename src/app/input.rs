@@ -51,7 +51,11 @@ impl Running {
                         self.mouse.keys.insert(code);
                     }
                 }
-                if event.state == ElementState::Pressed && !event.repeat && !response.consumed && !self.egui_ctx.egui_wants_keyboard_input() {
+                if event.state == ElementState::Pressed
+                    && !event.repeat
+                    && !response.consumed
+                    && !self.egui_ctx.egui_wants_keyboard_input()
+                {
                     self.key(event_loop, &event.logical_key);
                 }
             }
@@ -78,7 +82,9 @@ impl Running {
                 self.mouse.pos = Some(position);
             }
             WindowEvent::CursorLeft { .. } => self.mouse.pos = None,
-            WindowEvent::MouseWheel { delta, .. } if !response.consumed && !self.egui_ctx.egui_wants_pointer_input() => {
+            WindowEvent::MouseWheel { delta, .. }
+                if !response.consumed && !self.egui_ctx.egui_wants_pointer_input() =>
+            {
                 let steps = match delta {
                     MouseScrollDelta::LineDelta(_, y) => y,
                     MouseScrollDelta::PixelDelta(p) => (p.y / 40.0) as f32,
@@ -104,15 +110,21 @@ impl Running {
             Key::Named(NamedKey::F1) => self.ui.show_help = !self.ui.show_help,
             Key::Named(NamedKey::F2) => self.ui.show_panels = !self.ui.show_panels,
             Key::Character(c) if c.as_str() == "?" => self.ui.show_help = !self.ui.show_help,
-            Key::Character(c) if self.mouse.ctrl && c.eq_ignore_ascii_case("o") => self.apply(UiAction::OpenSceneDialog),
-            Key::Character(c) if self.mouse.ctrl && c.eq_ignore_ascii_case("s") => self.apply(UiAction::SaveSceneDialog),
+            Key::Character(c) if self.mouse.ctrl && c.eq_ignore_ascii_case("o") => {
+                self.apply(UiAction::OpenSceneDialog)
+            }
+            Key::Character(c) if self.mouse.ctrl && c.eq_ignore_ascii_case("s") => {
+                self.apply(UiAction::SaveSceneDialog)
+            }
             Key::Character(_) if self.mouse.ctrl => {}
             Key::Character(c) if c.eq_ignore_ascii_case("v") => {
                 self.fly = !self.fly;
                 log::info!("fly mode {}", if self.fly { "on" } else { "off" });
             }
             Key::Character(c) if c.eq_ignore_ascii_case("f") => self.fit_camera(),
-            Key::Character(c) if c.eq_ignore_ascii_case("s") && !self.ui.sim.playing && !self.fly => self.step_requested = true,
+            Key::Character(c) if c.eq_ignore_ascii_case("s") && !self.ui.sim.playing && !self.fly => {
+                self.step_requested = true
+            }
             Key::Character(c) if c.eq_ignore_ascii_case("r") => self.apply(UiAction::Reset),
             _ => {}
         }
@@ -148,7 +160,9 @@ impl Running {
         let axis = |pos: KeyCode, neg: KeyCode| (k.contains(&pos) as i32 - k.contains(&neg) as i32) as f32;
         let forward = (self.camera.target - self.camera.eye()).normalize_or(Vec3::NEG_Z);
         let right = forward.cross(Vec3::Y).normalize_or(Vec3::X);
-        let dir = forward * axis(KeyCode::KeyW, KeyCode::KeyS) + right * axis(KeyCode::KeyD, KeyCode::KeyA) + Vec3::Y * axis(KeyCode::KeyE, KeyCode::KeyQ);
+        let dir = forward * axis(KeyCode::KeyW, KeyCode::KeyS)
+            + right * axis(KeyCode::KeyD, KeyCode::KeyA)
+            + Vec3::Y * axis(KeyCode::KeyE, KeyCode::KeyQ);
         let fast = if self.mouse.shift { 4.0 } else { 1.0 };
         self.camera.target += dir.normalize_or_zero() * self.fly_speed * fast * dt.min(0.25);
     }

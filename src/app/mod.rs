@@ -113,7 +113,8 @@ pub struct WindowOptions {
 /// Errors: no display, no usable GPU adapter, or a surface the adapter cannot present to; with
 /// `--quit-after-record`, a recording that could not be written.
 pub fn run(scene_path: Option<PathBuf>, options: &WindowOptions) -> anyhow::Result<()> {
-    let event_loop = EventLoop::new().context("cannot open a window (is a display available? set DISPLAY or WAYLAND_DISPLAY)")?;
+    let event_loop =
+        EventLoop::new().context("cannot open a window (is a display available? set DISPLAY or WAYLAND_DISPLAY)")?;
     let settings_path = crate::settings::default_path();
     let settings = settings_path.as_deref().map(AppSettings::load).unwrap_or_default();
     let scene_path = scene_path.or_else(|| settings.last_scene.clone().filter(|p| p.is_file()));
@@ -245,16 +246,24 @@ struct Running {
 }
 
 impl Running {
-    fn new(event_loop: &ActiveEventLoop, scene_path: Option<&Path>, settings: &AppSettings, options: &WindowOptions) -> anyhow::Result<Self> {
+    fn new(
+        event_loop: &ActiveEventLoop,
+        scene_path: Option<&Path>,
+        settings: &AppSettings,
+        options: &WindowOptions,
+    ) -> anyhow::Result<Self> {
         let mut attrs = Window::default_attributes().with_title("waterview").with_window_icon(window_icon());
         attrs = match (options.window_size, settings.window_size) {
             (Some((w, h)), _) => attrs.with_inner_size(PhysicalSize::new(w, h)),
-            (None, Some([w, h])) if w >= 64 && h >= 64 && w <= 16384 && h <= 16384 => attrs.with_inner_size(PhysicalSize::new(w, h)),
+            (None, Some([w, h])) if w >= 64 && h >= 64 && w <= 16384 && h <= 16384 => {
+                attrs.with_inner_size(PhysicalSize::new(w, h))
+            }
             _ => attrs.with_inner_size(LogicalSize::new(1280.0, 800.0)),
         };
         let window = Arc::new(event_loop.create_window(attrs).context("cannot create the window")?);
         let instance = GpuContext::create_instance(Some(Box::new(event_loop.owned_display_handle())));
-        let surface = instance.create_surface(window.clone()).context("cannot create a drawing surface for the window")?;
+        let surface =
+            instance.create_surface(window.clone()).context("cannot create a drawing surface for the window")?;
         let size = window.inner_size();
         let closing = Arc::new(AtomicBool::new(false));
         // The terrain is uploaded again once the world is built (the context is needed to build it).
@@ -313,7 +322,11 @@ impl Running {
             dialog: None,
             last_frame: Instant::now(),
             fps_log: (0, Instant::now()),
-            fps_log_every: std::env::var("WATERVIEW_TEST_LOG_EVERY_S").ok().and_then(|v| v.parse().ok()).filter(|v: &f64| *v > 0.0).unwrap_or(5.0),
+            fps_log_every: std::env::var("WATERVIEW_TEST_LOG_EVERY_S")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|v: &f64| *v > 0.0)
+                .unwrap_or(5.0),
             minimized: size.width == 0 || size.height == 0,
             gpu_errors: parts.gpu_errors,
             device_lost: parts.device_lost,
@@ -349,7 +362,10 @@ impl Running {
     /// quitting never loses a video; the device is then dropped without counting as lost.
     fn shutdown(&mut self) {
         if let Some(r) = self.recording.take() {
-            let _ = self.ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_secs(5)) });
+            let _ = self
+                .ctx
+                .device
+                .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_secs(5)) });
             let result = if r.offline.is_some() {
                 r.rec.cancel();
                 Err("offline capture cancelled by quitting".to_string())
@@ -367,7 +383,14 @@ impl Running {
 
 fn new_egui_state(egui_ctx: &egui::Context, window: &Window, ctx: &GpuContext) -> egui_winit::State {
     let max_tex = ctx.device.limits().max_texture_dimension_2d as usize;
-    egui_winit::State::new(egui_ctx.clone(), egui::ViewportId::ROOT, window, Some(window.scale_factor() as f32), window.theme(), Some(max_tex))
+    egui_winit::State::new(
+        egui_ctx.clone(),
+        egui::ViewportId::ROOT,
+        window,
+        Some(window.scale_factor() as f32),
+        window.theme(),
+        Some(max_tex),
+    )
 }
 
 /// The window icon from `assets/icon.png`; `None` (and a log line) if it cannot be decoded.

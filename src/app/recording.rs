@@ -8,8 +8,8 @@ use super::frame::encode_scene_with;
 use super::{Running, CAPTURE_DIR};
 use crate::capture::{exact::ExactFrames, offline::format_for, VideoFormat, VideoRecorder};
 use crate::render::{targets::Offscreen, Renderer, HDR_FORMAT};
-use crate::ui::capture_panel::CaptureStatus;
 use crate::sim::SimParams;
+use crate::ui::capture_panel::CaptureStatus;
 use crate::ui::UiAction;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -61,10 +61,21 @@ impl Running {
     /// screenshot); its fluid targets are freed again right after. The caller records the target's copy
     /// into the screenshot ring, which writes the EXR file on a worker thread. Never waits on the GPU.
     pub(super) fn render_hdr_screenshot(&mut self, size: (u32, u32)) -> Offscreen {
-        let renderer = self.hdr_renderer.get_or_insert_with(|| Renderer::new(&self.ctx, HDR_FORMAT, self.world.terrain()));
+        let renderer =
+            self.hdr_renderer.get_or_insert_with(|| Renderer::new(&self.ctx, HDR_FORMAT, self.world.terrain()));
         let target = Offscreen::with_format(&self.ctx, size, HDR_FORMAT);
-        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("HDR screenshot") });
-        encode_scene_with(renderer, &self.ctx, &self.profiler, &mut enc, &target, &self.camera, self.world.engine(), &self.ui);
+        let mut enc =
+            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("HDR screenshot") });
+        encode_scene_with(
+            renderer,
+            &self.ctx,
+            &self.profiler,
+            &mut enc,
+            &target,
+            &self.camera,
+            self.world.engine(),
+            &self.ui,
+        );
         self.ctx.queue.submit([enc.finish()]);
         renderer.release_targets();
         target
@@ -184,7 +195,8 @@ impl Running {
                 s.total = o.frames.total();
                 let done = s.written.max(1) as f64;
                 if s.written > 0 {
-                    s.eta_s = Some(r.started.elapsed().as_secs_f64() / done * (s.total.saturating_sub(s.written)) as f64);
+                    s.eta_s =
+                        Some(r.started.elapsed().as_secs_f64() / done * (s.total.saturating_sub(s.written)) as f64);
                 }
             }
         }
@@ -215,12 +227,18 @@ impl Running {
         if let Some(Offline { target, frames, .. }) = offline.as_mut() {
             match self.world.engine_mut() {
                 Some(engine) if !*stopping => {
-                    let (renderer, ctx, profiler, camera, ui) = (&mut self.renderer, &self.ctx, &self.profiler, &self.camera, &self.ui);
+                    let (renderer, ctx, profiler, camera, ui) =
+                        (&mut self.renderer, &self.ctx, &self.profiler, &self.camera, &self.ui);
                     let result = frames.encode(ctx, enc, engine, profiler, rec, &target.color, |enc, engine| {
                         encode_scene_with(renderer, ctx, profiler, enc, target, camera, Some(engine), ui)
                     });
                     if let Ok(Some(f)) = &result {
-                        log::debug!("offline frame {}: simulated time {} s, video time {} s", f.index, f.sim_time, f.video_time);
+                        log::debug!(
+                            "offline frame {}: simulated time {} s, video time {} s",
+                            f.index,
+                            f.sim_time,
+                            f.video_time
+                        );
                     }
                     if let Err(e) = result {
                         let message = format!("capture stopped after {} frames: {e}", frames.frame());
@@ -272,7 +290,15 @@ impl Running {
             Ok(rec) => {
                 log::info!("recording {} at {}x{}", path.display(), self.offscreen.size.0, self.offscreen.size.1);
                 self.ui.capture.status = None;
-                self.recording = Some(Recording { rec, offline: None, started: Instant::now(), last: None, fps, stopping: false, note: None });
+                self.recording = Some(Recording {
+                    rec,
+                    offline: None,
+                    started: Instant::now(),
+                    last: None,
+                    fps,
+                    stopping: false,
+                    note: None,
+                });
                 true
             }
             Err(e) => {
@@ -311,7 +337,10 @@ impl Running {
                     Ok(())
                 }
                 Some(Err(e)) => Err(anyhow::anyhow!("recording {} failed: {e}", c.path.display())),
-                None => Err(anyhow::anyhow!("recording {} ended without a file (the GPU device was lost?)", c.path.display())),
+                None => Err(anyhow::anyhow!(
+                    "recording {} ended without a file (the GPU device was lost?)",
+                    c.path.display()
+                )),
             });
             self.cli_record = None;
         }
@@ -351,7 +380,14 @@ impl Running {
         let fps = c.fps.clamp(2.0, 240.0);
         let path = Self::video_path(c.format);
         let target = Offscreen::new(&self.ctx, size);
-        let rec = match VideoRecorder::start(&self.ctx.device, &path, format_for_setting(c.format, &path), fps, size, target.format()) {
+        let rec = match VideoRecorder::start(
+            &self.ctx.device,
+            &path,
+            format_for_setting(c.format, &path),
+            fps,
+            size,
+            target.format(),
+        ) {
             Ok(r) => r,
             Err(e) => {
                 self.ui.push_error(format!("cannot start the capture: {e}"));
@@ -370,15 +406,27 @@ impl Running {
             }
             self.ui.sim.sync_from(engine.sim());
         }
-        let texture = self.egui_renderer.register_native_texture(&self.ctx.device, &target.color_view, wgpu::FilterMode::Linear);
+        let texture =
+            self.egui_renderer.register_native_texture(&self.ctx.device, &target.color_view, wgpu::FilterMode::Linear);
         let total = crate::capture::offline::frame_count(c.offline_seconds, fps);
-        log::info!("offline capture {}: {total} frames at {}x{}, {fps} fps, each exactly 1/{fps} s", path.display(), size.0, size.1);
+        log::info!(
+            "offline capture {}: {total} frames at {}x{}, {fps} fps, each exactly 1/{fps} s",
+            path.display(),
+            size.0,
+            size.1
+        );
         let was_playing = self.ui.sim.playing;
         self.ui.sim.playing = true;
         self.ui.capture.status = None;
         self.recording = Some(Recording {
             rec,
-            offline: Some(Offline { target, texture, frames: ExactFrames::new(&self.ctx.device, fps, total), saved_frame_dt, was_playing }),
+            offline: Some(Offline {
+                target,
+                texture,
+                frames: ExactFrames::new(&self.ctx.device, fps, total),
+                saved_frame_dt,
+                was_playing,
+            }),
             started: Instant::now(),
             last: None,
             fps,
@@ -386,7 +434,6 @@ impl Running {
             note: None,
         });
     }
-
 }
 
 /// The format the recorder writes for a panel setting (a PNG sequence for a folder path).

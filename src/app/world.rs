@@ -125,7 +125,11 @@ impl Running {
             return;
         }
         let (tx, rx) = mpsc::channel();
-        let start_dir = self.scene_file.as_ref().and_then(|p| p.parent().map(Path::to_path_buf)).unwrap_or_else(|| PathBuf::from("."));
+        let start_dir = self
+            .scene_file
+            .as_ref()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from("."));
         let name = format!("{}.ron", self.world.scene().name.to_lowercase().replace(char::is_whitespace, "_"));
         let spawned = std::thread::Builder::new().name("file dialog".into()).spawn(move || {
             let result = std::panic::catch_unwind(move || {
@@ -257,14 +261,15 @@ pub(super) fn startup_world(ctx: &GpuContext, path: Option<&Path>, errors: &mut 
         Ok(e) => Ok(World::Running(e).logged()),
         Err(e) => {
             errors.push(format!("built-in scene `valley`: {e}"));
-            let terrain = valley.at_dx(valley.effective_dx(ctx.is_cpu())).build(false).map(|s| s.terrain).unwrap_or_else(|_| {
-                let d = valley.domain;
-                Heightfield::flat(
-                    glam::Vec2::new(d.min[0], d.min[2]),
-                    glam::Vec2::new(d.max[0] - d.min[0], d.max[2] - d.min[2]),
-                    d.min[1],
-                )
-            });
+            let terrain =
+                valley.at_dx(valley.effective_dx(ctx.is_cpu())).build(false).map(|s| s.terrain).unwrap_or_else(|_| {
+                    let d = valley.domain;
+                    Heightfield::flat(
+                        glam::Vec2::new(d.min[0], d.min[2]),
+                        glam::Vec2::new(d.max[0] - d.min[0], d.max[2] - d.min[2]),
+                        d.min[1],
+                    )
+                });
             Ok(World::Unbuilt { scene: valley, terrain })
         }
     }

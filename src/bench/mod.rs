@@ -36,9 +36,9 @@
 pub mod plot;
 pub mod report;
 
+use crate::engine::{self, BuildOptions, Engine, EngineError};
 use crate::gpu::profiler::span_union;
 use crate::gpu::{GpuContext, PassTime, Profiler};
-use crate::engine::{self, BuildOptions, Engine, EngineError};
 use crate::render::{Offscreen, OrbitCamera, RenderSettings, Renderer, OFFSCREEN_FORMAT};
 use crate::scene::{Scene, SceneSetup};
 use crate::sim::{SimError, SimOptions};
@@ -186,8 +186,12 @@ impl Report {
     pub fn slopes(&self) -> Vec<(u32, f64)> {
         let mut out = Vec::new();
         for &wg in &self.plan.workgroup_sizes {
-            let pts: Vec<(f64, f64)> =
-                self.results.iter().filter(|r| r.workgroup_size == wg).map(|r| (r.particles as f64, r.ms_per_step())).collect();
+            let pts: Vec<(f64, f64)> = self
+                .results
+                .iter()
+                .filter(|r| r.workgroup_size == wg)
+                .map(|r| (r.particles as f64, r.ms_per_step()))
+                .collect();
             if let Some(s) = loglog_slope(&pts) {
                 if !out.iter().any(|(w, _)| *w == wg) {
                     out.push((wg, s));
@@ -200,7 +204,8 @@ impl Report {
 
 /// Least-squares slope of ln y over ln x; `None` with fewer than two distinct positive x.
 pub fn loglog_slope(points: &[(f64, f64)]) -> Option<f64> {
-    let pts: Vec<(f64, f64)> = points.iter().filter(|(x, y)| *x > 0.0 && *y > 0.0).map(|(x, y)| (x.ln(), y.ln())).collect();
+    let pts: Vec<(f64, f64)> =
+        points.iter().filter(|(x, y)| *x > 0.0 && *y > 0.0).map(|(x, y)| (x.ln(), y.ln())).collect();
     let n = pts.len() as f64;
     let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
     let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
@@ -260,7 +265,10 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
         failures: Vec::new(),
     };
     let targets: Vec<Option<u64>> = if plan.sweep {
-        std::iter::successors(Some(SWEEP_START), |n| n.checked_mul(2)).take_while(|n| *n <= plan.max_particles).map(Some).collect()
+        std::iter::successors(Some(SWEEP_START), |n| n.checked_mul(2))
+            .take_while(|n| *n <= plan.max_particles)
+            .map(Some)
+            .collect()
     } else {
         plan.targets.as_ref().map_or(vec![None], |t| t.iter().copied().map(Some).collect())
     };
@@ -277,7 +285,11 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
             Err(e) => {
                 let n = target.unwrap_or(0);
                 eprintln!("  {n} particles: {e:#}");
-                report.failures.extend(plan.workgroup_sizes.iter().map(|&wg| Failure { target_particles: n, workgroup_size: wg, error: format!("{e:#}") }));
+                report.failures.extend(plan.workgroup_sizes.iter().map(|&wg| Failure {
+                    target_particles: n,
+                    workgroup_size: wg,
+                    error: format!("{e:#}"),
+                }));
                 if plan.sweep {
                     break;
                 }
@@ -308,9 +320,14 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
                 Err(e) => {
                     eprintln!("refused: {e:#}");
                     // A size the GPU cannot dispatch at all says nothing about the particle count.
-                    let wg_only = matches!(e.downcast_ref::<EngineError>(), Some(EngineError::Sim(SimError::WorkgroupSize(_))));
+                    let wg_only =
+                        matches!(e.downcast_ref::<EngineError>(), Some(EngineError::Sim(SimError::WorkgroupSize(_))));
                     stop |= !wg_only;
-                    report.failures.push(Failure { target_particles: target, workgroup_size: wg, error: format!("{e:#}") });
+                    report.failures.push(Failure {
+                        target_particles: target,
+                        workgroup_size: wg,
+                        error: format!("{e:#}"),
+                    });
                 }
             }
         }
@@ -354,7 +371,14 @@ pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<
 /// Builds one configuration and times it: `plan.warmup` frames, then `plan.frames` timed frames
 /// (plus one untimed frame that brings back the last timings). See the module docs for what is timed.
 /// Errors: the GPU refuses the simulation (too many particles or cells, bad workgroup size) or is lost.
-pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, workgroup_size: u32, plan: &Plan) -> Result<ConfigResult> {
+pub fn run_config(
+    ctx: &GpuContext,
+    scene: &Scene,
+    setup: &SceneSetup,
+    dx: f32,
+    workgroup_size: u32,
+    plan: &Plan,
+) -> Result<ConfigResult> {
     let sim_options = SimOptions {
         workgroup_size,
         cell_split: plan.cell_split,
@@ -380,7 +404,8 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
     let total = plan.warmup + plan.frames + 1;
     for i in 0..total {
         let started = Instant::now();
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench frame") });
+        let mut encoder =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench frame") });
         if plan.submit_per_step {
             // Every step but the last in a submission of its own, waited for (the last goes with the frame).
             for _ in 1..substeps {
@@ -389,7 +414,8 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
                 ctx.device
                     .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
                     .context("waiting for the GPU")?;
-                encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench step") });
+                encoder =
+                    ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench step") });
             }
             engine.sim_mut().encode_step(&mut encoder, &sim_profiler);
         } else {
@@ -418,8 +444,10 @@ pub fn run_config(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, 
         }
         if i > plan.warmup {
             // Frame i-1 (a timed frame) arrived: its passes per profiler and the span over both.
-            let (sim_new, render_new) =
-                (sim_profiler.frames_finished() > finished_before.0, render_profiler.frames_finished() > finished_before.1);
+            let (sim_new, render_new) = (
+                sim_profiler.frames_finished() > finished_before.0,
+                render_profiler.frames_finished() > finished_before.1,
+            );
             let (sim_frame, render_frame) = (sim_profiler.latest_frame(), render_profiler.latest_frame());
             if sim_new && !sim_frame.passes.is_empty() {
                 sim_samples.push(sim_frame.passes.clone());
@@ -482,7 +510,8 @@ fn medians(samples: &[Vec<PassTime>], substeps: u32) -> Vec<PassStat> {
     labels
         .into_iter()
         .map(|label| {
-            let v: Vec<f64> = samples.iter().map(|s| s.iter().find(|p| p.label == label).map_or(0.0, |p| p.ms)).collect();
+            let v: Vec<f64> =
+                samples.iter().map(|s| s.iter().find(|p| p.label == label).map_or(0.0, |p| p.ms)).collect();
             let ms = median(&v).unwrap_or(0.0);
             PassStat { label: label.to_string(), ms_per_frame: ms, ms_per_step: ms / substeps.max(1) as f64 }
         })

@@ -32,7 +32,9 @@ type Series = (String, Vec<(f64, f64)>);
 /// The lines to draw (see the module docs); points with a non-positive time are left out.
 pub fn series(report: &Report) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
-    let Some(&first) = report.plan.workgroup_sizes.iter().find(|wg| report.results.iter().any(|r| r.workgroup_size == **wg)) else {
+    let Some(&first) =
+        report.plan.workgroup_sizes.iter().find(|wg| report.results.iter().any(|r| r.workgroup_size == **wg))
+    else {
         return out;
     };
     let mut add = |name: String, x: f64, y: f64| {
@@ -46,7 +48,11 @@ pub fn series(report: &Report) -> Vec<Series> {
     let multi = report.plan.workgroup_sizes.len() > 1;
     for r in report.results.iter().filter(|r| r.workgroup_size == first) {
         for p in &r.passes {
-            add(if multi { format!("{} (wg {first})", p.label) } else { p.label.clone() }, r.particles as f64, p.ms_per_step);
+            add(
+                if multi { format!("{} (wg {first})", p.label) } else { p.label.clone() },
+                r.particles as f64,
+                p.ms_per_step,
+            );
         }
         add(if multi { format!("total (wg {first})") } else { "total".into() }, r.particles as f64, r.ms_per_step());
     }
@@ -86,7 +92,10 @@ pub fn write_plot(report: &Report, path: &Path, size: (u32, u32)) -> Result<bool
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(72)
-            .build_cartesian_2d((x0..x1).log_scale().with_key_points(x_ticks(&xs)), (y0..y1).log_scale().with_key_points(y_ticks(y0, y1)))
+            .build_cartesian_2d(
+                (x0..x1).log_scale().with_key_points(x_ticks(&xs)),
+                (y0..y1).log_scale().with_key_points(y_ticks(y0, y1)),
+            )
             .map_err(plot_err)?;
         chart
             .configure_mesh()
@@ -161,7 +170,13 @@ fn y_ticks(lo: f64, hi: f64) -> Vec<f64> {
 
 /// Axis label for a particle count: 500, 1k, 2.5k, 1.5M.
 fn fmt_count(x: f64) -> String {
-    let (v, suffix) = if x >= 1e6 { (x / 1e6, "M") } else if x >= 1e3 { (x / 1e3, "k") } else { (x, "") };
+    let (v, suffix) = if x >= 1e6 {
+        (x / 1e6, "M")
+    } else if x >= 1e3 {
+        (x / 1e3, "k")
+    } else {
+        (x, "")
+    };
     let s = format!("{v:.1}");
     format!("{}{suffix}", s.strip_suffix(".0").unwrap_or(&s))
 }

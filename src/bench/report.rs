@@ -23,9 +23,25 @@ use std::path::Path;
 /// submit and wait) and `wall_mean_ms_per_frame` (its mean). A configuration that
 /// could not run has one row with `pass` = `error` and the reason in `error`.
 pub const CSV_HEADER: [&str; 19] = [
-    "adapter", "scene", "target_particles", "particles", "workgroup_size", "substeps", "pass", "ms_per_step", "ms_per_frame",
-    "share_pct", "bytes_per_particle", "particle_steps_per_s", "density_iterations", "divergence_iterations", "dt_ms",
-    "gpu_span_ms_per_frame", "wall_ms_per_frame", "wall_mean_ms_per_frame", "error",
+    "adapter",
+    "scene",
+    "target_particles",
+    "particles",
+    "workgroup_size",
+    "substeps",
+    "pass",
+    "ms_per_step",
+    "ms_per_frame",
+    "share_pct",
+    "bytes_per_particle",
+    "particle_steps_per_s",
+    "density_iterations",
+    "divergence_iterations",
+    "dt_ms",
+    "gpu_span_ms_per_frame",
+    "wall_ms_per_frame",
+    "wall_mean_ms_per_frame",
+    "error",
 ];
 
 /// Writes `bench.csv`, `bench.md` and, with more than one particle count, `bench.png` into `dir`.
@@ -85,11 +101,17 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
 fn result_rows(r: &ConfigResult) -> Vec<(String, f64, f64, Option<f64>)> {
     let steps = r.substeps.max(1) as f64;
     let total = r.ms_per_step();
-    let mut rows: Vec<_> = r.passes.iter().map(|p| (p.label.clone(), p.ms_per_step, p.ms_per_frame, Some(100.0 * p.ms_per_step / total))).collect();
+    let mut rows: Vec<_> = r
+        .passes
+        .iter()
+        .map(|p| (p.label.clone(), p.ms_per_step, p.ms_per_frame, Some(100.0 * p.ms_per_step / total)))
+        .collect();
     rows.push(("total".into(), total, total * steps, Some(100.0)));
     let frame = r.ms_per_frame();
     if r.render.len() > 1 {
-        rows.extend(r.render.iter().map(|p| (format!("render:{}", p.label), p.ms_per_step, p.ms_per_frame, Some(100.0 * p.ms_per_frame / frame))));
+        rows.extend(r.render.iter().map(|p| {
+            (format!("render:{}", p.label), p.ms_per_step, p.ms_per_frame, Some(100.0 * p.ms_per_frame / frame))
+        }));
     }
     if !r.render.is_empty() {
         let render = r.render_ms_per_frame();
@@ -130,7 +152,11 @@ pub fn summary_markdown(report: &Report) -> String {
     let mut s = String::from("# waterview benchmark\n\n");
     let _ = writeln!(s, "- adapter: {}", report.adapter);
     let _ = writeln!(s, "- scene: {}", report.scene);
-    let _ = writeln!(s, "- {} timed frames after {} warm-up frames; render target {}x{}", p.frames, p.warmup, p.size.0, p.size.1);
+    let _ = writeln!(
+        s,
+        "- {} timed frames after {} warm-up frames; render target {}x{}",
+        p.frames, p.warmup, p.size.0, p.size.1
+    );
     let submit = if p.submit_per_step { "one per step" } else { "one per frame" };
     let background = if p.redraw_background { "drawn every frame" } else { "cached while the camera stands still" };
     let sums = if p.no_subgroups { "workgroup tree" } else { "subgroups where the GPU has them" };
@@ -140,7 +166,9 @@ pub fn summary_markdown(report: &Report) -> String {
         p.cell_split, p.cells_per_particle, p.splats
     );
     if report.is_cpu {
-        s.push_str("- **software adapter: these figures are only for relative comparisons, not for GPU performance**\n");
+        s.push_str(
+            "- **software adapter: these figures are only for relative comparisons, not for GPU performance**\n",
+        );
     }
     if report.results.iter().any(|r| !r.gpu_timed()) {
         s.push_str("- no GPU timestamp queries on this adapter: ms/step is wall clock / substeps, no per-pass times\n");
@@ -183,7 +211,13 @@ pub fn summary_markdown(report: &Report) -> String {
     if !report.failures.is_empty() {
         s.push_str("\n## Not run\n\n| target particles | workgroup | reason |\n|--:|--:|---|\n");
         for f in &report.failures {
-            let _ = writeln!(s, "| {} | {} | {} |", count(f.target_particles), f.workgroup_size, f.error.replace('|', "\\|").replace('\n', " "));
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} |",
+                count(f.target_particles),
+                f.workgroup_size,
+                f.error.replace('|', "\\|").replace('\n', " ")
+            );
         }
     }
     s
@@ -206,7 +240,8 @@ pub fn markdown(report: &Report) -> String {
         );
         s.push_str("| pass | ms/step | share % |\n|---|--:|--:|\n");
         for p in &r.passes {
-            let _ = writeln!(s, "| {} | {:.4} | {:.1} |", p.label, p.ms_per_step, 100.0 * p.ms_per_step / r.ms_per_step());
+            let _ =
+                writeln!(s, "| {} | {:.4} | {:.1} |", p.label, p.ms_per_step, 100.0 * p.ms_per_step / r.ms_per_step());
         }
         let _ = writeln!(s, "| **total** | **{:.4}** | 100.0 |", r.ms_per_step());
         let _ = writeln!(

@@ -28,8 +28,8 @@
 //! no-op steps of the margin and a read-back's latency (a frame or two of the window) per video frame.
 
 use super::recorder::VideoRecorder;
-use crate::gpu::{readback::ReadbackRing, GpuContext, Profiler};
 use crate::engine::Engine;
+use crate::gpu::{readback::ReadbackRing, GpuContext, Profiler};
 use crate::sim::gpu_data::StepState;
 
 /// Steps recorded toward a frame's end: `ceil(STEP_MARGIN * remaining / dt) + STEP_EXTRA` (dt from the last
@@ -175,11 +175,20 @@ impl ExactFrames {
                 self.phase = Phase::Due { state };
                 self.rounds = 0;
             } else if time > end {
-                return Err(format!("frame {}: the simulation went past the frame's end ({time} s > {end} s)", self.frame));
+                return Err(format!(
+                    "frame {}: the simulation went past the frame's end ({time} s > {end} s)",
+                    self.frame
+                ));
             } else if time <= before {
-                return Err(format!("frame {}: the simulated time stopped moving at {time} s (frame end {end} s)", self.frame));
+                return Err(format!(
+                    "frame {}: the simulated time stopped moving at {time} s (frame end {end} s)",
+                    self.frame
+                ));
             } else if self.rounds >= MAX_ROUNDS {
-                return Err(format!("frame {}: {time} s after {MAX_ROUNDS} rounds of steps toward {end} s", self.frame));
+                return Err(format!(
+                    "frame {}: {time} s after {MAX_ROUNDS} rounds of steps toward {end} s",
+                    self.frame
+                ));
             } else {
                 self.redos += 1;
                 self.phase = Phase::Simulate { state };

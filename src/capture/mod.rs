@@ -114,8 +114,17 @@ impl Capture {
     /// A ring writing into `out_dir` (created on the first write if missing), e.g. `captures/`.
     pub fn new(device: &wgpu::Device, out_dir: impl Into<PathBuf>) -> Self {
         let (results_tx, results_rx) = mpsc::channel();
-        let slots = (0..SLOTS).map(|_| Slot { buffer: None, state: Arc::new(AtomicU8::new(IDLE)), layout: None }).collect();
-        Self { device: device.clone(), slots, out_dir: out_dir.into(), results_tx, results_rx, pending: 0, writers: Vec::new() }
+        let slots =
+            (0..SLOTS).map(|_| Slot { buffer: None, state: Arc::new(AtomicU8::new(IDLE)), layout: None }).collect();
+        Self {
+            device: device.clone(),
+            slots,
+            out_dir: out_dir.into(),
+            results_tx,
+            results_rx,
+            pending: 0,
+            writers: Vec::new(),
+        }
     }
 
     /// Records a copy of `texture` (mip 0, `size` = (width, height) pixels) into a free staging buffer.
@@ -123,7 +132,12 @@ impl Capture {
     /// stored as they are, which for the sRGB formats is already the PNG's encoding), written as a PNG, or
     /// `Rgba16Float` ([`crate::render::HDR_FORMAT`], linear values), written as an OpenEXR file.
     /// Errors (returned at once, nothing recorded): every slot busy, zero size, or an unsupported format.
-    pub fn request(&mut self, encoder: &mut wgpu::CommandEncoder, texture: &wgpu::Texture, size: (u32, u32)) -> Result<(), String> {
+    pub fn request(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        texture: &wgpu::Texture,
+        size: (u32, u32),
+    ) -> Result<(), String> {
         let (width, height) = size;
         if width == 0 || height == 0 {
             return Err("screenshot of an empty (zero-size) image skipped".into());
@@ -133,7 +147,9 @@ impl Capture {
             wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb => Texels::Rgba8 { bgra: true },
             wgpu::TextureFormat::Rgba16Float => Texels::Rgba16Float,
             other => {
-                return Err(format!("screenshot of a {other:?} texture is not supported (RGBA8/BGRA8 for PNG, Rgba16Float for EXR)"))
+                return Err(format!(
+                    "screenshot of a {other:?} texture is not supported (RGBA8/BGRA8 for PNG, Rgba16Float for EXR)"
+                ))
             }
         };
         let padded = padded_row(width, texels.bytes());
@@ -151,10 +167,19 @@ impl Capture {
         }
         let Some(buffer) = slot.buffer.as_ref() else { unreachable!("buffer created above") };
         encoder.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo { texture, mip_level: 0, origin: wgpu::Origin3d::ZERO, aspect: wgpu::TextureAspect::All },
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
             wgpu::TexelCopyBufferInfo {
                 buffer,
-                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(height) },
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: Some(height),
+                },
             },
             wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
         );
@@ -196,17 +221,24 @@ impl Capture {
                         Ok(data) => {
                             let path = unique_capture_path_with(&self.out_dir, layout.texels.extension());
                             let tx = self.results_tx.clone();
-                            let spawned = std::thread::Builder::new().name("screenshot writer".into()).spawn(move || {
-                                let result = match layout.texels {
-                                    Texels::Rgba8 { .. } => encode(&data, layout).and_then(|img| save_png_blocking(&img, &path)),
-                                    Texels::Rgba16Float => encode_float(&data, layout).and_then(|img| save_exr_blocking(&img, &path)),
-                                };
-                                let _ = tx.send(result.map(|()| path));
-                            });
+                            let spawned =
+                                std::thread::Builder::new().name("screenshot writer".into()).spawn(move || {
+                                    let result = match layout.texels {
+                                        Texels::Rgba8 { .. } => {
+                                            encode(&data, layout).and_then(|img| save_png_blocking(&img, &path))
+                                        }
+                                        Texels::Rgba16Float => {
+                                            encode_float(&data, layout).and_then(|img| save_exr_blocking(&img, &path))
+                                        }
+                                    };
+                                    let _ = tx.send(result.map(|()| path));
+                                });
                             match spawned {
                                 Ok(handle) => self.writers.push(handle),
                                 Err(e) => {
-                                    let _ = self.results_tx.send(Err(format!("cannot start the screenshot writer thread: {e}")));
+                                    let _ = self
+                                        .results_tx
+                                        .send(Err(format!("cannot start the screenshot writer thread: {e}")));
                                 }
                             }
                         }
@@ -217,7 +249,9 @@ impl Capture {
                 }
                 FAILED => {
                     slot.state.store(IDLE, Ordering::Release);
-                    let _ = self.results_tx.send(Err("screenshot read-back failed: the staging buffer could not be mapped".into()));
+                    let _ = self
+                        .results_tx
+                        .send(Err("screenshot read-back failed: the staging buffer could not be mapped".into()));
                 }
                 _ => {}
             }

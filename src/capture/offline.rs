@@ -113,7 +113,8 @@ pub fn capture_scene(
 /// The engine an offline capture runs: the scene (with its inflows and outflows), at `dx` if given, with
 /// `frame_dt = 1 / fps`.
 fn capture_engine(ctx: &GpuContext, scene: &Scene, dx: Option<f32>, fps: f32) -> Result<Engine, String> {
-    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() }).map_err(|e| e.to_string())?;
+    let mut engine =
+        Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() }).map_err(|e| e.to_string())?;
     let params = SimParams { frame_dt: 1.0 / fps, ..engine.params().clone() };
     engine.set_params(ctx, &params).map_err(|e| e.to_string())?;
     Ok(engine)
@@ -133,7 +134,8 @@ pub fn capture_scene_frames(
     let mut renderer = Renderer::new(ctx, target.format(), engine.terrain());
     let (camera, settings) = batch::scene_view(&engine);
     let mut profiler = Profiler::new(&ctx.device);
-    let mut recorder = VideoRecorder::start(&ctx.device, &opts.out, format_for(&opts.out), opts.fps, target.size, target.format())?;
+    let mut recorder =
+        VideoRecorder::start(&ctx.device, &opts.out, format_for(&opts.out), opts.fps, target.size, target.format())?;
     let fail = |recorder: VideoRecorder, e: String| {
         recorder.cancel();
         Err(e)
@@ -148,7 +150,9 @@ pub fn capture_scene_frames(
     for k in 0..total {
         // Wait (for the GPU copy or the encoder) only when every staging buffer is busy.
         while !recorder.can_record() {
-            let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
+            let _ = ctx
+                .device
+                .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
             if let Some(e) = recorder.poll() {
                 return fail(recorder, e);
             }
@@ -156,7 +160,8 @@ pub fn capture_scene_frames(
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("offline capture frame") });
+        let mut enc =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("offline capture frame") });
         let particles = engine.particles();
         renderer.encode(ctx, &mut enc, &profiler, &target, &camera, Some(particles), &settings);
         recorder.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
@@ -291,7 +296,8 @@ impl CostRig {
     /// Records and submits one frame (as the window: simulation frame, scene, live-recording copy when
     /// one is due, statistics).
     fn frame(&mut self, ctx: &GpuContext, live: Option<&mut LiveRecording>) -> wgpu::SubmissionIndex {
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("record cost frame") });
+        let mut enc =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("record cost frame") });
         self.engine.sim_mut().encode_frame(&mut enc, &self.profiler);
         let particles = self.engine.particles();
         let t = &self.target;
@@ -350,12 +356,16 @@ pub fn measure_record_cost(ctx: &GpuContext, scene: &Scene, opts: &RecordCostOpt
     if !(opts.fps.is_finite() && (2.0..=240.0).contains(&opts.fps)) {
         return Err(format!("--fps must be in 2 ..= 240, got {}", opts.fps));
     }
-    let engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: opts.dx, ..BuildOptions::default() }).map_err(|e| e.to_string())?;
+    let engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: opts.dx, ..BuildOptions::default() })
+        .map_err(|e| e.to_string())?;
     let target = Offscreen::new(ctx, opts.size);
     let renderer = Renderer::new(ctx, target.format(), engine.terrain());
     let (camera, settings) = batch::scene_view(&engine);
     let mut rig = CostRig { engine, renderer, target, camera, settings, profiler: Profiler::new(&ctx.device) };
-    let out = opts.out.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("waterview-record-cost-{}.mp4", std::process::id())));
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("waterview-record-cost-{}.mp4", std::process::id())));
     // Per run: (wall ms per frame, CPU ms per frame), without and with recording.
     let mut runs: [Vec<(f64, Option<f64>)>; 2] = [Vec::new(), Vec::new()];
     let (mut recorded, mut dropped, mut written) = (0, 0, 0);
@@ -428,11 +438,26 @@ pub fn record_cost_cli(scene_path: Option<&Path>, opts: &RecordCostOptions) -> a
         scene.name, c.particles, opts.size.0, opts.size.1, c.rounds, c.frames, opts.warmup, opts.fps
     );
     let cpu = |v: Option<f64>| v.map(|v| format!(", CPU {v:9.2} ms/frame")).unwrap_or_default();
-    println!("  without recording: {:9.2} ms/frame ({:6.2} fps){}", c.plain_ms, 1e3 / c.plain_ms.max(1e-9), cpu(c.plain_cpu_ms));
-    println!("  with recording:    {:9.2} ms/frame ({:6.2} fps){}", c.recording_ms, 1e3 / c.recording_ms.max(1e-9), cpu(c.recording_cpu_ms));
-    println!("  video frames recorded {}, dropped {}, written by the end of the timed frames {}", c.recorded, c.dropped, c.written);
+    println!(
+        "  without recording: {:9.2} ms/frame ({:6.2} fps){}",
+        c.plain_ms,
+        1e3 / c.plain_ms.max(1e-9),
+        cpu(c.plain_cpu_ms)
+    );
+    println!(
+        "  with recording:    {:9.2} ms/frame ({:6.2} fps){}",
+        c.recording_ms,
+        1e3 / c.recording_ms.max(1e-9),
+        cpu(c.recording_cpu_ms)
+    );
+    println!(
+        "  video frames recorded {}, dropped {}, written by the end of the timed frames {}",
+        c.recorded, c.dropped, c.written
+    );
     match c.cpu_cost_percent() {
-        Some(p) => println!("  recording costs {:.1} % of the frame rate (wall clock), {p:.1} % in CPU time", c.cost_percent()),
+        Some(p) => {
+            println!("  recording costs {:.1} % of the frame rate (wall clock), {p:.1} % in CPU time", c.cost_percent())
+        }
         None => println!("  recording costs {:.1} % of the frame rate (wall clock)", c.cost_percent()),
     }
     Ok(())
@@ -448,8 +473,10 @@ pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Resu
     let total = frame_count(opts.seconds, opts.fps);
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} frames, {per_sec}, ETA {eta}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} frames, {per_sec}, ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let started = std::time::Instant::now();
     let result = capture_scene_frames(&ctx, &scene, opts, |f| bar.set_position(f.written));

@@ -101,10 +101,19 @@ impl VideoRecorder {
             return false;
         };
         encoder.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo { texture, mip_level: 0, origin: wgpu::Origin3d::ZERO, aspect: wgpu::TextureAspect::All },
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
             wgpu::TexelCopyBufferInfo {
                 buffer,
-                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(self.padded), rows_per_image: Some(h) },
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(self.padded),
+                    rows_per_image: Some(h),
+                },
             },
             wgpu::Extent3d { width: w, height: h, depth_or_array_layers: 1 },
         );
@@ -181,7 +190,14 @@ impl VideoRecorder {
                 self.in_ring = self.in_ring.saturating_sub(1);
                 let time_s = self.times.remove(&tag).unwrap_or(0.0);
                 let (width, height) = self.size;
-                self.waiting.push_back(VideoFrame { width, height, stride: self.padded, bgra: self.bgra, data, time_s });
+                self.waiting.push_back(VideoFrame {
+                    width,
+                    height,
+                    stride: self.padded,
+                    bgra: self.bgra,
+                    data,
+                    time_s,
+                });
             }
             if !self.ring.in_flight() {
                 self.in_ring = 0;

@@ -178,7 +178,10 @@ impl Mp4Sink {
         let config = mp4::Mp4Config {
             major_brand: mp4::FourCC { value: *b"isom" },
             minor_version: 512,
-            compatible_brands: [b"isom", b"iso2", b"avc1", b"mp41"].iter().map(|b| mp4::FourCC { value: **b }).collect(),
+            compatible_brands: [b"isom", b"iso2", b"avc1", b"mp41"]
+                .iter()
+                .map(|b| mp4::FourCC { value: **b })
+                .collect(),
             timescale: 1000,
         };
         let writer = mp4::Mp4Writer::write_start(BufWriter::new(file), &config).map_err(|e| {
@@ -208,14 +211,20 @@ impl Mp4Sink {
             None => {
                 let s = (frame.width & !1, frame.height & !1);
                 if s.0 < 16 || s.1 < 16 {
-                    return Err(format!("video frames of {}x{} are too small (at least 16x16)", frame.width, frame.height));
+                    return Err(format!(
+                        "video frames of {}x{} are too small (at least 16x16)",
+                        frame.width, frame.height
+                    ));
                 }
                 self.size = Some(s);
                 s
             }
         };
         if frame.width < w || frame.height < h {
-            return Err(format!("frame size changed during the recording ({}x{}, started at {w}x{h})", frame.width, frame.height));
+            return Err(format!(
+                "frame size changed during the recording ({}x{}, started at {w}x{h})",
+                frame.width, frame.height
+            ));
         }
         if self.encoder.is_none() {
             // About 0.1 bit per pixel per frame: ~6 Mbit/s at 1080p30.
@@ -231,7 +240,9 @@ impl Mp4Sink {
             self.yuv = Some(openh264::formats::YUVBuffer::new(w as usize, h as usize));
         }
         frame.packed_rgba(w, h, &mut self.rgba)?;
-        let (Some(encoder), Some(yuv)) = (self.encoder.as_mut(), self.yuv.as_mut()) else { unreachable!("created above") };
+        let (Some(encoder), Some(yuv)) = (self.encoder.as_mut(), self.yuv.as_mut()) else {
+            unreachable!("created above")
+        };
         yuv.read_rgba8(openh264::formats::RgbaSliceU8::new(&self.rgba, (w as usize, h as usize)));
         let bitstream = encoder.encode(yuv).map_err(|e| format!("H.264 encoding failed: {e}"))?;
 
@@ -289,7 +300,13 @@ impl Mp4Sink {
     fn flush_pending(&mut self, next_ticks: u64) -> Result<(), String> {
         let Some((start, bytes, is_sync)) = self.pending.take() else { return Ok(()) };
         let duration = next_ticks.saturating_sub(start).max(1) as u32;
-        let sample = mp4::Mp4Sample { start_time: start, duration, rendering_offset: 0, is_sync, bytes: mp4::Bytes::from(bytes) };
+        let sample = mp4::Mp4Sample {
+            start_time: start,
+            duration,
+            rendering_offset: 0,
+            is_sync,
+            bytes: mp4::Bytes::from(bytes),
+        };
         let writer = self.writer.as_mut().ok_or("the MP4 file is already closed")?;
         writer.write_sample(1, &sample).map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
         self.frames += 1;
@@ -321,7 +338,12 @@ impl Mp4Sink {
         drop(file);
         let bytes = std::fs::metadata(&self.part).map(|m| m.len()).unwrap_or(0);
         std::fs::rename(&self.part, &self.path).map_err(|e| err(&e))?;
-        Ok(VideoSummary { path: self.path.clone(), frames: self.frames, duration_s: self.end_ticks as f64 / TIMESCALE as f64, bytes })
+        Ok(VideoSummary {
+            path: self.path.clone(),
+            frames: self.frames,
+            duration_s: self.end_ticks as f64 / TIMESCALE as f64,
+            bytes,
+        })
     }
 
     fn abort(mut self) {
@@ -381,9 +403,8 @@ impl PngSink {
             let _ = std::fs::remove_dir_all(&self.part);
             return Err(format!("no frames were recorded; {} not written", self.path.display()));
         }
-        std::fs::rename(&self.part, &self.path).map_err(|e| {
-            format!("cannot rename {} to {}: {e}", self.part.display(), self.path.display())
-        })?;
+        std::fs::rename(&self.part, &self.path)
+            .map_err(|e| format!("cannot rename {} to {}: {e}", self.part.display(), self.path.display()))?;
         Ok(VideoSummary {
             path: self.path,
             frames: self.frames,
@@ -550,7 +571,14 @@ mod tests {
 
     #[test]
     fn frames_unpad_and_swap() {
-        let f = VideoFrame { width: 1, height: 2, stride: 8, bgra: true, data: vec![1, 2, 3, 4, 0, 0, 0, 0, 5, 6, 7, 8], time_s: 0.0 };
+        let f = VideoFrame {
+            width: 1,
+            height: 2,
+            stride: 8,
+            bgra: true,
+            data: vec![1, 2, 3, 4, 0, 0, 0, 0, 5, 6, 7, 8],
+            time_s: 0.0,
+        };
         let mut out = Vec::new();
         f.packed_rgba(1, 2, &mut out).unwrap();
         assert_eq!(out, vec![3, 2, 1, 4, 7, 6, 5, 8]);

@@ -26,7 +26,15 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
         Some(Command::Capture(a)) if a.record_cost => crate::capture::offline::record_cost_cli(
             cli.scene.as_deref(),
-            &RecordCostOptions { frames: a.frames, warmup: a.warmup, rounds: a.rounds, size: a.size, fps: a.fps, dx: a.dx, out: a.out },
+            &RecordCostOptions {
+                frames: a.frames,
+                warmup: a.warmup,
+                rounds: a.rounds,
+                size: a.size,
+                fps: a.fps,
+                dx: a.dx,
+                out: a.out,
+            },
         ),
         Some(Command::Capture(a)) => match a.out {
             Some(out) => crate::capture::offline::run_cli(
@@ -79,7 +87,11 @@ pub struct WindowArgs {
 impl WindowArgs {
     /// True when any option is set (they apply to the window only, not to a subcommand).
     pub fn any(&self) -> bool {
-        self.window_size.is_some() || self.record.is_some() || self.record_seconds.is_some() || self.record_fps.is_some() || self.quit_after_record
+        self.window_size.is_some()
+            || self.record.is_some()
+            || self.record_seconds.is_some()
+            || self.record_fps.is_some()
+            || self.quit_after_record
     }
 
     /// The window's options.
@@ -285,9 +297,7 @@ fn parse_splats(s: &str) -> Result<crate::render::SplatMethod, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "raster" => Ok(crate::render::SplatMethod::Raster),
         "compute" => Ok(crate::render::SplatMethod::Compute),
-        other => Err(format!(
-            "unknown splat method '{other}': use raster or compute"
-        )),
+        other => Err(format!("unknown splat method '{other}': use raster or compute")),
     }
 }
 
@@ -307,7 +317,8 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         Some((i, 'm' | 'M')) => (&t[..i], 1_000_000.0),
         _ => (t, 1.0),
     };
-    let v: f64 = digits.trim().parse().map_err(|_| format!("particle count `{s}` is not a number (e.g. 4000, 250k, 1M)"))?;
+    let v: f64 =
+        digits.trim().parse().map_err(|_| format!("particle count `{s}` is not a number (e.g. 4000, 250k, 1M)"))?;
     let n = v * scale;
     if !(n.is_finite() && (1.0..=1e10).contains(&n)) {
         return Err(format!("particle count `{s}` is out of range 1 ..= 1e10"));

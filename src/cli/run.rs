@@ -12,9 +12,25 @@ use std::path::Path;
 
 /// Column names of the statistics CSV, in order.
 pub const CSV_HEADER: [&str; 19] = [
-    "frame", "time_s", "dt_s", "particles", "mean_density_error", "max_density_error", "max_speed_m_s",
-    "kinetic_energy_j", "bbox_min_x", "bbox_min_y", "bbox_min_z", "bbox_max_x", "bbox_max_y", "bbox_max_z",
-    "outside_domain", "below_terrain", "non_finite", "density_iterations", "divergence_iterations",
+    "frame",
+    "time_s",
+    "dt_s",
+    "particles",
+    "mean_density_error",
+    "max_density_error",
+    "max_speed_m_s",
+    "kinetic_energy_j",
+    "bbox_min_x",
+    "bbox_min_y",
+    "bbox_min_z",
+    "bbox_max_x",
+    "bbox_max_y",
+    "bbox_max_z",
+    "outside_domain",
+    "below_terrain",
+    "non_finite",
+    "density_iterations",
+    "divergence_iterations",
 ];
 
 /// One CSV row for `s`, matching [`CSV_HEADER`].
@@ -22,7 +38,10 @@ pub fn csv_row(s: &SimStats) -> Vec<String> {
     let mut row = vec![s.frame.to_string(), s.time.to_string(), s.dt.to_string(), s.particle_count.to_string()];
     row.extend([s.mean_density_error, s.max_density_error, s.max_speed, s.kinetic_energy].map(|v| v.to_string()));
     row.extend(s.bbox_min.iter().chain(&s.bbox_max).map(|v| v.to_string()));
-    row.extend([s.outside_domain, s.below_terrain, s.non_finite, s.density_iterations, s.divergence_iterations].map(|v| v.to_string()));
+    row.extend(
+        [s.outside_domain, s.below_terrain, s.non_finite, s.density_iterations, s.divergence_iterations]
+            .map(|v| v.to_string()),
+    );
     row
 }
 
@@ -74,7 +93,13 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
         eprintln!(
             "simulated {:.3} s in {:.2} s wall: {} particles, mean density error {:.3} %, max speed {:.2} m/s, \
              outside domain {}, below terrain {}, non-finite {}",
-            s.time, wall, s.particle_count, 100.0 * s.mean_density_error, s.max_speed, s.outside_domain, s.below_terrain,
+            s.time,
+            wall,
+            s.particle_count,
+            100.0 * s.mean_density_error,
+            s.max_speed,
+            s.outside_domain,
+            s.below_terrain,
             s.non_finite
         );
     }
@@ -104,7 +129,10 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
     let rate = particles as f64 / (step_ms * 1e-3);
     eprintln!("  {:<15} {total:9.3} ms/frame {step_ms:9.3} ms/step  ({rate:.3e} particle-steps/s)", "total");
     if let Some(span) = frame.span_ms() {
-        eprintln!("  {:<15} {span:9.3} ms/frame                    (first to last timestamp, idle gaps included)", "GPU span");
+        eprintln!(
+            "  {:<15} {span:9.3} ms/frame                    (first to last timestamp, idle gaps included)",
+            "GPU span"
+        );
     }
 }
 

@@ -37,7 +37,8 @@ pub fn run_frames(
         if done_frames || done_time {
             break;
         }
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("headless frame") });
+        let mut encoder =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("headless frame") });
         sim.encode_frame(&mut encoder, profiler);
         sim.encode_stats(&mut encoder, profiler);
         profiler.resolve(&mut encoder);
@@ -67,7 +68,11 @@ pub fn run_frames(
 /// solves' kappa rho) needs consecutive steps: in the coarse 20-layer test tank it alternates by about
 /// ±20 % from one step to the next (0.82, 1.15, 1.03, 0.92, 1.12 x rho0 g depth) while its mean over the
 /// steps holds to 1-2 %, and a read once per frame (every `substeps`-th step) samples one phase of it.
-pub fn step_and_read(ctx: &GpuContext, sim: &mut Simulation, profiler: &mut Profiler) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+pub fn step_and_read(
+    ctx: &GpuContext,
+    sim: &mut Simulation,
+    profiler: &mut Profiler,
+) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
     let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("one step") });
     sim.encode_step(&mut encoder, profiler);
     sim.encode_stats(&mut encoder, profiler);

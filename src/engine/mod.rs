@@ -104,7 +104,12 @@ impl Engine {
 
     /// As [`Engine::new`] from particles built (or filtered) by the caller at spacing `options.dx`
     /// (validation keeps a part of a scene's water; the benchmark searches a spacing for a count).
-    pub fn with_setup(ctx: &GpuContext, scene: Scene, setup: SceneSetup, options: BuildOptions) -> Result<Self, EngineError> {
+    pub fn with_setup(
+        ctx: &GpuContext,
+        scene: Scene,
+        setup: SceneSetup,
+        options: BuildOptions,
+    ) -> Result<Self, EngineError> {
         let sim = simulate(ctx, &scene, &setup, spacing(ctx, &scene, &options), &scene.solver, &options)?;
         Ok(Self { scene, setup, sim, options })
     }
@@ -217,10 +222,19 @@ fn spacing(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> f32 {
 /// A simulation of `scene`'s particles `setup` (built at `dx`) with `params` (their dx replaced by `dx`),
 /// the scene's sources when `options.sources` (and a pool sized for its emitters), limited to what the
 /// renderer can draw.
-fn simulate(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, dx: f32, params: &SimParams, options: &BuildOptions) -> Result<Simulation, EngineError> {
+fn simulate(
+    ctx: &GpuContext,
+    scene: &Scene,
+    setup: &SceneSetup,
+    dx: f32,
+    params: &SimParams,
+    options: &BuildOptions,
+) -> Result<Simulation, EngineError> {
     let params = SimParams { dx, ..params.clone() };
-    let (emitters, sinks): (&[Emitter], &[Sink]) = if options.sources { (&scene.emitters, &scene.sinks) } else { (&[], &[]) };
-    let sim_options = SimOptions { pool: sources::pool_size(emitters, dx * dx * dx), limit: Some(render_limit(ctx)), ..options.sim };
+    let (emitters, sinks): (&[Emitter], &[Sink]) =
+        if options.sources { (&scene.emitters, &scene.sinks) } else { (&[], &[]) };
+    let sim_options =
+        SimOptions { pool: sources::pool_size(emitters, dx * dx * dx), limit: Some(render_limit(ctx)), ..options.sim };
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
     sim.set_sources(ctx, emitters, sinks)?;
     Ok(sim)

@@ -94,7 +94,9 @@ impl GpuContext {
 
     /// Whether GPU timestamp queries are available for the per-pass timing table.
     pub fn has_timestamps(&self) -> bool {
-        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+        self.device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
     }
 
     /// Whether compute shaders may use subgroup operations (`enable subgroups;`).

@@ -93,7 +93,11 @@ pub fn uniform_entry<T>(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::B
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility,
-        ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: min_size::<T>() },
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: min_size::<T>(),
+        },
         count: None,
     }
 }
@@ -104,7 +108,12 @@ fn min_size<T>() -> Option<std::num::NonZeroU64> {
 }
 
 /// Bind group over whole buffers, binding i = buffers[i].
-pub fn bind_buffers(device: &wgpu::Device, label: &str, layout: &wgpu::BindGroupLayout, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+pub fn bind_buffers(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
     let entries: Vec<_> = buffers
         .iter()
         .enumerate()

@@ -109,7 +109,11 @@ impl Profiler {
     /// Timer queries are used when the device has `TIMESTAMP_QUERY`; otherwise passes are untimed.
     pub fn new(device: &wgpu::Device) -> Self {
         let enabled = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
-        let settings = GpuProfilerSettings { enable_timer_queries: enabled, enable_debug_groups: false, max_num_pending_frames: 4 };
+        let settings = GpuProfilerSettings {
+            enable_timer_queries: enabled,
+            enable_debug_groups: false,
+            max_num_pending_frames: 4,
+        };
         let inner = GpuProfiler::new(device, settings).expect("valid profiler settings");
         Self { inner, latest: FrameTimes::default(), frames_finished: 0, enabled }
     }
@@ -123,7 +127,8 @@ impl Profiler {
     pub fn set_enabled(&mut self, device: &wgpu::Device, on: bool) {
         let on = on && device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         if on != self.enabled {
-            let settings = GpuProfilerSettings { enable_timer_queries: on, enable_debug_groups: false, max_num_pending_frames: 4 };
+            let settings =
+                GpuProfilerSettings { enable_timer_queries: on, enable_debug_groups: false, max_num_pending_frames: 4 };
             if self.inner.change_settings(settings).is_ok() {
                 self.enabled = on;
             }
@@ -203,9 +208,7 @@ impl Profiler {
 /// query has a time (timer queries off). Spans of several profilers on one queue combine with
 /// [`span_union`], as their timestamps come from the same GPU clock.
 pub fn span(results: &[GpuTimerQueryResult]) -> Option<Range<f64>> {
-    results.iter().fold(None, |acc, q| {
-        span_union(span_union(acc, q.time.clone()), span(&q.nested_queries))
-    })
+    results.iter().fold(None, |acc, q| span_union(span_union(acc, q.time.clone()), span(&q.nested_queries)))
 }
 
 /// The smallest range covering both (either may be `None`).
@@ -240,7 +243,13 @@ mod tests {
     use super::*;
 
     fn query(label: &str, time: Option<Range<f64>>, nested: Vec<GpuTimerQueryResult>) -> GpuTimerQueryResult {
-        GpuTimerQueryResult { label: label.into(), pid: 0, tid: std::thread::current().id(), time, nested_queries: nested }
+        GpuTimerQueryResult {
+            label: label.into(),
+            pid: 0,
+            tid: std::thread::current().id(),
+            time,
+            nested_queries: nested,
+        }
     }
 
     #[test]
@@ -249,7 +258,11 @@ mod tests {
         // untimed query; a third, untimed top-level query adds nothing.
         let results = vec![
             query("a", Some(1.000..1.002), vec![]),
-            query("b", Some(1.003..1.004), vec![query("b.inner", Some(1.0035..1.005), vec![]), query("b.off", None, vec![])]),
+            query(
+                "b",
+                Some(1.003..1.004),
+                vec![query("b.inner", Some(1.0035..1.005), vec![]), query("b.off", None, vec![])],
+            ),
             query("c", None, vec![query("c.inner", Some(0.9995..0.9999), vec![])]),
         ];
         let s = span(&results).expect("timed queries");

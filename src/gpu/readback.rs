@@ -66,7 +66,13 @@ impl ReadbackRing {
     }
 
     /// Records a copy of `src[offset..offset+size]` into a free slot. Returns false when none is free.
-    pub fn copy_buffer(&mut self, encoder: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, offset: u64, tag: u64) -> bool {
+    pub fn copy_buffer(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        src: &wgpu::Buffer,
+        offset: u64,
+        tag: u64,
+    ) -> bool {
         let size = self.size;
         match self.reserve(tag) {
             Some(dst) => {

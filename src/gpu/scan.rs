@@ -22,7 +22,11 @@ impl ScanPass {
         let vis = wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("scan layout"),
-            entries: &[gpu::uniform_entry::<[u32; 4]>(0, vis), gpu::storage_entry::<u32>(1, false, vis), gpu::storage_entry::<u32>(2, false, vis)],
+            entries: &[
+                gpu::uniform_entry::<[u32; 4]>(0, vis),
+                gpu::storage_entry::<u32>(1, false, vis),
+                gpu::storage_entry::<u32>(2, false, vis),
+            ],
         });
         let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("scan pipeline layout"),
@@ -69,4 +73,3 @@ impl ScanPass {
         }
     }
 }
-

@@ -42,7 +42,13 @@ pub fn resolve_with(path: &str, defines: &[&str]) -> String {
 
 /// Appends `path` (looked up by `files`) to `out` with its imports and `#ifdef`s resolved; files in `seen`
 /// are skipped.
-fn resolve_into(path: &str, defines: &[&str], files: &dyn Fn(&str) -> Option<&'static str>, seen: &mut HashSet<String>, out: &mut String) {
+fn resolve_into(
+    path: &str,
+    defines: &[&str],
+    files: &dyn Fn(&str) -> Option<&'static str>,
+    seen: &mut HashSet<String>,
+    out: &mut String,
+) {
     if !seen.insert(path.to_string()) {
         return;
     }
@@ -78,7 +84,10 @@ pub fn module(device: &wgpu::Device, path: &str) -> wgpu::ShaderModule {
 
 /// As [`module`], with `defines` set for the file's `#ifdef`s (list the combination in [`VARIANTS`]).
 pub fn module_with(device: &wgpu::Device, path: &str, defines: &[&str]) -> wgpu::ShaderModule {
-    debug_assert!(defines.is_empty() || VARIANTS.iter().any(|(p, d)| *p == path && *d == defines), "{path} {defines:?} is not in VARIANTS");
+    debug_assert!(
+        defines.is_empty() || VARIANTS.iter().any(|(p, d)| *p == path && *d == defines),
+        "{path} {defines:?} is not in VARIANTS"
+    );
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(path),
         source: wgpu::ShaderSource::Wgsl(resolve_with(path, defines).into()),
@@ -90,7 +99,8 @@ mod tests {
     use super::*;
 
     fn resolve_in(files: &[(&'static str, &'static str)], path: &str, defines: &[&str]) -> String {
-        let lookup = |p: &str| -> Option<&'static str> { files.iter().find(|(name, _)| *name == p).map(|(_, text)| *text) };
+        let lookup =
+            |p: &str| -> Option<&'static str> { files.iter().find(|(name, _)| *name == p).map(|(_, text)| *text) };
         let mut out = String::new();
         resolve_into(path, defines, &lookup, &mut HashSet::new(), &mut out);
         out

@@ -15,8 +15,8 @@
 
 use super::frame;
 use super::pass::{Frame, Pass};
-use crate::gpu::{self, GpuContext};
 use crate::gpu::scan::ScanPass;
+use crate::gpu::{self, GpuContext};
 
 /// Threads per workgroup of every kernel here.
 pub const WORKGROUP: u32 = 128;
@@ -41,17 +41,27 @@ impl Ellipsoid {
     /// An ellipsoid of centre `centre` (m), bounding radius `bound` (m) and matrix `g` (1/m, symmetric;
     /// only its upper triangle is stored, in 16-bit floats).
     pub fn new(centre: glam::Vec3, bound: f32, g: glam::Mat3) -> Self {
-        let pair = |a: f32, b: f32| u32::from(half::f16::from_f32(a).to_bits()) | u32::from(half::f16::from_f32(b).to_bits()) << 16;
+        let pair = |a: f32, b: f32| {
+            u32::from(half::f16::from_f32(a).to_bits()) | u32::from(half::f16::from_f32(b).to_bits()) << 16
+        };
         let (c0, c1, c2) = (g.x_axis, g.y_axis, g.z_axis);
-        Self { centre: centre.extend(bound).to_array(), g_packed: [pair(c0.x, c1.y), pair(c2.z, c1.x), pair(c2.x, c2.y), 0] }
+        Self {
+            centre: centre.extend(bound).to_array(),
+            g_packed: [pair(c0.x, c1.y), pair(c2.z, c1.x), pair(c2.x, c2.y), 0],
+        }
     }
 
     /// G (1/m), unpacked from its 16-bit entries.
     pub fn g(&self) -> glam::Mat3 {
         let unpack = |w: u32, hi: bool| half::f16::from_bits((if hi { w >> 16 } else { w }) as u16).to_f32();
         let [a, b, c, _] = self.g_packed;
-        let (g00, g11, g22, g01, g02, g12) = (unpack(a, false), unpack(a, true), unpack(b, false), unpack(b, true), unpack(c, false), unpack(c, true));
-        glam::Mat3::from_cols(glam::Vec3::new(g00, g01, g02), glam::Vec3::new(g01, g11, g12), glam::Vec3::new(g02, g12, g22))
+        let (g00, g11, g22, g01, g02, g12) =
+            (unpack(a, false), unpack(a, true), unpack(b, false), unpack(b, true), unpack(c, false), unpack(c, true));
+        glam::Mat3::from_cols(
+            glam::Vec3::new(g00, g01, g02),
+            glam::Vec3::new(g01, g11, g12),
+            glam::Vec3::new(g02, g12, g22),
+        )
     }
 
     /// Semi-axis length (m) along the unit direction `dir`, for a direction that is a principal axis:
@@ -142,7 +152,8 @@ impl AnisotropyPass {
         });
         let pl = frame::pass_pipeline_layout(device, "anisotropy pipeline layout", &layout);
         let module = gpu::shader::module(device, "render/anisotropy.wgsl");
-        let uniform = gpu::uniform_buffer_init(device, "anisotropy uniform", bytemuck::bytes_of(&AnisotropyUniform::zeroed()));
+        let uniform =
+            gpu::uniform_buffer_init(device, "anisotropy uniform", bytemuck::bytes_of(&AnisotropyUniform::zeroed()));
         Self {
             count: gpu::compute_pipeline(device, &module, &pl, "count"),
             scatter: gpu::compute_pipeline(device, &module, &pl, "scatter"),
@@ -173,7 +184,17 @@ impl AnisotropyPass {
             &self.layout,
             &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids],
         );
-        Sized { capacity, table_size, cells, ellipsoids, scan, positions: positions.clone(), bind_group, _slots: slots, _sorted: sorted }
+        Sized {
+            capacity,
+            table_size,
+            cells,
+            ellipsoids,
+            scan,
+            positions: positions.clone(),
+            bind_group,
+            _slots: slots,
+            _sorted: sorted,
+        }
     }
 }
 
@@ -187,7 +208,9 @@ impl Pass for AnisotropyPass {
     fn encode(&mut self, frame: &mut Frame<'_>, input: AnisotropyInput<'_>) {
         let AnisotropyInput { positions, count, mut params, version } = input;
         let same = |(v, p, b): &(u64, AnisotropyUniform, wgpu::Buffer)| {
-            version == Some(*v) && *p == AnisotropyUniform { count, table_size: p.table_size, ..params } && b == positions
+            version == Some(*v)
+                && *p == AnisotropyUniform { count, table_size: p.table_size, ..params }
+                && b == positions
         };
         if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
             return;

@@ -53,7 +53,13 @@ impl BackgroundCache {
 
     /// Records the copies of the cached background into `color` and `depth` when it was drawn for
     /// `key`; returns whether it did (false: the caller draws the background, then [`Self::store`]s it).
-    pub fn restore(&self, encoder: &mut wgpu::CommandEncoder, key: &BackgroundKey, color: &wgpu::Texture, depth: &wgpu::Texture) -> bool {
+    pub fn restore(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        key: &BackgroundKey,
+        color: &wgpu::Texture,
+        depth: &wgpu::Texture,
+    ) -> bool {
         match (&self.textures, &self.key) {
             (Some((c, d)), Some(k)) if k == key && Self::supports(color, depth) => {
                 copy_all(encoder, c, color);
@@ -68,14 +74,23 @@ impl BackgroundCache {
     /// before drew the same (the view stands still), records the copies of it into the cache,
     /// (re)allocating the cache's textures when the size or format changed. Does nothing for targets
     /// that cannot be copied.
-    pub fn store(&mut self, ctx: &GpuContext, encoder: &mut wgpu::CommandEncoder, key: BackgroundKey, color: &wgpu::Texture, depth: &wgpu::Texture) {
+    pub fn store(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        key: BackgroundKey,
+        color: &wgpu::Texture,
+        depth: &wgpu::Texture,
+    ) {
         let still = self.last_drawn == Some(key);
         self.last_drawn = Some(key);
         if !(still && Self::supports(color, depth)) {
             self.key = None;
             return;
         }
-        let fits = |cached: &wgpu::Texture, target: &wgpu::Texture| cached.size() == target.size() && cached.format() == target.format();
+        let fits = |cached: &wgpu::Texture, target: &wgpu::Texture| {
+            cached.size() == target.size() && cached.format() == target.format()
+        };
         if !self.textures.as_ref().is_some_and(|(c, d)| fits(c, color) && fits(d, depth)) {
             let like = |label: &str, t: &wgpu::Texture| {
                 ctx.device.create_texture(&wgpu::TextureDescriptor {

@@ -108,7 +108,17 @@ impl CompositePass {
         let pipeline = |label: &str, entry: &str, compare: wgpu::CompareFunction, write: bool| {
             let depth = Some(frame::depth_state(compare, write));
             let primitive = wgpu::PrimitiveState::default();
-            frame::render_pipeline(device, label, &pipeline_layout, &module, ("vs_main", entry), primitive, color_format.into(), depth, &constants)
+            frame::render_pipeline(
+                device,
+                label,
+                &pipeline_layout,
+                &module,
+                ("vs_main", entry),
+                primitive,
+                color_format.into(),
+                depth,
+                &constants,
+            )
         };
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("composite sampler"),
@@ -121,7 +131,11 @@ impl CompositePass {
         Self {
             final_pipeline: pipeline("composite pipeline", "fs_final", DEPTH_COMPARE, true),
             debug_pipeline: pipeline("composite debug pipeline", "fs_debug", wgpu::CompareFunction::Always, false),
-            uniform: gpu::uniform_buffer_init(device, "composite uniform", bytemuck::bytes_of(&CompositeUniform::zeroed())),
+            uniform: gpu::uniform_buffer_init(
+                device,
+                "composite uniform",
+                bytemuck::bytes_of(&CompositeUniform::zeroed()),
+            ),
             layout,
             sampler,
             targets: None,
@@ -182,7 +196,11 @@ impl Pass for CompositePass {
         };
         let color = &frame.target.color;
         if color.size() == bound.background.size() && color.usage().contains(wgpu::TextureUsages::COPY_SRC) {
-            frame.encoder.copy_texture_to_texture(color.as_image_copy(), bound.background.as_image_copy(), color.size());
+            frame.encoder.copy_texture_to_texture(
+                color.as_image_copy(),
+                bound.background.as_image_copy(),
+                color.size(),
+            );
         }
         let group = bound.groups[input.smoothed.min(1)].clone();
         let pipeline = if input.params.view == 0 { &self.final_pipeline } else { &self.debug_pipeline };

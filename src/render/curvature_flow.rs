@@ -121,7 +121,11 @@ impl CurvatureFlowPass {
             write_args: gpu::compute_pipeline_with(device, &module, &tiles_pl, "write_args", &max_groups),
             flow_tiles: gpu::compute_pipeline(device, &module, &flow_pl, "flow_tiles"),
             flow_full: gpu::compute_pipeline(device, &module, &flow_pl, "flow_full"),
-            uniform: gpu::uniform_buffer_init(device, "curvature flow uniform", bytemuck::bytes_of(&FlowUniform::zeroed())),
+            uniform: gpu::uniform_buffer_init(
+                device,
+                "curvature flow uniform",
+                bytemuck::bytes_of(&FlowUniform::zeroed()),
+            ),
             flow_layout,
             tiles_layout,
             bound: None,

@@ -123,7 +123,12 @@ pub fn render_pipeline(
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(label),
         layout: Some(layout),
-        vertex: wgpu::VertexState { module, entry_point: Some(vs), compilation_options: Default::default(), buffers: &[] },
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(vs),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
         primitive,
         depth_stencil,
         multisample: Default::default(),
@@ -162,7 +167,17 @@ pub fn opaque_pipeline(
 ) -> wgpu::RenderPipeline {
     let constants = output_constants(color_format);
     let depth = depth_state(DEPTH_COMPARE, true);
-    render_pipeline(device, label, layout, module, ("vs_main", "fs_main"), primitive, color_format.into(), Some(depth), &constants)
+    render_pipeline(
+        device,
+        label,
+        layout,
+        module,
+        ("vs_main", "fs_main"),
+        primitive,
+        color_format.into(),
+        Some(depth),
+        &constants,
+    )
 }
 
 /// Whether a colour target of `format` holds linear values: an sRGB format (the hardware encodes on
@@ -173,7 +188,13 @@ pub fn stores_linear(format: wgpu::TextureFormat) -> bool {
     format.is_srgb()
         || matches!(
             format,
-            F::R16Float | F::Rg16Float | F::Rgba16Float | F::R32Float | F::Rg32Float | F::Rgba32Float | F::Rg11b10Ufloat
+            F::R16Float
+                | F::Rg16Float
+                | F::Rgba16Float
+                | F::R32Float
+                | F::Rg32Float
+                | F::Rgba32Float
+                | F::Rg11b10Ufloat
         )
 }
 

@@ -282,10 +282,21 @@ impl Renderer {
             self.prepare_targets(ctx, target, settings.fluid.half_res_thickness);
         }
         let frame_bind_group = &self.camera_bind_group;
-        let mut frame = Frame { device: &ctx.device, queue: &ctx.queue, encoder, profiler, frame_bind_group, camera: &uniform, target };
+        let mut frame = Frame {
+            device: &ctx.device,
+            queue: &ctx.queue,
+            encoder,
+            profiler,
+            frame_bind_group,
+            camera: &uniform,
+            target,
+        };
         if let Some(p) = fluid {
             let params = settings.anisotropy_uniform();
-            self.anisotropy.encode(&mut frame, AnisotropyInput { positions: p.positions, count: p.count, params, version: p.version });
+            self.anisotropy.encode(
+                &mut frame,
+                AnisotropyInput { positions: p.positions, count: p.count, params, version: p.version },
+            );
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else
         // drawn (and cached). The sky's cubemap is kept current either way (the water reflects it).
@@ -297,7 +308,8 @@ impl Renderer {
             sky: [settings.sky_turbidity, settings.sky_exposure],
             epoch: self.background_epoch,
         };
-        let restored = settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
+        let restored =
+            settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
         if !restored {
             self.terrain.encode(&mut frame, TerrainInput { sun, draw: settings.show_terrain });
         }
@@ -316,7 +328,8 @@ impl Renderer {
         if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
             self.particles.encode(&mut frame, (p, &settings.particle));
         }
-        let (Some(p), Some(ellipsoids), Some(targets)) = (fluid, self.anisotropy.ellipsoids(), self.targets.as_ref()) else {
+        let (Some(p), Some(ellipsoids), Some(targets)) = (fluid, self.anisotropy.ellipsoids(), self.targets.as_ref())
+        else {
             return;
         };
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
@@ -324,7 +337,8 @@ impl Renderer {
         self.curvature_flow.encode(&mut frame, flow);
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
         let smoothed = CurvatureFlowPass::result_index(flow.iterations);
-        self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky: (self.sky.cube_view(), self.sky.version()) });
+        self.composite
+            .encode(&mut frame, CompositeInput { params, smoothed, sky: (self.sky.cube_view(), self.sky.version()) });
     }
 }
 
@@ -384,7 +398,8 @@ fn render_offscreen(
 ) -> Offscreen {
     let target = Offscreen::with_format(ctx, size, renderer.color_format());
     let mut profiler = Profiler::new(&ctx.device);
-    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("render to image") });
+    let mut encoder =
+        ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("render to image") });
     renderer.encode(ctx, &mut encoder, &profiler, &target, camera, particles, settings);
     profiler.resolve(&mut encoder);
     ctx.queue.submit([encoder.finish()]);

@@ -146,7 +146,14 @@ impl ParticlePass {
             ],
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "particles pipeline layout", &layout);
-        let pipeline = frame::opaque_pipeline(device, "particles pipeline", &pipeline_layout, &module, wgpu::PrimitiveState::default(), color_format);
+        let pipeline = frame::opaque_pipeline(
+            device,
+            "particles pipeline",
+            &pipeline_layout,
+            &module,
+            wgpu::PrimitiveState::default(),
+            color_format,
+        );
         let style = ParticleUniform::from(&ParticleStyle::default());
         let uniform = gpu::uniform_buffer_init(device, "particles style uniform", bytemuck::bytes_of(&style));
         Self { pipeline, layout, uniform, bound: None }
@@ -169,7 +176,12 @@ impl Pass for ParticlePass {
         frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&ParticleUniform::from(style)));
         let (positions, velocities) = (source.positions, source.velocities);
         if self.bound.as_ref().is_none_or(|b| b.positions != *positions || b.velocities != *velocities) {
-            let bind_group = gpu::bind_buffers(frame.device, "particles bind group", &self.layout, &[&self.uniform, positions, velocities]);
+            let bind_group = gpu::bind_buffers(
+                frame.device,
+                "particles bind group",
+                &self.layout,
+                &[&self.uniform, positions, velocities],
+            );
             self.bound = Some(Bound { positions: positions.clone(), velocities: velocities.clone(), bind_group });
         }
         let Some(b) = self.bound.as_ref() else { return };

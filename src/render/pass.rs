@@ -29,8 +29,11 @@ impl Frame<'_> {
     /// Opens the timed render pass `label` over the frame's colour and depth targets, cleared (colour to
     /// black, depth to [`DEPTH_CLEAR`]) when `clear`, else loaded; both stored. Bind group 0 is set.
     pub fn target_pass(&mut self, label: &str, clear: bool) -> TimedRenderPass<'_> {
-        let (color, depth) =
-            if clear { (wgpu::LoadOp::Clear(wgpu::Color::BLACK), wgpu::LoadOp::Clear(DEPTH_CLEAR)) } else { (wgpu::LoadOp::Load, wgpu::LoadOp::Load) };
+        let (color, depth) = if clear {
+            (wgpu::LoadOp::Clear(wgpu::Color::BLACK), wgpu::LoadOp::Clear(DEPTH_CLEAR))
+        } else {
+            (wgpu::LoadOp::Load, wgpu::LoadOp::Load)
+        };
         let mut pass = render_pass(
             self.profiler,
             self.encoder,

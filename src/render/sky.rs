@@ -157,7 +157,8 @@ impl SkyPass {
             min_filter: wgpu::FilterMode::Linear,
             ..Default::default()
         });
-        let (cube, cube_view, bind_group, gen_group) = make_cube(device, &layout, &gen_layout, &uniform, &sampler, GENERATED_FACE);
+        let (cube, cube_view, bind_group, gen_group) =
+            make_cube(device, &layout, &gen_layout, &uniform, &sampler, GENERATED_FACE);
         Self {
             pipeline,
             generator,
@@ -215,7 +216,12 @@ impl SkyPass {
         let img = read_linear(path)?;
         let (w, h) = img.dimensions();
         if w < 2 || h < 1 || w != 2 * h {
-            return Err(SkyError::Shape { path: path.into(), width: w, height: h, reason: "an equirectangular sky must be twice as wide as high" });
+            return Err(SkyError::Shape {
+                path: path.into(),
+                width: w,
+                height: h,
+                reason: "an equirectangular sky must be twice as wide as high",
+            });
         }
         let n = LOADED_FACE;
         let mut texels = Vec::with_capacity((6 * n * n * 4) as usize);
@@ -243,7 +249,12 @@ impl SkyPass {
             let img = read_linear(p)?;
             let (w, h) = img.dimensions();
             if w != h || w == 0 {
-                return Err(SkyError::Shape { path: p.clone(), width: w, height: h, reason: "a cube face must be square" });
+                return Err(SkyError::Shape {
+                    path: p.clone(),
+                    width: w,
+                    height: h,
+                    reason: "a cube face must be square",
+                });
             }
             faces.push(img);
         }
@@ -278,7 +289,6 @@ impl SkyPass {
             wgpu::Extent3d { width: n, height: n, depth_or_array_layers: 6 },
         );
     }
-
 }
 
 impl Pass for SkyPass {
@@ -334,10 +344,18 @@ fn make_cube(
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
         format: CUBE_FORMAT,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::COPY_DST,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING
+            | wgpu::TextureUsages::STORAGE_BINDING
+            | wgpu::TextureUsages::COPY_DST,
         view_formats: &[],
     });
-    let view = |dim| cube.create_view(&wgpu::TextureViewDescriptor { label: Some("sky cubemap"), dimension: Some(dim), ..Default::default() });
+    let view = |dim| {
+        cube.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("sky cubemap"),
+            dimension: Some(dim),
+            ..Default::default()
+        })
+    };
     let cube_view = view(wgpu::TextureViewDimension::Cube);
     let array_view = view(wgpu::TextureViewDimension::D2Array);
     let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {

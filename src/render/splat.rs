@@ -113,8 +113,15 @@ impl SplatPass {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat bind group layout"),
             entries: &[
-                gpu::uniform_entry::<SplatUniform>(0, wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE),
-                gpu::storage_entry::<Ellipsoid>(1, true, wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE),
+                gpu::uniform_entry::<SplatUniform>(
+                    0,
+                    wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE,
+                ),
+                gpu::storage_entry::<Ellipsoid>(
+                    1,
+                    true,
+                    wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE,
+                ),
                 wgpu::BindGroupLayoutEntry {
                     binding: 2,
                     visibility: fc,
@@ -129,11 +136,29 @@ impl SplatPass {
             ],
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "splat pipeline layout", &layout);
-        let pipeline = |label: &str, entries: (&str, &str), target: wgpu::ColorTargetState, depth: Option<wgpu::DepthStencilState>| {
-            frame::render_pipeline(device, label, &pipeline_layout, &module, entries, wgpu::PrimitiveState::default(), target, depth, &[])
+        let pipeline = |label: &str,
+                        entries: (&str, &str),
+                        target: wgpu::ColorTargetState,
+                        depth: Option<wgpu::DepthStencilState>| {
+            frame::render_pipeline(
+                device,
+                label,
+                &pipeline_layout,
+                &module,
+                entries,
+                wgpu::PrimitiveState::default(),
+                target,
+                depth,
+                &[],
+            )
         };
-        let add = wgpu::BlendComponent { src_factor: wgpu::BlendFactor::One, dst_factor: wgpu::BlendFactor::One, operation: wgpu::BlendOperation::Add };
-        let uniform = |label: &str| gpu::uniform_buffer_init(device, label, bytemuck::bytes_of(&SplatUniform::zeroed()));
+        let add = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::One,
+            dst_factor: wgpu::BlendFactor::One,
+            operation: wgpu::BlendOperation::Add,
+        };
+        let uniform =
+            |label: &str| gpu::uniform_buffer_init(device, label, bytemuck::bytes_of(&SplatUniform::zeroed()));
         let depth = Output {
             raster: pipeline(
                 "splat depth pipeline",
@@ -142,7 +167,12 @@ impl SplatPass {
                 Some(frame::depth_state(wgpu::CompareFunction::Greater, true)),
             ),
             compute: gpu::compute_pipeline(device, &module, &pipeline_layout, "cs_depth"),
-            resolve: pipeline("splat depth resolve", ("vs_fullscreen", "fs_resolve_depth"), RAW_DEPTH_FORMAT.into(), None),
+            resolve: pipeline(
+                "splat depth resolve",
+                ("vs_fullscreen", "fs_resolve_depth"),
+                RAW_DEPTH_FORMAT.into(),
+                None,
+            ),
             uniform: uniform("splat depth uniform"),
         };
         let thickness = Output {
@@ -157,7 +187,12 @@ impl SplatPass {
                 None,
             ),
             compute: gpu::compute_pipeline(device, &module, &pipeline_layout, "cs_thickness"),
-            resolve: pipeline("splat thickness resolve", ("vs_fullscreen", "fs_resolve_thickness"), THICKNESS_FORMAT.into(), None),
+            resolve: pipeline(
+                "splat thickness resolve",
+                ("vs_fullscreen", "fs_resolve_thickness"),
+                THICKNESS_FORMAT.into(),
+                None,
+            ),
             uniform: uniform("splat thickness uniform"),
         };
         Self { layout, outputs: [depth, thickness], screen: None, bound: None }
@@ -174,7 +209,10 @@ impl SplatPass {
                     entries: &[
                         wgpu::BindGroupEntry { binding: 0, resource: self.outputs[k].uniform.as_entire_binding() },
                         wgpu::BindGroupEntry { binding: 1, resource: ellipsoids.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(&screen.scene_depth) },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::TextureView(&screen.scene_depth),
+                        },
                         wgpu::BindGroupEntry { binding: 3, resource: screen.outputs[k].1.as_entire_binding() },
                     ],
                 })

@@ -32,7 +32,10 @@ impl Offscreen {
             "offscreen colour",
             size,
             format,
-            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::TEXTURE_BINDING,
+            wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::COPY_DST
+                | wgpu::TextureUsages::TEXTURE_BINDING,
         );
         let (depth, depth_view) = texture(
             ctx,
@@ -40,7 +43,10 @@ impl Offscreen {
             size,
             DEPTH_FORMAT,
             // Copies: the background cache (render/background.rs).
-            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+            wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::COPY_DST,
         );
         Self { color, color_view, depth, depth_view, size, format }
     }
@@ -109,10 +115,12 @@ impl FluidTargets {
         use wgpu::TextureUsages as U;
         let size = (size.0.max(1), size.1.max(1));
         let thickness_size = if half_thickness { (size.0.div_ceil(2), size.1.div_ceil(2)) } else { size };
-        let (background, background_view) = texture(ctx, "fluid background", size, color_format, U::COPY_DST | U::TEXTURE_BINDING);
+        let (background, background_view) =
+            texture(ctx, "fluid background", size, color_format, U::COPY_DST | U::TEXTURE_BINDING);
         let (_, splat_depth_view) = texture(ctx, "splat depth attachment", size, DEPTH_FORMAT, U::RENDER_ATTACHMENT);
         let readable = U::RENDER_ATTACHMENT | U::TEXTURE_BINDING | U::COPY_SRC;
-        let (raw_depth, raw_depth_view) = texture(ctx, "fluid raw depth", size, RAW_DEPTH_FORMAT, readable | U::COPY_DST);
+        let (raw_depth, raw_depth_view) =
+            texture(ctx, "fluid raw depth", size, RAW_DEPTH_FORMAT, readable | U::COPY_DST);
         let (_, thickness_view) = texture(ctx, "fluid thickness", thickness_size, THICKNESS_FORMAT, readable);
         let smooth_usage = U::STORAGE_BINDING | U::TEXTURE_BINDING | U::COPY_DST | U::COPY_SRC;
         let (s0, v0) = texture(ctx, "fluid smoothed depth 0", size, RAW_DEPTH_FORMAT, smooth_usage);
@@ -136,11 +144,7 @@ impl FluidTargets {
             raw_depth,
             raw_depth_view,
             thickness_view,
-            splat_depth_bits: crate::gpu::storage_buffer(
-                device,
-                "splat depth bits",
-                size.0 as u64 * size.1 as u64 * 4,
-            ),
+            splat_depth_bits: crate::gpu::storage_buffer(device, "splat depth bits", size.0 as u64 * size.1 as u64 * 4),
             splat_thickness_bits: crate::gpu::storage_buffer(
                 device,
                 "splat thickness bits",
@@ -206,7 +210,8 @@ pub fn read_texture_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rg
             px.swap(0, 2);
         }
     }
-    image::RgbaImage::from_raw(texture.width(), texture.height(), pixels).expect("buffer holds width * height * 4 bytes")
+    image::RgbaImage::from_raw(texture.width(), texture.height(), pixels)
+        .expect("buffer holds width * height * 4 bytes")
 }
 
 /// Copies a 2-D float colour texture ([`HDR_FORMAT`] `Rgba16Float` or `Rgba32Float`, usage `COPY_SRC`)
@@ -243,12 +248,17 @@ fn read_texture_bytes_blocking(ctx: &GpuContext, texture: &wgpu::Texture, texel:
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("texture read-back") });
+    let mut encoder =
+        ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("texture read-back") });
     encoder.copy_texture_to_buffer(
         texture.as_image_copy(),
         wgpu::TexelCopyBufferInfo {
             buffer: &buffer,
-            layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(padded), rows_per_image: Some(height) },
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(height),
+            },
         },
         wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
     );

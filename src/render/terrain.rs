@@ -120,12 +120,18 @@ impl TerrainPass {
                 gpu::storage_entry::<f32>(2, false, cs),
             ],
         });
-        let shadow_pipeline_layout = frame::pass_pipeline_layout(device, "terrain shadow pipeline layout", &shadow_layout);
+        let shadow_pipeline_layout =
+            frame::pass_pipeline_layout(device, "terrain shadow pipeline layout", &shadow_layout);
         let shadow_module = gpu::shader::module(device, "render/terrain_shadow.wgsl");
         let shadow_pipeline = gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
         let pipeline_layout = frame::pass_pipeline_layout(device, "terrain pipeline layout", &layout);
-        let strips = wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleStrip, cull_mode: None, ..Default::default() };
-        let pipeline = frame::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, strips, color_format);
+        let strips = wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleStrip,
+            cull_mode: None,
+            ..Default::default()
+        };
+        let pipeline =
+            frame::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, strips, color_format);
         let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
         let uniform_data = TerrainUniform::from_heightfield(&flat);
         let data = upload(ctx, &layout, &shadow_layout, &flat, &uniform_data);
@@ -196,6 +202,7 @@ fn upload(
     let heights = crate::gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
     let shadow = crate::gpu::storage_buffer(device, "terrain shadow", (hf.heights.len().max(1) * 4) as u64);
     let bind_group = crate::gpu::bind_buffers(device, "terrain bind group", layout, &[&uniform, &heights, &shadow]);
-    let shadow_bind_group = crate::gpu::bind_buffers(device, "terrain shadow bind group", shadow_layout, &[&uniform, &heights, &shadow]);
+    let shadow_bind_group =
+        crate::gpu::bind_buffers(device, "terrain shadow bind group", shadow_layout, &[&uniform, &heights, &shadow]);
     TerrainData { uniform, heights, _shadow: shadow, bind_group, shadow_bind_group }
 }

@@ -39,16 +39,7 @@ impl PaddleUniform {
     /// (0 = x, 2 = z) as `rest + amplitude sin(omega t)` metres from the min wall (`omega` in rad/s).
     pub fn new(domain_min: [f32; 3], domain_max: [f32; 3], axis: u32, rest: f32, amplitude: f32, omega: f32) -> Self {
         let extent = (0..3).map(|a| domain_max[a] - domain_min[a]).fold(0.0f32, f32::max);
-        Self {
-            domain_min,
-            axis,
-            domain_max,
-            rest,
-            amplitude,
-            omega,
-            thickness: THICKNESS_FRACTION * extent,
-            _pad: 0.0,
-        }
+        Self { domain_min, axis, domain_max, rest, amplitude, omega, thickness: THICKNESS_FRACTION * extent, _pad: 0.0 }
     }
 }
 
@@ -75,8 +66,13 @@ impl WaveMakerPass {
             entries: &[gpu::uniform_entry::<PaddleUniform>(0, stages), gpu::storage_entry::<[f32; 2]>(1, true, stages)],
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "wave maker pipeline layout", &layout);
-        let triangles = wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::TriangleList, cull_mode: None, ..Default::default() };
-        let pipeline = frame::opaque_pipeline(device, "wave maker pipeline", &pipeline_layout, &module, triangles, color_format);
+        let triangles = wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleList,
+            cull_mode: None,
+            ..Default::default()
+        };
+        let pipeline =
+            frame::opaque_pipeline(device, "wave maker pipeline", &pipeline_layout, &module, triangles, color_format);
         let zero = PaddleUniform::new([0.0; 3], [1.0; 3], 0, 0.0, 0.0, 0.0);
         let uniform = gpu::uniform_buffer_init(device, "wave maker uniform", bytemuck::bytes_of(&zero));
         Self { pipeline, layout, uniform, current: None, bound: None }

@@ -61,8 +61,10 @@ impl Simulation {
                 break Err(fail(state.time, "it did not get there within the bounded number of submissions"));
             }
             let dt = self.next_step_dt(&state);
-            let n = ((t_end - state.time) as f64 / dt as f64).ceil().clamp(0.0, MAX_STEPS_PER_SUBMISSION as f64) as u32 + 1;
-            let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("advance to") });
+            let n =
+                ((t_end - state.time) as f64 / dt as f64).ceil().clamp(0.0, MAX_STEPS_PER_SUBMISSION as f64) as u32 + 1;
+            let mut encoder =
+                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("advance to") });
             for _ in 0..n {
                 self.encode_step(&mut encoder, profiler);
             }
@@ -100,7 +102,11 @@ impl Simulation {
         let bytes = gpu::readback::read_buffer_blocking(ctx, &self.buffers.step);
         match bytes.get(..std::mem::size_of::<StepState>()) {
             Some(b) => Ok(bytemuck::pod_read_unaligned(b)),
-            None => Err(SimError::Advance { target: f32::NAN, time: f32::NAN, reason: "the step state could not be read back" }),
+            None => Err(SimError::Advance {
+                target: f32::NAN,
+                time: f32::NAN,
+                reason: "the step state could not be read back",
+            }),
         }
     }
 
@@ -112,7 +118,8 @@ impl Simulation {
     pub fn next_step_dt(&self, state: &StepState) -> f32 {
         let p = &self.params;
         let v_max = f32::from_bits(state.max_speed_bits);
-        let signal = if p.method == Method::Wcsph { v_max + gpu_data::wcsph_sound_speed(p, &self.domain) } else { v_max };
+        let signal =
+            if p.method == Method::Wcsph { v_max + gpu_data::wcsph_sound_speed(p, &self.domain) } else { v_max };
         let mut dt = p.max_dt();
         if signal > 0.0 {
             dt = dt.min(p.cfl * p.h() / signal);
@@ -124,7 +131,11 @@ impl Simulation {
         if p.method == Method::Pcisph && gh > 0.0 {
             dt = dt.min(PCISPH_SQRT_N * p.h() / gh.sqrt());
         }
-        if dt.is_finite() { dt.max(1e-3 * p.max_dt()) } else { 1e-3 * p.max_dt() }
+        if dt.is_finite() {
+            dt.max(1e-3 * p.max_dt())
+        } else {
+            1e-3 * p.max_dt()
+        }
     }
 
     /// Writes the `frame_end` uniform alone: absolute simulated time, seconds, at which steps stop (the

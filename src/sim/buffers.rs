@@ -74,8 +74,15 @@ impl Buffers {
     }
 
     pub(super) fn bind_group(&self, device: &wgpu::Device, layout: &wgpu::BindGroupLayout) -> wgpu::BindGroup {
-        let entries: Vec<_> =
-            self.all().iter().map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() }).collect();
-        device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("sim bind group"), layout, entries: &entries })
+        let entries: Vec<_> = self
+            .all()
+            .iter()
+            .map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() })
+            .collect();
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("sim bind group"),
+            layout,
+            entries: &entries,
+        })
     }
 }

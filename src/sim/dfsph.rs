@@ -81,10 +81,17 @@ impl DfsphStage {
         });
         let next_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("dfsph solve next-iteration layout"),
-            entries: &[gpu::storage_entry::<SolveState>(0, false, vis), gpu::storage_entry::<IterationArgs>(1, false, vis)],
+            entries: &[
+                gpu::storage_entry::<SolveState>(0, false, vis),
+                gpu::storage_entry::<IterationArgs>(1, false, vis),
+            ],
         });
         let layout = |label: &str, groups: &[Option<&wgpu::BindGroupLayout>]| {
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: groups, immediate_size: 0 })
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: groups,
+                immediate_size: 0,
+            })
         };
         let sim_layout = layouts.bind_group_layout;
         let pl_begin = layout("dfsph begin pipeline layout", &[Some(sim_layout), Some(&begin_layout)]);
@@ -155,7 +162,6 @@ impl DfsphStage {
         pass.set_pipeline(&self.begin);
         pass.dispatch_workgroups(1, 1, 1);
     }
-
 }
 
 impl Stage for DfsphStage {
@@ -168,7 +174,11 @@ impl Stage for DfsphStage {
 
     /// Records one DFSPH step after the grid build and the time step: factor, divergence solve, the
     /// surface normals and non-pressure forces when on, density solve. The caller integrates afterwards.
-    fn encode(&self, step: &mut StepContext<'_>, ((divergence_iterations, density_iterations), surface_tension): Self::Input<'_>) {
+    fn encode(
+        &self,
+        step: &mut StepContext<'_>,
+        ((divergence_iterations, density_iterations), surface_tension): Self::Input<'_>,
+    ) {
         let groups = step.groups();
         let factor_groups = gpu::groups(step.capacity, 128);
         {

@@ -168,7 +168,8 @@ pub struct GridShape {
 impl GridShape {
     /// The dense grid over `domain` (no folding).
     pub fn new(domain: &Aabb, cell_size: f32) -> Self {
-        let dims: [u32; 3] = std::array::from_fn(|a| (((domain.max[a] - domain.min[a]) / cell_size).ceil() as u32).max(1));
+        let dims: [u32; 3] =
+            std::array::from_fn(|a| (((domain.max[a] - domain.min[a]) / cell_size).ceil() as u32).max(1));
         Self { origin: domain.min, cell_size, dims, table_cells: dims.iter().map(|&d| d as u64).product() }
     }
 
@@ -239,7 +240,14 @@ impl Derived {
 
 impl SimUniforms {
     /// Converts user parameters, the domain, the grid and the terrain into the GPU block.
-    pub fn new(params: &SimParams, derived: &Derived, domain: &Aabb, grid: &GridShape, terrain: &Heightfield, n: u32) -> Self {
+    pub fn new(
+        params: &SimParams,
+        derived: &Derived,
+        domain: &Aabb,
+        grid: &GridShape,
+        terrain: &Heightfield,
+        n: u32,
+    ) -> Self {
         let c = wcsph_sound_speed(params, domain);
         Self {
             domain_min: domain.min,

@@ -88,7 +88,14 @@ fn disc_integral(z: f64, h: f64, steps: usize) -> f64 {
         return 0.0;
     }
     let dr = (b - a) / steps as f64;
-    (0..steps).map(|k| { let r = a + (k as f64 + 0.5) * dr; w(r, h) * r * dr }).sum::<f64>() * 2.0 * PI
+    (0..steps)
+        .map(|k| {
+            let r = a + (k as f64 + 0.5) * dr;
+            w(r, h) * r * dr
+        })
+        .sum::<f64>()
+        * 2.0
+        * PI
 }
 
 /// Boundary table of `n` samples over d in [-2h, 2h]: (Phi(d), I(|d|)) where Phi(d) is the fraction of the
@@ -158,7 +165,11 @@ pub fn boundary_table_for_lattice(dx: f64, h: f64, n: usize) -> Vec<[f32; 2]> {
     let (mut lo, mut hi) = (-r, r);
     for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
-        if sample(mid, 0) > target { lo = mid } else { hi = mid }
+        if sample(mid, 0) > target {
+            lo = mid
+        } else {
+            hi = mid
+        }
     }
     let shift = 0.5 * (lo + hi) - 0.5 * dx;
     (0..n)

@@ -47,7 +47,9 @@ pub enum SimError {
     #[error("the neighbour grid's table would need {cells} cells (about one per particle), past the limit of {limit}; increase dx or shrink the fluid blocks")]
     TooManyCells { cells: u64, limit: u64 },
     /// [`SimOptions`] out of range: cell_split must be 1, 2 or 3 and cells_per_particle positive.
-    #[error("grid options out of range: cell_split {cell_split} (1..=3), cells_per_particle {cells_per_particle} (> 0)")]
+    #[error(
+        "grid options out of range: cell_split {cell_split} (1..=3), cells_per_particle {cells_per_particle} (> 0)"
+    )]
     GridOptions { cell_split: u32, cells_per_particle: f64 },
     #[error(transparent)]
     Param(#[from] params::ParamError),
@@ -197,7 +199,13 @@ impl Simulation {
     }
 
     /// [`Simulation::new`] with build options (the inflow pool, dispatch sizes, an outside limit).
-    pub fn new_with(ctx: &GpuContext, domain: &Aabb, setup: &SceneSetup, params: &SimParams, options: SimOptions) -> Result<Self, SimError> {
+    pub fn new_with(
+        ctx: &GpuContext,
+        domain: &Aabb,
+        setup: &SceneSetup,
+        params: &SimParams,
+        options: SimOptions,
+    ) -> Result<Self, SimError> {
         if setup.positions.is_empty() {
             return Err(SimError::NoParticles);
         }
@@ -241,7 +249,10 @@ impl Simulation {
             }
         }
         if !(1..=3).contains(&options.cell_split) || !(options.cells_per_particle > 0.0) {
-            return Err(SimError::GridOptions { cell_split: options.cell_split, cells_per_particle: options.cells_per_particle });
+            return Err(SimError::GridOptions {
+                cell_split: options.cell_split,
+                cells_per_particle: options.cells_per_particle,
+            });
         }
         let cell_size = params.support() / options.cell_split as f32;
         let table = GridShape::folded(domain, cell_size, n, options.cells_per_particle);
@@ -255,7 +266,12 @@ impl Simulation {
         for hgt in &mut terrain.heights {
             *hgt = hgt.clamp(domain.min[1], domain.max[1]);
         }
-        let park = [0.5 * (domain.min[0] + domain.max[0]), 0.5 * (domain.min[1] + domain.max[1]), 0.5 * (domain.min[2] + domain.max[2]), -1.0];
+        let park = [
+            0.5 * (domain.min[0] + domain.max[0]),
+            0.5 * (domain.min[1] + domain.max[1]),
+            0.5 * (domain.min[2] + domain.max[2]),
+            -1.0,
+        ];
         let pool = options.pool as usize;
         initial.pos.truncate(initial.scene);
         initial.vel.truncate(initial.scene);
@@ -281,7 +297,11 @@ impl Simulation {
             boundary_table: gpu::storage_buffer_init(device, "sim boundary table", bytemuck::cast_slice(&table)),
             partials: gpu::storage_buffer(device, "sim stats partials", StatsStage::partials_bytes(n)),
             stats_out: gpu::storage_buffer(device, "sim stats", STATS_BYTES),
-            sources: gpu::storage_buffer_init(device, "sim sources", bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?)),
+            sources: gpu::storage_buffer_init(
+                device,
+                "sim sources",
+                bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?),
+            ),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the
@@ -291,7 +311,11 @@ impl Simulation {
         let bind = buffers.bind_group(device, &layout);
         let grid_bind = buffers.bind_group(device, &grid_layout);
         let pipeline_layout = |label: &str, layout: &wgpu::BindGroupLayout| {
-            let desc = wgpu::PipelineLayoutDescriptor { label: Some(label), bind_group_layouts: &[Some(layout)], immediate_size: 0 };
+            let desc = wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(layout)],
+                immediate_size: 0,
+            };
             device.create_pipeline_layout(&desc)
         };
         let layouts = StageLayouts {
@@ -356,14 +380,20 @@ impl Simulation {
     }
 
     fn upload_uniforms(&self, ctx: &GpuContext) {
-        let u = SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
+        let u =
+            SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
         ctx.queue.write_buffer(&self.buffers.uniforms, 0, bytemuck::bytes_of(&u));
     }
 
     /// Replaces the inflows and outflows (live). Emitters draw from the pool allocated at build time
     /// ([`SimOptions::pool`]); without one, adding an emitter is [`SimError::NoPool`] (grow it first with
     /// [`Simulation::with_pool`]).
-    pub fn set_sources(&mut self, ctx: &GpuContext, emitters: &[crate::scene::Emitter], sinks: &[crate::scene::Sink]) -> Result<(), SimError> {
+    pub fn set_sources(
+        &mut self,
+        ctx: &GpuContext,
+        emitters: &[crate::scene::Emitter],
+        sinks: &[crate::scene::Sink],
+    ) -> Result<(), SimError> {
         let mut gpu_sources = sources::to_gpu(emitters, sinks, self.params.dx)?;
         if !emitters.is_empty() && self.pool() == 0 {
             return Err(SimError::NoPool);
@@ -582,7 +612,8 @@ impl Simulation {
     /// number of active particles; sorted positions). The GPU keeps cell ends (see grid.wgsl); this shifts
     /// them back to the conventional starts. For tests.
     pub fn read_grid_blocking(&self, ctx: &GpuContext) -> (Vec<u32>, Vec<[f32; 4]>) {
-        let ends: Vec<u32> = bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.cell_start)).to_vec();
+        let ends: Vec<u32> =
+            bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.cell_start)).to_vec();
         let cells = self.grid_shape.num_cells() as usize;
         let starts = std::iter::once(0).chain(ends[..cells].iter().copied()).collect();
         (starts, bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.spos)).to_vec())

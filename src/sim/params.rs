@@ -174,8 +174,18 @@ impl WaveMaker {
     /// Checks the ranges that need no domain (see [`WaveMaker::validate_in`] for the rest).
     pub fn validate(&self) -> Result<(), ParamError> {
         let w = self;
-        check("wave_maker.rest", w.rest as f64, (0.0..=1e4).contains(&w.rest), "0 ..= 1e4 m from the domain's min wall")?;
-        check("wave_maker.amplitude", w.amplitude as f64, w.amplitude >= 0.0 && w.amplitude <= w.rest, "0 ..= rest m (the paddle never passes the domain's min wall)")?;
+        check(
+            "wave_maker.rest",
+            w.rest as f64,
+            (0.0..=1e4).contains(&w.rest),
+            "0 ..= 1e4 m from the domain's min wall",
+        )?;
+        check(
+            "wave_maker.amplitude",
+            w.amplitude as f64,
+            w.amplitude >= 0.0 && w.amplitude <= w.rest,
+            "0 ..= rest m (the paddle never passes the domain's min wall)",
+        )?;
         check("wave_maker.period_s", w.period_s as f64, (0.05..=1000.0).contains(&w.period_s), "0.05 ..= 1000 s")?;
         Ok(())
     }
@@ -187,7 +197,12 @@ impl WaveMaker {
         let a = self.axis.index();
         let len = domain_max[a] - domain_min[a];
         let reach = self.rest + self.amplitude;
-        check("wave_maker.rest + amplitude", reach as f64, reach <= 0.75 * len, "rest + amplitude <= 3/4 of the domain's length along the paddle's axis")
+        check(
+            "wave_maker.rest + amplitude",
+            reach as f64,
+            reach <= 0.75 * len,
+            "rest + amplitude <= 3/4 of the domain's length along the paddle's axis",
+        )
     }
 }
 
@@ -269,7 +284,10 @@ impl SimParams {
     /// parse as the field's type.
     pub fn set_field(&mut self, name: &str, value: &str) -> Result<(), String> {
         fn parse<T: std::str::FromStr>(name: &str, value: &str, slot: &mut T) -> Result<(), String> {
-            *slot = value.trim().parse().map_err(|_| format!("`{name}` = `{value}` is not a number of the field's type"))?;
+            *slot = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{name}` = `{value}` is not a number of the field's type"))?;
             Ok(())
         }
         match name.trim() {
@@ -334,16 +352,46 @@ impl SimParams {
         check("viscosity", p.viscosity as f64, (0.0..=10.0).contains(&p.viscosity), "0 ..= 10 m^2/s")?;
         check("xsph", p.xsph as f64, (0.0..=1.0).contains(&p.xsph), "0 ..= 1")?;
         check("solver_iterations", p.solver_iterations as f64, (1..=100).contains(&p.solver_iterations), "1 ..= 100")?;
-        check("target_density_error", p.target_density_error as f64, p.target_density_error > 0.0 && p.target_density_error <= 0.1, "0 < error <= 0.1")?;
-        check("target_divergence_error", p.target_divergence_error as f64, p.target_divergence_error > 0.0 && p.target_divergence_error <= 0.1, "0 < error <= 0.1")?;
-        check("density_iterations", p.density_iterations as f64, (1..=200).contains(&p.density_iterations), "1 ..= 200")?;
-        check("divergence_iterations", p.divergence_iterations as f64, (1..=200).contains(&p.divergence_iterations), "1 ..= 200")?;
-        check("sound_speed", p.sound_speed as f64, (0.0..=10_000.0).contains(&p.sound_speed), "0 (auto) ..= 10000 m/s")?;
+        check(
+            "target_density_error",
+            p.target_density_error as f64,
+            p.target_density_error > 0.0 && p.target_density_error <= 0.1,
+            "0 < error <= 0.1",
+        )?;
+        check(
+            "target_divergence_error",
+            p.target_divergence_error as f64,
+            p.target_divergence_error > 0.0 && p.target_divergence_error <= 0.1,
+            "0 < error <= 0.1",
+        )?;
+        check(
+            "density_iterations",
+            p.density_iterations as f64,
+            (1..=200).contains(&p.density_iterations),
+            "1 ..= 200",
+        )?;
+        check(
+            "divergence_iterations",
+            p.divergence_iterations as f64,
+            (1..=200).contains(&p.divergence_iterations),
+            "1 ..= 200",
+        )?;
+        check(
+            "sound_speed",
+            p.sound_speed as f64,
+            (0.0..=10_000.0).contains(&p.sound_speed),
+            "0 (auto) ..= 10000 m/s",
+        )?;
         check("substeps", p.substeps as f64, (1..=64).contains(&p.substeps), "1 ..= 64")?;
         check("cfl", p.cfl as f64, p.cfl > 0.0 && p.cfl <= 1.0, "0 < cfl <= 1")?;
         check("frame_dt", p.frame_dt as f64, p.frame_dt > 0.0 && p.frame_dt <= 0.5, "0 < frame_dt <= 0.5 s")?;
         check("friction", p.friction as f64, (0.0..=1.0).contains(&p.friction), "0 ..= 1")?;
-        check("surface_tension", p.surface_tension as f64, (0.0..=10.0).contains(&p.surface_tension), "0 (off) ..= 10 (Akinci et al. 2013's gamma)")?;
+        check(
+            "surface_tension",
+            p.surface_tension as f64,
+            (0.0..=10.0).contains(&p.surface_tension),
+            "0 (off) ..= 10 (Akinci et al. 2013's gamma)",
+        )?;
         if let Some(w) = &p.wave_maker {
             w.validate()?;
         }

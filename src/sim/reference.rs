@@ -42,8 +42,5 @@ pub fn build_grid(grid: &GridShape, positions: &[Vec3]) -> (Vec<u32>, Vec<u32>) 
 
 /// Density by direct summation over all pairs, rho_i = sum_j m W(|x_i - x_j|, h) (no boundary term).
 pub fn density_brute_force(positions: &[Vec3], mass: f32, h: f32) -> Vec<f32> {
-    positions
-        .iter()
-        .map(|&xi| positions.iter().map(|&xj| mass * kernel::w32(xi.distance(xj), h)).sum())
-        .collect()
+    positions.iter().map(|&xi| positions.iter().map(|&xj| mass * kernel::w32(xi.distance(xj), h)).sum()).collect()
 }

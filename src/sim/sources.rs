@@ -132,7 +132,12 @@ pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGp
     };
     for (k, e) in emitters.iter().enumerate() {
         let v = Vec3::from(e.velocity);
-        let ok = e.radius > 0.0 && e.radius.is_finite() && e.rate >= 0.0 && e.rate.is_finite() && v.is_finite() && v.length() > 1e-6;
+        let ok = e.radius > 0.0
+            && e.radius.is_finite()
+            && e.rate >= 0.0
+            && e.rate.is_finite()
+            && v.is_finite()
+            && v.length() > 1e-6;
         if !ok {
             return Err(SourceError::BadEmitter(k));
         }
@@ -169,10 +174,12 @@ impl Simulation {
     pub fn with_pool(&self, ctx: &GpuContext, pool: u32) -> Result<Simulation, SimError> {
         let pool = pool.max(self.pool());
         let options = SimOptions { pool, ..self.options };
-        let mut sim = Simulation::from_initial(ctx, &self.domain, &self.terrain, &self.params, options, self.initial.clone())?;
+        let mut sim =
+            Simulation::from_initial(ctx, &self.domain, &self.terrain, &self.params, options, self.initial.clone())?;
         // Every particle where the last step left it; the new pool's particles follow, parked.
         let carried = self.capacity as u64 * 16;
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim pool resize") });
+        let mut encoder =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim pool resize") });
         encoder.copy_buffer_to_buffer(&self.buffers.pos, 0, &sim.buffers.pos, 0, carried);
         encoder.copy_buffer_to_buffer(&self.buffers.vel, 0, &sim.buffers.vel, 0, carried);
         encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());

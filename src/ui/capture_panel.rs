@@ -90,13 +90,20 @@ pub struct CaptureStatus {
 }
 
 /// Draws the panel; returns recording and screenshot actions.
-pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status: &CaptureStatus, with_ui: bool) -> Vec<UiAction> {
+pub fn capture_panel_ui(
+    ui: &mut egui::Ui,
+    state: &mut CapturePanelState,
+    status: &CaptureStatus,
+    with_ui: bool,
+) -> Vec<UiAction> {
     let mut actions = Vec::new();
     egui::CollapsingHeader::new("Capture").default_open(true).show(ui, |ui| {
         let busy = status.recording || status.finishing;
         ui.add_enabled_ui(!busy, |ui| {
             egui::Grid::new("capture_grid").num_columns(2).show(ui, |ui| {
-                ui.label("Output").on_hover_text("H.264 in an MP4 file (encoded in-process, no ffmpeg needed), or numbered PNG files in a folder");
+                ui.label("Output").on_hover_text(
+                    "H.264 in an MP4 file (encoded in-process, no ffmpeg needed), or numbered PNG files in a folder",
+                );
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut state.format, VideoFormat::Mp4, "MP4");
                     ui.radio_value(&mut state.format, VideoFormat::PngSequence, "PNG sequence");
@@ -123,17 +130,28 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
                         ui.add(egui::DragValue::new(&mut state.offline_size[0]).range(16..=8192).suffix(" px"));
                         ui.label("×");
                         ui.add(egui::DragValue::new(&mut state.offline_size[1]).range(16..=8192).suffix(" px"));
-                        egui::ComboBox::from_id_salt("size_presets").selected_text("preset").width(60.0).show_ui(ui, |ui| {
-                            for (name, w, h) in [("720p", 1280, 720), ("1080p", 1920, 1080), ("1440p", 2560, 1440), ("4K", 3840, 2160)] {
-                                if ui.selectable_label(false, name).clicked() {
-                                    state.offline_size = [w, h];
+                        egui::ComboBox::from_id_salt("size_presets").selected_text("preset").width(60.0).show_ui(
+                            ui,
+                            |ui| {
+                                for (name, w, h) in [
+                                    ("720p", 1280, 720),
+                                    ("1080p", 1920, 1080),
+                                    ("1440p", 2560, 1440),
+                                    ("4K", 3840, 2160),
+                                ] {
+                                    if ui.selectable_label(false, name).clicked() {
+                                        state.offline_size = [w, h];
+                                    }
                                 }
-                            }
-                        });
+                            },
+                        );
                     });
                     ui.end_row();
-                    ui.label("Length").on_hover_text("Simulated seconds to record: length × frame rate frames (rounded)");
-                    ui.add(egui::DragValue::new(&mut state.offline_seconds).range(0.1..=3600.0).speed(0.1).suffix(" s"));
+                    ui.label("Length")
+                        .on_hover_text("Simulated seconds to record: length × frame rate frames (rounded)");
+                    ui.add(
+                        egui::DragValue::new(&mut state.offline_seconds).range(0.1..=3600.0).speed(0.1).suffix(" s"),
+                    );
                     ui.end_row();
                 }
             });
@@ -156,7 +174,11 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
                          seconds after the previous; the window previews them and shows the progress",
                     ),
                 };
-                if ui.button(egui::RichText::new(label).color(egui::Color32::from_rgb(255, 90, 90))).on_hover_text(hover).clicked() {
+                if ui
+                    .button(egui::RichText::new(label).color(egui::Color32::from_rgb(255, 90, 90)))
+                    .on_hover_text(hover)
+                    .clicked()
+                {
                     actions.push(match state.mode {
                         CaptureMode::Live => UiAction::ToggleRecording,
                         CaptureMode::Offline => UiAction::StartOffline,
@@ -169,10 +191,14 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
             if status.offline && status.total > 0 {
                 let f = status.written as f32 / status.total as f32;
                 let eta = status.eta_s.map_or_else(|| "estimating…".into(), format_eta);
-                ui.add(egui::ProgressBar::new(f).text(format!("{} / {} frames, {eta} left", status.written, status.total)));
+                ui.add(
+                    egui::ProgressBar::new(f).text(format!("{} / {} frames, {eta} left", status.written, status.total)),
+                );
             } else if status.dropped > 0 {
                 ui.colored_label(egui::Color32::YELLOW, format!("{} frames dropped (encoder behind)", status.dropped))
-                    .on_hover_text("The machine cannot encode every frame in real time; use Offline mode for a smooth video");
+                    .on_hover_text(
+                        "The machine cannot encode every frame in real time; use Offline mode for a smooth video",
+                    );
             }
         }
         match &state.status {
@@ -186,7 +212,8 @@ pub fn capture_panel_ui(ui: &mut egui::Ui, state: &mut CapturePanelState, status
         }
         ui.separator();
         ui.horizontal(|ui| {
-            ui.label("Screenshot").on_hover_text("PNG or EXR into captures/ (F12); \"include UI\" is in the Rendering panel");
+            ui.label("Screenshot")
+                .on_hover_text("PNG or EXR into captures/ (F12); \"include UI\" is in the Rendering panel");
             ui.add(egui::Slider::new(&mut state.screenshot_scale, 1..=4).prefix("× ").text("window size"));
         });
         ui.horizontal(|ui| {

@@ -128,22 +128,28 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
     let mut actions = Vec::new();
     error_banner_ui(ui, &mut state.errors);
     if state.show_panels {
-        let panel = egui::Panel::left("waterview_panels").default_size(state.panel_width).resizable(true).show(ui, |ui| {
-            egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
-                ui.horizontal(|ui| {
-                    ui.heading("waterview");
-                    let n = info.sim.map_or(0, |s| s.live_particles() as u64);
-                    ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), sim_panel::thousands(n)));
+        let panel =
+            egui::Panel::left("waterview_panels").default_size(state.panel_width).resizable(true).show(ui, |ui| {
+                egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        ui.heading("waterview");
+                        let n = info.sim.map_or(0, |s| s.live_particles() as u64);
+                        ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), sim_panel::thousands(n)));
+                    });
+                    ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");
+                    ui.separator();
+                    actions.extend(sim_panel::sim_panel_ui(ui, &mut state.sim, info));
+                    actions.extend(scene_panel::scene_panel_ui(ui, &mut state.scene, info));
+                    actions.extend(capture_panel::capture_panel_ui(
+                        ui,
+                        &mut state.capture,
+                        info.capture,
+                        state.render.capture_with_ui,
+                    ));
+                    actions.extend(render_panel::render_panel_ui(ui, &mut state.render));
+                    stats_panel::stats_panel_ui(ui, &mut state.stats, &state.history, info);
                 });
-                ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");
-                ui.separator();
-                actions.extend(sim_panel::sim_panel_ui(ui, &mut state.sim, info));
-                actions.extend(scene_panel::scene_panel_ui(ui, &mut state.scene, info));
-                actions.extend(capture_panel::capture_panel_ui(ui, &mut state.capture, info.capture, state.render.capture_with_ui));
-                actions.extend(render_panel::render_panel_ui(ui, &mut state.render));
-                stats_panel::stats_panel_ui(ui, &mut state.stats, &state.history, info);
             });
-        });
         state.panel_width = panel.response.rect.width();
     }
     overlay_ui(ui, info);
@@ -157,23 +163,34 @@ fn overlay_ui(ui: &mut egui::Ui, info: &FrameInfo<'_>) {
     if !c.recording && !c.finishing && !info.fly {
         return;
     }
-    egui::Area::new(egui::Id::unique("waterview overlay")).anchor(egui::Align2::RIGHT_TOP, egui::vec2(-12.0, 12.0)).interactable(false).show(ui.ctx(), |ui| {
-        egui::Frame::popup(ui.style()).show(ui, |ui| {
-            if c.recording {
-                let text = if c.offline {
-                    format!("REC offline {} / {}", c.written, c.total)
-                } else {
-                    format!("REC {:.1} s", c.video_s)
-                };
-                ui.add(egui::Label::new(egui::RichText::new(text).color(egui::Color32::from_rgb(255, 60, 60)).strong()).wrap_mode(egui::TextWrapMode::Extend));
-            } else if c.finishing {
-                ui.label("completing the video…");
-            }
-            if info.fly {
-                ui.add(egui::Label::new("FLY: W A S D, Q E, drag to look, V to leave").wrap_mode(egui::TextWrapMode::Extend));
-            }
+    egui::Area::new(egui::Id::unique("waterview overlay"))
+        .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-12.0, 12.0))
+        .interactable(false)
+        .show(ui.ctx(), |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                if c.recording {
+                    let text = if c.offline {
+                        format!("REC offline {} / {}", c.written, c.total)
+                    } else {
+                        format!("REC {:.1} s", c.video_s)
+                    };
+                    ui.add(
+                        egui::Label::new(
+                            egui::RichText::new(text).color(egui::Color32::from_rgb(255, 60, 60)).strong(),
+                        )
+                        .wrap_mode(egui::TextWrapMode::Extend),
+                    );
+                } else if c.finishing {
+                    ui.label("completing the video…");
+                }
+                if info.fly {
+                    ui.add(
+                        egui::Label::new("FLY: W A S D, Q E, drag to look, V to leave")
+                            .wrap_mode(egui::TextWrapMode::Extend),
+                    );
+                }
+            });
         });
-    });
 }
 
 /// Red banner across the top listing `errors`, each with a Dismiss button; nothing when empty.

@@ -49,13 +49,18 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
     egui::CollapsingHeader::new("Rendering").default_open(false).show(ui, |ui| {
         let s = &mut state.settings;
         egui::Grid::new("render_grid").num_columns(2).striped(true).show(ui, |ui| {
-            row(ui, "View", "What the frame shows: the water, an intermediate target, or the old sphere impostors", |ui| {
-                egui::ComboBox::from_id_salt("fluid_view").selected_text(s.view.name()).show_ui(ui, |ui| {
-                    for v in FluidView::ALL {
-                        ui.selectable_value(&mut s.view, v, v.name());
-                    }
-                });
-            });
+            row(
+                ui,
+                "View",
+                "What the frame shows: the water, an intermediate target, or the old sphere impostors",
+                |ui| {
+                    egui::ComboBox::from_id_salt("fluid_view").selected_text(s.view.name()).show_ui(ui, |ui| {
+                        for v in FluidView::ALL {
+                            ui.selectable_value(&mut s.view, v, v.name());
+                        }
+                    });
+                },
+            );
             row(ui, "Show", "Toggle what is drawn", |ui| {
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut s.show_terrain, "terrain");
@@ -88,11 +93,16 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
     });
     egui::CollapsingHeader::new("Screenshot").default_open(true).show(ui, |ui| {
         ui.horizontal(|ui| {
-            if ui.button("Screenshot").on_hover_text("Save a PNG or EXR into captures/ (F12); format and size in the Capture panel").clicked() {
+            if ui
+                .button("Screenshot")
+                .on_hover_text("Save a PNG or EXR into captures/ (F12); format and size in the Capture panel")
+                .clicked()
+            {
                 actions.push(UiAction::Screenshot { with_ui: state.capture_with_ui });
             }
-            ui.checkbox(&mut state.capture_with_ui, "include UI")
-                .on_hover_text("Off: the rendered scene only. On: the window as you see it, panels included (PNG only)");
+            ui.checkbox(&mut state.capture_with_ui, "include UI").on_hover_text(
+                "Off: the rendered scene only. On: the window as you see it, panels included (PNG only)",
+            );
         });
         match &state.capture_status {
             Some(Ok(msg)) => {
@@ -175,9 +185,12 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
         row(ui, "Neighbour radius", "Radius of the neighbourhood, × dx (2h)", |ui| {
             ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.neighbour_radius, 1.0..=4.0).suffix(" dx"))
         });
-        row(ui, "Centre smoothing", "How far each splat centre moves to its neighbours' weighted mean (lambda)", |ui| {
-            ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.centre_smoothing, 0.0..=1.0))
-        });
+        row(
+            ui,
+            "Centre smoothing",
+            "How far each splat centre moves to its neighbours' weighted mean (lambda)",
+            |ui| ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.centre_smoothing, 0.0..=1.0)),
+        );
         row(ui, "Splat radius", "Radius of a particle's splat sphere, × dx", |ui| {
             ui.add(egui::Slider::new(&mut f.splat_radius, 0.3..=2.0).suffix(" dx"))
         });
@@ -187,12 +200,17 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
                 ui.radio_value(&mut f.half_res_thickness, true, "half");
             });
         });
-        row(ui, "Splats drawn by", "Rasteriser (instanced quads) or compute shaders (per-pixel atomics); the same picture", |ui| {
-            ui.horizontal(|ui| {
-                ui.radio_value(&mut f.splats, SplatMethod::Raster, "raster");
-                ui.radio_value(&mut f.splats, SplatMethod::Compute, "compute");
-            });
-        });
+        row(
+            ui,
+            "Splats drawn by",
+            "Rasteriser (instanced quads) or compute shaders (per-pixel atomics); the same picture",
+            |ui| {
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut f.splats, SplatMethod::Raster, "raster");
+                    ui.radio_value(&mut f.splats, SplatMethod::Compute, "compute");
+                });
+            },
+        );
         row(ui, "Flow iterations", "Curvature-flow smoothing iterations per frame (0 = raw splats)", |ui| {
             ui.add(egui::Slider::new(&mut f.flow_iterations, 0..=200))
         });

@@ -30,7 +30,13 @@ impl ScenePanelState {
             .find(|n| **n == scene.name || Scene::builtin(n).is_some_and(|b| b.name == scene.name))
             .or(BUILTIN_SCENES.first())
             .map_or_else(String::new, |n| n.to_string());
-        Self { builtin, path: String::new(), emitters: scene.emitters.clone(), sinks: scene.sinks.clone(), dialog_open: false }
+        Self {
+            builtin,
+            path: String::new(),
+            emitters: scene.emitters.clone(),
+            sinks: scene.sinks.clone(),
+            dialog_open: false,
+        }
     }
 
     /// Takes the inflows and outflows of a newly loaded scene.
@@ -54,7 +60,9 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
             ui.label(format!("{:.1} × {:.1} × {:.1} m", size[0], size[1], size[2]));
             ui.end_row();
             ui.label("Particles");
-            ui.label(info.sim.map_or_else(|| "none (scene not built)".to_string(), |s| thousands(s.live_particles() as u64)));
+            ui.label(
+                info.sim.map_or_else(|| "none (scene not built)".to_string(), |s| thousands(s.live_particles() as u64)),
+            );
             ui.end_row();
             if let Some(sim) = info.sim {
                 ui.label("Spacing dx").on_hover_text("Particle spacing in use, metres");
@@ -74,18 +82,29 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
             }
         });
         ui.horizontal(|ui| {
-            let edit = ui.add(egui::TextEdit::singleline(&mut state.path).hint_text("path/to/scene.ron").desired_width(170.0));
+            let edit =
+                ui.add(egui::TextEdit::singleline(&mut state.path).hint_text("path/to/scene.ron").desired_width(170.0));
             let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if (ui.button("Load").on_hover_text("Load a scene file (.ron)").clicked() || enter) && !state.path.trim().is_empty() {
+            if (ui.button("Load").on_hover_text("Load a scene file (.ron)").clicked() || enter)
+                && !state.path.trim().is_empty()
+            {
                 actions.push(UiAction::LoadScene(PathBuf::from(state.path.trim())));
             }
         });
         ui.horizontal(|ui| {
             ui.add_enabled_ui(!state.dialog_open, |ui| {
-                if ui.button("Open…").on_hover_text("Open a scene file (.ron) or a heightmap (.png) through the file dialog (Ctrl+O)").clicked() {
+                if ui
+                    .button("Open…")
+                    .on_hover_text("Open a scene file (.ron) or a heightmap (.png) through the file dialog (Ctrl+O)")
+                    .clicked()
+                {
                     actions.push(UiAction::OpenSceneDialog);
                 }
-                if ui.button("Save as…").on_hover_text("Save the scene with the current solver parameters, sources and camera (Ctrl+S)").clicked() {
+                if ui
+                    .button("Save as…")
+                    .on_hover_text("Save the scene with the current solver parameters, sources and camera (Ctrl+S)")
+                    .clicked()
+                {
                     actions.push(UiAction::SaveSceneDialog);
                 }
             });
@@ -131,13 +150,18 @@ fn sources_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> 
                     ui.horizontal(|ui| changed |= vec3_ui(ui, &mut e.center, speed, " m"));
                     ui.end_row();
                     ui.label("Radius").on_hover_text("Radius of the inflow disc, metres");
-                    changed |= ui.add(egui::DragValue::new(&mut e.radius).range(1e-3..=1e3).speed(speed).suffix(" m")).changed();
+                    changed |= ui
+                        .add(egui::DragValue::new(&mut e.radius).range(1e-3..=1e3).speed(speed).suffix(" m"))
+                        .changed();
                     ui.end_row();
-                    ui.label("Velocity").on_hover_text("Velocity of the entering water, m/s; its direction is the disc's normal");
+                    ui.label("Velocity")
+                        .on_hover_text("Velocity of the entering water, m/s; its direction is the disc's normal");
                     ui.horizontal(|ui| changed |= vec3_ui(ui, &mut e.velocity, 0.05, " m/s"));
                     ui.end_row();
                     ui.label("Rate").on_hover_text("Volume flow, m³/s");
-                    changed |= ui.add(egui::DragValue::new(&mut e.rate).range(0.0..=1e4).speed(0.01).suffix(" m³/s")).changed();
+                    changed |= ui
+                        .add(egui::DragValue::new(&mut e.rate).range(0.0..=1e4).speed(0.01).suffix(" m³/s"))
+                        .changed();
                     ui.end_row();
                 });
             });
@@ -148,7 +172,12 @@ fn sources_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> 
         }
         if ui.button("Add emitter").on_hover_text("A new inflow at the top centre of the domain").clicked() {
             let top = d.max[1] - 0.1 * (d.max[1] - d.min[1]);
-            state.emitters.push(Emitter { center: [centre[0], top, centre[2]], radius: 0.05 * size, velocity: [0.0, -1.0, 0.0], rate: 0.1 });
+            state.emitters.push(Emitter {
+                center: [centre[0], top, centre[2]],
+                radius: 0.05 * size,
+                velocity: [0.0, -1.0, 0.0],
+                rate: 0.1,
+            });
             changed = true;
         }
     });
@@ -162,7 +191,8 @@ fn sources_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> 
                         remove = Some(i);
                     }
                     ui.end_row();
-                    ui.label("Min").on_hover_text("Lower corner of the outflow box, metres; particles entering it are removed");
+                    ui.label("Min")
+                        .on_hover_text("Lower corner of the outflow box, metres; particles entering it are removed");
                     ui.horizontal(|ui| changed |= vec3_ui(ui, &mut s.min, speed, " m"));
                     ui.end_row();
                     ui.label("Max").on_hover_text("Upper corner of the outflow box, metres");

@@ -42,7 +42,17 @@ impl SimPanelState {
         let dx_anchor = scene.effective_dx(on_cpu);
         let wave_maker = params.wave_maker.unwrap_or_else(|| default_wave_maker(&scene.domain));
         let defaults = scene.solver.clone();
-        Self { playing: true, dx: params.dx, dx_anchor, params, gravity_xyz: false, param_error: None, wave_maker, defaults, estimate: None }
+        Self {
+            playing: true,
+            dx: params.dx,
+            dx_anchor,
+            params,
+            gravity_xyz: false,
+            param_error: None,
+            wave_maker,
+            defaults,
+            estimate: None,
+        }
     }
 
     /// The edited parameters to apply live: the spacing, h/dx and rho0 of the running simulation (their
@@ -83,7 +93,11 @@ pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameIn
             if ui.button(label).on_hover_text("Space").clicked() {
                 state.playing = !state.playing;
             }
-            if ui.add_enabled(!state.playing, egui::Button::new("Step")).on_hover_text("One simulation step (S, when paused)").clicked() {
+            if ui
+                .add_enabled(!state.playing, egui::Button::new("Step"))
+                .on_hover_text("One simulation step (S, when paused)")
+                .clicked()
+            {
                 actions.push(UiAction::Step);
             }
             if ui.button("Reset").on_hover_text("Restart the scene from its initial water (R)").clicked() {
@@ -93,8 +107,12 @@ pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameIn
         ui.add_space(4.0);
         dx_ui(ui, state, info, &mut actions);
         ui.add_space(4.0);
-        egui::CollapsingHeader::new("Solver").default_open(true).show(ui, |ui| solver_ui(ui, state, info, &mut actions));
-        egui::CollapsingHeader::new("Wave maker").default_open(false).show(ui, |ui| wave_maker_ui(ui, state, info, &mut actions));
+        egui::CollapsingHeader::new("Solver")
+            .default_open(true)
+            .show(ui, |ui| solver_ui(ui, state, info, &mut actions));
+        egui::CollapsingHeader::new("Wave maker")
+            .default_open(false)
+            .show(ui, |ui| wave_maker_ui(ui, state, info, &mut actions));
     });
     actions
 }
@@ -133,7 +151,11 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
             .on_hover_text("New particle buffers at this spacing; the scene restarts from its initial water")
             .clicked()
         {
-            actions.push(UiAction::Rebuild { dx: state.dx, h_over_dx: state.params.h_over_dx, rho0: state.params.rho0 });
+            actions.push(UiAction::Rebuild {
+                dx: state.dx,
+                h_over_dx: state.params.h_over_dx,
+                rho0: state.params.rho0,
+            });
         }
         if changed && ui.button("Revert").clicked() {
             state.dx = current_dx;
@@ -224,7 +246,11 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>,
             p.gravity = [0.0, -9.81, 0.0];
             changed = true;
         }
-        if ui.small_button("All to scene values").on_hover_text("Every live parameter back to the scene file's value").clicked() {
+        if ui
+            .small_button("All to scene values")
+            .on_hover_text("Every live parameter back to the scene file's value")
+            .clicked()
+        {
             let keep = (p.dx, p.h_over_dx, p.rho0);
             *p = defaults.clone();
             (p.dx, p.h_over_dx, p.rho0) = keep;

@@ -196,7 +196,8 @@ fn sim_stats_rows(ui: &mut egui::Ui, s: &crate::sim::SimStats) {
     row("Kinetic energy", "Sum of m |v|^2 / 2 over particles, joules", format!("{:.4e} J", s.kinetic_energy));
     let lost = s.outside_domain + s.below_terrain + s.non_finite;
     if lost > 0 {
-        ui.label("Escaped").on_hover_text("Particles outside the domain, below the terrain, or not finite (should be 0)");
+        ui.label("Escaped")
+            .on_hover_text("Particles outside the domain, below the terrain, or not finite (should be 0)");
         ui.colored_label(
             egui::Color32::LIGHT_RED,
             format!("{} outside, {} below terrain, {} non-finite", s.outside_domain, s.below_terrain, s.non_finite),
@@ -218,7 +219,9 @@ fn gpu_times_ui(ui: &mut egui::Ui, info: &FrameInfo<'_>) {
     egui::Grid::new("gpu_times").num_columns(2).striped(true).show(ui, |ui| {
         for t in info.gpu_times {
             ui.label(&t.label);
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.monospace(format!("{:.3} ms", t.ms)));
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                ui.monospace(format!("{:.3} ms", t.ms))
+            });
             ui.end_row();
         }
         let total: f64 = info.gpu_times.iter().map(|t| t.ms).sum();

@@ -25,12 +25,25 @@ use crate::sim::SimStats;
 use anyhow::{Context, Result};
 use plotters::style::RGBColor;
 
-fn figure(case: Case, solver: Method, key: &'static str, label: &str, value: f64, target: Target, unit: Unit) -> Figure {
+fn figure(
+    case: Case,
+    solver: Method,
+    key: &'static str,
+    label: &str,
+    value: f64,
+    target: Target,
+    unit: Unit,
+) -> Figure {
     Figure { case, solver, key, label: label.into(), value, target, unit }
 }
 
 /// Runs `f` for every solver of the plan; a solver whose run fails is recorded and skipped.
-fn per_solver<T>(plan: &Plan, outcome: &mut Outcome, case: Case, mut f: impl FnMut(Method) -> Result<T>) -> Vec<(Method, T)> {
+fn per_solver<T>(
+    plan: &Plan,
+    outcome: &mut Outcome,
+    case: Case,
+    mut f: impl FnMut(Method) -> Result<T>,
+) -> Vec<(Method, T)> {
     let mut out = Vec::new();
     for &m in &plan.solvers {
         match f(m) {
@@ -47,7 +60,11 @@ fn per_solver<T>(plan: &Plan, outcome: &mut Outcome, case: Case, mut f: impl FnM
 /// Mean of `f` over the statistics at or after `t0`.
 fn mean_after(stats: &[SimStats], t0: f32, f: impl Fn(&SimStats) -> f32) -> f64 {
     let v: Vec<f64> = stats.iter().filter(|s| s.time >= t0).map(|s| f(s) as f64).collect();
-    if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
 }
 
 struct Hydro {
@@ -95,12 +112,17 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
     let d = scene.domain;
     let (floor, rho0, g) = (d.min[1], params.rho0 as f64, -params.gravity[1] as f64);
     let inner = |q: &[f32; 4]| {
-        q[0] > d.min[0] + 3.0 * dx && q[0] < d.max[0] - 3.0 * dx && q[2] > d.min[2] + 3.0 * dx && q[2] < d.max[2] - 3.0 * dx
+        q[0] > d.min[0] + 3.0 * dx
+            && q[0] < d.max[0] - 3.0 * dx
+            && q[2] > d.min[2] + 3.0 * dx
+            && q[2] < d.max[2] - 3.0 * dx
     };
     let area = ((d.max[0] - d.min[0]) * (d.max[2] - d.min[2])) as f64;
     let depth = run.sim().live_particles() as f64 * run.sim().mass() as f64 / (rho0 * area);
     let surface = floor as f64 + depth;
-    let in_fit = |q: &[f32; 4]| inner(q) && (q[1] as f64) > floor as f64 + 2.0 * dx as f64 && (q[1] as f64) < surface - 2.0 * dx as f64;
+    let in_fit = |q: &[f32; 4]| {
+        inner(q) && (q[1] as f64) > floor as f64 + 2.0 * dx as f64 && (q[1] as f64) < surface - 2.0 * dx as f64
+    };
     // Least-squares line of pressure over height in the fit region: (slope, pressure at the floor).
     let fit = |pos: &[[f32; 4]], vel: &[[f32; 4]]| -> Option<(f64, f64)> {
         let (mut n, mut sy, mut sp, mut syy, mut syp) = (0.0f64, 0.0, 0.0, 0.0, 0.0);
@@ -164,7 +186,12 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
         gradient_ratio: -slope / (rho0 * g),
         volume_change: ((d1 - d0) / d0).abs(),
         mean_error: mean_after(&run.stats, t_settle, |s| s.mean_density_error),
-        max_error: run.stats.iter().filter(|s| s.time >= t_settle).map(|s| s.max_density_error as f64).fold(0.0, f64::max),
+        max_error: run
+            .stats
+            .iter()
+            .filter(|s| s.time >= t_settle)
+            .map(|s| s.max_density_error as f64)
+            .fold(0.0, f64::max),
         leaks: run.leaks(),
         rho_g: rho0 * g,
         series,
@@ -177,7 +204,8 @@ fn hydrostatic_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<H
 /// `hydrostatic.png` (pressure against depth, one panel per solver).
 pub fn hydrostatic(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
     let results = per_solver(plan, outcome, Case::Hydrostatic, |m| hydrostatic_solver(ctx, plan, m));
-    let mut csv = csv::Writer::from_path(out_file(outcome, &plan.out, "hydrostatic.csv")).context("cannot write hydrostatic.csv")?;
+    let mut csv = csv::Writer::from_path(out_file(outcome, &plan.out, "hydrostatic.csv"))
+        .context("cannot write hydrostatic.csv")?;
     csv.write_record(["solver", "x", "y", "z", "depth_m", "pressure_pa", "density", "in_fit", "speed_m_s"])?;
     let mut series_csv = csv::Writer::from_path(out_file(outcome, &plan.out, "hydrostatic_series.csv"))
         .context("cannot write hydrostatic_series.csv")?;
@@ -195,7 +223,17 @@ pub fn hydrostatic(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Resu
     for (m, h) in &results {
         for ((q, (depth, p, fit)), speed) in h.positions.iter().zip(&h.profile).zip(&h.speeds) {
             let row = [q[0], q[1], q[2]].map(|v| v.to_string());
-            csv.write_record([m.name().to_string(), row[0].clone(), row[1].clone(), row[2].clone(), depth.to_string(), p.to_string(), q[3].to_string(), fit.to_string(), speed.to_string()])?;
+            csv.write_record([
+                m.name().to_string(),
+                row[0].clone(),
+                row[1].clone(),
+                row[2].clone(),
+                depth.to_string(),
+                p.to_string(),
+                q[3].to_string(),
+                fit.to_string(),
+                speed.to_string(),
+            ])?;
         }
         for r in &h.series {
             let mut row = vec![m.name().to_string()];
@@ -204,28 +242,108 @@ pub fn hydrostatic(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Resu
         }
         let c = Case::Hydrostatic;
         outcome.figures.extend([
-            figure(c, *m, "floor_pressure_ratio", "floor pressure / (rho0 g depth), least-squares fit", h.floor_ratio, Target::RatioWithin(0.02), Unit::Plain),
-            figure(c, *m, "gradient_ratio", "pressure gradient / (rho0 g), least-squares fit", h.gradient_ratio, Target::RatioWithin(0.02), Unit::Plain),
-            figure(c, *m, "volume_change", "volume change over the window (centroid depth)", h.volume_change, Target::AtMost(0.005), Unit::Percent),
-            figure(c, *m, "mean_density_error", "mean density error (compression), window average", h.mean_error, Target::AtMost(0.001), Unit::Percent),
-            figure(c, *m, "max_density_error", "max density error, window maximum", h.max_error, Target::Info, Unit::Percent),
-            figure(c, *m, "kinetic_energy", "kinetic energy at rest (J), window mean", h.kinetic, Target::Info, Unit::Plain),
-            figure(c, *m, "max_speed", "largest particle speed at rest (m/s), window mean", h.max_speed, Target::Info, Unit::Plain),
-            figure(c, *m, "leaks", "particles lost (outside, below floor, non-finite)", h.leaks as f64, Target::AtMost(0.0), Unit::Count),
+            figure(
+                c,
+                *m,
+                "floor_pressure_ratio",
+                "floor pressure / (rho0 g depth), least-squares fit",
+                h.floor_ratio,
+                Target::RatioWithin(0.02),
+                Unit::Plain,
+            ),
+            figure(
+                c,
+                *m,
+                "gradient_ratio",
+                "pressure gradient / (rho0 g), least-squares fit",
+                h.gradient_ratio,
+                Target::RatioWithin(0.02),
+                Unit::Plain,
+            ),
+            figure(
+                c,
+                *m,
+                "volume_change",
+                "volume change over the window (centroid depth)",
+                h.volume_change,
+                Target::AtMost(0.005),
+                Unit::Percent,
+            ),
+            figure(
+                c,
+                *m,
+                "mean_density_error",
+                "mean density error (compression), window average",
+                h.mean_error,
+                Target::AtMost(0.001),
+                Unit::Percent,
+            ),
+            figure(
+                c,
+                *m,
+                "max_density_error",
+                "max density error, window maximum",
+                h.max_error,
+                Target::Info,
+                Unit::Percent,
+            ),
+            figure(
+                c,
+                *m,
+                "kinetic_energy",
+                "kinetic energy at rest (J), window mean",
+                h.kinetic,
+                Target::Info,
+                Unit::Plain,
+            ),
+            figure(
+                c,
+                *m,
+                "max_speed",
+                "largest particle speed at rest (m/s), window mean",
+                h.max_speed,
+                Target::Info,
+                Unit::Plain,
+            ),
+            figure(
+                c,
+                *m,
+                "leaks",
+                "particles lost (outside, below floor, non-finite)",
+                h.leaks as f64,
+                Target::AtMost(0.0),
+                Unit::Count,
+            ),
         ]);
         let max_depth = h.profile.iter().map(|p| p.0).fold(0.0, f64::max);
         let line = |p0: f64, k: f64| vec![(0.0, p0 / 1000.0), (max_depth, (p0 + k * max_depth) / 1000.0)];
         let rho_g = h.rho_g;
-        let scatter = |fit: bool| h.profile.iter().filter(|p| p.2 == fit).map(|&(d, p, _)| (d, p / 1000.0)).collect::<Vec<_>>();
+        let scatter =
+            |fit: bool| h.profile.iter().filter(|p| p.2 == fit).map(|&(d, p, _)| (d, p / 1000.0)).collect::<Vec<_>>();
         charts.push(Chart {
             title: format!("{}: floor {:.4}, gradient {:.4} x rho0 g", m.name(), h.floor_ratio, h.gradient_ratio),
             x_desc: "depth below the rest surface (m)".into(),
             y_desc: "pressure (kPa)".into(),
             series: vec![
-                Series { name: "particles near walls, floor, surface".into(), points: scatter(false), style: Style::Dots, color: COLORS[5] },
-                Series { name: "particles in the fit region".into(), points: scatter(true), style: Style::Dots, color: COLORS[0] },
+                Series {
+                    name: "particles near walls, floor, surface".into(),
+                    points: scatter(false),
+                    style: Style::Dots,
+                    color: COLORS[5],
+                },
+                Series {
+                    name: "particles in the fit region".into(),
+                    points: scatter(true),
+                    style: Style::Dots,
+                    color: COLORS[0],
+                },
                 Series { name: "rho0 g depth".into(), points: line(0.0, rho_g), style: Style::Line, color: COLORS[3] },
-                Series { name: "least-squares fit".into(), points: line(h.fit.0, h.fit.1), style: Style::Line, color: COLORS[2] },
+                Series {
+                    name: "least-squares fit".into(),
+                    points: line(h.fit.0, h.fit.1),
+                    style: Style::Line,
+                    color: COLORS[2],
+                },
             ],
             ..Chart::default()
         });
@@ -268,7 +386,8 @@ fn iterations_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<Ve
 /// `iterations`: writes `iterations.csv` and `iterations.png` (log-log).
 pub fn iterations(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
     let results = per_solver(plan, outcome, Case::Iterations, |m| iterations_solver(ctx, plan, m));
-    let mut csv = csv::Writer::from_path(out_file(outcome, &plan.out, "iterations.csv")).context("cannot write iterations.csv")?;
+    let mut csv = csv::Writer::from_path(out_file(outcome, &plan.out, "iterations.csv"))
+        .context("cannot write iterations.csv")?;
     csv.write_record(["solver", "iterations", "mean_density_error", "leaks"])?;
     let log = |v: f64| v.max(1e-9).log10();
     let mut chart = Chart {
@@ -288,17 +407,67 @@ pub fn iterations(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Resul
         let leaks = rows.iter().map(|r| r.2).max().unwrap_or(0) as f64;
         let color = COLORS[i % COLORS.len()];
         if let [(0, e, _)] = rows.as_slice() {
-            outcome.figures.push(figure(c, *m, "mean_density_error", "mean density error (no iterations)", *e, Target::Info, Unit::Percent));
-            chart.series.push(Series { name: format!("{} (no iterations)", m.name()), points: vec![(log(1.0), log(*e)), (log(16.0), log(*e))], style: Style::Line, color });
+            outcome.figures.push(figure(
+                c,
+                *m,
+                "mean_density_error",
+                "mean density error (no iterations)",
+                *e,
+                Target::Info,
+                Unit::Percent,
+            ));
+            chart.series.push(Series {
+                name: format!("{} (no iterations)", m.name()),
+                points: vec![(log(1.0), log(*e)), (log(16.0), log(*e))],
+                style: Style::Line,
+                color,
+            });
         } else if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
             outcome.figures.extend([
-                figure(c, *m, "mean_density_error_1", "mean density error, 1 iteration", first.1, Target::Info, Unit::Percent),
-                figure(c, *m, "mean_density_error_16", "mean density error, 16 iterations", last.1, Target::AtMost(0.001), Unit::Percent),
-                figure(c, *m, "error_ratio", "error(16 iterations) / error(1 iteration)", last.1 / first.1, Target::AtMost(0.5), Unit::Plain),
+                figure(
+                    c,
+                    *m,
+                    "mean_density_error_1",
+                    "mean density error, 1 iteration",
+                    first.1,
+                    Target::Info,
+                    Unit::Percent,
+                ),
+                figure(
+                    c,
+                    *m,
+                    "mean_density_error_16",
+                    "mean density error, 16 iterations",
+                    last.1,
+                    Target::AtMost(0.001),
+                    Unit::Percent,
+                ),
+                figure(
+                    c,
+                    *m,
+                    "error_ratio",
+                    "error(16 iterations) / error(1 iteration)",
+                    last.1 / first.1,
+                    Target::AtMost(0.5),
+                    Unit::Plain,
+                ),
             ]);
-            chart.series.push(Series { name: m.name().into(), points: rows.iter().map(|r| (log(r.0 as f64), log(r.1))).collect(), style: Style::LineMarkers, color });
+            chart.series.push(Series {
+                name: m.name().into(),
+                points: rows.iter().map(|r| (log(r.0 as f64), log(r.1))).collect(),
+                style: Style::LineMarkers,
+                color,
+            });
         }
-        outcome.figures.push(figure(c, *m, "leaks", "particles lost (outside, below floor, non-finite)", leaks, Target::AtMost(0.0), Unit::Count));
+        outcome.figures.push(figure(
+            c,
+            *m,
+            "leaks",
+            "particles lost (outside, below floor, non-finite)",
+            leaks,
+            Target::AtMost(0.0),
+            Unit::Count,
+        ));
     }
     csv.flush()?;
     plot::write_chart(&out_file(outcome, &plan.out, "iterations.png"), &chart)
@@ -309,8 +478,11 @@ type EnergyRun = (Vec<(f64, f64, f64)>, f64, u32);
 
 fn energy_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<EnergyRun> {
     // Tank length L, width W, mean depth d0, surface tilt +-tilt, height H, spacing dx, duration.
-    let (l, w, d0, tilt, h, dx, t_end) =
-        if plan.quick { (0.4f32, 0.12f32, 0.15f32, 0.12f32, 0.5f32, 0.02f32, 2.0f32) } else { (1.0, 0.3, 0.4, 0.3, 1.0, 0.01, 10.0) };
+    let (l, w, d0, tilt, h, dx, t_end) = if plan.quick {
+        (0.4f32, 0.12f32, 0.15f32, 0.12f32, 0.5f32, 0.02f32, 2.0f32)
+    } else {
+        (1.0, 0.3, 0.4, 0.3, 1.0, 0.01, 10.0)
+    };
     let text = format!(
         "(name: \"validation sloshing tank\", domain: (min: (0, 0, 0), max: ({l}, {h}, {w})), terrain: None,
           fluid_blocks: [(min: (0, 0, 0), max: ({l}, {top}, {w}))],
@@ -327,7 +499,12 @@ fn energy_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<Energy
     let (m, g, floor) = (run.sim().mass() as f64, -params.gravity[1] as f64, scene.domain.min[1] as f64);
     let energy = |pos: &[[f32; 4]], vel: &[[f32; 4]]| {
         let pot: f64 = pos.iter().map(|p| m * g * (p[1] as f64 - floor)).sum();
-        let kin: f64 = vel.iter().map(|v| 0.5 * m * (v[0] as f64).powi(2) + 0.5 * m * (v[1] as f64).powi(2) + 0.5 * m * (v[2] as f64).powi(2)).sum();
+        let kin: f64 = vel
+            .iter()
+            .map(|v| {
+                0.5 * m * (v[0] as f64).powi(2) + 0.5 * m * (v[1] as f64).powi(2) + 0.5 * m * (v[2] as f64).powi(2)
+            })
+            .sum();
         (pot, kin)
     };
     let (pos, vel) = run.read();
@@ -351,7 +528,8 @@ fn energy_solver(ctx: &GpuContext, plan: &Plan, method: Method) -> Result<Energy
 pub fn energy(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
     const TOLERANCE: f64 = 0.01;
     let results = per_solver(plan, outcome, Case::Energy, |m| energy_solver(ctx, plan, m));
-    let mut csv = csv::Writer::from_path(out_file(outcome, &plan.out, "energy.csv")).context("cannot write energy.csv")?;
+    let mut csv =
+        csv::Writer::from_path(out_file(outcome, &plan.out, "energy.csv")).context("cannot write energy.csv")?;
     csv.write_record(["solver", "time_s", "potential_j", "kinetic_j", "total_j", "relative_to_available"])?;
     let mut chart = Chart {
         title: "Sloshing tank: (E - E_rest) / (E(0) - E_rest)".into(),
@@ -367,7 +545,14 @@ pub fn energy(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()
         let rel = |e: f64| (e - e_rest) / available;
         let mut points = Vec::with_capacity(history.len());
         for &(t, p, k) in history {
-            csv.write_record([m.name().to_string(), t.to_string(), p.to_string(), k.to_string(), (p + k).to_string(), rel(p + k).to_string()])?;
+            csv.write_record([
+                m.name().to_string(),
+                t.to_string(),
+                p.to_string(),
+                k.to_string(),
+                (p + k).to_string(),
+                rel(p + k).to_string(),
+            ])?;
             points.push((t, rel(p + k)));
             t_max = t_max.max(t);
         }
@@ -380,12 +565,49 @@ pub fn energy(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()
             rise = rise.max((p + k - low) / available);
         }
         outcome.figures.extend([
-            figure(c, *m, "energy_growth", "max (E(t) - E(0)) / (E(0) - E_rest)", growth, Target::AtMost(TOLERANCE), Unit::Percent),
-            figure(c, *m, "energy_rise", "largest rise of E above its running minimum / (E(0) - E_rest)", rise, Target::Info, Unit::Percent),
-            figure(c, *m, "energy_remaining", "(E(end) - E_rest) / (E(0) - E_rest) (< 0: settled below the level lattice)", end, Target::Info, Unit::Percent),
-            figure(c, *m, "leaks", "particles lost (outside, below floor, non-finite)", *leaks as f64, Target::AtMost(0.0), Unit::Count),
+            figure(
+                c,
+                *m,
+                "energy_growth",
+                "max (E(t) - E(0)) / (E(0) - E_rest)",
+                growth,
+                Target::AtMost(TOLERANCE),
+                Unit::Percent,
+            ),
+            figure(
+                c,
+                *m,
+                "energy_rise",
+                "largest rise of E above its running minimum / (E(0) - E_rest)",
+                rise,
+                Target::Info,
+                Unit::Percent,
+            ),
+            figure(
+                c,
+                *m,
+                "energy_remaining",
+                "(E(end) - E_rest) / (E(0) - E_rest) (< 0: settled below the level lattice)",
+                end,
+                Target::Info,
+                Unit::Percent,
+            ),
+            figure(
+                c,
+                *m,
+                "leaks",
+                "particles lost (outside, below floor, non-finite)",
+                *leaks as f64,
+                Target::AtMost(0.0),
+                Unit::Count,
+            ),
         ]);
-        chart.series.push(Series { name: m.name().into(), points, style: Style::Line, color: COLORS[i % COLORS.len()] });
+        chart.series.push(Series {
+            name: m.name().into(),
+            points,
+            style: Style::Line,
+            color: COLORS[i % COLORS.len()],
+        });
     }
     chart.series.push(Series {
         name: format!("E(0) + {:.0} % tolerance", 100.0 * TOLERANCE),

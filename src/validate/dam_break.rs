@@ -234,7 +234,8 @@ pub fn run(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
             Err(e) => outcome.errors.push(("dam_break".into(), method.name().into(), format!("{e:#}"))),
         }
     }
-    let mut csv = csv::Writer::from_path(out_file(outcome, &plan.out, "dam_break.csv")).context("cannot write dam_break.csv")?;
+    let mut csv =
+        csv::Writer::from_path(out_file(outcome, &plan.out, "dam_break.csv")).context("cannot write dam_break.csv")?;
     csv.write_record(["solver", "T", "X"])?;
     let mut chart = Chart {
         title: "Dam break (H = 0.3 m, L = 0.6 m): surge front vs Lobovsky et al. 2014".into(),
@@ -250,7 +251,12 @@ pub fn run(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
         style: Style::Markers(3),
         color: RGBColor(0, 0, 0),
     });
-    chart.series.push(Series { name: "downstream wall".into(), points: vec![(0.0, X_WALL), (2.7, X_WALL)], style: Style::Line, color: COLORS[5] });
+    chart.series.push(Series {
+        name: "downstream wall".into(),
+        points: vec![(0.0, X_WALL), (2.7, X_WALL)],
+        style: Style::Line,
+        color: COLORS[5],
+    });
     for (i, (method, (history, leaks))) in results.iter().enumerate() {
         for (t, x) in history {
             csv.write_record([method.name().to_string(), t.to_string(), x.to_string()])?;
@@ -266,7 +272,15 @@ pub fn run(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
             c.max_abs_x,
             100.0 * shifted.max_rel_z
         );
-        let fig = |key, label: String, value, target, unit| Figure { case: Case::DamBreak, solver: *method, key, label, value, target, unit };
+        let fig = |key, label: String, value, target, unit| Figure {
+            case: Case::DamBreak,
+            solver: *method,
+            key,
+            label,
+            value,
+            target,
+            unit,
+        };
         outcome.figures.extend([
             fig(
                 "front_max_rel_diff",
@@ -280,7 +294,12 @@ pub fn run(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
             fig("front_max_rel_diff_best_shift", "max Z deviation with that shift".into(), shifted.max_rel_z, Target::Info, Unit::Percent),
             fig("leaks", "particles lost (outside, below floor, non-finite)".into(), *leaks as f64, Target::AtMost(0.0), Unit::Count),
         ]);
-        chart.series.push(Series { name: method.name().into(), points: history.clone(), style: Style::LineMarkers, color: COLORS[i % COLORS.len()] });
+        chart.series.push(Series {
+            name: method.name().into(),
+            points: history.clone(),
+            style: Style::LineMarkers,
+            color: COLORS[i % COLORS.len()],
+        });
     }
     csv.flush()?;
     plot::write_chart(&out_file(outcome, &plan.out, "dam_break.png"), &chart)

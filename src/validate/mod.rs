@@ -81,9 +81,11 @@ pub fn parse_case(s: &str) -> Result<Cases, String> {
     if t == "all" {
         return Ok(Cases(Case::ALL.to_vec()));
     }
-    Case::ALL.iter().find(|c| c.name() == t).map(|c| Cases(vec![*c])).ok_or_else(|| {
-        format!("unknown case `{s}`: expected hydrostatic, dam_break, iterations, energy or all")
-    })
+    Case::ALL
+        .iter()
+        .find(|c| c.name() == t)
+        .map(|c| Cases(vec![*c]))
+        .ok_or_else(|| format!("unknown case `{s}`: expected hydrostatic, dam_break, iterations, energy or all"))
 }
 
 /// Parses a solver name (or `all`).
@@ -224,7 +226,8 @@ pub fn dedup<T: PartialEq + Copy>(items: impl Iterator<Item = T>) -> Vec<T> {
 /// `summary.md` into `plan.out`. A case that fails is recorded in [`Outcome::errors`] and the rest
 /// still run; only an unwritable output folder is an error here.
 pub fn run_cases(ctx: &GpuContext, plan: &Plan) -> Result<Outcome> {
-    std::fs::create_dir_all(&plan.out).with_context(|| format!("cannot create the output folder {}", plan.out.display()))?;
+    std::fs::create_dir_all(&plan.out)
+        .with_context(|| format!("cannot create the output folder {}", plan.out.display()))?;
     let mut outcome = Outcome::default();
     for &case in &plan.cases {
         let started = std::time::Instant::now();
@@ -252,9 +255,11 @@ pub fn run_cases(ctx: &GpuContext, plan: &Plan) -> Result<Outcome> {
 pub fn summary_markdown(outcome: &Outcome, plan: &Plan, adapter: &str) -> String {
     let mut s = String::new();
     let mode = if plan.quick { "quick (small resolution, short times)" } else { "full resolution" };
-    let _ = writeln!(s, "# Validation summary\n\nAdapter: {adapter}  \nMode: {mode}  \nOutput: {}\n", plan.out.display());
+    let _ =
+        writeln!(s, "# Validation summary\n\nAdapter: {adapter}  \nMode: {mode}  \nOutput: {}\n", plan.out.display());
     if plan.quick {
-        let _ = writeln!(s, "Targets are those of the full-resolution runs; a quick run is coarse and may miss some.\n");
+        let _ =
+            writeln!(s, "Targets are those of the full-resolution runs; a quick run is coarse and may miss some.\n");
     }
     if !plan.overrides.is_empty() {
         let list: Vec<String> = plan.overrides.iter().map(|(k, v)| format!("{k} = {v}")).collect();
@@ -268,7 +273,14 @@ pub fn summary_markdown(outcome: &Outcome, plan: &Plan, adapter: &str) -> String
             None => "info",
         };
         let label = f.label.replace('|', "/");
-        let _ = writeln!(s, "| {} | {} | {label} | {} | {} | {result} |", f.case.name(), f.solver.name(), f.value_text(), f.target_text());
+        let _ = writeln!(
+            s,
+            "| {} | {} | {label} | {} | {} | {result} |",
+            f.case.name(),
+            f.solver.name(),
+            f.value_text(),
+            f.target_text()
+        );
     }
     for (c, solver, e) in &outcome.errors {
         let _ = writeln!(s, "| {c} | {solver} | error | {} | | ERROR |", e.replace('|', "/").replace('\n', " "));

@@ -4,12 +4,12 @@
 //! lines and markers; several charts side by side make one image ([`write_panels`]). Log axes are
 //! drawn as linear axes of log10 values with labels formatted back (see [`Chart::log_labels`]).
 
+use crate::bench::plot::{plot_err, register_font};
 use anyhow::{Context, Result};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
-use crate::bench::plot::{plot_err, register_font};
 
 /// Size of one chart panel, pixels.
 pub const PANEL_SIZE: (u32, u32) = (900, 600);
@@ -53,12 +53,19 @@ pub struct Chart {
 }
 
 /// Colours per solver and series (matplotlib's "tab10").
-pub const COLORS: [RGBColor; 6] =
-    [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(214, 39, 40), RGBColor(148, 103, 189), RGBColor(127, 127, 127)];
+pub const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(127, 127, 127),
+];
 
 /// Range of the finite values in `v`, widened by 5 % (and made non-empty).
 fn fit_range(v: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = v.filter(|x| x.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+    let (lo, hi) =
+        v.filter(|x| x.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
@@ -145,7 +152,11 @@ fn draw(area: &DrawingArea<BitMapBackend, Shift>, chart: &Chart) -> Result<()> {
         .x_label_area_size(44)
         .y_label_area_size(70)
         .build_cartesian_2d(
-            TickAxis { lo: x.0, hi: x.1, ticks: chart.x_ticks.clone().unwrap_or_else(|| nice_ticks(x.0, x.1, chart.log_labels.0)) },
+            TickAxis {
+                lo: x.0,
+                hi: x.1,
+                ticks: chart.x_ticks.clone().unwrap_or_else(|| nice_ticks(x.0, x.1, chart.log_labels.0)),
+            },
             TickAxis { lo: y.0, hi: y.1, ticks: nice_ticks(y.0, y.1, chart.log_labels.1) },
         )
         .map_err(plot_err)?;
@@ -165,16 +176,25 @@ fn draw(area: &DrawingArea<BitMapBackend, Shift>, chart: &Chart) -> Result<()> {
         let legend = move |(px, py): (i32, i32)| PathElement::new(vec![(px, py), (px + 20, py)], color.stroke_width(3));
         match s.style {
             Style::Line | Style::LineMarkers => {
-                ctx.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(plot_err)?.label(s.name.as_str()).legend(legend);
+                ctx.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                    .map_err(plot_err)?
+                    .label(s.name.as_str())
+                    .legend(legend);
                 if s.style == Style::LineMarkers {
                     ctx.draw_series(pts.map(|p| Circle::new(p, 3, color.filled()))).map_err(plot_err)?;
                 }
             }
             Style::Markers(r) => {
-                ctx.draw_series(pts.map(|p| Circle::new(p, r, color.stroke_width(2)))).map_err(plot_err)?.label(s.name.as_str()).legend(legend);
+                ctx.draw_series(pts.map(|p| Circle::new(p, r, color.stroke_width(2))))
+                    .map_err(plot_err)?
+                    .label(s.name.as_str())
+                    .legend(legend);
             }
             Style::Dots => {
-                ctx.draw_series(pts.map(|p| Circle::new(p, 2, color.mix(0.6).filled()))).map_err(plot_err)?.label(s.name.as_str()).legend(legend);
+                ctx.draw_series(pts.map(|p| Circle::new(p, 2, color.mix(0.6).filled())))
+                    .map_err(plot_err)?
+                    .label(s.name.as_str())
+                    .legend(legend);
             }
         }
     }

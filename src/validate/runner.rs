@@ -42,7 +42,8 @@ pub struct Run<'a> {
 
 /// Parses a scene made in code; `name` names it in errors.
 pub fn scene_from_ron(name: &str, text: &str) -> Result<Scene> {
-    Scene::from_str(text, std::path::Path::new(name)).with_context(|| format!("the validation scene `{name}` is invalid"))
+    Scene::from_str(text, std::path::Path::new(name))
+        .with_context(|| format!("the validation scene `{name}` is invalid"))
 }
 
 /// Parameters for `method`: the scene's solver parameters at spacing `dx`, with the plan's `--set` overrides.
@@ -75,7 +76,8 @@ impl<'a> Run<'a> {
         setup.positions = positions;
         setup.velocities = velocities;
         let options = BuildOptions { dx: Some(params.dx), ..BuildOptions::default() };
-        let engine = Engine::with_setup(ctx, scene.clone(), setup, options).with_context(|| format!("{label}: the simulation cannot be created"))?;
+        let engine = Engine::with_setup(ctx, scene.clone(), setup, options)
+            .with_context(|| format!("{label}: the simulation cannot be created"))?;
         let initial_count = engine.live_particles();
         eprintln!("{label}: {initial_count} particles, dx = {} m, {} s simulated", params.dx, t_end);
         let now = Instant::now();
@@ -89,7 +91,9 @@ impl<'a> Run<'a> {
             frame_advance: params.frame_dt,
             label,
             t_end,
-            blow_up_speed: 50.0 * (2.0 * params.gravity[1].abs().max(1.0) * (scene.domain.max[1] - scene.domain.min[1]).max(0.1)).sqrt(),
+            blow_up_speed: 50.0
+                * (2.0 * params.gravity[1].abs().max(1.0) * (scene.domain.max[1] - scene.domain.min[1]).max(0.1))
+                    .sqrt(),
             dt_floor: 1e-3 * params.max_dt(),
             started: now,
             last_print: now,
@@ -104,16 +108,25 @@ impl<'a> Run<'a> {
             let frames = (((target - self.time) / self.frame_advance.max(1e-7)).ceil() as u64).clamp(1, 120);
             let before = self.time;
             let stats = &mut self.stats;
-            let last = batch::run_frames(self.ctx, self.engine.sim_mut(), &mut self.profiler, Some(frames), None, |s| stats.push(s.clone()))
+            let last =
+                batch::run_frames(self.ctx, self.engine.sim_mut(), &mut self.profiler, Some(frames), None, |s| {
+                    stats.push(s.clone())
+                })
                 .context("the simulation returned no statistics")?;
             self.time = last.time;
             if self.time > before {
                 self.frame_advance = (self.time - before) / frames as f32;
             }
             if let Some(bad) = self.stats.iter().rev().take(frames as usize).find(|s| s.non_finite > 0) {
-                bail!("{}: {} particles became non-finite at t = {:.3} s (the simulation blew up)", self.label, bad.non_finite, bad.time);
+                bail!(
+                    "{}: {} particles became non-finite at t = {:.3} s (the simulation blew up)",
+                    self.label,
+                    bad.non_finite,
+                    bad.time
+                );
             }
-            if let Some(bad) = self.stats.iter().rev().take(frames as usize).find(|s| s.max_speed > self.blow_up_speed) {
+            if let Some(bad) = self.stats.iter().rev().take(frames as usize).find(|s| s.max_speed > self.blow_up_speed)
+            {
                 bail!(
                     "{}: a particle reached {:.3e} m/s at t = {:.3} s, over {:.0} m/s (50 x the free-fall speed over the \
                      domain's height): the simulation blew up",
@@ -125,7 +138,13 @@ impl<'a> Run<'a> {
             }
             // A time step held at its floor: the stability criteria see forces no step can resolve. Such a
             // run would crawl for hours (the floor is 1/1000 of a substep), so it is stopped as unstable.
-            let floored = self.stats.iter().rev().take(FLOORED_FRAMES).filter(|s| s.dt > 0.0 && s.dt <= 1.01 * self.dt_floor).count();
+            let floored = self
+                .stats
+                .iter()
+                .rev()
+                .take(FLOORED_FRAMES)
+                .filter(|s| s.dt > 0.0 && s.dt <= 1.01 * self.dt_floor)
+                .count();
             if floored == FLOORED_FRAMES {
                 bail!(
                     "{}: the time step stayed at its floor ({:.4} ms) for {FLOORED_FRAMES} frames up to t = {:.3} s (max speed {:.2} m/s): \
@@ -176,7 +195,9 @@ impl<'a> Run<'a> {
     pub fn leaks(&self) -> u32 {
         self.stats
             .iter()
-            .map(|s| s.outside_domain + s.below_terrain + s.non_finite + self.initial_count.saturating_sub(s.particle_count))
+            .map(|s| {
+                s.outside_domain + s.below_terrain + s.non_finite + self.initial_count.saturating_sub(s.particle_count)
+            })
             .max()
             .unwrap_or(0)
     }

@@ -6,8 +6,8 @@ use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
 use waterview::render::frame::frame_bind_group_layout;
 use waterview::render::{
-    AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets, Frame, Offscreen, OrbitCamera,
-    Pass, RenderSettings, Targets,
+    AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets, Frame,
+    Offscreen, OrbitCamera, Pass, RenderSettings, Targets,
 };
 
 /// The headless GPU context. A machine with no adapter FAILS here with a message naming the fix
@@ -22,7 +22,8 @@ pub fn gpu() -> GpuContext {
 /// The engine of `scene` (its emitters and sinks too) at spacing `dx` metres, or the scene's own (scaled
 /// on a CPU adapter) when `None`.
 pub fn engine(ctx: &GpuContext, scene: &waterview::scene::Scene, dx: Option<f32>) -> Engine {
-    Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() }).unwrap_or_else(|e| panic!("{} builds: {e}", scene.name))
+    Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() })
+        .unwrap_or_else(|e| panic!("{} builds: {e}", scene.name))
 }
 
 /// Runs the anisotropy pass over `positions` (xyz metres, w < 0 parked; spacing `dx`) with the default
@@ -32,7 +33,12 @@ pub fn anisotropy_of(ctx: &GpuContext, positions: &[glam::Vec4], dx: f32) -> Vec
     let mut settings = RenderSettings::default();
     settings.fluid.dx = dx;
     let mut pass = AnisotropyPass::new(ctx, waterview::render::OFFSCREEN_FORMAT);
-    let input = AnisotropyInput { positions: &buffer, count: positions.len() as u32, params: settings.anisotropy_uniform(), version: None };
+    let input = AnisotropyInput {
+        positions: &buffer,
+        count: positions.len() as u32,
+        params: settings.anisotropy_uniform(),
+        version: None,
+    };
     record_frame(ctx, &Offscreen::new(ctx, (1, 1)), &default_camera((1, 1)), |frame| pass.encode(frame, input));
     let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
     bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..positions.len()].to_vec()
@@ -47,10 +53,19 @@ pub fn default_camera(size: (u32, u32)) -> CameraUniform {
 /// and submits it.
 pub fn record_frame(ctx: &GpuContext, target: &Offscreen, camera: &CameraUniform, record: impl FnOnce(&mut Frame<'_>)) {
     let buffer = waterview::gpu::uniform_buffer_init(&ctx.device, "test camera", bytemuck::bytes_of(camera));
-    let group = waterview::gpu::bind_buffers(&ctx.device, "test frame", &frame_bind_group_layout(&ctx.device), &[&buffer]);
+    let group =
+        waterview::gpu::bind_buffers(&ctx.device, "test frame", &frame_bind_group_layout(&ctx.device), &[&buffer]);
     let profiler = Profiler::new(&ctx.device);
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    let mut frame = Frame { device: &ctx.device, queue: &ctx.queue, encoder: &mut encoder, profiler: &profiler, frame_bind_group: &group, camera, target };
+    let mut frame = Frame {
+        device: &ctx.device,
+        queue: &ctx.queue,
+        encoder: &mut encoder,
+        profiler: &profiler,
+        frame_bind_group: &group,
+        camera,
+        target,
+    };
     record(&mut frame);
     ctx.queue.submit([encoder.finish()]);
 }
