@@ -72,17 +72,17 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
     let ellipsoids = storage_buffer_init(&ctx.device, "one ellipsoid", bytemuck::bytes_of(&e));
 
     let uniform = camera.uniform(size, Vec3::Y, 1.0, 0.0);
-    let scene = waterview::render::Offscreen::new(&ctx, size);
-    let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
-    let mut splat = SplatPass::new(&ctx, OFFSCREEN_FORMAT);
+    let scene = waterview::render::Offscreen::new(ctx, size);
+    let targets = FluidTargets::new(ctx, size, OFFSCREEN_FORMAT, false);
+    let mut splat = SplatPass::new(ctx, OFFSCREEN_FORMAT);
     splat.resize(&ctx.device, Some(Targets { scene: &scene, fluid: &targets }));
-    common::record_frame(&ctx, &scene, &uniform, |frame| {
+    common::record_frame(ctx, &scene, &uniform, |frame| {
         // Scene depth cleared to far (no terrain).
         drop(frame.target_pass("clear", true));
         splat.encode(frame, SplatInput { ellipsoids: &ellipsoids, count: 1, method, dx: 0.1 });
     });
-    let depth = read_float_texture(&ctx, &targets.raw_depth);
-    let thickness = read_float_texture(&ctx, targets.thickness_view.texture());
+    let depth = read_float_texture(ctx, &targets.raw_depth);
+    let thickness = read_float_texture(ctx, targets.thickness_view.texture());
 
     let eye = camera.eye();
     let forward = (camera.target - eye).normalize();

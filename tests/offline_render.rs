@@ -109,7 +109,7 @@ fn render(
         let rendered = frames
             .encode(ctx, &mut enc, engine, &profiler, &mut recorder, &target.color, |enc, engine| {
                 let t = &target;
-                renderer.encode(ctx, enc, &profiler, &t, &camera, Some(engine.particles()), &settings);
+                renderer.encode(ctx, enc, &profiler, t, &camera, Some(engine.particles()), &settings);
                 let k = delivered.len() as u64;
                 enc.copy_buffer_to_buffer(engine.sim().step_state(), 0, &checks, k * step_bytes, step_bytes);
             })

@@ -259,7 +259,7 @@ fn zero_particles_render() {
     let camera = OrbitCamera { target: Vec3::new(0.0, 1.0, 0.0), distance: 15.0, yaw: 0.3, pitch: 0.4, fov_y: 0.9 };
     let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &RenderSettings::default(), SIZE);
     assert_eq!(img.dimensions(), SIZE);
-    assert!(img.pixels().any(|p| is_terrain(p)), "terrain drawn without particles");
+    assert!(img.pixels().any(is_terrain), "terrain drawn without particles");
 }
 
 #[test]

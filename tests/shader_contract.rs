@@ -1,9 +1,10 @@
-//! The Rust/WGSL contract, checked with naga and no GPU (docs/style.md, "Shaders" and "GPU data"):
+//! The Rust/WGSL contract, checked with naga and no GPU (`CODE_STYLE.md`, "GPU data"):
 //! - every embedded shader with an entry point, and every (file, defines) of `shader::VARIANTS`, parses and
 //!   validates;
 //! - every Rust "WGSL twin" struct has the size of its WGSL struct and each of its named fields the offset
 //!   of the WGSL member of the same name (naga's layout), and every such struct in `src/` is listed here;
 //! - the enum codes, constants and workgroup sizes that Rust and WGSL both spell out agree.
+//!
 //! Pipeline-override constants (`override WG`, `MAX_GROUPS_X`, `FLOOR_FACTOR`, ...) are set from Rust when
 //! the pipeline is created and need no check.
 

@@ -14,7 +14,8 @@ use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-/// The scene being shown.
+/// The scene being shown. (One lives at a time, so the variants' sizes do not matter.)
+#[allow(clippy::large_enum_variant)]
 pub(super) enum World {
     /// The scene and its simulation.
     Running(Engine),

@@ -301,7 +301,7 @@ impl CostRig {
         self.engine.sim_mut().encode_frame(&mut enc, &self.profiler);
         let particles = self.engine.particles();
         let t = &self.target;
-        self.renderer.encode(ctx, &mut enc, &self.profiler, &t, &self.camera, Some(particles), &self.settings);
+        self.renderer.encode(ctx, &mut enc, &self.profiler, t, &self.camera, Some(particles), &self.settings);
         let mut live = live;
         if let Some(l) = live.as_deref_mut() {
             // As the window's live recording: at most fps frames a second, time-stamped by the wall clock.

@@ -424,6 +424,11 @@ enum Msg {
     Cancel,
 }
 
+/// The video worker thread has stopped: no more frames can be handed to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the video worker stopped")]
+pub struct WorkerStopped;
+
 /// A [`VideoSink`] on a worker thread behind a bounded channel. See the module docs.
 pub struct VideoWriter {
     tx: Option<mpsc::SyncSender<Msg>>,
@@ -485,10 +490,10 @@ impl VideoWriter {
     }
 
     /// Hands a frame to the worker, waiting while the queue is full (headless use).
-    /// Errors: the worker stopped; its error comes from [`VideoWriter::finish`].
-    pub fn push_blocking(&mut self, frame: VideoFrame) -> Result<(), ()> {
-        let tx = self.tx.as_ref().ok_or(())?;
-        tx.send(Msg::Frame(frame)).map_err(|_| ())?;
+    /// Errors: the worker stopped (its own error comes from [`VideoWriter::finish`]).
+    pub fn push_blocking(&mut self, frame: VideoFrame) -> Result<(), WorkerStopped> {
+        let tx = self.tx.as_ref().ok_or(WorkerStopped)?;
+        tx.send(Msg::Frame(frame)).map_err(|_| WorkerStopped)?;
         self.sent += 1;
         Ok(())
     }

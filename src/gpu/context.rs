@@ -112,6 +112,6 @@ impl GpuContext {
     /// Largest storage buffer binding in bytes; bounds the particle count.
     pub fn max_storage_binding(&self) -> u64 {
         let l = self.device.limits();
-        (l.max_storage_buffer_binding_size as u64).min(l.max_buffer_size)
+        l.max_storage_buffer_binding_size.min(l.max_buffer_size)
     }
 }

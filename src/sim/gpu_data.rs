@@ -46,6 +46,7 @@ pub const BOUNDARY_PRESSURE_FACTOR: f32 = 1.0;
 ///   Floor/walls 1/1, 1/1.125, 1.25/1.125, 1.25/1 all ran it (4.2-5.4 %); on the tank they gave 0.164,
 ///   0.119, 0.072 and 0.116 %, and the sloshing tank's energy stayed below E(0) with each.
 /// - floor 1.25, walls 1.125 (the default): 0.072 %, 1.005, 0.043 m/s.
+///
 /// Alpha is computed for these k, which only under-relaxes the divergence-free solve. The DFSPH shader's
 /// `FLOOR_FACTOR` pipeline constant.
 pub const DFSPH_BOUNDARY_FACTOR: f32 = 1.25;

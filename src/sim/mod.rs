@@ -248,7 +248,8 @@ impl Simulation {
                 return Err(SimError::TooManyParticles { count: n, max: l.max, why: l.why });
             }
         }
-        if !(1..=3).contains(&options.cell_split) || !(options.cells_per_particle > 0.0) {
+        let positive = options.cells_per_particle.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater);
+        if !(1..=3).contains(&options.cell_split) || !positive {
             return Err(SimError::GridOptions {
                 cell_split: options.cell_split,
                 cells_per_particle: options.cells_per_particle,
@@ -586,7 +587,7 @@ impl Simulation {
         let mut seen: Vec<&wgpu::Buffer> = Vec::new();
         for (_, b) in self.buffers.all() {
             // Aliased bindings (pred = pos, accel = vel) count once.
-            if !seen.iter().any(|s| *s == b) {
+            if !seen.contains(&b) {
                 seen.push(b);
             }
         }

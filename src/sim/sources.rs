@@ -156,7 +156,8 @@ pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGp
         };
     }
     for (k, s) in sinks.iter().enumerate() {
-        if (0..3).any(|a| !(s.min[a] < s.max[a])) {
+        // Not `min < max` on some axis, NaN included.
+        if (0..3).any(|a| s.min[a].partial_cmp(&s.max[a]) != Some(std::cmp::Ordering::Less)) {
             return Err(SourceError::BadSink(k));
         }
         g.sinks[k] = SinkGpu { min: s.min, _pad0: 0.0, max: s.max, _pad1: 0.0 };
