@@ -2,7 +2,7 @@
 //! the simulation's boundary (collision and boundary density) and the terrain mesh that is drawn, so
 //! what the water touches is exactly what the user sees. Heights are sampled bilinearly.
 
-use glam::{Vec2, Vec3};
+use glam::Vec2;
 
 /// A regular grid of heights. Sample (ix, iz) sits at `origin + (ix, iz) * spacing()`; rows run along x.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,14 +48,6 @@ impl Heightfield {
         let a = h00 + (h10 - h00) * f.x;
         let b = h01 + (h11 - h01) * f.x;
         a + (b - a) * f.y
-    }
-
-    /// Upward unit normal at world (x, z), from central differences of the bilinear surface.
-    pub fn normal_at(&self, x: f32, z: f32) -> Vec3 {
-        let d = self.spacing() * 0.5;
-        let dhdx = (self.height_at(x + d.x, z) - self.height_at(x - d.x, z)) / (2.0 * d.x);
-        let dhdz = (self.height_at(x, z + d.y) - self.height_at(x, z - d.y)) / (2.0 * d.y);
-        Vec3::new(-dhdx, 1.0, -dhdz).normalize()
     }
 
     /// Lowest and highest sample, metres.

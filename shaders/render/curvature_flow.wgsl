@@ -18,7 +18,7 @@
 
 #import "common/dispatch.wgsl"
 
-// Rust twin: FlowUniform in src/render/smooth.rs (32 bytes).
+// Rust twin: FlowUniform in src/render/curvature_flow.rs (32 bytes).
 struct Flow {
     size: vec2<u32>,
     tiles_x: u32,

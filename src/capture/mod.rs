@@ -338,11 +338,6 @@ fn save_via_part(path: &Path, write: impl FnOnce(&Path) -> image::ImageResult<()
     })
 }
 
-/// `out_dir/waterview-YYYYMMDD-HHMMSS-mmm.png` (UTC now), with `-2`, `-3`, .. appended if taken.
-pub fn unique_capture_path(out_dir: &Path) -> PathBuf {
-    unique_capture_path_with(out_dir, "png")
-}
-
 /// `out_dir/waterview-YYYYMMDD-HHMMSS-mmm.EXTENSION` (UTC now, e.g. `exr`), with `-2`, `-3`, .. appended
 /// if taken.
 pub fn unique_capture_path_with(out_dir: &Path, extension: &str) -> PathBuf {

@@ -48,7 +48,6 @@ pub struct Profiler {
     latest: FrameTimes,
     /// Frames collected so far (tells a new frame from a repeat of the same table).
     frames_finished: u64,
-    enabled: bool,
 }
 
 /// A compute pass whose GPU time is recorded under its label; ends the pass and its query when dropped.
@@ -115,24 +114,7 @@ impl Profiler {
             max_num_pending_frames: 4,
         };
         let inner = GpuProfiler::new(device, settings).expect("valid profiler settings");
-        Self { inner, latest: FrameTimes::default(), frames_finished: 0, enabled }
-    }
-
-    /// Whether timings are being collected.
-    pub fn enabled(&self) -> bool {
-        self.enabled
-    }
-
-    /// Turns timer queries on or off (off removes their small cost, e.g. for a clean benchmark of totals).
-    pub fn set_enabled(&mut self, device: &wgpu::Device, on: bool) {
-        let on = on && device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
-        if on != self.enabled {
-            let settings =
-                GpuProfilerSettings { enable_timer_queries: on, enable_debug_groups: false, max_num_pending_frames: 4 };
-            if self.inner.change_settings(settings).is_ok() {
-                self.enabled = on;
-            }
-        }
+        Self { inner, latest: FrameTimes::default(), frames_finished: 0 }
     }
 
     /// Opens a timed compute pass.
@@ -190,11 +172,6 @@ impl Profiler {
     /// All timings of the most recent finished frame: the per-pass table and the GPU span.
     pub fn latest_frame(&self) -> &FrameTimes {
         &self.latest
-    }
-
-    /// GPU span of the most recent finished frame in seconds of the GPU clock ([`FrameTimes::span`]).
-    pub fn latest_span(&self) -> Option<Range<f64>> {
-        self.latest.span.clone()
     }
 
     /// How many frames have been collected since this profiler was made; it grows by one for each

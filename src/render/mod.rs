@@ -91,7 +91,7 @@ pub struct Renderer {
     device: wgpu::Device,
     color_format: wgpu::TextureFormat,
     camera_buffer: wgpu::Buffer,
-    camera_bind_group: wgpu::BindGroup,
+    frame_bind_group: wgpu::BindGroup,
     sky: SkyPass,
     terrain: TerrainPass,
     wave_maker: WaveMakerPass,
@@ -128,14 +128,14 @@ impl Renderer {
             bytemuck::bytes_of(&OrbitCamera::default().uniform((1, 1), glam::Vec3::Y, 1.0, 0.0)),
         );
         let layout = frame::frame_bind_group_layout(&ctx.device);
-        let camera_bind_group = crate::gpu::bind_buffers(&ctx.device, "frame bind group", &layout, &[&camera_buffer]);
+        let frame_bind_group = crate::gpu::bind_buffers(&ctx.device, "frame bind group", &layout, &[&camera_buffer]);
         let mut terrain_pass = TerrainPass::new(ctx, color_format);
         terrain_pass.set_heightfield(ctx, terrain);
         Self {
             device: ctx.device.clone(),
             color_format,
             camera_buffer,
-            camera_bind_group,
+            frame_bind_group,
             sky: SkyPass::new(ctx, color_format),
             terrain: terrain_pass,
             wave_maker: WaveMakerPass::new(ctx, color_format),
@@ -160,11 +160,6 @@ impl Renderer {
         self.color_format
     }
 
-    /// Bind group 0 (the frame's camera uniform), for passes added beside these.
-    pub fn camera_bind_group(&self) -> &wgpu::BindGroup {
-        &self.camera_bind_group
-    }
-
     /// Whether the last frame's terrain and sky were restored from the background cache (copied, not
     /// drawn); see [`background`].
     pub fn background_restored(&self) -> bool {
@@ -186,11 +181,6 @@ impl Renderer {
         self.splat.resize(&self.device, None);
         self.curvature_flow.resize(&self.device, None);
         self.composite.resize(&self.device, None);
-    }
-
-    /// The fluid renderer's screen-sized targets of the last frame that drew water (for tests and tools).
-    pub fn fluid_targets(&self) -> Option<&FluidTargets> {
-        self.targets.as_ref()
     }
 
     /// The sky: its cubemap and where it came from; [`SkyPass::load_equirect`] / [`SkyPass::load_faces`]
@@ -281,7 +271,7 @@ impl Renderer {
         if fluid.is_some() {
             self.prepare_targets(ctx, target, settings.fluid.half_res_thickness);
         }
-        let frame_bind_group = &self.camera_bind_group;
+        let frame_bind_group = &self.frame_bind_group;
         let mut frame = Frame {
             device: &ctx.device,
             queue: &ctx.queue,

@@ -7,7 +7,6 @@
 //! Kernel: 3-D Wendland C2, support radius 2h, q = r/h:
 //! `W = 21/(16 pi h^3) (1 - q/2)^4 (2q + 1)`, `grad W = -5 * 21/(16 pi h^3) / h^2 (1 - q/2)^3 x`.
 
-use glam::Vec3;
 use std::f64::consts::PI;
 
 /// W(r, h) in 1/m^3.
@@ -127,12 +126,6 @@ pub fn boundary_table(h: f64, n: usize) -> Vec<[f32; 2]> {
 /// f32 helpers for the CPU reference.
 pub fn w32(r: f32, h: f32) -> f32 {
     w(r as f64, h as f64) as f32
-}
-
-/// grad W in f32 for `x = x_i - x_j`.
-pub fn grad_w32(x: Vec3, h: f32) -> Vec3 {
-    let g = grad_w([x.x as f64, x.y as f64, x.z as f64], h as f64);
-    Vec3::new(g[0] as f32, g[1] as f32, g[2] as f32)
 }
 
 /// Density deficit (as a fraction of rho0) of a lattice particle whose nearest lattice layer beyond a

@@ -166,11 +166,6 @@ impl WaveMaker {
         self.rest + self.amplitude * (self.omega() * t).sin()
     }
 
-    /// Velocity of the paddle along `axis` at simulated time `t` (seconds), m/s.
-    pub fn velocity_at(&self, t: f32) -> f32 {
-        self.amplitude * self.omega() * (self.omega() * t).cos()
-    }
-
     /// Checks the ranges that need no domain (see [`WaveMaker::validate_in`] for the rest).
     pub fn validate(&self) -> Result<(), ParamError> {
         let w = self;
