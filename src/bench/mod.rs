@@ -37,7 +37,7 @@ pub mod plot;
 pub mod report;
 
 use crate::engine::{self, BuildOptions, Engine, EngineError};
-use crate::gpu::profiler::span_union;
+use crate::gpu::profiler::{gaps, span_union};
 use crate::gpu::{GpuContext, PassTime, Profiler};
 use crate::render::{Offscreen, OrbitCamera, RenderSettings, Renderer, OFFSCREEN_FORMAT};
 use crate::scene::{Scene, SceneSetup};
@@ -114,6 +114,9 @@ pub struct ConfigResult {
     pub wall_ms_per_frame: f64,
     /// The same wall clock averaged over the timed frames (slow outlier frames pull it up).
     pub wall_mean_ms_per_frame: f64,
+    /// CPU milliseconds per frame from the start of encoding to the return of the queue submission
+    /// (recording every pass and dispatch, and wgpu's submission work), the median over the timed frames.
+    pub encode_ms_per_frame: f64,
     /// `Simulation::bytes_allocated()`.
     pub bytes_allocated: u64,
     /// Timed frames whose GPU timings arrived.
@@ -305,11 +308,14 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
                     r.target_particles = target;
                     let span = r.gpu_span_ms_per_frame.map_or("n/a".to_string(), |s| format!("{s:.3}"));
                     eprintln!(
-                        "{:.3} ms/step; per frame: GPU span {span} ms, sum of passes {:.3} ms, median wall {:.3} ms; \
-                         {:.1} density + {:.1} divergence iterations per step, dt {:.2} ms",
+                        "{:.3} ms/step; per frame: GPU span {span} ms, sum of passes {:.3} ms, median wall {:.3} ms \
+                         (mean {:.3}, encoding and submission {:.3}); {:.1} density + {:.1} divergence iterations per step, \
+                         dt {:.2} ms",
                         r.ms_per_step(),
                         r.ms_per_frame(),
                         r.wall_ms_per_frame,
+                        r.wall_mean_ms_per_frame,
+                        r.encode_ms_per_frame,
                         r.density_iterations,
                         r.divergence_iterations,
                         r.dt_ms
@@ -399,7 +405,7 @@ pub fn run_config(
     settings.cache_background = !plan.redraw_background;
     settings.particle.radius = engine.sim().particle_radius();
     let (mut sim_samples, mut render_samples, mut spans_ms) = (Vec::new(), Vec::new(), Vec::new());
-    let mut wall_ms = Vec::new();
+    let (mut wall_ms, mut encode_ms) = (Vec::new(), Vec::new());
     let mut solver = Vec::new();
     let total = plan.warmup + plan.frames + 1;
     for i in 0..total {
@@ -427,6 +433,7 @@ pub fn run_config(
         sim_profiler.resolve(&mut encoder);
         render_profiler.resolve(&mut encoder);
         let index = ctx.queue.submit([encoder.finish()]);
+        let encoded = started.elapsed().as_secs_f64();
         engine.sim_mut().after_submit();
         // Collects frame i-1's timings (mapped by the previous wait).
         let finished_before = (sim_profiler.frames_finished(), render_profiler.frames_finished());
@@ -438,6 +445,7 @@ pub fn run_config(
         let timed = (plan.warmup..plan.warmup + plan.frames).contains(&i);
         if timed {
             wall_ms.push(1e3 * started.elapsed().as_secs_f64());
+            encode_ms.push(1e3 * encoded);
         }
         if let Some(s) = engine.sim_mut().poll_stats().filter(|_| timed) {
             solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
@@ -459,9 +467,21 @@ pub fn run_config(
                 if let Some(s) = span_union(sim_frame.span.clone(), render_frame.span.clone()) {
                     spans_ms.push(1e3 * (s.end - s.start));
                 }
+                if i + 1 == total {
+                    let queries: Vec<_> = sim_frame.queries.iter().chain(&render_frame.queries).cloned().collect();
+                    let g: Vec<String> = gaps(&queries).iter().take(12).map(|(k, ms)| format!("{k} {ms:.3}")).collect();
+                    log::debug!("bench: idle GPU time between passes of the last timed frame, ms: {}", g.join(", "));
+                }
             }
         }
     }
+    let list = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(" ");
+    log::debug!(
+        "bench frames, wall ms: {}; GPU span ms: {}; encode ms: {}",
+        list(&wall_ms),
+        list(&spans_ms),
+        list(&encode_ms)
+    );
     let n = engine.sim().capacity();
     if let Some(s) = engine.sim_mut().poll_stats().filter(|s| s.non_finite > 0) {
         log::warn!("bench: {} non-finite particles of {n}; timings may not be representative", s.non_finite);
@@ -479,6 +499,7 @@ pub fn run_config(
         gpu_span_ms_per_frame: median(&spans_ms),
         wall_ms_per_frame: median(&wall_ms).unwrap_or(0.0),
         wall_mean_ms_per_frame: wall_ms.iter().sum::<f64>() / wall_ms.len().max(1) as f64,
+        encode_ms_per_frame: median(&encode_ms).unwrap_or(0.0),
         bytes_allocated: engine.sim().bytes_allocated(),
         samples: sim_samples.len(),
         density_iterations: mean(0),

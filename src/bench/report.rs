@@ -20,9 +20,10 @@ use std::path::Path;
 /// back during the timed frames, see [`ConfigResult`]), and the frame times of the configuration:
 /// `gpu_span_ms_per_frame` (GPU span of a frame, first to last timestamp, idle gaps included; median over
 /// the timed frames; empty without timestamp queries), `wall_ms_per_frame` (median wall clock per frame,
-/// submit and wait) and `wall_mean_ms_per_frame` (its mean). A configuration that
+/// submit and wait), `wall_mean_ms_per_frame` (its mean) and `encode_ms_per_frame` (median CPU time from the
+/// start of encoding to the return of the submission). A configuration that
 /// could not run has one row with `pass` = `error` and the reason in `error`.
-pub const CSV_HEADER: [&str; 19] = [
+pub const CSV_HEADER: [&str; 20] = [
     "adapter",
     "scene",
     "target_particles",
@@ -41,6 +42,7 @@ pub const CSV_HEADER: [&str; 19] = [
     "gpu_span_ms_per_frame",
     "wall_ms_per_frame",
     "wall_mean_ms_per_frame",
+    "encode_ms_per_frame",
     "error",
 ];
 
@@ -81,7 +83,9 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
             rec.push(format!("{:.6e}", r.particle_steps_per_s()));
             rec.extend([r.density_iterations, r.divergence_iterations, r.dt_ms].map(|v| format!("{v:.3}")));
             rec.push(r.gpu_span_ms_per_frame.map_or(String::new(), |v| format!("{v:.6}")));
-            rec.extend([r.wall_ms_per_frame, r.wall_mean_ms_per_frame].map(|v| format!("{v:.6}")));
+            rec.extend(
+                [r.wall_ms_per_frame, r.wall_mean_ms_per_frame, r.encode_ms_per_frame].map(|v| format!("{v:.6}")),
+            );
             rec.push(String::new());
             w.write_record(&rec)?;
         }
@@ -247,7 +251,8 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(
             s,
             "\nrender {:.3} ms/frame{}; sum of pass times {:.3} ms per rendered frame; GPU span of a frame (first to last \
-             timestamp, idle gaps included) {} ms; median wall clock per frame (submit and wait) {:.3} ms (mean {:.3} ms); \
+             timestamp, idle gaps included) {} ms; median wall clock per frame (submit and wait) {:.3} ms (mean {:.3} ms; of it, encoding and \
+             submission {:.3} ms); \
              {:.3e} particle-steps/s; {:.0} bytes/particle ({:.1} MiB).",
             r.render_ms_per_frame(),
             if r.render.len() > 1 {
@@ -260,6 +265,7 @@ pub fn markdown(report: &Report) -> String {
             span_text(r),
             r.wall_ms_per_frame,
             r.wall_mean_ms_per_frame,
+            r.encode_ms_per_frame,
             r.particle_steps_per_s(),
             r.bytes_per_particle(),
             r.bytes_allocated as f64 / (1024.0 * 1024.0)

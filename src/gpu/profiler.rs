@@ -27,12 +27,16 @@ pub struct FrameTimes {
     /// comparisons with other profilers' spans on the same queue mean something). `None` when the frame
     /// had no timed query.
     pub span: Option<Range<f64>>,
+    /// Every timed top-level query of the frame (one per pass recorded), its label and its time on the
+    /// GPU clock in seconds, in recording order: what [`gaps`] reads.
+    pub queries: Vec<(String, Range<f64>)>,
 }
 
 impl FrameTimes {
-    /// Timings of one frame's results: the per-label table and the span.
+    /// Timings of one frame's results: the per-label table, the span and the passes' times.
     pub fn from_results(results: &[GpuTimerQueryResult]) -> Self {
-        Self { passes: summarize(results), span: span(results) }
+        let queries = results.iter().filter_map(|q| Some((q.label.clone(), q.time.clone()?))).collect();
+        Self { passes: summarize(results), span: span(results), queries }
     }
 
     /// Length of [`FrameTimes::span`], milliseconds: the frame's GPU time from the first pass's start to
@@ -196,6 +200,30 @@ pub fn span_union(a: Option<Range<f64>>, b: Option<Range<f64>>) -> Option<Range<
     }
 }
 
+/// The idle GPU time between consecutive passes of `queries` (label and GPU time in seconds, from one or
+/// more profilers of one queue), summed per pair of labels ("a -> b"), in milliseconds, largest first.
+/// Passes are ordered by their start; overlapping passes leave no gap.
+pub fn gaps(queries: &[(String, Range<f64>)]) -> Vec<(String, f64)> {
+    let mut sorted: Vec<&(String, Range<f64>)> = queries.iter().collect();
+    sorted.sort_by(|a, b| a.1.start.total_cmp(&b.1.start));
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    let mut end = f64::NEG_INFINITY;
+    let mut previous: Option<&str> = None;
+    for (label, time) in sorted {
+        if let Some(p) = previous {
+            let gap = time.start - end;
+            if gap > 0.0 {
+                *sums.entry(format!("{p} -> {label}")).or_default() += gap * 1e3;
+            }
+        }
+        end = end.max(time.end);
+        previous = Some(label);
+    }
+    let mut out: Vec<(String, f64)> = sums.into_iter().collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
 /// Sums results per label (a pass dispatched in many substeps appears once), keeping first-seen order.
 pub fn summarize(results: &[GpuTimerQueryResult]) -> Vec<PassTime> {
     fn walk(r: &[GpuTimerQueryResult], order: &mut Vec<String>, sums: &mut BTreeMap<String, f64>) {
@@ -251,6 +279,25 @@ mod tests {
         let sum: f64 = frame.passes.iter().map(|p| p.ms).sum();
         assert!((sum - 4.9).abs() < 1e-9, "sum {sum} ms");
         assert!(ms > sum);
+    }
+
+    #[test]
+    fn gaps_sum_the_idle_time_between_passes_per_pair() {
+        let q = |label: &str, t: Range<f64>| (label.to_string(), t);
+        // a [0, 1], b [3, 4] (2 ms after a), a [4.5, 5] (0.5 ms after b), b [5, 6] (none), b overlapping.
+        let queries = [
+            q("a", 0.000..0.001),
+            q("b", 0.003..0.004),
+            q("a", 0.0045..0.005),
+            q("b", 0.005..0.006),
+            q("c", 0.0055..0.0058),
+        ];
+        let g = gaps(&queries);
+        assert_eq!(g.len(), 2, "{g:?}");
+        assert_eq!(g[0].0, "a -> b");
+        assert!((g[0].1 - 2.0).abs() < 1e-9, "{g:?}");
+        assert_eq!(g[1].0, "b -> a");
+        assert!((g[1].1 - 0.5).abs() < 1e-9, "{g:?}");
     }
 
     #[test]
