@@ -130,11 +130,12 @@ fn default_cpu_dx_scale() -> f32 {
     2.0
 }
 
-/// Why a scene could not be loaded or built.
+/// Why a scene could not be loaded or built. Each message carries its cause as text (no `source()`), so
+/// printing the error with its chain (`{:#}`) shows the cause once.
 #[derive(Debug, Error)]
 pub enum SceneError {
-    #[error("cannot read scene file {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot read scene file {path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
     #[error("scene file {path} is malformed: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("scene {path}: {message}")]
@@ -216,8 +217,7 @@ impl Scene {
 
     /// Reads, parses and validates the scene file at `path`.
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| SceneError::Io { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|cause| SceneError::Io { path: path.to_path_buf(), cause })?;
         Scene::from_str(&text, path)
     }
 
@@ -228,16 +228,16 @@ impl Scene {
         let text = ron::ser::to_string_pretty(self, config)
             .map_err(|e| SceneError::Invalid { path: path.to_path_buf(), message: format!("cannot write RON: {e}") })?;
         let Some(file_name) = path.file_name() else {
-            let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file");
-            return Err(SceneError::Io { path: path.to_path_buf(), source });
+            let cause = std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file");
+            return Err(SceneError::Io { path: path.to_path_buf(), cause });
         };
         let mut tmp_name = file_name.to_os_string();
         tmp_name.push(format!(".{}.tmp", std::process::id()));
         let tmp = path.with_file_name(tmp_name);
-        std::fs::write(&tmp, text + "\n").map_err(|source| SceneError::Io { path: tmp.clone(), source })?;
-        std::fs::rename(&tmp, path).map_err(|source| {
+        std::fs::write(&tmp, text + "\n").map_err(|cause| SceneError::Io { path: tmp.clone(), cause })?;
+        std::fs::rename(&tmp, path).map_err(|cause| {
             let _ = std::fs::remove_file(&tmp);
-            SceneError::Io { path: path.to_path_buf(), source }
+            SceneError::Io { path: path.to_path_buf(), cause }
         })
     }
 

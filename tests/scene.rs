@@ -138,6 +138,10 @@ fn missing_scene_file_names_the_path() {
     let e = Scene::load(&path).expect_err("missing file");
     assert!(matches!(e, SceneError::Io { .. }));
     assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+    // Printed with its chain (as the command line does), the cause appears once.
+    let e = Scene::load(&dir).expect_err("a folder is not a scene file");
+    let chain = format!("{:#}", anyhow::Error::from(e));
+    assert_eq!(chain.matches("os error").count(), 1, "{chain}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
