@@ -582,16 +582,32 @@ pub enum DroppedFile {
     Sky,
 }
 
+/// Why a dropped file cannot be used. Every message names the file; the cause is part of it (no
+/// `source()`).
+#[derive(Debug, Error)]
+pub enum DropError {
+    #[error("cannot open {}: no such file", path.display())]
+    Missing { path: PathBuf },
+    #[error("cannot open {}: {cause}", path.display())]
+    Open { path: PathBuf, cause: std::io::Error },
+    #[error("cannot read {} as a PNG: {cause}", path.display())]
+    Png { path: PathBuf, cause: image::ImageError },
+    #[error("cannot open {}: {}", path.display(), DROPPABLE)]
+    Unusable { path: PathBuf },
+}
+
+/// What [`DropError::Unusable`] says can be dropped.
+const DROPPABLE: &str = "drop a scene (.ron), a 16-bit grayscale heightmap (.png) or a sky (.hdr, .exr, .png, .jpg, or a folder of six faces)";
+
 /// Classifies a dropped path by its extension and, for PNGs, by its pixel format (read from the header
 /// only). Errors: a missing path, an unreadable PNG, or a kind of file the app cannot use (the message
 /// says what can be dropped).
-pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, String> {
-    const WHAT: &str = "drop a scene (.ron), a 16-bit grayscale heightmap (.png) or a sky (.hdr, .exr, .png, .jpg, or a folder of six faces)";
+pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, DropError> {
     if path.is_dir() {
         return Ok(DroppedFile::Sky);
     }
     if !path.is_file() {
-        return Err(format!("cannot open {}: no such file", path.display()));
+        return Err(DropError::Missing { path: path.to_path_buf() });
     }
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
@@ -599,14 +615,15 @@ pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, String> {
         Some("hdr" | "exr" | "jpg" | "jpeg") => Ok(DroppedFile::Sky),
         Some("png") => {
             use image::ImageDecoder;
-            let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let file =
+                std::fs::File::open(path).map_err(|cause| DropError::Open { path: path.to_path_buf(), cause })?;
             let decoder = image::codecs::png::PngDecoder::new(std::io::BufReader::new(file))
-                .map_err(|e| format!("cannot read {} as a PNG: {e}", path.display()))?;
+                .map_err(|cause| DropError::Png { path: path.to_path_buf(), cause })?;
             Ok(match decoder.color_type() {
                 image::ColorType::L16 | image::ColorType::La16 => DroppedFile::Heightmap,
                 _ => DroppedFile::Sky,
             })
         }
-        _ => Err(format!("cannot open {}: {WHAT}", path.display())),
+        _ => Err(DropError::Unusable { path: path.to_path_buf() }),
     }
 }
