@@ -29,6 +29,9 @@ pub enum SkyError {
     Read { path: PathBuf, cause: image::ImageError },
     #[error("sky image {} is {width}x{height}: {reason}", path.display())]
     Shape { path: PathBuf, width: u32, height: u32, reason: &'static str },
+    /// A folder of cube faces without the face `name` (`px`, `nx`, ...).
+    #[error("sky folder {}: no face image {name}.hdr/.png/.jpg", dir.display())]
+    MissingFace { dir: PathBuf, name: &'static str },
 }
 
 /// Sky parameters, bind group 1 binding 0 of both the generator and the background pass.
