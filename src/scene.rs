@@ -130,11 +130,12 @@ fn default_cpu_dx_scale() -> f32 {
     2.0
 }
 
-/// Why a scene could not be loaded or built.
+/// Why a scene could not be loaded or built. Each message carries its cause as text (no `source()`), so
+/// printing the error with its chain (`{:#}`) shows the cause once.
 #[derive(Debug, Error)]
 pub enum SceneError {
-    #[error("cannot read scene file {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    #[error("cannot read scene file {path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
     #[error("scene file {path} is malformed: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("scene {path}: {message}")]
@@ -216,8 +217,7 @@ impl Scene {
 
     /// Reads, parses and validates the scene file at `path`.
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| SceneError::Io { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|cause| SceneError::Io { path: path.to_path_buf(), cause })?;
         Scene::from_str(&text, path)
     }
 
@@ -228,16 +228,16 @@ impl Scene {
         let text = ron::ser::to_string_pretty(self, config)
             .map_err(|e| SceneError::Invalid { path: path.to_path_buf(), message: format!("cannot write RON: {e}") })?;
         let Some(file_name) = path.file_name() else {
-            let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file");
-            return Err(SceneError::Io { path: path.to_path_buf(), source });
+            let cause = std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file");
+            return Err(SceneError::Io { path: path.to_path_buf(), cause });
         };
         let mut tmp_name = file_name.to_os_string();
         tmp_name.push(format!(".{}.tmp", std::process::id()));
         let tmp = path.with_file_name(tmp_name);
-        std::fs::write(&tmp, text + "\n").map_err(|source| SceneError::Io { path: tmp.clone(), source })?;
-        std::fs::rename(&tmp, path).map_err(|source| {
+        std::fs::write(&tmp, text + "\n").map_err(|cause| SceneError::Io { path: tmp.clone(), cause })?;
+        std::fs::rename(&tmp, path).map_err(|cause| {
             let _ = std::fs::remove_file(&tmp);
-            SceneError::Io { path: path.to_path_buf(), source }
+            SceneError::Io { path: path.to_path_buf(), cause }
         })
     }
 
@@ -582,16 +582,32 @@ pub enum DroppedFile {
     Sky,
 }
 
+/// Why a dropped file cannot be used. Every message names the file; the cause is part of it (no
+/// `source()`).
+#[derive(Debug, Error)]
+pub enum DropError {
+    #[error("cannot open {}: no such file", path.display())]
+    Missing { path: PathBuf },
+    #[error("cannot open {}: {cause}", path.display())]
+    Open { path: PathBuf, cause: std::io::Error },
+    #[error("cannot read {} as a PNG: {cause}", path.display())]
+    Png { path: PathBuf, cause: image::ImageError },
+    #[error("cannot open {}: {}", path.display(), DROPPABLE)]
+    Unusable { path: PathBuf },
+}
+
+/// What [`DropError::Unusable`] says can be dropped.
+const DROPPABLE: &str = "drop a scene (.ron), a 16-bit grayscale heightmap (.png) or a sky (.hdr, .exr, .png, .jpg, or a folder of six faces)";
+
 /// Classifies a dropped path by its extension and, for PNGs, by its pixel format (read from the header
 /// only). Errors: a missing path, an unreadable PNG, or a kind of file the app cannot use (the message
 /// says what can be dropped).
-pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, String> {
-    const WHAT: &str = "drop a scene (.ron), a 16-bit grayscale heightmap (.png) or a sky (.hdr, .exr, .png, .jpg, or a folder of six faces)";
+pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, DropError> {
     if path.is_dir() {
         return Ok(DroppedFile::Sky);
     }
     if !path.is_file() {
-        return Err(format!("cannot open {}: no such file", path.display()));
+        return Err(DropError::Missing { path: path.to_path_buf() });
     }
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
@@ -599,14 +615,15 @@ pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, String> {
         Some("hdr" | "exr" | "jpg" | "jpeg") => Ok(DroppedFile::Sky),
         Some("png") => {
             use image::ImageDecoder;
-            let file = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let file =
+                std::fs::File::open(path).map_err(|cause| DropError::Open { path: path.to_path_buf(), cause })?;
             let decoder = image::codecs::png::PngDecoder::new(std::io::BufReader::new(file))
-                .map_err(|e| format!("cannot read {} as a PNG: {e}", path.display()))?;
+                .map_err(|cause| DropError::Png { path: path.to_path_buf(), cause })?;
             Ok(match decoder.color_type() {
                 image::ColorType::L16 | image::ColorType::La16 => DroppedFile::Heightmap,
                 _ => DroppedFile::Sky,
             })
         }
-        _ => Err(format!("cannot open {}: {WHAT}", path.display())),
+        _ => Err(DropError::Unusable { path: path.to_path_buf() }),
     }
 }

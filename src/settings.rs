@@ -37,6 +37,17 @@ impl Default for AppSettings {
     }
 }
 
+/// Why the settings could not be saved. The cause is part of the message (no `source()`).
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("cannot create {}: {cause}", path.display())]
+    CreateFolder { path: PathBuf, cause: std::io::Error },
+    #[error("cannot encode settings: {0}")]
+    Encode(serde_json::Error),
+    #[error("cannot write {}: {cause}", path.display())]
+    Write { path: PathBuf, cause: std::io::Error },
+}
+
 /// `waterview/settings.json` in the user's config folder, if one is known.
 pub fn default_path() -> Option<PathBuf> {
     let base =
@@ -61,17 +72,17 @@ impl AppSettings {
         }
     }
 
-    /// Writes `path` (through a temporary file renamed over it). Errors come back as text for the log.
-    pub fn save(&self, path: &Path) -> Result<(), String> {
+    /// Writes `path` (through a temporary file renamed over it). Errors name the file (for the log).
+    pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|cause| SettingsError::CreateFolder { path: dir.into(), cause })?;
         }
-        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot encode settings: {e}"))?;
+        let text = serde_json::to_string_pretty(self).map_err(SettingsError::Encode)?;
         let tmp = crate::capture::video::part_path(path);
-        std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, path).map_err(|e| {
+        std::fs::write(&tmp, text).map_err(|cause| SettingsError::Write { path: tmp.clone(), cause })?;
+        std::fs::rename(&tmp, path).map_err(|cause| {
             let _ = std::fs::remove_file(&tmp);
-            format!("cannot write {}: {e}", path.display())
+            SettingsError::Write { path: path.into(), cause }
         })
     }
 }

@@ -97,7 +97,7 @@ fn unwritable_output_is_an_error_and_leaves_no_file() {
     for out in [blocker.join("video.mp4"), blocker.join("sub").join("frames")] {
         let err =
             capture_scene(&ctx, &tank(), &options(&out, 2), |_, _| {}).expect_err("writing under a file must fail");
-        assert!(err.contains("not-a-folder"), "the message names the path: {err}");
+        assert!(err.to_string().contains("not-a-folder"), "the message names the path: {err}");
         assert!(!out.exists());
     }
     let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use waterview::capture::{save_exr_blocking, Capture};
+use waterview::capture::{save_exr_blocking, Capture, CaptureError};
 use waterview::cli::{run::write_image, RunArgs};
 use waterview::engine::{batch::run_frames, BuildOptions, Engine};
 use waterview::gpu::{GpuContext, Profiler};
@@ -126,7 +126,7 @@ fn run_writes_an_exr_for_an_exr_path() {
 }
 
 /// Polls `capture` (and the device) until a screenshot is reported, at most a minute.
-fn wait_for(ctx: &GpuContext, capture: &mut Capture) -> Result<PathBuf, String> {
+fn wait_for(ctx: &GpuContext, capture: &mut Capture) -> Result<PathBuf, CaptureError> {
     let start = Instant::now();
     loop {
         let _ = ctx.device.poll(wgpu::PollType::Poll);
@@ -172,7 +172,7 @@ fn the_screenshot_ring_writes_an_exr_of_a_float_target() {
     let wide = Offscreen::with_format(&ctx, (8, 8), wgpu::TextureFormat::Rgba32Float);
     let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("refused copy") });
     let err = capture.request(&mut enc, &wide.color, (8, 8)).expect_err("Rgba32Float is not a screenshot format");
-    assert!(err.contains("Rgba32Float"), "{err}");
+    assert!(err.to_string().contains("Rgba32Float"), "{err}");
 
     // Into a folder that cannot be made (a file is in the way): an error naming it, and no file.
     let blocker = dir.join("not-a-folder");
@@ -182,7 +182,7 @@ fn the_screenshot_ring_writes_an_exr_of_a_float_target() {
     bad.request(&mut enc, &target.color, SIZE).expect("record the copy");
     ctx.queue.submit([enc.finish()]);
     bad.after_submit();
-    let err = wait_for(&ctx, &mut bad).expect_err("writing under a file must fail");
+    let err = wait_for(&ctx, &mut bad).expect_err("writing under a file must fail").to_string();
     assert!(err.contains("not-a-folder"), "the message names the path: {err}");
     assert!(!blocker.join("captures").exists());
     let _ = std::fs::remove_dir_all(&dir);
@@ -212,7 +212,7 @@ fn unwritable_folders_fail_with_a_message_and_leave_no_file() {
 
     for folder in [&read_only, &missing] {
         let path = folder.join(format!("waterview-hdr-test-{}.exr", std::process::id()));
-        let err = save_exr_blocking(&img, &path).expect_err("writing there must fail");
+        let err = save_exr_blocking(&img, &path).expect_err("writing there must fail").to_string();
         eprintln!("{}: {err}", folder.display());
         assert!(err.contains(&folder.display().to_string()), "the message names the file or folder: {err}");
         assert!(err.starts_with("cannot "), "a message that says what failed: {err}");

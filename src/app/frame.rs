@@ -231,7 +231,7 @@ impl Running {
                 Ok(()) if exr && with_ui => Ok("Saving EXR screenshot (EXR is always without the UI)…".into()),
                 Ok(()) if exr => Ok("Saving EXR screenshot…".into()),
                 Ok(()) => Ok("Saving screenshot…".into()),
-                Err(e) => Err(e),
+                Err(e) => Err(e.to_string()),
             });
         }
 

@@ -370,12 +370,12 @@ impl Running {
                 r.rec.cancel();
                 Err("offline capture cancelled by quitting".to_string())
             } else {
-                r.rec.finish_blocking(&self.ctx.device).map(|s| s.path.display().to_string())
+                r.rec.finish_blocking(&self.ctx.device).map(|s| s.path.display().to_string()).map_err(|e| e.to_string())
             };
             log::info!("recording at exit: {result:?}");
         }
         if let Some((w, _)) = self.finishing.take() {
-            log::info!("recording at exit: {:?}", w.finish().map(|s| s.path));
+            log::info!("recording at exit: {:?}", w.finish().map(|s| s.path).map_err(|e| e.to_string()));
         }
         self.closing.store(true, Ordering::Release);
     }

@@ -91,7 +91,7 @@ impl Running {
                 }
                 Err(e) => {
                     log::error!("screenshot failed: {e}");
-                    Err(e)
+                    Err(e.to_string())
                 }
             });
         }
@@ -99,7 +99,7 @@ impl Running {
         if let Some(r) = self.recording.as_mut() {
             if let Some(e) = r.rec.poll() {
                 self.ui.push_error(format!("recording failed: {e}"));
-                self.ui.capture.status = Some(Err(e));
+                self.ui.capture.status = Some(Err(e.to_string()));
                 if let Some(r) = self.recording.take() {
                     self.end_offline(r.offline);
                 }
@@ -129,7 +129,7 @@ impl Running {
                     }
                     Err(e) => {
                         self.ui.push_error(format!("recording failed: {e}"));
-                        Err(e)
+                        Err(e.to_string())
                     }
                 };
                 self.ui.capture.status = Some(status);
@@ -303,7 +303,7 @@ impl Running {
             }
             Err(e) => {
                 self.ui.push_error(format!("cannot start recording: {e}"));
-                self.ui.capture.status = Some(Err(e));
+                self.ui.capture.status = Some(Err(e.to_string()));
                 false
             }
         }
@@ -391,7 +391,7 @@ impl Running {
             Ok(r) => r,
             Err(e) => {
                 self.ui.push_error(format!("cannot start the capture: {e}"));
-                self.ui.capture.status = Some(Err(e));
+                self.ui.capture.status = Some(Err(e.to_string()));
                 return;
             }
         };

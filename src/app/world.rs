@@ -89,7 +89,7 @@ impl Running {
                 self.ui.render.sky_path_text = path.display().to_string();
                 self.ui.render.settings.sky_file = Some(path);
             }
-            Err(message) => self.ui.push_error(message),
+            Err(e) => self.ui.push_error(e.to_string()),
         }
     }
 

@@ -28,6 +28,7 @@
 //! no-op steps of the margin and a read-back's latency (a frame or two of the window) per video frame.
 
 use super::recorder::VideoRecorder;
+use super::CaptureError;
 use crate::engine::Engine;
 use crate::gpu::{readback::ReadbackRing, GpuContext, Profiler};
 use crate::sim::gpu_data::StepState;
@@ -152,19 +153,19 @@ impl ExactFrames {
     /// and confirms the current frame or plans more steps toward it. Never blocks.
     /// Errors: the simulated time went past the frame's end or is not finite, stopped moving, took too
     /// many rounds, or the read-back failed (device lost); the render cannot go on.
-    pub fn poll(&mut self) -> Result<(), String> {
+    pub fn poll(&mut self) -> Result<(), CaptureError> {
         while let Some((tag, bytes)) = self.ring.try_take() {
             let Phase::Waiting { tag: want, target, before } = self.phase else { continue };
             if tag != want {
                 continue;
             }
             let Some(b) = bytes.get(..std::mem::size_of::<StepState>()) else {
-                return Err("the step state read back too short".into());
+                return Err(CaptureError::StepStateShort);
             };
             let state: StepState = bytemuck::pod_read_unaligned(b);
             let time = state.time;
             if !time.is_finite() {
-                return Err(format!("frame {}: the simulated time is not finite ({time})", self.frame));
+                return Err(CaptureError::TimeNotFinite { frame: self.frame, time });
             }
             let Some(end) = target else {
                 self.t0 = Some(time);
@@ -175,27 +176,18 @@ impl ExactFrames {
                 self.phase = Phase::Due { state };
                 self.rounds = 0;
             } else if time > end {
-                return Err(format!(
-                    "frame {}: the simulation went past the frame's end ({time} s > {end} s)",
-                    self.frame
-                ));
+                return Err(CaptureError::PastFrameEnd { frame: self.frame, time, end });
             } else if time <= before {
-                return Err(format!(
-                    "frame {}: the simulated time stopped moving at {time} s (frame end {end} s)",
-                    self.frame
-                ));
+                return Err(CaptureError::TimeStopped { frame: self.frame, time, end });
             } else if self.rounds >= MAX_ROUNDS {
-                return Err(format!(
-                    "frame {}: {time} s after {MAX_ROUNDS} rounds of steps toward {end} s",
-                    self.frame
-                ));
+                return Err(CaptureError::TooManyRounds { frame: self.frame, time, end, rounds: MAX_ROUNDS });
             } else {
                 self.redos += 1;
                 self.phase = Phase::Simulate { state };
             }
         }
         if self.waiting() && !self.ring.in_flight() {
-            return Err("the simulation's step state could not be read back (GPU device lost?)".into());
+            return Err(CaptureError::StepStateLost);
         }
         Ok(())
     }
@@ -217,7 +209,7 @@ impl ExactFrames {
         recorder: &mut VideoRecorder,
         target: &wgpu::Texture,
         render: impl FnOnce(&mut wgpu::CommandEncoder, &Engine),
-    ) -> Result<Option<ExactFrame>, String> {
+    ) -> Result<Option<ExactFrame>, CaptureError> {
         let mut rendered = None;
         if let Phase::Due { state } = self.phase {
             if !recorder.can_record() {
@@ -226,14 +218,11 @@ impl ExactFrames {
             render(enc, engine);
             let video_time = self.frame as f64 / self.fps;
             if !recorder.record(enc, target, video_time) {
-                return Err(format!(
-                    "the video recorder refused frame {} ({}x{} target, {}x{} video)",
-                    self.frame,
-                    target.width(),
-                    target.height(),
-                    recorder.size().0,
-                    recorder.size().1
-                ));
+                return Err(CaptureError::FrameRefused {
+                    frame: self.frame,
+                    target: (target.width(), target.height()),
+                    video: recorder.size(),
+                });
             }
             rendered = Some(ExactFrame { index: self.frame, sim_time: state.time, video_time });
             self.frame += 1;

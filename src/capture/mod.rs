@@ -3,7 +3,7 @@
 //! [`Capture::after_submit`] starts mapping it; a later frame's [`Capture::poll`] finds it mapped, copies
 //! the bytes out and hands them to a worker thread, which removes the row padding, swaps BGRA to RGBA if
 //! needed, and writes a PNG under `captures/` (first to `NAME.png.part`, renamed when complete, so a
-//! half-written file never carries the final name). The result (path or error message) comes back
+//! half-written file never carries the final name). The result (path or [`CaptureError`]) comes back
 //! through `poll` on a later frame. Nothing here waits on the GPU or on the disk.
 //!
 //! The texture's format picks the file: 8-bit RGBA/BGRA gives a PNG; [`crate::render::HDR_FORMAT`]
@@ -35,6 +35,121 @@ use std::sync::{
     mpsc, Arc,
 };
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Why a screenshot, a video or an offline capture failed. A message names what failed (the path, for
+/// files) and carries its cause as text: there is no `source()`, so printing the error with its chain
+/// (`{:#}`, as the command line does) shows the cause once.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    // Screenshots (`Capture`).
+    #[error("screenshot of an empty (zero-size) image skipped")]
+    EmptyScreenshot,
+    #[error("screenshot of a {0:?} texture is not supported (RGBA8/BGRA8 for PNG, Rgba16Float for EXR)")]
+    ScreenshotFormat(wgpu::TextureFormat),
+    #[error("screenshot skipped: the previous screenshots are still being written")]
+    ScreenshotsBusy,
+    #[error("screenshot read-back failed: {0}")]
+    ScreenshotReadback(wgpu::MapRangeError),
+    #[error("screenshot read-back failed: the staging buffer could not be mapped")]
+    ScreenshotMap,
+    #[error("screenshot of {width}x{height} got too few bytes from the GPU")]
+    ScreenshotShort { width: u32, height: u32 },
+
+    // Files and threads.
+    #[error("cannot create folder {}: {cause}", path.display())]
+    CreateFolder { path: PathBuf, cause: std::io::Error },
+    /// `cause`: the I/O, image or MP4 error.
+    #[error("cannot write {}: {cause}", path.display())]
+    Write { path: PathBuf, cause: Box<dyn std::error::Error + Send + Sync> },
+    #[error("cannot rename {} to {}: {cause}", from.display(), to.display())]
+    Rename { from: PathBuf, to: PathBuf, cause: std::io::Error },
+    #[error("{} already exists", path.display())]
+    Exists { path: PathBuf },
+    /// `name`: "screenshot writer" or "video encoder".
+    #[error("cannot start the {name} thread: {cause}")]
+    Thread { name: &'static str, cause: std::io::Error },
+
+    // Videos (`video`, `recorder`).
+    #[error("frame rate {0} is out of range (0, 1000] fps")]
+    FrameRate(f32),
+    #[error("frame of {width}x{height} has too few bytes ({len})")]
+    FrameShort { width: u32, height: u32, len: usize },
+    #[error("frame has too few bytes")]
+    FrameBytes,
+    #[error("video frames of {width}x{height} are too small (at least 16x16)")]
+    FrameTooSmall { width: u32, height: u32 },
+    #[error("frame size changed during the recording ({width}x{height}, started at {first_width}x{first_height})")]
+    FrameSizeChanged { width: u32, height: u32, first_width: u32, first_height: u32 },
+    #[error("cannot start the H.264 encoder: {0}")]
+    EncoderStart(openh264::Error),
+    #[error("H.264 encoding failed: {0}")]
+    Encoding(openh264::Error),
+    #[error("the H.264 encoder gave no SPS/PPS with its first frame")]
+    NoParameterSets,
+    #[error("the MP4 file is already closed")]
+    Mp4Closed,
+    #[error("no frames were recorded; {} not written", path.display())]
+    NoFrames { path: PathBuf },
+    #[error("recording cancelled")]
+    Cancelled,
+    #[error("the video encoder stopped")]
+    EncoderStopped,
+    #[error("the video encoder thread panicked")]
+    EncoderPanicked,
+    #[error("the video encoder already stopped")]
+    EncoderGone,
+    #[error("recording a {0:?} texture is not supported (RGBA8/BGRA8 only)")]
+    RecordFormat(wgpu::TextureFormat),
+    #[error("cannot record an empty (zero-size) image")]
+    EmptyRecording,
+
+    // Exact frames (`exact`).
+    #[error("the step state read back too short")]
+    StepStateShort,
+    #[error("the simulation's step state could not be read back (GPU device lost?)")]
+    StepStateLost,
+    #[error("frame {frame}: the simulated time is not finite ({time})")]
+    TimeNotFinite { frame: u64, time: f32 },
+    #[error("frame {frame}: the simulation went past the frame's end ({time} s > {end} s)")]
+    PastFrameEnd { frame: u64, time: f32, end: f32 },
+    #[error("frame {frame}: the simulated time stopped moving at {time} s (frame end {end} s)")]
+    TimeStopped { frame: u64, time: f32, end: f32 },
+    #[error("frame {frame}: {time} s after {rounds} rounds of steps toward {end} s")]
+    TooManyRounds { frame: u64, time: f32, end: f32, rounds: u32 },
+    #[error("the video recorder refused frame {frame} ({}x{} target, {}x{} video)", target.0, target.1, video.0, video.1)]
+    FrameRefused { frame: u64, target: (u32, u32), video: (u32, u32) },
+
+    // Offline captures (`offline`): options and the simulation.
+    #[error("--seconds must be in (0, 86400], got {0}")]
+    Seconds(f32),
+    #[error("--fps must be in 2 ..= 240, got {0}")]
+    Fps(f32),
+    #[error("--size must be at least 16x16, got {width}x{height}")]
+    Size { width: u32, height: u32 },
+    #[error("--frames and the number of rounds must be at least 1")]
+    NoRuns,
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    #[error(transparent)]
+    Sim(#[from] crate::sim::SimError),
+}
+
+impl CaptureError {
+    /// [`CaptureError::Write`] of `path`.
+    pub fn write(path: &Path, cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        CaptureError::Write { path: path.to_path_buf(), cause: cause.into() }
+    }
+
+    /// [`CaptureError::CreateFolder`] of `path`.
+    pub fn create_folder(path: &Path, cause: std::io::Error) -> Self {
+        CaptureError::CreateFolder { path: path.to_path_buf(), cause }
+    }
+
+    /// [`CaptureError::Rename`] of `from` to `to`.
+    pub fn rename(from: &Path, to: &Path, cause: std::io::Error) -> Self {
+        CaptureError::Rename { from: from.to_path_buf(), to: to.to_path_buf(), cause }
+    }
+}
 
 /// Staging buffers in the ring: at most this many screenshots in flight between GPU and worker.
 const SLOTS: usize = 3;
@@ -92,8 +207,8 @@ pub struct Capture {
     device: wgpu::Device,
     slots: Vec<Slot>,
     out_dir: PathBuf,
-    results_tx: mpsc::Sender<Result<PathBuf, String>>,
-    results_rx: mpsc::Receiver<Result<PathBuf, String>>,
+    results_tx: mpsc::Sender<Result<PathBuf, CaptureError>>,
+    results_rx: mpsc::Receiver<Result<PathBuf, CaptureError>>,
     /// Screenshots recorded but not yet reported back (GPU copy, map or PNG write still going).
     pending: usize,
     /// PNG/EXR writer threads, joined on drop so that quitting never leaves a half-written `.part` file.
@@ -137,25 +252,21 @@ impl Capture {
         encoder: &mut wgpu::CommandEncoder,
         texture: &wgpu::Texture,
         size: (u32, u32),
-    ) -> Result<(), String> {
+    ) -> Result<(), CaptureError> {
         let (width, height) = size;
         if width == 0 || height == 0 {
-            return Err("screenshot of an empty (zero-size) image skipped".into());
+            return Err(CaptureError::EmptyScreenshot);
         }
         let texels = match texture.format() {
             wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb => Texels::Rgba8 { bgra: false },
             wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb => Texels::Rgba8 { bgra: true },
             wgpu::TextureFormat::Rgba16Float => Texels::Rgba16Float,
-            other => {
-                return Err(format!(
-                    "screenshot of a {other:?} texture is not supported (RGBA8/BGRA8 for PNG, Rgba16Float for EXR)"
-                ))
-            }
+            other => return Err(CaptureError::ScreenshotFormat(other)),
         };
         let padded = padded_row(width, texels.bytes());
         let bytes = padded as u64 * height as u64;
         let Some(slot) = self.slots.iter_mut().find(|s| s.state.load(Ordering::Acquire) == IDLE) else {
-            return Err("screenshot skipped: the previous screenshots are still being written".into());
+            return Err(CaptureError::ScreenshotsBusy);
         };
         if slot.buffer.as_ref().is_none_or(|b| b.size() < bytes) {
             slot.buffer = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -207,8 +318,8 @@ impl Capture {
     }
 
     /// Hands mapped copies to writer threads and returns one finished screenshot, if any: the path written
-    /// or an error message. Call once per frame after `device.poll(PollType::Poll)`. Never blocks.
-    pub fn poll(&mut self) -> Option<Result<PathBuf, String>> {
+    /// or why it failed. Call once per frame after `device.poll(PollType::Poll)`. Never blocks.
+    pub fn poll(&mut self) -> Option<Result<PathBuf, CaptureError>> {
         for slot in &mut self.slots {
             match slot.state.load(Ordering::Acquire) {
                 READY => {
@@ -238,20 +349,18 @@ impl Capture {
                                 Err(e) => {
                                     let _ = self
                                         .results_tx
-                                        .send(Err(format!("cannot start the screenshot writer thread: {e}")));
+                                        .send(Err(CaptureError::Thread { name: "screenshot writer", cause: e }));
                                 }
                             }
                         }
                         Err(e) => {
-                            let _ = self.results_tx.send(Err(format!("screenshot read-back failed: {e}")));
+                            let _ = self.results_tx.send(Err(CaptureError::ScreenshotReadback(e)));
                         }
                     }
                 }
                 FAILED => {
                     slot.state.store(IDLE, Ordering::Release);
-                    let _ = self
-                        .results_tx
-                        .send(Err("screenshot read-back failed: the staging buffer could not be mapped".into()));
+                    let _ = self.results_tx.send(Err(CaptureError::ScreenshotMap));
                 }
                 _ => {}
             }
@@ -278,7 +387,7 @@ impl Drop for Capture {
 }
 
 /// Removes the row padding and swaps BGRA to RGBA.
-fn encode(data: &[u8], layout: Layout) -> Result<image::RgbaImage, String> {
+fn encode(data: &[u8], layout: Layout) -> Result<image::RgbaImage, CaptureError> {
     let row = layout.width as usize * 4;
     let mut pixels = Vec::with_capacity(row * layout.height as usize);
     for chunk in data.chunks(layout.padded_bytes_per_row as usize).take(layout.height as usize) {
@@ -290,11 +399,11 @@ fn encode(data: &[u8], layout: Layout) -> Result<image::RgbaImage, String> {
         }
     }
     image::RgbaImage::from_raw(layout.width, layout.height, pixels)
-        .ok_or_else(|| format!("screenshot of {}x{} got too few bytes from the GPU", layout.width, layout.height))
+        .ok_or(CaptureError::ScreenshotShort { width: layout.width, height: layout.height })
 }
 
 /// Removes the row padding of `Rgba16Float` texels and widens them to `f32`.
-fn encode_float(data: &[u8], layout: Layout) -> Result<image::Rgba32FImage, String> {
+fn encode_float(data: &[u8], layout: Layout) -> Result<image::Rgba32FImage, CaptureError> {
     let row = layout.width as usize * 8;
     let mut values = Vec::with_capacity(layout.width as usize * 4 * layout.height as usize);
     for chunk in data.chunks(layout.padded_bytes_per_row as usize).take(layout.height as usize) {
@@ -302,12 +411,12 @@ fn encode_float(data: &[u8], layout: Layout) -> Result<image::Rgba32FImage, Stri
         crate::render::targets::texels_to_f32(texels, wgpu::TextureFormat::Rgba16Float, &mut values);
     }
     image::Rgba32FImage::from_raw(layout.width, layout.height, values)
-        .ok_or_else(|| format!("screenshot of {}x{} got too few bytes from the GPU", layout.width, layout.height))
+        .ok_or(CaptureError::ScreenshotShort { width: layout.width, height: layout.height })
 }
 
 /// Writes `img` as a PNG at `path`: first to `path` + `.part`, then renamed, so `path` only ever holds a
 /// complete file. Creates the parent folder if missing. The error names the file and the cause.
-pub fn save_png_blocking(img: &image::RgbaImage, path: &Path) -> Result<(), String> {
+pub fn save_png_blocking(img: &image::RgbaImage, path: &Path) -> Result<(), CaptureError> {
     save_via_part(path, |part| img.save_with_format(part, image::ImageFormat::Png))
 }
 
@@ -315,26 +424,26 @@ pub fn save_png_blocking(img: &image::RgbaImage, path: &Path) -> Result<(), Stri
 /// [`save_png_blocking`] writes a PNG: first to `path` + `.part`, then renamed; the parent folder is
 /// created if missing; on any error nothing is left under either name and the message names the file
 /// and the cause.
-pub fn save_exr_blocking(img: &image::Rgba32FImage, path: &Path) -> Result<(), String> {
+pub fn save_exr_blocking(img: &image::Rgba32FImage, path: &Path) -> Result<(), CaptureError> {
     save_via_part(path, |part| img.save_with_format(part, image::ImageFormat::OpenExr))
 }
 
 /// Creates `path`'s folder if missing, runs `write` on `path` + `.part` and renames that to `path`;
 /// removes the `.part` file on failure.
-fn save_via_part(path: &Path, write: impl FnOnce(&Path) -> image::ImageResult<()>) -> Result<(), String> {
+fn save_via_part(path: &Path, write: impl FnOnce(&Path) -> image::ImageResult<()>) -> Result<(), CaptureError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create folder {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| CaptureError::create_folder(dir, e))?;
     }
     let mut part = path.as_os_str().to_owned();
     part.push(".part");
     let part = PathBuf::from(part);
     if let Err(e) = write(&part) {
         let _ = std::fs::remove_file(&part);
-        return Err(format!("cannot write {}: {e}", path.display()));
+        return Err(CaptureError::write(path, e));
     }
     std::fs::rename(&part, path).map_err(|e| {
         let _ = std::fs::remove_file(&part);
-        format!("cannot rename {} to {}: {e}", part.display(), path.display())
+        CaptureError::rename(&part, path, e)
     })
 }
 
@@ -430,6 +539,26 @@ mod tests {
         let back = image::open(&path).unwrap();
         assert!(matches!(back, image::DynamicImage::ImageRgba32F(_)), "{:?}", back.color());
         assert_eq!(back.to_rgba32f(), img);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn errors_name_the_path_and_print_their_cause_once() {
+        let dir = std::env::temp_dir().join(format!("waterview-capture-error-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let blocker = dir.join("not-a-folder");
+        std::fs::write(&blocker, b"x").unwrap();
+        let img = image::RgbaImage::from_pixel(2, 2, image::Rgba([1, 2, 3, 255]));
+        // A folder that cannot be made, and a file that cannot be written (a folder is in the way).
+        for path in [blocker.join("sub").join("x.png"), dir.clone()] {
+            let e = save_png_blocking(&img, &path).expect_err("must fail");
+            let message = e.to_string();
+            assert!(message.starts_with("cannot ") && message.contains("os error"), "{message}");
+            // With its chain, as the command line prints it: the cause still once.
+            let chain = format!("{:#}", anyhow::Error::from(e));
+            assert_eq!(chain, message);
+            assert_eq!(chain.matches("os error").count(), 1, "{chain}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -16,6 +16,7 @@
 
 use super::recorder::VideoRecorder;
 use super::video::{VideoFormat, VideoSummary};
+use super::CaptureError;
 use crate::engine::{self, batch, BuildOptions, Engine};
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{Offscreen, Renderer};
@@ -53,15 +54,15 @@ pub fn frame_count(seconds: f32, fps: f32) -> u64 {
 }
 
 /// Checks the options; the message names the bad value.
-pub fn validate(opts: &OfflineOptions) -> Result<(), String> {
+pub fn validate(opts: &OfflineOptions) -> Result<(), CaptureError> {
     if !(opts.seconds.is_finite() && opts.seconds > 0.0 && opts.seconds <= 86_400.0) {
-        return Err(format!("--seconds must be in (0, 86400], got {}", opts.seconds));
+        return Err(CaptureError::Seconds(opts.seconds));
     }
     if !(opts.fps.is_finite() && (2.0..=240.0).contains(&opts.fps)) {
-        return Err(format!("--fps must be in 2 ..= 240, got {}", opts.fps));
+        return Err(CaptureError::Fps(opts.fps));
     }
     if opts.size.0 < 16 || opts.size.1 < 16 {
-        return Err(format!("--size must be at least 16x16, got {}x{}", opts.size.0, opts.size.1));
+        return Err(CaptureError::Size { width: opts.size.0, height: opts.size.1 });
     }
     Ok(())
 }
@@ -103,7 +104,7 @@ pub fn capture_scene(
     scene: &Scene,
     opts: &OfflineOptions,
     mut progress: impl FnMut(u64, u64),
-) -> Result<VideoSummary, String> {
+) -> Result<VideoSummary, CaptureError> {
     let total = frame_count(opts.seconds, opts.fps);
     let report = capture_scene_frames(ctx, scene, opts, |f| progress(f.written, f.total))?;
     progress(report.video.frames, total);
@@ -112,11 +113,10 @@ pub fn capture_scene(
 
 /// The engine an offline capture runs: the scene (with its inflows and outflows), at `dx` if given, with
 /// `frame_dt = 1 / fps`.
-fn capture_engine(ctx: &GpuContext, scene: &Scene, dx: Option<f32>, fps: f32) -> Result<Engine, String> {
-    let mut engine =
-        Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() }).map_err(|e| e.to_string())?;
+fn capture_engine(ctx: &GpuContext, scene: &Scene, dx: Option<f32>, fps: f32) -> Result<Engine, CaptureError> {
+    let mut engine = Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() })?;
     let params = SimParams { frame_dt: 1.0 / fps, ..engine.params().clone() };
-    engine.set_params(ctx, &params).map_err(|e| e.to_string())?;
+    engine.set_params(ctx, &params)?;
     Ok(engine)
 }
 
@@ -127,7 +127,7 @@ pub fn capture_scene_frames(
     scene: &Scene,
     opts: &OfflineOptions,
     mut on_frame: impl FnMut(&CaptureFrame),
-) -> Result<CaptureReport, String> {
+) -> Result<CaptureReport, CaptureError> {
     validate(opts)?;
     let mut engine = capture_engine(ctx, scene, opts.dx, opts.fps)?;
     let target = Offscreen::new(ctx, opts.size);
@@ -136,13 +136,13 @@ pub fn capture_scene_frames(
     let mut profiler = Profiler::new(&ctx.device);
     let mut recorder =
         VideoRecorder::start(&ctx.device, &opts.out, format_for(&opts.out), opts.fps, target.size, target.format())?;
-    let fail = |recorder: VideoRecorder, e: String| {
+    let fail = |recorder: VideoRecorder, e: CaptureError| {
         recorder.cancel();
         Err(e)
     };
     let mut sim_time = match engine.sim().step_state_blocking(ctx) {
         Ok(s) => s.time,
-        Err(e) => return fail(recorder, e.to_string()),
+        Err(e) => return fail(recorder, e.into()),
     };
     let (mut steps, mut steps_recorded, mut submissions) = (0u64, 0u64, 0u64);
 
@@ -179,7 +179,7 @@ pub fn capture_scene_frames(
                 submissions += a.submissions as u64;
                 sim_time = a.time;
             }
-            Err(e) => return fail(recorder, e.to_string()),
+            Err(e) => return fail(recorder, e.into()),
         }
         let _ = ctx.device.poll(wgpu::PollType::Poll);
         if let Some(e) = recorder.poll() {
@@ -324,7 +324,7 @@ impl CostRig {
 
     /// Runs `n` frames with at most two in flight (as a surface with a frame latency of 2), taking
     /// statistics and recorded frames as they come back. Errors: the video worker failed.
-    fn run(&mut self, ctx: &GpuContext, n: u32, mut live: Option<&mut LiveRecording>) -> Result<(), String> {
+    fn run(&mut self, ctx: &GpuContext, n: u32, mut live: Option<&mut LiveRecording>) -> Result<(), CaptureError> {
         let mut in_flight = std::collections::VecDeque::new();
         for _ in 0..n {
             in_flight.push_back(self.frame(ctx, live.as_deref_mut()));
@@ -349,15 +349,18 @@ impl CostRig {
 /// `size` without and with recording (each after `warmup` untimed ones, from the scene's initial state),
 /// `rounds` times alternately.
 /// Errors: a scene that cannot be simulated, or a video that cannot be written.
-pub fn measure_record_cost(ctx: &GpuContext, scene: &Scene, opts: &RecordCostOptions) -> Result<RecordCost, String> {
+pub fn measure_record_cost(
+    ctx: &GpuContext,
+    scene: &Scene,
+    opts: &RecordCostOptions,
+) -> Result<RecordCost, CaptureError> {
     if opts.frames == 0 || opts.rounds == 0 {
-        return Err("--frames and the number of rounds must be at least 1".into());
+        return Err(CaptureError::NoRuns);
     }
     if !(opts.fps.is_finite() && (2.0..=240.0).contains(&opts.fps)) {
-        return Err(format!("--fps must be in 2 ..= 240, got {}", opts.fps));
+        return Err(CaptureError::Fps(opts.fps));
     }
-    let engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: opts.dx, ..BuildOptions::default() })
-        .map_err(|e| e.to_string())?;
+    let engine = Engine::new(ctx, scene.clone(), BuildOptions { dx: opts.dx, ..BuildOptions::default() })?;
     let target = Offscreen::new(ctx, opts.size);
     let renderer = Renderer::new(ctx, target.format(), engine.terrain());
     let (camera, settings) = batch::scene_view(&engine);
@@ -431,7 +434,7 @@ pub fn record_cost_cli(scene_path: Option<&Path>, opts: &RecordCostOptions) -> a
     let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
-    let c = measure_record_cost(&ctx, &scene, opts).map_err(anyhow::Error::msg)?;
+    let c = measure_record_cost(&ctx, &scene, opts)?;
     println!(
         "scene `{}`, {} particles, at {}x{}: {} runs each way of {} frames (after {} warm-up frames), alternating; \
          recording at most {} fps; medians over the runs",
@@ -466,7 +469,7 @@ pub fn record_cost_cli(scene_path: Option<&Path>, opts: &RecordCostOptions) -> a
 /// `waterview capture`: loads the scene (the built-in valley without `--scene`), opens a headless GPU and
 /// captures with a terminal progress bar.
 pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Result<()> {
-    validate(opts).map_err(anyhow::Error::msg)?;
+    validate(opts)?;
     let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
@@ -481,7 +484,7 @@ pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Resu
     let started = std::time::Instant::now();
     let result = capture_scene_frames(&ctx, &scene, opts, |f| bar.set_position(f.written));
     bar.finish_and_clear();
-    let report = result.map_err(anyhow::Error::msg)?;
+    let report = result?;
     let summary = &report.video;
     let wall = started.elapsed().as_secs_f64();
     eprintln!(

@@ -5,8 +5,8 @@
 //! is in flight or the worker's queue is full, [`VideoRecorder::can_record`] is false: live recording then
 //! drops that frame (counted), offline capture waits a frame before rendering the next one.
 
-use super::padded_bytes_per_row;
 use super::video::{VideoFormat, VideoFrame, VideoSummary, VideoWriter};
+use super::{padded_bytes_per_row, CaptureError};
 use crate::gpu::readback::ReadbackRing;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -45,14 +45,14 @@ impl VideoRecorder {
         fps: f32,
         size: (u32, u32),
         format: wgpu::TextureFormat,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CaptureError> {
         let bgra = match format {
             wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Rgba8UnormSrgb => false,
             wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb => true,
-            other => return Err(format!("recording a {other:?} texture is not supported (RGBA8/BGRA8 only)")),
+            other => return Err(CaptureError::RecordFormat(other)),
         };
         if size.0 == 0 || size.1 == 0 {
-            return Err("cannot record an empty (zero-size) image".into());
+            return Err(CaptureError::EmptyRecording);
         }
         let writer = VideoWriter::start(path, video, fps)?;
         let padded = padded_bytes_per_row(size.0);
@@ -131,7 +131,7 @@ impl VideoRecorder {
 
     /// Moves mapped frames to the worker. Call once per frame after `device.poll(Poll)`. Never blocks.
     /// Returns the worker's error if it stopped (the recording is then over; drop or cancel it).
-    pub fn poll(&mut self) -> Option<String> {
+    pub fn poll(&mut self) -> Option<CaptureError> {
         while let Some((tag, data)) = self.ring.try_take() {
             self.in_ring = self.in_ring.saturating_sub(1);
             let time_s = self.times.remove(&tag).unwrap_or(0.0);
@@ -183,7 +183,7 @@ impl VideoRecorder {
     }
 
     /// Completes the file, waiting for the GPU and the worker (headless use).
-    pub fn finish_blocking(mut self, device: &wgpu::Device) -> Result<VideoSummary, String> {
+    pub fn finish_blocking(mut self, device: &wgpu::Device) -> Result<VideoSummary, CaptureError> {
         while self.in_ring > 0 || !self.waiting.is_empty() {
             let _ = device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
             while let Some((tag, data)) = self.ring.try_take() {

@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
+use super::CaptureError;
+
 /// MP4 track timescale: ticks per second.
 const TIMESCALE: u32 = 90_000;
 /// Frames that may wait in the channel for the worker.
@@ -66,10 +68,10 @@ impl VideoFrame {
     }
 
     /// Tightly packed RGBA of the top-left `w` x `h` pixels.
-    fn packed_rgba(&self, w: u32, h: u32, out: &mut Vec<u8>) -> Result<(), String> {
+    fn packed_rgba(&self, w: u32, h: u32, out: &mut Vec<u8>) -> Result<(), CaptureError> {
         let (w, h, stride) = (w as usize, h as usize, self.stride as usize);
         if self.data.len() < stride * (h.max(1) - 1) + w * 4 {
-            return Err(format!("frame of {}x{} has too few bytes ({})", self.width, self.height, self.data.len()));
+            return Err(CaptureError::FrameShort { width: self.width, height: self.height, len: self.data.len() });
         }
         out.clear();
         out.reserve(w * h * 4);
@@ -115,12 +117,12 @@ impl VideoSink {
     /// Creates the temporary output (`path.part`) for `format`; `fps` sets the nominal frame rate (the
     /// duration of the last frame, and the encoder's rate control).
     /// Errors: the folder cannot be created or the file cannot be opened (message names the path).
-    pub fn create(path: &Path, format: VideoFormat, fps: f32) -> Result<Self, String> {
+    pub fn create(path: &Path, format: VideoFormat, fps: f32) -> Result<Self, CaptureError> {
         if !(fps.is_finite() && fps > 0.0 && fps <= 1000.0) {
-            return Err(format!("frame rate {fps} is out of range (0, 1000] fps"));
+            return Err(CaptureError::FrameRate(fps));
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create folder {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| CaptureError::create_folder(dir, e))?;
         }
         match format {
             VideoFormat::Mp4 => Ok(VideoSink::Mp4(Box::new(Mp4Sink::create(path, fps)?))),
@@ -129,7 +131,7 @@ impl VideoSink {
     }
 
     /// Encodes and writes one frame. Frames must come in time order.
-    pub fn push(&mut self, frame: &VideoFrame) -> Result<(), String> {
+    pub fn push(&mut self, frame: &VideoFrame) -> Result<(), CaptureError> {
         match self {
             VideoSink::Mp4(s) => s.push(frame),
             VideoSink::Png(s) => s.push(frame),
@@ -137,7 +139,7 @@ impl VideoSink {
     }
 
     /// Completes the file and renames it to its final name.
-    pub fn finish(self) -> Result<VideoSummary, String> {
+    pub fn finish(self) -> Result<VideoSummary, CaptureError> {
         match self {
             VideoSink::Mp4(s) => s.finish(),
             VideoSink::Png(s) => s.finish(),
@@ -172,9 +174,9 @@ pub struct Mp4Sink {
 }
 
 impl Mp4Sink {
-    fn create(path: &Path, fps: f32) -> Result<Self, String> {
+    fn create(path: &Path, fps: f32) -> Result<Self, CaptureError> {
         let part = part_path(path);
-        let file = File::create(&part).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let file = File::create(&part).map_err(|e| CaptureError::write(path, e))?;
         let config = mp4::Mp4Config {
             major_brand: mp4::FourCC { value: *b"isom" },
             minor_version: 512,
@@ -186,7 +188,7 @@ impl Mp4Sink {
         };
         let writer = mp4::Mp4Writer::write_start(BufWriter::new(file), &config).map_err(|e| {
             let _ = std::fs::remove_file(&part);
-            format!("cannot write {}: {e}", path.display())
+            CaptureError::write(path, e)
         })?;
         Ok(Self {
             path: path.to_path_buf(),
@@ -204,27 +206,26 @@ impl Mp4Sink {
         })
     }
 
-    fn push(&mut self, frame: &VideoFrame) -> Result<(), String> {
+    fn push(&mut self, frame: &VideoFrame) -> Result<(), CaptureError> {
         use openh264::encoder::{BitRate, EncoderConfig, FrameRate, IntraFramePeriod};
         let (w, h) = match self.size {
             Some(s) => s,
             None => {
                 let s = (frame.width & !1, frame.height & !1);
                 if s.0 < 16 || s.1 < 16 {
-                    return Err(format!(
-                        "video frames of {}x{} are too small (at least 16x16)",
-                        frame.width, frame.height
-                    ));
+                    return Err(CaptureError::FrameTooSmall { width: frame.width, height: frame.height });
                 }
                 self.size = Some(s);
                 s
             }
         };
         if frame.width < w || frame.height < h {
-            return Err(format!(
-                "frame size changed during the recording ({}x{}, started at {w}x{h})",
-                frame.width, frame.height
-            ));
+            return Err(CaptureError::FrameSizeChanged {
+                width: frame.width,
+                height: frame.height,
+                first_width: w,
+                first_height: h,
+            });
         }
         if self.encoder.is_none() {
             // About 0.1 bit per pixel per frame: ~6 Mbit/s at 1080p30.
@@ -235,7 +236,7 @@ impl Mp4Sink {
                 .skip_frames(false)
                 .intra_frame_period(IntraFramePeriod::from_num_frames((self.fps * 2.0).round().max(1.0) as u32));
             let encoder = openh264::encoder::Encoder::with_api_config(openh264::OpenH264API::from_source(), config)
-                .map_err(|e| format!("cannot start the H.264 encoder: {e}"))?;
+                .map_err(CaptureError::EncoderStart)?;
             self.encoder = Some(encoder);
             self.yuv = Some(openh264::formats::YUVBuffer::new(w as usize, h as usize));
         }
@@ -244,7 +245,7 @@ impl Mp4Sink {
             unreachable!("created above")
         };
         yuv.read_rgba8(openh264::formats::RgbaSliceU8::new(&self.rgba, (w as usize, h as usize)));
-        let bitstream = encoder.encode(yuv).map_err(|e| format!("H.264 encoding failed: {e}"))?;
+        let bitstream = encoder.encode(yuv).map_err(CaptureError::Encoding)?;
 
         let mut sample = Vec::new();
         let mut sps = None;
@@ -267,10 +268,10 @@ impl Mp4Sink {
                 }
             }
         }
-        let writer = self.writer.as_mut().ok_or("the MP4 file is already closed")?;
+        let writer = self.writer.as_mut().ok_or(CaptureError::Mp4Closed)?;
         if !self.track_added {
             let (Some(sps), Some(pps)) = (sps, pps) else {
-                return Err("the H.264 encoder gave no SPS/PPS with its first frame".into());
+                return Err(CaptureError::NoParameterSets);
             };
             let track = mp4::TrackConfig {
                 track_type: mp4::TrackType::Video,
@@ -283,7 +284,7 @@ impl Mp4Sink {
                     pic_param_set: pps,
                 }),
             };
-            writer.add_track(&track).map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+            writer.add_track(&track).map_err(|e| CaptureError::write(&self.path, e))?;
             self.track_added = true;
         }
         if sample.is_empty() {
@@ -297,7 +298,7 @@ impl Mp4Sink {
     }
 
     /// Writes the pending sample with a duration lasting until `next_ticks`.
-    fn flush_pending(&mut self, next_ticks: u64) -> Result<(), String> {
+    fn flush_pending(&mut self, next_ticks: u64) -> Result<(), CaptureError> {
         let Some((start, bytes, is_sync)) = self.pending.take() else { return Ok(()) };
         let duration = next_ticks.saturating_sub(start).max(1) as u32;
         let sample = mp4::Mp4Sample {
@@ -307,14 +308,14 @@ impl Mp4Sink {
             is_sync,
             bytes: mp4::Bytes::from(bytes),
         };
-        let writer = self.writer.as_mut().ok_or("the MP4 file is already closed")?;
-        writer.write_sample(1, &sample).map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+        let writer = self.writer.as_mut().ok_or(CaptureError::Mp4Closed)?;
+        writer.write_sample(1, &sample).map_err(|e| CaptureError::write(&self.path, e))?;
         self.frames += 1;
         self.end_ticks = start + duration as u64;
         Ok(())
     }
 
-    fn finish(mut self) -> Result<VideoSummary, String> {
+    fn finish(mut self) -> Result<VideoSummary, CaptureError> {
         let result = self.finish_inner();
         if result.is_err() {
             let _ = std::fs::remove_file(&self.part);
@@ -322,22 +323,22 @@ impl Mp4Sink {
         result
     }
 
-    fn finish_inner(&mut self) -> Result<VideoSummary, String> {
+    fn finish_inner(&mut self) -> Result<VideoSummary, CaptureError> {
         if let Some((start, _, _)) = &self.pending {
             let last = start + (TIMESCALE as f64 / self.fps as f64).round() as u64;
             self.flush_pending(last)?;
         }
         if self.frames == 0 {
-            return Err(format!("no frames were recorded; {} not written", self.path.display()));
+            return Err(CaptureError::NoFrames { path: self.path.clone() });
         }
-        let mut writer = self.writer.take().ok_or("the MP4 file is already closed")?;
-        let err = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", self.path.display());
-        writer.write_end().map_err(|e| err(&e))?;
-        let file = writer.into_writer().into_inner().map_err(|e| err(&e.error().to_string()))?;
-        file.sync_all().map_err(|e| err(&e))?;
+        let mut writer = self.writer.take().ok_or(CaptureError::Mp4Closed)?;
+        let path = self.path.as_path();
+        writer.write_end().map_err(|e| CaptureError::write(path, e))?;
+        let file = writer.into_writer().into_inner().map_err(|e| CaptureError::write(path, e.into_error()))?;
+        file.sync_all().map_err(|e| CaptureError::write(path, e))?;
         drop(file);
         let bytes = std::fs::metadata(&self.part).map(|m| m.len()).unwrap_or(0);
-        std::fs::rename(&self.part, &self.path).map_err(|e| err(&e))?;
+        std::fs::rename(&self.part, path).map_err(|e| CaptureError::write(path, e))?;
         Ok(VideoSummary {
             path: self.path.clone(),
             frames: self.frames,
@@ -375,19 +376,19 @@ pub struct PngSink {
 }
 
 impl PngSink {
-    fn create(path: &Path, fps: f32) -> Result<Self, String> {
+    fn create(path: &Path, fps: f32) -> Result<Self, CaptureError> {
         if path.exists() {
-            return Err(format!("{} already exists", path.display()));
+            return Err(CaptureError::Exists { path: path.to_path_buf() });
         }
         let part = part_path(path);
-        std::fs::create_dir_all(&part).map_err(|e| format!("cannot create folder {}: {e}", path.display()))?;
+        std::fs::create_dir_all(&part).map_err(|e| CaptureError::create_folder(path, e))?;
         Ok(Self { path: path.to_path_buf(), part, fps, frames: 0, bytes: 0, last_time: 0.0, rgba: Vec::new() })
     }
 
-    fn push(&mut self, frame: &VideoFrame) -> Result<(), String> {
+    fn push(&mut self, frame: &VideoFrame) -> Result<(), CaptureError> {
         frame.packed_rgba(frame.width, frame.height, &mut self.rgba)?;
         let img = image::RgbaImage::from_raw(frame.width, frame.height, std::mem::take(&mut self.rgba))
-            .ok_or_else(|| "frame has too few bytes".to_string())?;
+            .ok_or(CaptureError::FrameBytes)?;
         let file = self.part.join(format!("frame_{:05}.png", self.frames));
         let result = super::save_png_blocking(&img, &file);
         self.rgba = img.into_raw();
@@ -398,13 +399,12 @@ impl PngSink {
         Ok(())
     }
 
-    fn finish(self) -> Result<VideoSummary, String> {
+    fn finish(self) -> Result<VideoSummary, CaptureError> {
         if self.frames == 0 {
             let _ = std::fs::remove_dir_all(&self.part);
-            return Err(format!("no frames were recorded; {} not written", self.path.display()));
+            return Err(CaptureError::NoFrames { path: self.path });
         }
-        std::fs::rename(&self.part, &self.path)
-            .map_err(|e| format!("cannot rename {} to {}: {e}", self.part.display(), self.path.display()))?;
+        std::fs::rename(&self.part, &self.path).map_err(|e| CaptureError::rename(&self.part, &self.path, e))?;
         Ok(VideoSummary {
             path: self.path,
             frames: self.frames,
@@ -432,7 +432,7 @@ pub struct WorkerStopped;
 /// A [`VideoSink`] on a worker thread behind a bounded channel. See the module docs.
 pub struct VideoWriter {
     tx: Option<mpsc::SyncSender<Msg>>,
-    handle: Option<JoinHandle<Result<VideoSummary, String>>>,
+    handle: Option<JoinHandle<Result<VideoSummary, CaptureError>>>,
     sent: u64,
     written: Arc<AtomicU64>,
     path: PathBuf,
@@ -440,7 +440,7 @@ pub struct VideoWriter {
 
 impl VideoWriter {
     /// Creates the output (errors at once when it cannot be written) and starts the worker.
-    pub fn start(path: &Path, format: VideoFormat, fps: f32) -> Result<Self, String> {
+    pub fn start(path: &Path, format: VideoFormat, fps: f32) -> Result<Self, CaptureError> {
         let mut sink = VideoSink::create(path, format, fps)?;
         let (tx, rx) = mpsc::sync_channel::<Msg>(QUEUE);
         let written = Arc::new(AtomicU64::new(0));
@@ -461,12 +461,12 @@ impl VideoWriter {
                         // A dropped writer is a cancel: never leave a half-written file.
                         Ok(Msg::Cancel) | Err(_) => {
                             sink.abort();
-                            return Err("recording cancelled".into());
+                            return Err(CaptureError::Cancelled);
                         }
                     }
                 }
             })
-            .map_err(|e| format!("cannot start the video encoder thread: {e}"))?;
+            .map_err(|e| CaptureError::Thread { name: "video encoder", cause: e })?;
         Ok(Self { tx: Some(tx), handle: Some(handle), sent: 0, written, path: path.to_path_buf() })
     }
 
@@ -514,10 +514,10 @@ impl VideoWriter {
     }
 
     /// When the worker has stopped on an error while recording: takes that error. Never blocks.
-    pub fn failed(&mut self) -> Option<String> {
+    pub fn failed(&mut self) -> Option<CaptureError> {
         if self.tx.is_some() && self.is_done() {
             self.tx = None;
-            return Some(self.join().err().unwrap_or_else(|| "the video encoder stopped".into()));
+            return Some(self.join().err().unwrap_or(CaptureError::EncoderStopped));
         }
         None
     }
@@ -532,7 +532,7 @@ impl VideoWriter {
     }
 
     /// Completes the file (waits for the worker) and returns what was written, or why it failed.
-    pub fn finish(mut self) -> Result<VideoSummary, String> {
+    pub fn finish(mut self) -> Result<VideoSummary, CaptureError> {
         self.request_finish();
         self.join()
     }
@@ -545,10 +545,10 @@ impl VideoWriter {
         let _ = self.join();
     }
 
-    fn join(&mut self) -> Result<VideoSummary, String> {
+    fn join(&mut self) -> Result<VideoSummary, CaptureError> {
         match self.handle.take() {
-            Some(h) => h.join().unwrap_or_else(|_| Err("the video encoder thread panicked".into())),
-            None => Err("the video encoder already stopped".into()),
+            Some(h) => h.join().unwrap_or(Err(CaptureError::EncoderPanicked)),
+            None => Err(CaptureError::EncoderGone),
         }
     }
 }

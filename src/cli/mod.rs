@@ -106,6 +106,9 @@ impl WindowArgs {
     }
 }
 
+// clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
+// so these return `String` rather than an error type).
+
 /// Parses a positive, finite number of seconds.
 fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -292,6 +295,9 @@ impl BenchArgs {
     }
 }
 
+// clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
+// so these return `String` rather than an error type).
+
 /// Parses `--splats`: `raster` or `compute`.
 fn parse_splats(s: &str) -> Result<crate::render::SplatMethod, String> {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -358,6 +364,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub dx: Option<f32>,
 }
+
+// clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
+// so these return `String` rather than an error type).
 
 /// Parses "WIDTHxHEIGHT" (each 1..=16384).
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {

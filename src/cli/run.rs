@@ -142,10 +142,10 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
 /// file and the cause and leaves no file behind. Blocking; headless only.
 pub fn write_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32), out: &Path) -> Result<()> {
     let exr = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"));
-    let written = if exr {
-        crate::capture::save_exr_blocking(&batch::render_image_hdr(ctx, engine, size), out)
+    if exr {
+        crate::capture::save_exr_blocking(&batch::render_image_hdr(ctx, engine, size), out)?;
     } else {
-        crate::capture::save_png_blocking(&batch::render_image(ctx, engine, size), out)
-    };
-    written.map_err(anyhow::Error::msg)
+        crate::capture::save_png_blocking(&batch::render_image(ctx, engine, size), out)?;
+    }
+    Ok(())
 }

@@ -14,9 +14,10 @@ pub enum GpuError {
          `apt-get install -y mesa-vulkan-drivers libvulkan1` (or set WGPU_BACKEND to another backend)"
     )]
     NoAdapter(String),
-    /// The adapter refused the device request.
+    /// The adapter refused the device request. The cause is part of the message (not a `source()`), so
+    /// printing the error with its chain shows it once.
     #[error("the GPU adapter refused to create a device: {0}")]
-    Device(#[from] wgpu::RequestDeviceError),
+    Device(wgpu::RequestDeviceError),
 }
 
 /// Adapter, device and queue, plus what the engine needs to know about them.
@@ -81,7 +82,8 @@ impl GpuContext {
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
-        }))?;
+        }))
+        .map_err(GpuError::Device)?;
         log::info!("GPU adapter: {} ({:?}, {:?})", info.name, info.backend, info.device_type);
         Ok(Self { instance, adapter, device, queue, info })
     }

@@ -210,8 +210,8 @@ impl Renderer {
         let result = if path.is_dir() {
             match six_faces(path) {
                 Ok(faces) => self.sky.load_faces(ctx, &faces),
-                Err(msg) => {
-                    self.sky_status = Some(Err(msg));
+                Err(e) => {
+                    self.sky_status = Some(Err(e.to_string()));
                     return;
                 }
             }
@@ -333,13 +333,13 @@ impl Renderer {
 }
 
 /// The six face files `px nx py ny pz nz` (`.hdr`, `.png`, `.jpg` or `.jpeg`) in `dir`.
-fn six_faces(dir: &std::path::Path) -> Result<[PathBuf; 6], String> {
-    let find = |name: &str| {
+fn six_faces(dir: &std::path::Path) -> Result<[PathBuf; 6], SkyError> {
+    let find = |name: &'static str| {
         ["hdr", "png", "jpg", "jpeg"]
             .iter()
             .map(|ext| dir.join(format!("{name}.{ext}")))
             .find(|p| p.is_file())
-            .ok_or_else(|| format!("sky folder {}: no face image {name}.hdr/.png/.jpg", dir.display()))
+            .ok_or_else(|| SkyError::MissingFace { dir: dir.to_path_buf(), name })
     };
     Ok([find("px")?, find("nx")?, find("py")?, find("ny")?, find("pz")?, find("nz")?])
 }

@@ -21,13 +21,17 @@ const GENERATED_FACE: u32 = 128;
 const LOADED_FACE: u32 = 512;
 const CUBE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 
-/// Why a sky image could not be used (the current sky stays).
+/// Why a sky image could not be used (the current sky stays). The cause is part of the message (no
+/// `source()`), so printing the error with its chain shows it once.
 #[derive(Debug, Error)]
 pub enum SkyError {
-    #[error("cannot read sky image {}: {source}", path.display())]
-    Read { path: PathBuf, source: image::ImageError },
+    #[error("cannot read sky image {}: {cause}", path.display())]
+    Read { path: PathBuf, cause: image::ImageError },
     #[error("sky image {} is {width}x{height}: {reason}", path.display())]
     Shape { path: PathBuf, width: u32, height: u32, reason: &'static str },
+    /// A folder of cube faces without the face `name` (`px`, `nx`, ...).
+    #[error("sky folder {}: no face image {name}.hdr/.png/.jpg", dir.display())]
+    MissingFace { dir: PathBuf, name: &'static str },
 }
 
 /// Sky parameters, bind group 1 binding 0 of both the generator and the background pass.
@@ -395,7 +399,7 @@ fn face_dir(face: u32, uv: [f32; 2]) -> Vec3 {
 
 /// Decodes `path` to linear RGB: HDR as stored, 8/16-bit images from sRGB.
 fn read_linear(path: &Path) -> Result<image::Rgb32FImage, SkyError> {
-    let err = |source| SkyError::Read { path: path.into(), source };
+    let err = |cause| SkyError::Read { path: path.into(), cause };
     let img = image::ImageReader::open(path).map_err(|e| err(image::ImageError::IoError(e)))?;
     let img = img.with_guessed_format().map_err(|e| err(image::ImageError::IoError(e)))?.decode().map_err(err)?;
     let is_float = matches!(img.color(), image::ColorType::Rgb32F | image::ColorType::Rgba32F);

@@ -236,6 +236,17 @@ pub struct ParamError {
     pub range: &'static str,
 }
 
+/// Why [`SimParams::set_field`] refused a field or its value; the message names the field.
+#[derive(Debug, Error, PartialEq)]
+pub enum FieldError {
+    #[error("`{name}` = `{value}` is not a number of the field's type")]
+    NotANumber { name: String, value: String },
+    #[error("`method` = `{0}`: expected dfsph, pcisph or wcsph")]
+    Method(String),
+    #[error("unknown solver field `{name}`: expected one of {}", SimParams::SCALAR_FIELDS.join(", "))]
+    Unknown { name: String },
+}
+
 fn check(field: &'static str, value: f64, ok: bool, range: &'static str) -> Result<(), ParamError> {
     if ok && value.is_finite() {
         Ok(())
@@ -277,12 +288,12 @@ impl SimParams {
     /// with the rest by [`SimParams::validate`], not here.
     /// Errors: an unknown or non-scalar field (the message lists the scalar ones), or a value that does not
     /// parse as the field's type.
-    pub fn set_field(&mut self, name: &str, value: &str) -> Result<(), String> {
-        fn parse<T: std::str::FromStr>(name: &str, value: &str, slot: &mut T) -> Result<(), String> {
+    pub fn set_field(&mut self, name: &str, value: &str) -> Result<(), FieldError> {
+        fn parse<T: std::str::FromStr>(name: &str, value: &str, slot: &mut T) -> Result<(), FieldError> {
             *slot = value
                 .trim()
                 .parse()
-                .map_err(|_| format!("`{name}` = `{value}` is not a number of the field's type"))?;
+                .map_err(|_| FieldError::NotANumber { name: name.to_string(), value: value.to_string() })?;
             Ok(())
         }
         match name.trim() {
@@ -291,7 +302,7 @@ impl SimParams {
                 self.method = *Method::ALL
                     .iter()
                     .find(|m| m.name().to_ascii_lowercase() == v)
-                    .ok_or_else(|| format!("`method` = `{value}`: expected dfsph, pcisph or wcsph"))?;
+                    .ok_or_else(|| FieldError::Method(value.to_string()))?;
                 Ok(())
             }
             "dx" => parse(name, value, &mut self.dx),
@@ -310,7 +321,7 @@ impl SimParams {
             "frame_dt" => parse(name, value, &mut self.frame_dt),
             "friction" => parse(name, value, &mut self.friction),
             "surface_tension" => parse(name, value, &mut self.surface_tension),
-            other => Err(format!("unknown solver field `{other}`: expected one of {}", Self::SCALAR_FIELDS.join(", "))),
+            other => Err(FieldError::Unknown { name: other.to_string() }),
         }
     }
 
@@ -405,9 +416,9 @@ mod tests {
         p.set_field(" density_iterations ", " 80 ").unwrap();
         p.set_field("method", "WCSPH").unwrap();
         assert_eq!((p.viscosity, p.density_iterations, p.method), (0.0005, 80, Method::Wcsph));
-        assert!(p.set_field("viscosity", "thick").unwrap_err().contains("`viscosity`"));
+        assert!(p.set_field("viscosity", "thick").unwrap_err().to_string().contains("`viscosity`"));
         assert!(p.set_field("density_iterations", "2.5").is_err());
-        let unknown = p.set_field("visocsity", "1").unwrap_err();
+        let unknown = p.set_field("visocsity", "1").unwrap_err().to_string();
         assert!(unknown.contains("visocsity") && unknown.contains("xsph"), "{unknown}");
         // Every listed field is settable.
         for f in SimParams::SCALAR_FIELDS {

@@ -20,7 +20,7 @@ mod plot;
 mod runner;
 
 use crate::gpu::GpuContext;
-use crate::sim::params::{Method, SimParams};
+use crate::sim::params::{FieldError, Method, ParamError, SimParams};
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,19 +51,39 @@ impl Case {
     }
 }
 
+/// A bad `--case`, `--solver` or `--set` value: the parsers below are clap value parsers, and clap shows
+/// the message as is.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ArgError {
+    #[error("`{0}`: expected FIELD=VALUE")]
+    NotAnOverride(String),
+    #[error("`method` is chosen by --solver")]
+    MethodOverride,
+    #[error("`dx` is each case's own resolution (see --quick)")]
+    DxOverride,
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    #[error(transparent)]
+    Range(#[from] ParamError),
+    #[error("unknown case `{0}`: expected hydrostatic, dam_break, iterations, energy or all")]
+    UnknownCase(String),
+    #[error("unknown solver `{0}`: expected dfsph, pcisph, wcsph or all")]
+    UnknownSolver(String),
+}
+
 /// Parses one `FIELD=VALUE` of `--set` and checks it against default parameters (so a typo fails before
 /// any case runs).
-pub fn parse_override(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}`: expected FIELD=VALUE"))?;
+pub fn parse_override(s: &str) -> Result<(String, String), ArgError> {
+    let (k, v) = s.split_once('=').ok_or_else(|| ArgError::NotAnOverride(s.to_string()))?;
     let (k, v) = (k.trim().to_string(), v.trim().to_string());
     match k.as_str() {
-        "method" => return Err("`method` is chosen by --solver".into()),
-        "dx" => return Err("`dx` is each case's own resolution (see --quick)".into()),
+        "method" => return Err(ArgError::MethodOverride),
+        "dx" => return Err(ArgError::DxOverride),
         _ => {}
     }
     let mut p = SimParams::default();
     p.set_field(&k, &v)?;
-    p.validate().map_err(|e| e.to_string())?;
+    p.validate()?;
     Ok((k, v))
 }
 
@@ -76,7 +96,7 @@ pub struct Cases(pub Vec<Case>);
 pub struct Solvers(pub Vec<Method>);
 
 /// Parses a case name (or `all`).
-pub fn parse_case(s: &str) -> Result<Cases, String> {
+pub fn parse_case(s: &str) -> Result<Cases, ArgError> {
     let t = s.trim().to_ascii_lowercase().replace('-', "_");
     if t == "all" {
         return Ok(Cases(Case::ALL.to_vec()));
@@ -85,17 +105,17 @@ pub fn parse_case(s: &str) -> Result<Cases, String> {
         .iter()
         .find(|c| c.name() == t)
         .map(|c| Cases(vec![*c]))
-        .ok_or_else(|| format!("unknown case `{s}`: expected hydrostatic, dam_break, iterations, energy or all"))
+        .ok_or_else(|| ArgError::UnknownCase(s.to_string()))
 }
 
 /// Parses a solver name (or `all`).
-pub fn parse_solver(s: &str) -> Result<Solvers, String> {
+pub fn parse_solver(s: &str) -> Result<Solvers, ArgError> {
     let methods = match s.trim().to_ascii_lowercase().as_str() {
         "all" => Method::ALL.to_vec(),
         "dfsph" => vec![Method::Dfsph],
         "pcisph" => vec![Method::Pcisph],
         "wcsph" => vec![Method::Wcsph],
-        _ => return Err(format!("unknown solver `{s}`: expected dfsph, pcisph, wcsph or all")),
+        _ => return Err(ArgError::UnknownSolver(s.to_string())),
     };
     Ok(Solvers(methods))
 }
@@ -305,10 +325,11 @@ mod tests {
     #[test]
     fn overrides_are_checked_before_any_case_runs() {
         assert_eq!(parse_override("viscosity = 0.001"), Ok(("viscosity".into(), "0.001".into())));
-        assert!(parse_override("viscosity").unwrap_err().contains("FIELD=VALUE"));
-        assert!(parse_override("xsph=2").unwrap_err().contains("0 ..= 1"), "out of range");
-        assert!(parse_override("dx=0.01").unwrap_err().contains("resolution"));
-        assert!(parse_override("method=wcsph").unwrap_err().contains("--solver"));
-        assert!(parse_override("gravity=1").unwrap_err().contains("unknown solver field"));
+        let err = |s: &str| parse_override(s).unwrap_err().to_string();
+        assert!(err("viscosity").contains("FIELD=VALUE"));
+        assert!(err("xsph=2").contains("0 ..= 1"), "out of range");
+        assert!(err("dx=0.01").contains("resolution"));
+        assert!(err("method=wcsph").contains("--solver"));
+        assert!(err("gravity=1").contains("unknown solver field"));
     }
 }

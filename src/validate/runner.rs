@@ -51,7 +51,7 @@ pub fn scene_from_ron(name: &str, text: &str) -> Result<Scene> {
 pub fn params_for(plan: &Plan, scene: &Scene, dx: f32, method: Method) -> Result<SimParams> {
     let mut params = SimParams { method, dx, ..scene.solver.clone() };
     for (field, value) in &plan.overrides {
-        params.set_field(field, value).map_err(anyhow::Error::msg)?;
+        params.set_field(field, value)?;
     }
     params.validate().context("the --set overrides leave the solver parameters out of range")?;
     Ok(params)
