@@ -54,15 +54,9 @@ fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
     return VsOut(vec4<f32>(ndc, 0.0, 1.0));
 }
 
-// The smoothed depth at p; 0 (no fluid) off screen and in the tiles the curvature flow did not list,
-// where the smoothed textures hold nothing of this frame (the raw depth is 0 there).
 fn depth_at(p: vec2<i32>) -> f32 {
     let size = vec2<i32>(textureDimensions(smoothed));
     if any(p < vec2<i32>(0)) || any(p >= size) {
-        return 0.0;
-    }
-    let t = vec2<u32>(p) / TILE;
-    if tile_mask[t.y * comp.tiles_x + t.x] == 0u {
         return 0.0;
     }
     return textureLoad(smoothed, p, 0).x;

@@ -14,10 +14,9 @@
 // radius), appends them to a list with an atomic counter and `write_args` turns the count into indirect
 // dispatch arguments; `flow_tiles` then runs one workgroup per listed tile, in rows of at most
 // MAX_GROUPS_X workgroups (over 65 535 tiles of 16x16 from about 5400x3000 pixels on). `flow_full` runs
-// the same per-pixel update over the whole screen (for comparison and tests). The raw depth is 0 outside
-// the listed tiles, and the flow reads a neighbour in an unlisted tile as 0 (the tile mask of this frame,
-// loaded per workgroup), so the ping-pong textures never need clearing: what they hold outside the listed
-// tiles is never read (the composite gates its reads the same way).
+// the same per-pixel update over the whole screen (for comparison and tests). The first iteration reads
+// the raw depth; `classify` writes 0 into both ping-pong textures over every tile it does not list (the
+// raw depth is 0 there), so they hold this frame's depth everywhere without a copy of the raw depth.
 
 #import "common/dispatch.wgsl"
 
@@ -46,11 +45,9 @@ const TILE: u32 = 16u;
 @group(1) @binding(7) var<storage, read_write> tile_mask: array<u32>;
 // The flow's view of `tile_args` (x, y, 1, tile count), read-only beside its use as indirect arguments.
 @group(1) @binding(8) var<storage, read> listed: array<u32>;
-// The flow's view of `tile_mask` (written by classify): 1 per listed tile.
-@group(1) @binding(9) var<storage, read> listed_mask: array<u32>;
-
-// Whether each of the 3x3 tiles around the workgroup's tile is listed (row-major, centre at 4).
-var<workgroup> near_tiles: array<u32, 9>;
+// The two ping-pong textures, zeroed by classify over the tiles it does not list.
+@group(1) @binding(9) var zero_a: texture_storage_2d<r32float, write>;
+@group(1) @binding(10) var zero_b: texture_storage_2d<r32float, write>;
 
 fn z_at(p: vec2<i32>) -> f32 {
     let q = clamp(p, vec2<i32>(0), vec2<i32>(flow.size) - 1);
@@ -79,6 +76,10 @@ fn classify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
     }
     workgroupBarrier();
     let flag = atomicLoad(&tile_has_fluid);
+    if flag == 0u && all(p < vec2<i32>(flow.size)) {
+        textureStore(zero_a, p, vec4<f32>(0.0));
+        textureStore(zero_b, p, vec4<f32>(0.0));
+    }
     if all(lid.xy == vec2<u32>(0u)) {
         let tile = wid.y * flow.tiles_x + wid.x;
         tile_mask[tile] = flag;
@@ -117,44 +118,19 @@ fn first(lo: f32, z: f32, hi: f32, vlo: bool, vhi: bool) -> f32 {
     return 0.0;
 }
 
-// Loads `near_tiles` for the workgroup's tile `tile` (tile coordinates); every invocation calls it.
-fn load_near_tiles(tile: vec2<i32>, lid: vec2<u32>) {
-    let k = lid.y * TILE + lid.x;
-    if k < 9u {
-        let t = tile + vec2<i32>(i32(k % 3u) - 1, i32(k / 3u) - 1);
-        let tiles = vec2<i32>(i32(flow.tiles_x), i32((flow.size.y + TILE - 1u) / TILE));
-        var listed_tile = 0u;
-        if all(t >= vec2<i32>(0)) && all(t < tiles) {
-            listed_tile = listed_mask[u32(t.y) * flow.tiles_x + u32(t.x)];
-        }
-        near_tiles[k] = listed_tile;
-    }
-    workgroupBarrier();
-}
-
-// The depth being smoothed at p (clamped to the screen); 0 in a tile that is not listed.
-fn flow_z(p: vec2<i32>, tile: vec2<i32>) -> f32 {
-    let q = clamp(p, vec2<i32>(0), vec2<i32>(flow.size) - 1);
-    let d = q / i32(TILE) - tile + 1;
-    if near_tiles[u32(d.y * 3 + d.x)] == 0u {
-        return 0.0;
-    }
-    return textureLoad(src, q, 0).x;
-}
-
-fn flow_pixel(p: vec2<i32>, tile: vec2<i32>) {
+fn flow_pixel(p: vec2<i32>) {
     if any(p >= vec2<i32>(flow.size)) {
         return;
     }
-    let z = flow_z(p, tile);
+    let z = z_at(p);
     if z <= 0.0 {
         textureStore(dst, p, vec4<f32>(z, 0.0, 0.0, 0.0));
         return;
     }
-    let zl = flow_z(p + vec2<i32>(-1, 0), tile);
-    let zr = flow_z(p + vec2<i32>(1, 0), tile);
-    let zd = flow_z(p + vec2<i32>(0, -1), tile);
-    let zu = flow_z(p + vec2<i32>(0, 1), tile);
+    let zl = z_at(p + vec2<i32>(-1, 0));
+    let zr = z_at(p + vec2<i32>(1, 0));
+    let zd = z_at(p + vec2<i32>(0, -1));
+    let zu = z_at(p + vec2<i32>(0, 1));
     let vl = continuous(zl, z) && p.x > 0;
     let vr = continuous(zr, z) && p.x + 1 < i32(flow.size.x);
     let vd = continuous(zd, z) && p.y > 0;
@@ -165,10 +141,10 @@ fn flow_pixel(p: vec2<i32>, tile: vec2<i32>) {
     let zyy = select(0.0, zu - 2.0 * z + zd, vd && vu);
     var zxy = 0.0;
     if vl && vr && vd && vu {
-        let a = flow_z(p + vec2<i32>(1, 1), tile);
-        let b = flow_z(p + vec2<i32>(1, -1), tile);
-        let c = flow_z(p + vec2<i32>(-1, 1), tile);
-        let d = flow_z(p + vec2<i32>(-1, -1), tile);
+        let a = z_at(p + vec2<i32>(1, 1));
+        let b = z_at(p + vec2<i32>(1, -1));
+        let c = z_at(p + vec2<i32>(-1, 1));
+        let d = z_at(p + vec2<i32>(-1, -1));
         if continuous(a, z) && continuous(b, z) && continuous(c, z) && continuous(d, z) {
             zxy = 0.25 * (a - b - c + d);
         }
@@ -193,14 +169,12 @@ fn flow_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (k >= listed[3]) {
         return;
     }
-    let index = tiles[k];
-    let tile = vec2<u32>(index % flow.tiles_x, index / flow.tiles_x);
-    load_near_tiles(vec2<i32>(tile), lid.xy);
-    flow_pixel(vec2<i32>(tile * TILE + lid.xy), vec2<i32>(tile));
+    let tile = tiles[k];
+    let origin = vec2<u32>(tile % flow.tiles_x, tile / flow.tiles_x) * TILE;
+    flow_pixel(vec2<i32>(origin + lid.xy));
 }
 
 @compute @workgroup_size(16, 16)
-fn flow_full(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    load_near_tiles(vec2<i32>(wid.xy), lid.xy);
-    flow_pixel(vec2<i32>(gid.xy), vec2<i32>(wid.xy));
+fn flow_full(@builtin(global_invocation_id) gid: vec3<u32>) {
+    flow_pixel(vec2<i32>(gid.xy));
 }

@@ -6,9 +6,9 @@
 //! runs N explicit Euler iterations, each `dispatch_workgroups_indirect` over the listed tiles only: the
 //! first reads the raw depth, the others alternate between two ping-pong textures. Every pixel of a listed
 //! tile is written by every iteration, the raw depth is 0 (no fluid) everywhere outside the listed tiles,
-//! and the flow (and the composite) read a pixel of an unlisted tile as 0 through this frame's tile mask,
-//! so the ping-pong textures are neither cleared nor filled with copies of the raw depth (two copies cost
-//! 0.31 ms per frame at 1080p on an H200; two render-pass clears as much).
+//! and "tiles" writes 0 into both ping-pong textures over the tiles it does not list, so they hold this
+//! frame's depth everywhere without copies of the raw depth (two copies cost 0.31 ms per frame at 1080p
+//! on an H200, two render-pass clears as much).
 //! `full_screen` runs every iteration over every pixel instead (same per-pixel arithmetic, so the results
 //! agree to the bit).
 //!
@@ -88,24 +88,24 @@ impl CurvatureFlowPass {
         let device = &ctx.device;
         let vis = wgpu::ShaderStages::COMPUTE;
         let d2 = wgpu::TextureViewDimension::D2;
+        let depth_out = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: vis,
+            ty: wgpu::BindingType::StorageTexture {
+                access: wgpu::StorageTextureAccess::WriteOnly,
+                format: RAW_DEPTH_FORMAT,
+                view_dimension: d2,
+            },
+            count: None,
+        };
         let flow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("curvature flow bind group layout"),
             entries: &[
                 gpu::uniform_entry::<FlowUniform>(0, vis),
                 frame::texture_entry(1, vis, false, d2),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: vis,
-                    ty: wgpu::BindingType::StorageTexture {
-                        access: wgpu::StorageTextureAccess::WriteOnly,
-                        format: RAW_DEPTH_FORMAT,
-                        view_dimension: d2,
-                    },
-                    count: None,
-                },
+                depth_out(2),
                 gpu::storage_entry::<u32>(3, true, vis),
                 gpu::storage_entry::<[u32; 4]>(8, true, vis),
-                gpu::storage_entry::<u32>(9, true, vis),
             ],
         });
         let tiles_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -117,6 +117,8 @@ impl CurvatureFlowPass {
                 gpu::storage_entry::<u32>(5, false, vis),
                 gpu::storage_entry::<[u32; 4]>(6, false, vis),
                 gpu::storage_entry::<u32>(7, false, vis),
+                depth_out(9),
+                depth_out(10),
             ],
         });
         let module = gpu::shader::module(device, "render/curvature_flow.wgsl");
@@ -217,6 +219,8 @@ fn bind(device: &wgpu::Device, pass: &CurvatureFlowPass, targets: &FluidTargets)
             entry(5, targets.tile_counter.as_entire_binding()),
             entry(6, targets.tile_args.as_entire_binding()),
             entry(7, targets.tile_mask.as_entire_binding()),
+            entry(9, tex(&targets.smooth_views[0])),
+            entry(10, tex(&targets.smooth_views[1])),
         ],
     });
     let flow = |src: &wgpu::TextureView, dst: &wgpu::TextureView| {
@@ -229,7 +233,6 @@ fn bind(device: &wgpu::Device, pass: &CurvatureFlowPass, targets: &FluidTargets)
                 wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(dst) },
                 wgpu::BindGroupEntry { binding: 3, resource: targets.tile_list.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 8, resource: targets.tile_args.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 9, resource: targets.tile_mask.as_entire_binding() },
             ],
         })
     };

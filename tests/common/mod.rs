@@ -130,8 +130,7 @@ pub fn write_depth(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32]) {
 }
 
 /// Writes `depth` (row-major, metres, 0 = no fluid) as the raw depth of `targets`, runs 40 curvature-flow
-/// iterations (tile-skipped, or over the whole screen) and reads back (smoothed depth as the composite reads
-/// it, 0 outside the listed tiles; listed tiles).
+/// iterations (tile-skipped, or over the whole screen) and reads back (smoothed depth, listed tiles).
 pub fn run_flow(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32], full_screen: bool) -> (Vec<f32>, u32) {
     let scene = Offscreen::new(ctx, targets.size);
     let mut pass = CurvatureFlowPass::new(ctx, scene.format());
@@ -139,18 +138,7 @@ pub fn run_flow(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32], full_sc
     write_depth(ctx, targets, depth);
     let settings = FlowSettings { iterations: 40, step: 0.8, threshold: 0.5, focal: (1.6, 2.14), full_screen };
     record_frame(ctx, &scene, &default_camera(targets.size), |frame| pass.encode(frame, settings));
-    let mut out = read_float_texture(ctx, &targets.smooth[CurvatureFlowPass::result_index(settings.iterations)]);
-    // Outside the listed tiles the smoothed textures hold nothing of this frame: readers (the composite)
-    // take the tile mask's word that there is no fluid there.
-    let mask: Vec<u32> = bytemuck::cast_slice(&read_buffer_blocking(ctx, &targets.tile_mask)).to_vec();
-    let tile = waterview::render::targets::TILE_SIZE as usize;
-    let (w, tiles_x) = (targets.size.0 as usize, targets.tiles.0 as usize);
-    for (i, z) in out.iter_mut().enumerate() {
-        let (x, y) = (i % w, i / w);
-        if mask[(y / tile) * tiles_x + x / tile] == 0 {
-            *z = 0.0;
-        }
-    }
+    let out = read_float_texture(ctx, &targets.smooth[CurvatureFlowPass::result_index(settings.iterations)]);
     let count = u32::from_le_bytes(read_buffer_blocking(ctx, &targets.tile_counter)[..4].try_into().unwrap());
     (out, count)
 }
