@@ -100,7 +100,10 @@ impl BackgroundCache {
                     sample_count: 1,
                     dimension: wgpu::TextureDimension::D2,
                     format: t.format(),
-                    usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+                    // Sampled too: the water's refraction reads the cached colour ([`Self::colour_for`]).
+                    usage: wgpu::TextureUsages::COPY_SRC
+                        | wgpu::TextureUsages::COPY_DST
+                        | wgpu::TextureUsages::TEXTURE_BINDING,
                     view_formats: &[],
                 })
             };
@@ -111,6 +114,12 @@ impl BackgroundCache {
             copy_all(encoder, depth, d);
             self.key = Some(key);
         }
+    }
+
+    /// The cached colour when it holds the background of `key` (restored or stored this frame): the same
+    /// pixels as the frame's colour target before anything is drawn over the background.
+    pub fn colour_for(&self, key: &BackgroundKey) -> Option<&wgpu::Texture> {
+        self.textures.as_ref().filter(|_| self.key.as_ref() == Some(key)).map(|(c, _)| c)
     }
 
     /// Forgets the cached background (the next frame draws it).

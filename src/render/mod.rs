@@ -327,8 +327,10 @@ impl Renderer {
         self.curvature_flow.encode(&mut frame, flow);
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
         let smoothed = CurvatureFlowPass::result_index(flow.iterations);
-        self.composite
-            .encode(&mut frame, CompositeInput { params, smoothed, sky: (self.sky.cube_view(), self.sky.version()) });
+        // The background cache holds the frame's colour before the water when nothing was drawn over it.
+        let background = self.background.colour_for(&key).filter(|_| paddle.is_none());
+        let sky = (self.sky.cube_view(), self.sky.version());
+        self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
     }
 }
 
