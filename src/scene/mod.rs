@@ -11,6 +11,12 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+mod dropped;
+mod heightmap;
+
+pub use dropped::{classify_dropped_file, DropError, DroppedFile};
+pub use heightmap::load_heightfield;
+
 /// Axis-aligned box, metres.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -159,45 +165,23 @@ pub const BUILTIN_SCENES: &[&str] = &["valley", "dam_break", "tank", "wave_tank"
 
 /// (name, RON text) of every built-in scene.
 const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
-    ("valley", include_str!("../assets/scenes/valley.ron")),
-    ("dam_break", include_str!("../assets/scenes/dam_break.ron")),
-    ("tank", include_str!("../assets/scenes/tank.ron")),
-    ("wave_tank", include_str!("../assets/scenes/wave_tank.ron")),
+    ("valley", include_str!("../../assets/scenes/valley.ron")),
+    ("dam_break", include_str!("../../assets/scenes/dam_break.ron")),
+    ("tank", include_str!("../../assets/scenes/tank.ron")),
+    ("wave_tank", include_str!("../../assets/scenes/wave_tank.ron")),
 ];
 
 /// Directory the built-in scenes resolve relative paths against (relative to the working directory).
-/// Files missing there fall back to [`EMBEDDED_TERRAIN`].
+/// Files missing there fall back to the copies embedded in the binary (`heightmap::EMBEDDED_TERRAIN`).
 const BUILTIN_SCENE_DIR: &str = "assets/scenes";
-
-/// (file name, bytes) of the heightmaps and unit files embedded in the binary.
-const EMBEDDED_TERRAIN: &[(&str, &[u8])] = &[
-    ("jacksboro_dem.png", include_bytes!("../assets/terrain/jacksboro_dem.png")),
-    ("jacksboro_dem.json", include_bytes!("../assets/terrain/jacksboro_dem.json")),
-];
 
 /// Largest heightfield accepted after the crop, samples per axis.
 pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
-
-/// Largest image decoded before the crop, pixels per axis.
-const MAX_DECODE_SIZE: u32 = 16384;
 
 /// Most particles a scene may build, counted as its fluid blocks' lattice points before the terrain
 /// removes any (2^27, up to ~3.2 GB of CPU memory while building); beyond it `build` fails instead of
 /// exhausting memory. The GPU's limit (its largest storage buffer) may refuse fewer, with a message.
 pub const MAX_PARTICLES: u64 = 1 << 27;
-
-/// Units of a heightmap, read from the JSON file beside the PNG (extra fields are ignored).
-#[derive(Debug, Deserialize)]
-struct HeightmapUnits {
-    /// Elevation of pixel value 0, metres.
-    min_elevation_m: f32,
-    /// Elevation of the largest pixel value (65535, or 255 for 8-bit images), metres.
-    max_elevation_m: f32,
-    /// Ground distance between neighbouring pixels along x (east), metres.
-    cell_size_x_m: f32,
-    /// Ground distance between neighbouring pixels along image rows (south), metres.
-    cell_size_y_m: f32,
-}
 
 impl Scene {
     /// Parses RON `text` and validates it; `path` names the file in errors and its parent becomes
@@ -435,195 +419,5 @@ fn lattice_count(len: f32, dx: f32) -> u64 {
         n.min(u32::MAX as f64) as u64
     } else {
         0
-    }
-}
-
-/// The bytes of `path`, or of the embedded asset with the same file name when the file does not exist.
-/// The flag says whether the embedded copy was used.
-fn read_asset(path: &Path) -> std::io::Result<(std::borrow::Cow<'static, [u8]>, bool)> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok((bytes.into(), false)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let name = path.file_name().and_then(|n| n.to_str());
-            match EMBEDDED_TERRAIN.iter().find(|(n, _)| Some(*n) == name) {
-                Some((_, bytes)) => Ok((std::borrow::Cow::Borrowed(*bytes), true)),
-                None => Err(e),
-            }
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Reads the units JSON beside a heightmap; `None` when it does not exist. The JSON comes from the same
-/// place as the PNG (disk, or the embedded copies when `embedded`).
-fn read_units(json_path: &Path, embedded: bool) -> Result<Option<HeightmapUnits>, SceneError> {
-    let err = |message: String| SceneError::Heightmap { path: json_path.to_path_buf(), message };
-    let bytes = if embedded {
-        let name = json_path.file_name().and_then(|n| n.to_str());
-        match EMBEDDED_TERRAIN.iter().find(|(n, _)| Some(*n) == name) {
-            Some((_, bytes)) => bytes.to_vec(),
-            None => return Ok(None),
-        }
-    } else {
-        match std::fs::read(json_path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(err(format!("cannot read the units file: {e}"))),
-        }
-    };
-    let u: HeightmapUnits = serde_json::from_slice(&bytes).map_err(|e| err(format!("malformed units file: {e}")))?;
-    let finite = [u.min_elevation_m, u.max_elevation_m, u.cell_size_x_m, u.cell_size_y_m].iter().all(|v| v.is_finite());
-    if !finite || u.max_elevation_m < u.min_elevation_m || u.cell_size_x_m <= 0.0 || u.cell_size_y_m <= 0.0 {
-        return Err(err(format!("units out of range: {u:?} (need max >= min elevation, cell sizes > 0)")));
-    }
-    Ok(Some(u))
-}
-
-/// Loads the heightmap of `desc` (path relative to `base_dir`) into a heightfield whose sample (0, 0)
-/// sits at the domain's (min x, min z) and which spans `desc.extent`.
-///
-/// Pixel column i maps to +x, image row j (row 0 = north edge) to +z, one sample per pixel of the crop.
-/// With a units JSON beside the PNG (same stem), the crop's true size is `width * cell_size_x_m` by
-/// `height * cell_size_y_m`, `scale = extent[0] / true width`, and a pixel of elevation `e` gets
-/// `y = base + (e - lowest e in the crop) * scale * vertical_scale`. Without a JSON the full 16-bit range
-/// is taken to span `0.25 * extent[0]` metres (before `vertical_scale`).
-///
-/// Errors ([`SceneError::Heightmap`]): a missing or unreadable file, an image that is not 16- or 8-bit
-/// grayscale PNG (8-bit is accepted with a warning), a crop outside the image or smaller than 2x2, more
-/// than [`MAX_HEIGHTMAP_SIZE`] samples per axis after the crop, a malformed units file.
-pub fn load_heightfield(desc: &TerrainDesc, base_dir: &Path, domain: &Aabb) -> Result<Heightfield, SceneError> {
-    let png_path = base_dir.join(&desc.heightmap);
-    let err = |message: String| SceneError::Heightmap { path: png_path.clone(), message };
-    let extent_ok = desc.extent.iter().all(|e| e.is_finite() && *e > 0.0);
-    if !(extent_ok && desc.vertical_scale.is_finite() && desc.vertical_scale > 0.0) {
-        return Err(err(format!("extent {:?} and vertical_scale {} must be > 0", desc.extent, desc.vertical_scale)));
-    }
-    let (png, embedded) = read_asset(&png_path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => err(format!("file not found ({e})")),
-        _ => err(format!("cannot read: {e}")),
-    })?;
-    let units = read_units(&png_path.with_extension("json"), embedded)?;
-
-    let mut reader = image::ImageReader::with_format(std::io::Cursor::new(&png[..]), image::ImageFormat::Png);
-    let mut limits = image::Limits::default();
-    limits.max_image_width = Some(MAX_DECODE_SIZE);
-    limits.max_image_height = Some(MAX_DECODE_SIZE);
-    reader.limits(limits);
-    let image = reader.decode().map_err(|e| err(format!("cannot decode as PNG: {e}")))?;
-    let (width, height) = (image.width(), image.height());
-    let (pixels, full_scale): (Vec<u16>, f32) = match image {
-        image::DynamicImage::ImageLuma16(img) => (img.into_raw(), 65535.0),
-        image::DynamicImage::ImageLuma8(img) => {
-            log::warn!("heightmap {}: 8-bit grayscale, heights have only 256 levels", png_path.display());
-            (img.into_raw().into_iter().map(u16::from).collect(), 255.0)
-        }
-        other => {
-            return Err(err(format!("expected a 16-bit grayscale image, found {:?}", other.color())));
-        }
-    };
-
-    let [cx, cy, cw, ch] = desc.crop.unwrap_or([0, 0, width, height]);
-    if cw < 2 || ch < 2 {
-        return Err(err(format!("crop {cw}x{ch} is smaller than 2x2 pixels")));
-    }
-    if cx as u64 + cw as u64 > width as u64 || cy as u64 + ch as u64 > height as u64 {
-        return Err(err(format!(
-            "crop (x {cx}, y {cy}, width {cw}, height {ch}) lies outside the {width}x{height} image"
-        )));
-    }
-    if cw > MAX_HEIGHTMAP_SIZE || ch > MAX_HEIGHTMAP_SIZE {
-        return Err(err(format!("{cw}x{ch} samples is more than {MAX_HEIGHTMAP_SIZE} per axis; crop it")));
-    }
-    let mut levels = Vec::with_capacity(cw as usize * ch as usize);
-    for row in cy..cy + ch {
-        let start = row as usize * width as usize + cx as usize;
-        levels.extend(pixels[start..start + cw as usize].iter().map(|&v| v as f32 / full_scale));
-    }
-    let lowest = levels.iter().copied().fold(f32::MAX, f32::min);
-
-    // World metres per unit of `level` (0..1).
-    let metres_per_level = match &units {
-        Some(u) => {
-            let scale = desc.extent[0] / (cw as f32 * u.cell_size_x_m);
-            let scale_z = desc.extent[1] / (ch as f32 * u.cell_size_y_m);
-            if (scale_z / scale - 1.0).abs() > 0.05 {
-                log::warn!(
-                    "heightmap {}: extent {:?} stretches the crop's true shape ({:.0} m x {:.0} m) by {:.2} along z",
-                    png_path.display(),
-                    desc.extent,
-                    cw as f32 * u.cell_size_x_m,
-                    ch as f32 * u.cell_size_y_m,
-                    scale_z / scale
-                );
-            }
-            (u.max_elevation_m - u.min_elevation_m) * scale
-        }
-        None => 0.25 * desc.extent[0],
-    };
-    let heights = levels.iter().map(|&l| desc.base + (l - lowest) * metres_per_level * desc.vertical_scale).collect();
-    Ok(Heightfield {
-        nx: cw,
-        nz: ch,
-        origin: Vec2::new(domain.min[0], domain.min[2]),
-        extent: Vec2::from(desc.extent),
-        heights,
-    })
-}
-
-/// What a file dropped on the window (or chosen in the open dialog) is taken to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DroppedFile {
-    /// A scene file (`.ron`).
-    Scene,
-    /// A 16-bit grayscale PNG: replaces the terrain's heightmap.
-    Heightmap,
-    /// A sky: an equirectangular image (`.hdr`, `.exr`, `.jpg`, or a PNG that is not 16-bit grayscale) or a
-    /// folder of six cube faces.
-    Sky,
-}
-
-/// Why a dropped file cannot be used. Every message names the file; the cause is part of it (no
-/// `source()`).
-#[derive(Debug, Error)]
-pub enum DropError {
-    #[error("cannot open {}: no such file", path.display())]
-    Missing { path: PathBuf },
-    #[error("cannot open {}: {cause}", path.display())]
-    Open { path: PathBuf, cause: std::io::Error },
-    #[error("cannot read {} as a PNG: {cause}", path.display())]
-    Png { path: PathBuf, cause: image::ImageError },
-    #[error("cannot open {}: {}", path.display(), DROPPABLE)]
-    Unusable { path: PathBuf },
-}
-
-/// What [`DropError::Unusable`] says can be dropped.
-const DROPPABLE: &str = "drop a scene (.ron), a 16-bit grayscale heightmap (.png) or a sky (.hdr, .exr, .png, .jpg, or a folder of six faces)";
-
-/// Classifies a dropped path by its extension and, for PNGs, by its pixel format (read from the header
-/// only). Errors: a missing path, an unreadable PNG, or a kind of file the app cannot use (the message
-/// says what can be dropped).
-pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, DropError> {
-    if path.is_dir() {
-        return Ok(DroppedFile::Sky);
-    }
-    if !path.is_file() {
-        return Err(DropError::Missing { path: path.to_path_buf() });
-    }
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("ron") => Ok(DroppedFile::Scene),
-        Some("hdr" | "exr" | "jpg" | "jpeg") => Ok(DroppedFile::Sky),
-        Some("png") => {
-            use image::ImageDecoder;
-            let file =
-                std::fs::File::open(path).map_err(|cause| DropError::Open { path: path.to_path_buf(), cause })?;
-            let decoder = image::codecs::png::PngDecoder::new(std::io::BufReader::new(file))
-                .map_err(|cause| DropError::Png { path: path.to_path_buf(), cause })?;
-            Ok(match decoder.color_type() {
-                image::ColorType::L16 | image::ColorType::La16 => DroppedFile::Heightmap,
-                _ => DroppedFile::Sky,
-            })
-        }
-        _ => Err(DropError::Unusable { path: path.to_path_buf() }),
     }
 }

@@ -1,0 +1,163 @@
+//! Heightmaps: a 16-bit grayscale PNG and the units JSON beside it (README "Heightmaps and their units"),
+//! read from disk or, for the Jacksboro DEM, from the copies embedded in the binary, into the
+//! [`Heightfield`] the simulation collides with and the renderer draws.
+
+use super::{Aabb, SceneError, TerrainDesc, MAX_HEIGHTMAP_SIZE};
+use crate::terrain::Heightfield;
+use glam::Vec2;
+use serde::Deserialize;
+use std::path::Path;
+
+/// (file name, bytes) of the heightmaps and unit files embedded in the binary.
+pub(super) const EMBEDDED_TERRAIN: &[(&str, &[u8])] = &[
+    ("jacksboro_dem.png", include_bytes!("../../assets/terrain/jacksboro_dem.png")),
+    ("jacksboro_dem.json", include_bytes!("../../assets/terrain/jacksboro_dem.json")),
+];
+
+/// Largest image decoded before the crop, pixels per axis.
+const MAX_DECODE_SIZE: u32 = 16384;
+
+/// Units of a heightmap, read from the JSON file beside the PNG (extra fields are ignored).
+#[derive(Debug, Deserialize)]
+struct HeightmapUnits {
+    /// Elevation of pixel value 0, metres.
+    min_elevation_m: f32,
+    /// Elevation of the largest pixel value (65535, or 255 for 8-bit images), metres.
+    max_elevation_m: f32,
+    /// Ground distance between neighbouring pixels along x (east), metres.
+    cell_size_x_m: f32,
+    /// Ground distance between neighbouring pixels along image rows (south), metres.
+    cell_size_y_m: f32,
+}
+
+/// The bytes of `path`, or of the embedded asset with the same file name when the file does not exist.
+/// The flag says whether the embedded copy was used.
+fn read_asset(path: &Path) -> std::io::Result<(std::borrow::Cow<'static, [u8]>, bool)> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok((bytes.into(), false)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let name = path.file_name().and_then(|n| n.to_str());
+            match EMBEDDED_TERRAIN.iter().find(|(n, _)| Some(*n) == name) {
+                Some((_, bytes)) => Ok((std::borrow::Cow::Borrowed(*bytes), true)),
+                None => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads the units JSON beside a heightmap; `None` when it does not exist. The JSON comes from the same
+/// place as the PNG (disk, or the embedded copies when `embedded`).
+fn read_units(json_path: &Path, embedded: bool) -> Result<Option<HeightmapUnits>, SceneError> {
+    let err = |message: String| SceneError::Heightmap { path: json_path.to_path_buf(), message };
+    let bytes = if embedded {
+        let name = json_path.file_name().and_then(|n| n.to_str());
+        match EMBEDDED_TERRAIN.iter().find(|(n, _)| Some(*n) == name) {
+            Some((_, bytes)) => bytes.to_vec(),
+            None => return Ok(None),
+        }
+    } else {
+        match std::fs::read(json_path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(err(format!("cannot read the units file: {e}"))),
+        }
+    };
+    let u: HeightmapUnits = serde_json::from_slice(&bytes).map_err(|e| err(format!("malformed units file: {e}")))?;
+    let finite = [u.min_elevation_m, u.max_elevation_m, u.cell_size_x_m, u.cell_size_y_m].iter().all(|v| v.is_finite());
+    if !finite || u.max_elevation_m < u.min_elevation_m || u.cell_size_x_m <= 0.0 || u.cell_size_y_m <= 0.0 {
+        return Err(err(format!("units out of range: {u:?} (need max >= min elevation, cell sizes > 0)")));
+    }
+    Ok(Some(u))
+}
+
+/// Loads the heightmap of `desc` (path relative to `base_dir`) into a heightfield whose sample (0, 0)
+/// sits at the domain's (min x, min z) and which spans `desc.extent`.
+///
+/// Pixel column i maps to +x, image row j (row 0 = north edge) to +z, one sample per pixel of the crop.
+/// With a units JSON beside the PNG (same stem), the crop's true size is `width * cell_size_x_m` by
+/// `height * cell_size_y_m`, `scale = extent[0] / true width`, and a pixel of elevation `e` gets
+/// `y = base + (e - lowest e in the crop) * scale * vertical_scale`. Without a JSON the full 16-bit range
+/// is taken to span `0.25 * extent[0]` metres (before `vertical_scale`).
+///
+/// Errors ([`SceneError::Heightmap`]): a missing or unreadable file, an image that is not 16- or 8-bit
+/// grayscale PNG (8-bit is accepted with a warning), a crop outside the image or smaller than 2x2, more
+/// than [`MAX_HEIGHTMAP_SIZE`] samples per axis after the crop, a malformed units file.
+pub fn load_heightfield(desc: &TerrainDesc, base_dir: &Path, domain: &Aabb) -> Result<Heightfield, SceneError> {
+    let png_path = base_dir.join(&desc.heightmap);
+    let err = |message: String| SceneError::Heightmap { path: png_path.clone(), message };
+    let extent_ok = desc.extent.iter().all(|e| e.is_finite() && *e > 0.0);
+    if !(extent_ok && desc.vertical_scale.is_finite() && desc.vertical_scale > 0.0) {
+        return Err(err(format!("extent {:?} and vertical_scale {} must be > 0", desc.extent, desc.vertical_scale)));
+    }
+    let (png, embedded) = read_asset(&png_path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => err(format!("file not found ({e})")),
+        _ => err(format!("cannot read: {e}")),
+    })?;
+    let units = read_units(&png_path.with_extension("json"), embedded)?;
+
+    let mut reader = image::ImageReader::with_format(std::io::Cursor::new(&png[..]), image::ImageFormat::Png);
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_DECODE_SIZE);
+    limits.max_image_height = Some(MAX_DECODE_SIZE);
+    reader.limits(limits);
+    let image = reader.decode().map_err(|e| err(format!("cannot decode as PNG: {e}")))?;
+    let (width, height) = (image.width(), image.height());
+    let (pixels, full_scale): (Vec<u16>, f32) = match image {
+        image::DynamicImage::ImageLuma16(img) => (img.into_raw(), 65535.0),
+        image::DynamicImage::ImageLuma8(img) => {
+            log::warn!("heightmap {}: 8-bit grayscale, heights have only 256 levels", png_path.display());
+            (img.into_raw().into_iter().map(u16::from).collect(), 255.0)
+        }
+        other => {
+            return Err(err(format!("expected a 16-bit grayscale image, found {:?}", other.color())));
+        }
+    };
+
+    let [cx, cy, cw, ch] = desc.crop.unwrap_or([0, 0, width, height]);
+    if cw < 2 || ch < 2 {
+        return Err(err(format!("crop {cw}x{ch} is smaller than 2x2 pixels")));
+    }
+    if cx as u64 + cw as u64 > width as u64 || cy as u64 + ch as u64 > height as u64 {
+        return Err(err(format!(
+            "crop (x {cx}, y {cy}, width {cw}, height {ch}) lies outside the {width}x{height} image"
+        )));
+    }
+    if cw > MAX_HEIGHTMAP_SIZE || ch > MAX_HEIGHTMAP_SIZE {
+        return Err(err(format!("{cw}x{ch} samples is more than {MAX_HEIGHTMAP_SIZE} per axis; crop it")));
+    }
+    let mut levels = Vec::with_capacity(cw as usize * ch as usize);
+    for row in cy..cy + ch {
+        let start = row as usize * width as usize + cx as usize;
+        levels.extend(pixels[start..start + cw as usize].iter().map(|&v| v as f32 / full_scale));
+    }
+    let lowest = levels.iter().copied().fold(f32::MAX, f32::min);
+
+    // World metres per unit of `level` (0..1).
+    let metres_per_level = match &units {
+        Some(u) => {
+            let scale = desc.extent[0] / (cw as f32 * u.cell_size_x_m);
+            let scale_z = desc.extent[1] / (ch as f32 * u.cell_size_y_m);
+            if (scale_z / scale - 1.0).abs() > 0.05 {
+                log::warn!(
+                    "heightmap {}: extent {:?} stretches the crop's true shape ({:.0} m x {:.0} m) by {:.2} along z",
+                    png_path.display(),
+                    desc.extent,
+                    cw as f32 * u.cell_size_x_m,
+                    ch as f32 * u.cell_size_y_m,
+                    scale_z / scale
+                );
+            }
+            (u.max_elevation_m - u.min_elevation_m) * scale
+        }
+        None => 0.25 * desc.extent[0],
+    };
+    let heights = levels.iter().map(|&l| desc.base + (l - lowest) * metres_per_level * desc.vertical_scale).collect();
+    Ok(Heightfield {
+        nx: cw,
+        nz: ch,
+        origin: Vec2::new(domain.min[0], domain.min[2]),
+        extent: Vec2::from(desc.extent),
+        heights,
+    })
+}
