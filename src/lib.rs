@@ -1,7 +1,7 @@
 //! waterview: real-time GPU SPH water over real terrain (winit + wgpu + egui).
 //!
 //! One [`engine`] that every front end uses: the window ([`app`], egui panels in [`ui`]) and the command
-//! line ([`cli`]: `run`, [`bench`], [`validate`], [`capture`]). The engine builds the simulation ([`sim`])
+//! line ([`cli`]: `run`, [`mod@bench`], [`validate`], [`capture`]). The engine builds the simulation ([`sim`])
 //! from a scene ([`scene`], [`terrain`]) and hands its particles to the renderer ([`render`]) as buffers
 //! and plain data; `sim` and `render` are siblings over the GPU plumbing ([`gpu`]) and know nothing of
 //! each other.

@@ -43,14 +43,14 @@
 //! window or GPU ends the app, with the error returned from [`run`]. Window size, the last scene and the
 //! panels are remembered between runs ([`crate::settings`]).
 //!
-//! From the command line ([`WindowArgs`]) the window can be given its size and a live recording that
+//! From the command line ([`crate::cli::WindowArgs`]) the window can be given its size and a live recording that
 //! starts with the first frame drawn, stops after a number of seconds of wall time and, once its file is
 //! complete, quits the app (exit status 0, or the error from [`run`] when the file could not be written).
 //!
-//! The code is split along those seams: [`input`] (window events, keys, the camera), [`frame`] (the
-//! frame above), [`recording`] (screenshots and videos), [`world`] (scenes: loading, building, saving, file
-//! dialogs and dropped files), [`actions`] (what the panels ask for), [`device`] (the surface, and
-//! recovering from a lost device) and [`blit`] (the copy of the scene onto the surface).
+//! The code is split along those seams: `input` (window events, keys, the camera), `frame` (the
+//! frame above), `recording` (screenshots and videos), `world` (scenes: loading, building, saving, file
+//! dialogs and dropped files), `actions` (what the panels ask for), `device` (the surface, and
+//! recovering from a lost device) and `blit` (the copy of the scene onto the surface).
 
 mod actions;
 mod blit;

@@ -167,7 +167,7 @@ impl VideoRecorder {
         self.in_ring == 0 && self.waiting.is_empty()
     }
 
-    /// True when all recorded frames are written (call [`VideoRecorder::finish`] then).
+    /// True when all recorded frames are written (call [`Self::into_finishing`] then).
     pub fn drained(&self) -> bool {
         self.in_ring == 0 && self.waiting.is_empty() && self.writer.queued() == 0
     }

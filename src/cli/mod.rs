@@ -1,5 +1,5 @@
 //! Command-line interface (clap), the edge of the program: it parses the arguments, turns them into the
-//! plain options of each front end and runs it ([`run`]). No subcommand opens the window (with
+//! plain options of each front end and runs it ([`fn@run`]). No subcommand opens the window (with
 //! [`WindowArgs`], e.g. a recording from the first frame); `run` simulates headless ([`mod@run`]); `bench`
 //! measures per-pass GPU times over particle counts and workgroup sizes (see `docs/performance.md`);
 //! `capture` records a video headless at a fixed step, or (`--record-cost`) measures what live recording

@@ -107,7 +107,7 @@ fn min_size<T>() -> Option<std::num::NonZeroU64> {
     std::num::NonZeroU64::new(size_of::<T>() as u64)
 }
 
-/// Bind group over whole buffers, binding i = buffers[i].
+/// Bind group over whole buffers, binding `i` = `buffers[i]`.
 pub fn bind_buffers(
     device: &wgpu::Device,
     label: &str,

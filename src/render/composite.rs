@@ -41,7 +41,7 @@ const _: () = assert!(size_of::<CompositeUniform>() == 48);
 /// The bind groups of the two smoothed-depth results over one set of targets, the sky they bind, and
 /// the refraction background the frame's colour is copied into.
 struct Bound {
-    /// [k]: the smoothed depth in `smooth[k]`, the refraction background copied into `background`.
+    /// `[k]`: the smoothed depth in `smooth[k]`, the refraction background copied into `background`.
     groups: [wgpu::BindGroup; 2],
     /// The same over a background cache's colour texture (sampled instead of a copy, see
     /// [`CompositeInput::background`]), and that texture.

@@ -57,9 +57,9 @@ pub struct FlowSettings {
 /// clears and dispatches from.
 struct Bound {
     tiles: wgpu::BindGroup,
-    /// The first iteration: reads the raw depth, writes smooth[1].
+    /// The first iteration: reads the raw depth, writes `smooth[1]`.
     first: wgpu::BindGroup,
-    /// [0]: reads smooth[0], writes smooth[1]; [1]: the reverse.
+    /// `[0]`: reads `smooth[0]`, writes `smooth[1]`; `[1]`: the reverse.
     flow: [wgpu::BindGroup; 2],
     raw_depth: wgpu::Texture,
     smooth: [wgpu::Texture; 2],

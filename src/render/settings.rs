@@ -160,7 +160,7 @@ pub struct RenderSettings {
     /// `px nx py ny pz nz` (any of those extensions); `None` = the generated sky.
     pub sky_file: Option<PathBuf>,
     /// Reuse the terrain and sky drawn for the last frame while the camera, the sun, the sky and the
-    /// terrain are unchanged (see [`background`]); off draws them every frame (`waterview bench
+    /// terrain are unchanged (see [`crate::render::background`]); off draws them every frame (`waterview bench
     /// --redraw-background` measures that, the cost of a moving camera).
     pub cache_background: bool,
 }

@@ -214,7 +214,7 @@ pub fn read_texture_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> image::Rg
         .expect("buffer holds width * height * 4 bytes")
 }
 
-/// Copies a 2-D float colour texture ([`HDR_FORMAT`] `Rgba16Float` or `Rgba32Float`, usage `COPY_SRC`)
+/// Copies a 2-D float colour texture ([`crate::render::frame::HDR_FORMAT`] `Rgba16Float` or `Rgba32Float`, usage `COPY_SRC`)
 /// into an RGBA `f32` image, values as stored (linear for the renderer's output).
 ///
 /// **Blocking**: submits the copy and waits for the GPU. For headless runs and tests only; the

@@ -21,7 +21,7 @@ pub struct SolveState {
 const _: () = assert!(std::mem::size_of::<SolveState>() == 16);
 
 /// One iteration's indirect dispatch arguments: the source kernel's (x, y, z, -), then the update
-/// kernel's at [`ARGS_UPD_OFFSET`]. WGSL twin: `IterationArgs` in shaders/sim/dfsph.wgsl.
+/// kernel's at `ARGS_UPD_OFFSET`. WGSL twin: `IterationArgs` in shaders/sim/dfsph.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct IterationArgs {

@@ -1,9 +1,9 @@
 //! GPU SPH simulation (WGSL compute), one stage per file, each owning the shader of its name
-//! ([`stage`] gives them one shape): the counting-sort neighbour grid rebuilt every step ([`grid`]), the
-//! CFL time step kept on the GPU ([`time_step`]), DFSPH ([`dfsph`], the default), PCISPH or WCSPH
-//! ([`pcisph`]) with artificial viscosity, XSPH and optional surface tension ([`surface_tension`]),
+//! (`stage` gives them one shape): the counting-sort neighbour grid rebuilt every step ([`grid`]), the
+//! CFL time step kept on the GPU (`time_step`), DFSPH ([`dfsph`], the default), PCISPH or WCSPH
+//! (`pcisph`) with artificial viscosity, XSPH and optional surface tension (`surface_tension`),
 //! integration with boundaries from the terrain heightfield, the domain walls and an optional wave maker
-//! ([`integrate`]), inflows ([`sources`]) and the statistics ([`stats`]). Nothing is read back inside a
+//! (`integrate`), inflows ([`sources`]) and the statistics (`stats`). Nothing is read back inside a
 //! step; statistics ([`SimStats`]) come back asynchronously through a read-back ring, a frame or more
 //! late. [`Simulation::advance_to`] (src/sim/advance.rs): exact offline time steps.
 //!

@@ -1,6 +1,6 @@
 //! Inflows (emitters) and outflows (sinks) on the GPU. Emitters draw particles from a fixed pool of
 //! parked particles (w < 0) allocated when the simulation is built; sinks park the particles that enter
-//! them, returning them to the pool. See `emit_plan` and `emit` in shaders/sim/sources.wgsl (recorded by [`EmitStage`]).
+//! them, returning them to the pool. See `emit_plan` and `emit` in shaders/sim/sources.wgsl (recorded by `EmitStage`).
 
 use super::stage::{Stage, StageLayouts, StepContext};
 use super::{SimError, SimOptions, Simulation};
