@@ -5,9 +5,8 @@
 //! the live count follows; a parameter change applies live or by a rebuild by the one rule.
 mod common;
 
-use waterview::engine::batch::run_frames;
 use waterview::engine::{Applied, Engine};
-use waterview::gpu::{GpuContext, Profiler};
+use waterview::gpu::GpuContext;
 use waterview::scene::{Emitter, Scene, Sink};
 use waterview::sim::{SimParams, SimStats};
 
@@ -26,17 +25,7 @@ fn fountain(rate: f32) -> Emitter {
 
 /// Runs `frames` frames; asserts nothing leaked or blew up; returns the statistics.
 fn frames(ctx: &GpuContext, engine: &mut Engine, frames: u64) -> Vec<SimStats> {
-    let mut profiler = Profiler::new(&ctx.device);
-    let mut all = Vec::new();
-    run_frames(ctx, engine.sim_mut(), &mut profiler, Some(frames), None, |s| all.push(s.clone()));
-    for s in &all {
-        assert_eq!(
-            (s.non_finite, s.outside_domain, s.below_terrain),
-            (0, 0, 0),
-            "leak or blow-up at t = {}: {s:?}",
-            s.time
-        );
-    }
+    let all = common::run_checked(ctx, engine, Some(frames), None);
     assert_eq!(engine.live_particles(), all.last().expect("statistics came back").particle_count);
     all
 }

@@ -71,6 +71,11 @@ fn save(img: &image::RgbaImage, name: &str) {
     img.save(dir.join(name)).expect("write test image");
 }
 
+/// The camera over the particle grids these tests draw: 11 m from (0, 1.6, -0.5), a 55-degree field of view.
+fn particles_camera() -> OrbitCamera {
+    OrbitCamera { target: Vec3::new(0.0, 1.6, -0.5), distance: 11.0, yaw: 0.45, pitch: 0.3, fov_y: 55f32.to_radians() }
+}
+
 #[test]
 fn valley_with_water_block() {
     let ctx = context();
@@ -95,13 +100,7 @@ fn valley_with_water_block() {
     let vel_buf = vec4_buffer(&ctx, "test velocities", &velocities);
     let source = ParticleSource::buffers(&pos_buf, &vel_buf, positions.len() as u32);
 
-    let camera = OrbitCamera {
-        target: Vec3::new(0.0, 1.6, -0.5),
-        distance: 11.0,
-        yaw: 0.45,
-        pitch: 0.3,
-        fov_y: 55f32.to_radians(),
-    };
+    let camera = particles_camera();
     let mut settings = RenderSettings::default();
     settings.particle.radius = 0.1;
     settings.particle.color_mode = ColorMode::Speed;
@@ -298,13 +297,7 @@ fn background_cache_matches_drawn_frames() {
     let (pos_buf, vel_buf) =
         (vec4_buffer(&ctx, "test positions", &positions), vec4_buffer(&ctx, "test velocities", &velocities));
     let source = ParticleSource::buffers(&pos_buf, &vel_buf, positions.len() as u32);
-    let camera = OrbitCamera {
-        target: Vec3::new(0.0, 1.6, -0.5),
-        distance: 11.0,
-        yaw: 0.45,
-        pitch: 0.3,
-        fov_y: 55f32.to_radians(),
-    };
+    let camera = particles_camera();
     let cached = RenderSettings::default();
     let uncached = RenderSettings { cache_background: false, ..RenderSettings::default() };
     let frame = |r: &mut Renderer, camera: &OrbitCamera, settings: &RenderSettings| {

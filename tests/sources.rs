@@ -2,8 +2,6 @@
 //! and neither lets a particle leak out of the domain or through the floor.
 mod common;
 
-use waterview::engine::batch::run_frames;
-use waterview::gpu::Profiler;
 use waterview::scene::{Emitter, Scene, Sink};
 use waterview::sim::SimStats;
 
@@ -26,18 +24,8 @@ fn channel(emitters: Vec<Emitter>, sinks: Vec<Sink>, block: ([f32; 3], [f32; 3])
 fn run(scene: &Scene, seconds: f32) -> (Vec<SimStats>, f32) {
     let ctx = common::gpu();
     let mut engine = common::engine(&ctx, scene, None);
-    let sim = engine.sim_mut();
-    let mut profiler = Profiler::new(&ctx.device);
-    let mut all = Vec::new();
-    run_frames(&ctx, sim, &mut profiler, None, Some(seconds), |s| all.push(s.clone()));
-    for s in &all {
-        assert_eq!(
-            (s.non_finite, s.outside_domain, s.below_terrain),
-            (0, 0, 0),
-            "leak or blow-up at t = {}: {s:?}",
-            s.time
-        );
-    }
+    let all = common::run_checked(&ctx, &mut engine, None, Some(seconds));
+    let sim = engine.sim();
     (all, sim.mass() / sim.params().rho0)
 }
 

@@ -12,6 +12,7 @@
 //! Needs `xvfb-run` (Debian: `apt-get install -y xvfb xauth`, as `.ci/run` does); without it the tests fail
 //! with that message, they never skip.
 
+use std::ffi::OsStr;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -62,7 +63,7 @@ fn require_xvfb_run() {
 
 /// Runs the app under Xvfb in `dir` (its own settings folder `dir/config`, X11 only) with `args` and `envs`
 /// until it quits on its own; returns its log. Panics if it does not quit in time or fails.
-fn run_app(dir: &Path, args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> String {
+fn run_app(dir: &Path, args: &[&OsStr], envs: &[(&str, &str)]) -> String {
     let log_path = dir.join("app.log");
     let log = std::fs::File::create(&log_path).expect("create log");
     let mut command = Command::new("xvfb-run");
@@ -113,24 +114,28 @@ fn mp4_track(path: &Path) -> (u32, u32, u32) {
     (track.width() as u32, track.height() as u32, reader.sample_count(id).expect("sample count"))
 }
 
+/// The window's arguments to open `scene`, record `seconds` of it at `fps` into `out` and quit.
+fn record_args<'a>(scene: &'a Path, out: &'a Path, seconds: &'a str, fps: &'a str) -> [&'a OsStr; 9] {
+    [
+        "--scene".as_ref(),
+        scene.as_os_str(),
+        "--record".as_ref(),
+        out.as_os_str(),
+        "--record-seconds".as_ref(),
+        seconds.as_ref(),
+        "--record-fps".as_ref(),
+        fps.as_ref(),
+        "--quit-after-record".as_ref(),
+    ]
+}
+
 #[test]
 fn window_records_a_second_of_video_and_exits_cleanly() {
     require_xvfb_run();
     let dir = scratch("record");
     let scene = small_scene(&dir);
     let out = dir.join("window.mp4");
-    let args = [
-        "--scene".as_ref(),
-        scene.as_os_str(),
-        "--record".as_ref(),
-        out.as_os_str(),
-        "--record-seconds".as_ref(),
-        "1".as_ref(),
-        "--record-fps".as_ref(),
-        "30".as_ref(),
-        "--quit-after-record".as_ref(),
-    ];
-    let text = run_app(&dir, &args, &[]);
+    let text = run_app(&dir, &record_args(&scene, &out, "1", "30"), &[]);
 
     assert!(out.exists(), "no video under {}; the app's log:\n{text}", out.display());
     assert!(!dir.join("window.mp4.part").exists(), "temporary file left behind");
@@ -223,18 +228,7 @@ fn window_counts(name: &str, scene_text: &str, seconds: &str) -> (u64, Vec<u64>)
     let scene = dir.join("scene.ron");
     std::fs::write(&scene, scene_text).expect("write scene");
     let out = dir.join("window.mp4");
-    let args = [
-        "--scene".as_ref(),
-        scene.as_os_str(),
-        "--record".as_ref(),
-        out.as_os_str(),
-        "--record-seconds".as_ref(),
-        seconds.as_ref(),
-        "--record-fps".as_ref(),
-        "5".as_ref(),
-        "--quit-after-record".as_ref(),
-    ];
-    let text = run_app(&dir, &args, &[("WATERVIEW_TEST_LOG_EVERY_S", "1")]);
+    let text = run_app(&dir, &record_args(&scene, &out, seconds, "5"), &[("WATERVIEW_TEST_LOG_EVERY_S", "1")]);
     assert!(!text.contains(" ERROR "), "the window reported an error:\n{text}");
     let counts = logged_counts(&text);
     eprintln!("{name}: {} particles at the start, then {:?}", counts.0, counts.1);

@@ -137,8 +137,8 @@ pub(crate) fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing the plot failed: {e:?}")
 }
 
-/// Line colours (matplotlib's "tab10"); the single total is black.
-const TAB10: [RGBColor; 10] = [
+/// Line colours (matplotlib's "tab10"; 7 is grey); the single total is black.
+pub const TAB10: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

@@ -329,7 +329,7 @@ pub fn hydrostatic(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Resu
                     name: "particles near walls, floor, surface".into(),
                     points: scatter(false),
                     style: Style::Dots,
-                    color: COLORS[5],
+                    color: COLORS[7],
                 },
                 Series {
                     name: "particles in the fit region".into(),

@@ -255,7 +255,7 @@ pub fn run(ctx: &GpuContext, plan: &Plan, outcome: &mut Outcome) -> Result<()> {
         name: "downstream wall".into(),
         points: vec![(0.0, X_WALL), (2.7, X_WALL)],
         style: Style::Line,
-        color: COLORS[5],
+        color: COLORS[7],
     });
     for (i, (method, (history, leaks))) in results.iter().enumerate() {
         for (t, x) in history {

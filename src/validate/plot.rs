@@ -52,15 +52,8 @@ pub struct Chart {
     pub x_ticks: Option<Vec<f64>>,
 }
 
-/// Colours per solver and series (matplotlib's "tab10").
-pub const COLORS: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(127, 127, 127),
-];
+/// Colours per solver and series (matplotlib's "tab10", shared with `bench`'s plots; 7 is grey).
+pub use crate::bench::plot::TAB10 as COLORS;
 
 /// Range of the finite values in `v`, widened by 5 % (and made non-empty).
 fn fit_range(v: impl Iterator<Item = f64>) -> (f64, f64) {

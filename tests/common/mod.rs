@@ -1,6 +1,7 @@
 //! Helpers shared by the GPU integration tests.
 #![allow(dead_code)]
 
+use waterview::engine::batch::run_frames;
 use waterview::engine::{BuildOptions, Engine};
 use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
@@ -9,6 +10,7 @@ use waterview::render::{
     AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets, Frame,
     Offscreen, OrbitCamera, Pass, RenderSettings, Targets,
 };
+use waterview::sim::SimStats;
 
 /// The headless GPU context. A machine with no adapter FAILS here with a message naming the fix
 /// (install Mesa's software Vulkan); GPU tests never pass by skipping.
@@ -24,6 +26,24 @@ pub fn gpu() -> GpuContext {
 pub fn engine(ctx: &GpuContext, scene: &waterview::scene::Scene, dx: Option<f32>) -> Engine {
     Engine::new(ctx, scene.clone(), BuildOptions { dx, ..BuildOptions::default() })
         .unwrap_or_else(|e| panic!("{} builds: {e}", scene.name))
+}
+
+/// Runs `engine` for `frames` frames or `seconds` of simulated time (the first that ends; see
+/// [`run_frames`]); asserts no particle went non-finite, left the domain or sank below the terrain, and
+/// returns the statistics of every frame.
+pub fn run_checked(ctx: &GpuContext, engine: &mut Engine, frames: Option<u64>, seconds: Option<f32>) -> Vec<SimStats> {
+    let mut profiler = Profiler::new(&ctx.device);
+    let mut all = Vec::new();
+    run_frames(ctx, engine.sim_mut(), &mut profiler, frames, seconds, |s| all.push(s.clone()));
+    for s in &all {
+        assert_eq!(
+            (s.non_finite, s.outside_domain, s.below_terrain),
+            (0, 0, 0),
+            "leak or blow-up at t = {}: {s:?}",
+            s.time
+        );
+    }
+    all
 }
 
 /// Runs the anisotropy pass over `positions` (xyz metres, w < 0 parked; spacing `dx`) with the default
