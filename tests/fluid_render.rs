@@ -307,22 +307,22 @@ fn bad_sky_file_is_an_error_and_the_sky_stays() {
     let dir = out_dir();
     let bad = dir.join("not_a_sky.png");
     std::fs::write(&bad, b"this is not a PNG").unwrap();
-    let before = renderer.sky_mut().source().clone();
-    let err = renderer.sky_mut().load_equirect(&ctx, &bad).expect_err("garbage must not load").to_string();
+    let before = renderer.sky().source().clone();
+    let err = renderer.load_sky(&ctx, &bad).expect_err("garbage must not load").to_string();
     assert!(err.contains("not_a_sky.png"), "the error names the file: {err}");
     let missing = dir.join("no_such_sky.hdr");
-    let err = renderer.sky_mut().load_equirect(&ctx, &missing).expect_err("missing file").to_string();
+    let err = renderer.load_sky(&ctx, &missing).expect_err("missing file").to_string();
     assert!(err.contains("no_such_sky.hdr"), "{err}");
     let square = dir.join("square_sky.png");
     image::RgbImage::from_pixel(16, 16, image::Rgb([90, 140, 220])).save(&square).unwrap();
-    let err = renderer.sky_mut().load_equirect(&ctx, &square).expect_err("not 2:1").to_string();
+    let err = renderer.load_sky(&ctx, &square).expect_err("not 2:1").to_string();
     assert!(err.contains("square_sky.png") && err.contains("twice as wide"), "{err}");
-    assert_eq!(renderer.sky_mut().source(), &before, "a failed load keeps the current sky");
+    assert_eq!(renderer.sky().source(), &before, "a failed load keeps the current sky");
 
     let good = dir.join("good_sky.png");
     image::RgbImage::from_fn(64, 32, |_, y| image::Rgb([40 + 4 * y as u8, 120, 230])).save(&good).unwrap();
-    renderer.sky_mut().load_equirect(&ctx, &good).expect("a 2:1 PNG loads");
-    assert_eq!(renderer.sky_mut().source(), &SkySource::Loaded(vec![good]));
+    renderer.load_sky(&ctx, &good).expect("a 2:1 PNG loads");
+    assert_eq!(renderer.sky().source(), &SkySource::Loaded(vec![good]));
 }
 
 /// The fixed scene of the image checks: a gently sloped bumpy ground and a mound of 1 500 particles.

@@ -172,12 +172,64 @@ fn a_png_claiming_100000_pixels_a_side_is_refused_by_the_decoder_limits() {
     std::fs::write(&png, png_claiming(100_000, 100_000, 16, 0)).unwrap();
     let e = heightmap_build_err(&png, &dir);
     assert!(e.contains("bomb.png") && e.contains("limited to 16384 x 16384 pixels"), "{e}");
+    // The same as a sky (an RGB PNG twice as wide as high, as a sky's header would claim).
+    let sky = dir.join("bomb_sky.png");
+    std::fs::write(&sky, png_claiming(200_000, 100_000, 8, 2)).unwrap();
+    let e = sky_err(&sky);
+    assert!(e.contains("bomb_sky.png") && e.contains("limited to 16384 x 16384 pixels"), "{e}");
     // Within the sizes but past the decoded-bytes limit: 16384 x 16384 RGB 16-bit is 1.5 GiB for a
     // heightmap (512 MiB allowed).
     std::fs::write(&png, png_claiming(16384, 16384, 16, 2)).unwrap();
     let e = heightmap_build_err(&png, &dir);
     assert!(e.contains("bomb.png") && e.contains("512 MiB decoded"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `load_sky(path)` within 10 s, expecting an error; returns its message.
+fn sky_err(path: &Path) -> String {
+    let p = path.to_path_buf();
+    match within(10, &format!("load_sky({})", path.display()), move || waterview::render::load_sky(&p).map(|c| c.face))
+    {
+        Ok(face) => panic!("{} loaded as a sky with {face}-texel faces", path.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn skies_that_cannot_be_used_name_their_path() {
+    let dir = temp_dir("sky");
+    let e = sky_err(&dir.join("missing.hdr"));
+    assert!(e.contains("missing.hdr") && e.contains("cannot read sky image"), "{e}");
+    // A folder without the six faces (a stray image in it is not a face).
+    image::RgbImage::new(4, 2).save(dir.join("stray.png")).unwrap();
+    let e = sky_err(&dir);
+    assert!(e.contains(&dir.display().to_string()) && e.contains("no face px"), "{e}");
+    let hdr = dir.join("bad.hdr");
+    std::fs::write(&hdr, b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 8 +X 16\n garbage, not pixels").unwrap();
+    let e = sky_err(&hdr);
+    assert!(e.contains("bad.hdr") && e.contains("cannot decode sky image"), "{e}");
+    for dev in ["/dev/zero", "/dev/urandom"] {
+        let e = sky_err(Path::new(dev));
+        assert!(e.contains(dev) && e.contains("not a regular file"), "{e}");
+    }
+    let fifo = dir.join("pipe.hdr");
+    mkfifo(&fifo);
+    let e = sky_err(&fifo);
+    assert!(e.contains("pipe.hdr") && e.contains("FIFO"), "{e}");
+    // A face that is a FIFO in an otherwise complete folder.
+    let faces = temp_dir("sky_faces");
+    for name in ["px", "nx", "py", "ny", "pz"] {
+        image::RgbImage::from_pixel(8, 8, image::Rgb([100, 150, 250])).save(faces.join(format!("{name}.png"))).unwrap();
+    }
+    mkfifo(&faces.join("nz.png"));
+    let e = sky_err(&faces);
+    assert!(e.contains("nz.png") && e.contains("FIFO"), "{e}");
+    std::fs::remove_file(faces.join("nz.png")).unwrap();
+    image::RgbImage::from_pixel(8, 8, image::Rgb([100, 150, 250])).save(faces.join("nz.png")).unwrap();
+    let cube = waterview::render::load_sky(&faces).expect("six 8x8 faces load");
+    assert_eq!((cube.face, cube.sources.len()), (8, 6));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&faces);
 }
 
 #[test]

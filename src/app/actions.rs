@@ -76,6 +76,7 @@ impl Running {
                 });
                 self.replace_world(scene, &format!("heightmap {}", path.display()), false);
             }
+            UiAction::LoadSky(path) => self.load_sky(path),
             UiAction::SetSources { emitters, sinks } => {
                 let result = match self.world.engine_mut() {
                     Some(engine) => engine.set_sources(&self.ctx, &emitters, &sinks),

@@ -118,6 +118,7 @@ impl Running {
         self.profiler = parts.profiler;
         self.offscreen = parts.offscreen;
         self.renderer = parts.renderer;
+        self.renderer.set_sky(&self.ctx, self.sky.as_ref());
         self.hdr_renderer = None;
         self.blit = parts.blit;
         self.egui_renderer = parts.egui_renderer;

@@ -47,6 +47,7 @@ impl Running {
         let stats = self.world.sim_mut().and_then(|sim| sim.poll_stats());
         self.ui.history.push_frame(dt, self.profiler.latest(), stats);
         self.poll_background();
+        self.poll_sky();
         self.drive_cli_recording();
         self.drive_test_render();
         self.fly_move(dt.as_secs_f32());

@@ -37,8 +37,9 @@
 //! it shows the capture's frames scaled into the central area. Resetting or replacing the simulation
 //! ends the capture with the frames made so far.
 //!
-//! Failures of user actions (loading a scene, rebuilding at another dx, bad parameters, a file that cannot
-//! be written) and wgpu validation errors go to the red banner and the log; the running scene stays. A
+//! Failures of user actions (loading a scene or a sky, rebuilding at another dx, bad parameters, a file
+//! that cannot be read or written) and wgpu validation errors go to the red banner and the log; the
+//! running scene stays. Sky files are decoded on a worker thread (`sky`); the frame polls for the result. A
 //! lost GPU device is recreated with the scene rebuilt from its file (best effort). Only the absence of a
 //! window or GPU ends the app, with the error returned from [`run`]. Window size, the last scene and the
 //! panels are remembered between runs ([`crate::settings`]).
@@ -48,7 +49,7 @@
 //! complete, quits the app (exit status 0, or the error from [`run`] when the file could not be written).
 //!
 //! The code is split along those seams: `input` (window events, keys, the camera), `frame` (the
-//! frame above), `recording` (screenshots and videos), `world` (scenes: loading, building, saving, file
+//! frame above), `recording` (screenshots and videos), `sky` (sky files decoded off the UI thread), `world` (scenes: loading, building, saving, file
 //! dialogs and dropped files), `actions` (what the panels ask for), `device` (the surface, and
 //! recovering from a lost device) and `blit` (the copy of the scene onto the surface).
 
@@ -58,11 +59,12 @@ mod device;
 mod frame;
 mod input;
 mod recording;
+mod sky;
 mod world;
 
 use crate::capture::{Capture, VideoWriter};
 use crate::gpu::{GpuContext, Profiler};
-use crate::render::{targets::Offscreen, OrbitCamera, Renderer};
+use crate::render::{targets::Offscreen, OrbitCamera, Renderer, SkyCube};
 use crate::settings::AppSettings;
 use crate::terrain::Heightfield;
 use crate::ui::capture_panel::CaptureStatus;
@@ -195,6 +197,11 @@ struct Running {
     /// A second renderer made for [`crate::render::HDR_FORMAT`], for EXR screenshots; built on the first
     /// one, dropped with the device.
     hdr_renderer: Option<Renderer>,
+    /// The loaded sky on screen (`None`: the generated one), kept for renderers made later (EXR
+    /// screenshots, a recreated device).
+    sky: Option<SkyCube>,
+    /// Decodes sky files on a worker thread.
+    sky_loader: sky::SkyLoader,
     offscreen: Offscreen,
     blit: Blit,
     /// Surface-format target for screenshots that include the UI; made on first use, resized as needed.
@@ -300,6 +307,8 @@ impl Running {
             profiler: parts.profiler,
             renderer,
             hdr_renderer: None,
+            sky: None,
+            sky_loader: sky::SkyLoader::default(),
             offscreen: parts.offscreen,
             blit: parts.blit,
             ui_target: None,

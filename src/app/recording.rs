@@ -61,8 +61,11 @@ impl Running {
     /// screenshot); its fluid targets are freed again right after. The caller records the target's copy
     /// into the screenshot ring, which writes the EXR file on a worker thread. Never waits on the GPU.
     pub(super) fn render_hdr_screenshot(&mut self, size: (u32, u32)) -> Offscreen {
-        let renderer =
-            self.hdr_renderer.get_or_insert_with(|| Renderer::new(&self.ctx, HDR_FORMAT, self.world.terrain()));
+        let renderer = self.hdr_renderer.get_or_insert_with(|| {
+            let mut r = Renderer::new(&self.ctx, HDR_FORMAT, self.world.terrain());
+            r.set_sky(&self.ctx, self.sky.as_ref());
+            r
+        });
         let target = Offscreen::with_format(&self.ctx, size, HDR_FORMAT);
         let mut enc =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("HDR screenshot") });

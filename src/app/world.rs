@@ -78,17 +78,15 @@ pub(super) struct Dialog {
 }
 
 impl Running {
-    /// A file dropped on the window: a `.ron` scene opens, a `.png` becomes the terrain.
+    /// A file dropped on the window: a `.ron` scene opens, a 16-bit `.png` becomes the terrain, another
+    /// image or a folder the sky.
     pub(super) fn dropped_file(&mut self, path: PathBuf) {
         match crate::scene::classify_dropped_file(&path) {
             Ok(DroppedFile::Scene) => self.apply(UiAction::LoadScene(path)),
             Ok(DroppedFile::Heightmap) => self.apply(UiAction::ReplaceHeightmap(path)),
-            Ok(DroppedFile::Sky) => {
-                // The renderer loads it on the next frame; a sky it cannot use is reported and the current
-                // one stays (see `Renderer::sky_status`).
-                self.ui.render.sky_path_text = path.display().to_string();
-                self.ui.render.settings.sky_file = Some(path);
-            }
+            // Decoded on a worker thread; a sky that cannot be used goes to the banner and the current one
+            // stays (`app::sky`).
+            Ok(DroppedFile::Sky) => self.apply(UiAction::LoadSky(Some(path))),
             Err(e) => self.ui.push_error(e.to_string()),
         }
     }

@@ -37,6 +37,7 @@ pub mod particles;
 pub mod pass;
 pub mod settings;
 pub mod sky;
+pub mod sky_image;
 pub mod splat;
 pub mod targets;
 pub mod terrain;
@@ -50,7 +51,8 @@ pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FOR
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
 pub use settings::{FluidSettings, FluidView, RenderSettings};
-pub use sky::{SkyError, SkyInput, SkyPass, SkySource};
+pub use sky::{SkyInput, SkyPass, SkySource};
+pub use sky_image::{load_sky, SkyCube, SkyError};
 pub use splat::{SplatInput, SplatMethod, SplatPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
 pub use terrain::{TerrainInput, TerrainPass};
@@ -59,7 +61,6 @@ pub use wave_maker::{PaddleUniform, WaveMakerPass};
 use crate::gpu::{GpuContext, Profiler};
 use crate::terrain::Heightfield;
 use background::{BackgroundCache, BackgroundKey};
-use std::path::PathBuf;
 
 /// The particles to draw, as buffers and plain data (the renderer knows no simulation; the engine makes
 /// this from one, `Engine::particles`).
@@ -109,9 +110,6 @@ pub struct Renderer {
     background_epoch: u64,
     /// Whether the last frame's background came from the cache.
     background_restored: bool,
-    /// The sky file last asked for, and the result of loading it.
-    sky_request: Option<PathBuf>,
-    sky_status: Option<Result<String, String>>,
     start: std::time::Instant,
 }
 
@@ -149,8 +147,6 @@ impl Renderer {
             background: BackgroundCache::default(),
             background_epoch: 0,
             background_restored: false,
-            sky_request: None,
-            sky_status: None,
             start: std::time::Instant::now(),
         }
     }
@@ -183,48 +179,27 @@ impl Renderer {
         self.composite.resize(&self.device, None);
     }
 
-    /// The sky: its cubemap and where it came from; [`SkyPass::load_equirect`] / [`SkyPass::load_faces`]
-    /// replace it directly (a later change of `RenderSettings::sky_file` overrides that).
-    pub fn sky_mut(&mut self) -> &mut SkyPass {
-        &mut self.sky
+    /// The sky: its cubemap and where it came from.
+    pub fn sky(&self) -> &SkyPass {
+        &self.sky
     }
 
-    /// Outcome of the last `RenderSettings::sky_file` change: `Ok("loaded ...")` or the error message
-    /// (the previous sky stays on error).
-    pub fn sky_status(&self) -> Option<&Result<String, String>> {
-        self.sky_status.as_ref()
-    }
-
-    /// Loads `settings.sky_file` when it changed since the last frame.
-    fn sync_sky_file(&mut self, ctx: &GpuContext, file: Option<&PathBuf>) {
-        if self.sky_request.as_ref() == file {
-            return;
+    /// Shows `cube` as the sky (a sky decoded on the CPU, [`sky_image`]), or the generated sky when `None`.
+    pub fn set_sky(&mut self, ctx: &GpuContext, cube: Option<&SkyCube>) {
+        match cube {
+            Some(cube) => self.sky.set_cube(ctx, cube),
+            None => self.sky.use_generated(ctx),
         }
-        self.sky_request = file.cloned();
         self.background_epoch += 1;
-        let Some(path) = file else {
-            self.sky.use_generated(ctx);
-            self.sky_status = None;
-            return;
-        };
-        let result = if path.is_dir() {
-            match six_faces(path) {
-                Ok(faces) => self.sky.load_faces(ctx, &faces),
-                Err(e) => {
-                    self.sky_status = Some(Err(e.to_string()));
-                    return;
-                }
-            }
-        } else {
-            self.sky.load_equirect(ctx, path)
-        };
-        self.sky_status = Some(match result {
-            Ok(()) => Ok(format!("loaded {}", path.display())),
-            Err(e) => {
-                log::error!("{e}");
-                Err(e.to_string())
-            }
-        });
+    }
+
+    /// Reads, decodes and shows the sky at `path` ([`SkyPass::load`]). **Blocking**: for headless runs and
+    /// tests (the window decodes skies on a worker thread and calls [`Renderer::set_sky`]). On error the
+    /// current sky stays.
+    pub fn load_sky(&mut self, ctx: &GpuContext, path: &std::path::Path) -> Result<(), SkyError> {
+        self.sky.load(ctx, path)?;
+        self.background_epoch += 1;
+        Ok(())
     }
 
     /// Makes the fluid targets for `target` (size, colour format, thickness resolution) when they do not
@@ -264,7 +239,6 @@ impl Renderer {
         let time = self.start.elapsed().as_secs_f32();
         let uniform = camera.uniform(target.size, sun, settings.sun_intensity.max(0.0), time);
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
-        self.sync_sky_file(ctx, settings.sky_file.as_ref());
         let paddle = particles.and_then(|p| p.paddle);
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
@@ -332,18 +306,6 @@ impl Renderer {
         let sky = (self.sky.cube_view(), self.sky.version());
         self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
     }
-}
-
-/// The six face files `px nx py ny pz nz` (`.hdr`, `.png`, `.jpg` or `.jpeg`) in `dir`.
-fn six_faces(dir: &std::path::Path) -> Result<[PathBuf; 6], SkyError> {
-    let find = |name: &'static str| {
-        ["hdr", "png", "jpg", "jpeg"]
-            .iter()
-            .map(|ext| dir.join(format!("{name}.{ext}")))
-            .find(|p| p.is_file())
-            .ok_or_else(|| SkyError::MissingFace { dir: dir.to_path_buf(), name })
-    };
-    Ok([find("px")?, find("nx")?, find("py")?, find("ny")?, find("pz")?, find("nz")?])
 }
 
 /// Renders one frame off-screen at `size` pixels and reads it back as RGBA (sRGB-encoded bytes).

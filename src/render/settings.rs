@@ -6,7 +6,6 @@
 use super::frame::CameraUniform;
 use super::{AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod};
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 /// What the frame shows: the shaded water, one intermediate target of the fluid renderer, or the old
 /// sphere impostors.
@@ -156,9 +155,6 @@ pub struct RenderSettings {
     pub sky_turbidity: f32,
     /// Radiance multiplier of a loaded sky.
     pub sky_exposure: f32,
-    /// A sky image (equirectangular `.hdr`/`.png`/`.jpg`) or a folder of six faces
-    /// `px nx py ny pz nz` (any of those extensions); `None` = the generated sky.
-    pub sky_file: Option<PathBuf>,
     /// Reuse the terrain and sky drawn for the last frame while the camera, the sun, the sky and the
     /// terrain are unchanged (see [`crate::render::background`]); off draws them every frame (`waterview bench
     /// --redraw-background` measures that, the cost of a moving camera).
@@ -178,7 +174,6 @@ impl Default for RenderSettings {
             fluid: FluidSettings::default(),
             sky_turbidity: 2.5,
             sky_exposure: 1.0,
-            sky_file: None,
             cache_background: true,
         }
     }

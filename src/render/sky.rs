@@ -2,37 +2,23 @@
 //!
 //! By default the cubemap is generated on the GPU ("sky" compute pass) from the sun direction with the
 //! Preetham, Shirley & Smits daylight model (SIGGRAPH 1999), and regenerated only when the sun,
-//! its intensity or the turbidity change. A user's sky replaces it: an equirectangular image
-//! ([`SkyPass::load_equirect`]: Radiance HDR, PNG or JPEG) or six face images ([`SkyPass::load_faces`]),
-//! converted on the CPU into the cubemap; a file that cannot be used returns a [`SkyError`] naming the file
-//! and the problem, and the current sky stays. The "sky" render pass is one full-screen triangle at the
-//! far plane, tested against the terrain's depth and writing none.
+//! its intensity or the turbidity change. A user's sky replaces it: an equirectangular image or six face
+//! images, decoded on the CPU into a [`SkyCube`] ([`super::sky_image`]; the window does that on a worker
+//! thread) and uploaded by [`SkyPass::set_cube`]; [`SkyPass::load`] does both at once for headless use. A
+//! file that cannot be used gives a [`SkyError`] naming the file and the problem, and the current sky
+//! stays. The "sky" render pass is one full-screen triangle at the far plane, tested against the
+//! terrain's depth and writing none.
 
 use super::frame;
 use super::pass::{Frame, Pass};
+use super::sky_image::{load_sky, SkyCube, SkyError};
 use crate::gpu::{self, GpuContext};
 use glam::Vec3;
 use std::path::{Path, PathBuf};
-use thiserror::Error;
 
 /// Cube face edge of the generated sky, texels.
 const GENERATED_FACE: u32 = 128;
-/// Cube face edge of a loaded sky, texels.
-const LOADED_FACE: u32 = 512;
 const CUBE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
-
-/// Why a sky image could not be used (the current sky stays). The cause is part of the message (no
-/// `source()`), so printing the error with its chain shows it once.
-#[derive(Debug, Error)]
-pub enum SkyError {
-    #[error("cannot read sky image {}: {cause}", path.display())]
-    Read { path: PathBuf, cause: image::ImageError },
-    #[error("sky image {} is {width}x{height}: {reason}", path.display())]
-    Shape { path: PathBuf, width: u32, height: u32, reason: &'static str },
-    /// A folder of cube faces without the face `name` (`px`, `nx`, ...).
-    #[error("sky folder {}: no face image {name}.hdr/.png/.jpg", dir.display())]
-    MissingFace { dir: PathBuf, name: &'static str },
-}
 
 /// Sky parameters, bind group 1 binding 0 of both the generator and the background pass.
 /// WGSL twin: `SkyGen` in `shaders/render/sky.wgsl`.
@@ -214,66 +200,20 @@ impl SkyPass {
         }
     }
 
-    /// Loads an equirectangular sky (Radiance `.hdr` radiance as is; PNG/JPEG decoded from sRGB) into the
-    /// cubemap. On error the current sky stays.
-    pub fn load_equirect(&mut self, ctx: &GpuContext, path: &Path) -> Result<(), SkyError> {
-        let img = read_linear(path)?;
-        let (w, h) = img.dimensions();
-        if w < 2 || h < 1 || w != 2 * h {
-            return Err(SkyError::Shape {
-                path: path.into(),
-                width: w,
-                height: h,
-                reason: "an equirectangular sky must be twice as wide as high",
-            });
-        }
-        let n = LOADED_FACE;
-        let mut texels = Vec::with_capacity((6 * n * n * 4) as usize);
-        for face in 0..6 {
-            for y in 0..n {
-                for x in 0..n {
-                    let uv = [(x as f32 + 0.5) / n as f32 * 2.0 - 1.0, (y as f32 + 0.5) / n as f32 * 2.0 - 1.0];
-                    let d = face_dir(face, uv);
-                    let u = 0.5 + d.x.atan2(-d.z) / std::f32::consts::TAU;
-                    let v = 0.5 - d.y.clamp(-1.0, 1.0).asin() / std::f32::consts::PI;
-                    push_half(&mut texels, bilinear(&img, u * w as f32 - 0.5, v * h as f32 - 0.5));
-                }
-            }
-        }
-        self.upload(ctx, n, &texels);
-        self.source = SkySource::Loaded(vec![path.into()]);
-        Ok(())
+    /// Uploads a sky decoded on the CPU ([`super::sky_image`]) as the cubemap; its files become the
+    /// [`SkySource`].
+    pub fn set_cube(&mut self, ctx: &GpuContext, cube: &SkyCube) {
+        self.upload(ctx, cube.face, &cube.texels);
+        self.source = SkySource::Loaded(cube.sources.clone());
     }
 
-    /// Loads six square face images, in the order +x, -x, +y, -y, +z, -z (y up), into the cubemap.
-    /// On error the current sky stays.
-    pub fn load_faces(&mut self, ctx: &GpuContext, paths: &[PathBuf; 6]) -> Result<(), SkyError> {
-        let mut faces = Vec::with_capacity(6);
-        for p in paths {
-            let img = read_linear(p)?;
-            let (w, h) = img.dimensions();
-            if w != h || w == 0 {
-                return Err(SkyError::Shape {
-                    path: p.clone(),
-                    width: w,
-                    height: h,
-                    reason: "a cube face must be square",
-                });
-            }
-            faces.push(img);
-        }
-        let n = faces[0].width().min(LOADED_FACE);
-        let mut texels = Vec::with_capacity((6 * n * n * 4) as usize);
-        for img in &faces {
-            let s = img.width() as f32 / n as f32;
-            for y in 0..n {
-                for x in 0..n {
-                    push_half(&mut texels, bilinear(img, (x as f32 + 0.5) * s - 0.5, (y as f32 + 0.5) * s - 0.5));
-                }
-            }
-        }
-        self.upload(ctx, n, &texels);
-        self.source = SkySource::Loaded(paths.to_vec());
+    /// Reads and decodes the sky at `path` ([`load_sky`]: an equirectangular image or a folder of six
+    /// faces) and uploads it. **Blocking** (the decoding can take seconds): for headless runs and tests;
+    /// the window decodes on a worker thread and calls [`SkyPass::set_cube`]. On error the current sky
+    /// stays.
+    pub fn load(&mut self, ctx: &GpuContext, path: &Path) -> Result<(), SkyError> {
+        let cube = load_sky(path)?;
+        self.set_cube(ctx, &cube);
         Ok(())
     }
 
@@ -380,75 +320,4 @@ fn make_cube(
         ],
     });
     (cube, cube_view, bind_group, gen_group)
-}
-
-/// World direction of cube texel uv (-1..1, y down) on `face` (+x, -x, +y, -y, +z, -z): the same
-/// convention as `face_dir` in the shader and as cube sampling.
-fn face_dir(face: u32, uv: [f32; 2]) -> Vec3 {
-    let (u, v) = (uv[0], -uv[1]);
-    match face {
-        0 => Vec3::new(1.0, v, -u),
-        1 => Vec3::new(-1.0, v, u),
-        2 => Vec3::new(u, 1.0, -v),
-        3 => Vec3::new(u, -1.0, v),
-        4 => Vec3::new(u, v, 1.0),
-        _ => Vec3::new(-u, v, -1.0),
-    }
-    .normalize()
-}
-
-/// Decodes `path` to linear RGB: HDR as stored, 8/16-bit images from sRGB.
-fn read_linear(path: &Path) -> Result<image::Rgb32FImage, SkyError> {
-    let err = |cause| SkyError::Read { path: path.into(), cause };
-    let img = image::ImageReader::open(path).map_err(|e| err(image::ImageError::IoError(e)))?;
-    let img = img.with_guessed_format().map_err(|e| err(image::ImageError::IoError(e)))?.decode().map_err(err)?;
-    let is_float = matches!(img.color(), image::ColorType::Rgb32F | image::ColorType::Rgba32F);
-    let mut rgb = img.into_rgb32f();
-    if !is_float {
-        for v in rgb.iter_mut() {
-            *v = if *v <= 0.04045 { *v / 12.92 } else { ((*v + 0.055) / 1.055).powf(2.4) };
-        }
-    }
-    Ok(rgb)
-}
-
-/// Bilinear sample at continuous texel coordinates, x wrapping (longitude), y clamped.
-fn bilinear(img: &image::Rgb32FImage, x: f32, y: f32) -> [f32; 3] {
-    let (w, h) = (img.width() as i64, img.height() as i64);
-    let (x0, y0) = (x.floor(), y.floor());
-    let (fx, fy) = (x - x0, y - y0);
-    let px = |ix: i64, iy: i64| img.get_pixel(ix.rem_euclid(w) as u32, iy.clamp(0, h - 1) as u32).0;
-    let (ix, iy) = (x0 as i64, y0 as i64);
-    let (a, b, c, d) = (px(ix, iy), px(ix + 1, iy), px(ix, iy + 1), px(ix + 1, iy + 1));
-    std::array::from_fn(|k| (a[k] * (1.0 - fx) + b[k] * fx) * (1.0 - fy) + (c[k] * (1.0 - fx) + d[k] * fx) * fy)
-}
-
-fn push_half(out: &mut Vec<u16>, rgb: [f32; 3]) {
-    out.extend(rgb.iter().map(|&v| f32_to_f16(v)));
-    out.push(f32_to_f16(1.0));
-}
-
-/// IEEE half-precision bits of `v` (round to nearest; overflow to infinity, tiny values to subnormals/0).
-pub fn f32_to_f16(v: f32) -> u16 {
-    let bits = v.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let exp = ((bits >> 23) & 0xff) as i32;
-    let mant = bits & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = (mant | 0x80_0000) >> (1 - e);
-        return sign | ((m + 0x1000) >> 13) as u16;
-    }
-    let half = sign as u32 | ((e as u32) << 10) | (mant >> 13);
-    // Round to nearest (carry into the exponent is correct).
-    (half + ((mant >> 12) & 1)) as u16
 }

@@ -8,6 +8,7 @@ pub mod help;
 pub mod render_panel;
 pub mod scene_panel;
 pub mod sim_panel;
+pub mod sky_panel;
 pub mod stats_panel;
 
 use crate::gpu::{GpuContext, PassTime};
@@ -45,6 +46,9 @@ pub enum UiAction {
     SaveScene(PathBuf),
     /// Use this 16-bit PNG as the current scene's terrain.
     ReplaceHeightmap(PathBuf),
+    /// Show the sky in this file or folder (decoded on a worker thread; the current sky stays until it is
+    /// ready), or the generated sky when `None`.
+    LoadSky(Option<PathBuf>),
     /// Use these inflows and outflows, live (the emitters' pool grows as needed, the water kept).
     SetSources { emitters: Vec<Emitter>, sinks: Vec<Sink> },
     /// Start or stop a live recording.

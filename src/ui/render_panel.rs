@@ -3,6 +3,7 @@
 //! the sun and sky, the sphere impostors' colouring; and the screenshot button with its "include UI" option
 //! and the status line of the last screenshot.
 
+use super::sky_panel::{sky_ui, SkyPanelState};
 use super::{row, UiAction};
 use crate::render::{ColorMode, FluidView, RenderSettings, SplatMethod};
 
@@ -14,8 +15,8 @@ pub struct RenderPanelState {
     pub radius_scale: f32,
     /// Screenshots (button and F12) include the egui panels.
     pub capture_with_ui: bool,
-    /// The sky file path being typed (applied to `settings.sky_file` by the Load button).
-    pub sky_path_text: String,
+    /// The sky section: the sky on screen, the one loading, the path being typed.
+    pub sky: SkyPanelState,
     /// "Saved captures/...png" or the last screenshot's error.
     pub capture_status: Option<Result<String, String>>,
 }
@@ -26,7 +27,7 @@ impl Default for RenderPanelState {
             settings: RenderSettings::default(),
             radius_scale: 1.0,
             capture_with_ui: false,
-            sky_path_text: String::new(),
+            sky: SkyPanelState::default(),
             capture_status: None,
         }
     }
@@ -43,7 +44,7 @@ impl RenderPanelState {
     }
 }
 
-/// Draws the panel; returns the Screenshot action.
+/// Draws the panel; returns the Screenshot and sky actions.
 pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<UiAction> {
     let mut actions = Vec::new();
     egui::CollapsingHeader::new("Rendering").default_open(false).show(ui, |ui| {
@@ -85,7 +86,7 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
         } else {
             fluid_ui(ui, s);
         }
-        sky_file_ui(ui, s, &mut state.sky_path_text);
+        actions.extend(sky_ui(ui, &mut state.sky, &mut s.sky_exposure));
         if ui.button("Defaults").clicked() {
             state.settings = RenderSettings::default();
             state.radius_scale = 1.0;
@@ -237,26 +238,4 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
             ui.add(egui::Slider::new(&mut f.fresnel_f0, 0.0..=0.2))
         });
     });
-}
-
-/// The sky source: generated, or an image / folder of faces typed in.
-fn sky_file_ui(ui: &mut egui::Ui, s: &mut RenderSettings, text: &mut String) {
-    ui.horizontal(|ui| {
-        ui.label("Sky").on_hover_text(
-            "Equirectangular .hdr/.png/.jpg, or a folder with px nx py ny pz nz images; empty = generated sky. \
-             A file that cannot be used is reported in the log and the current sky stays",
-        );
-        ui.text_edit_singleline(text);
-        if ui.button("Load").clicked() {
-            let t = text.trim();
-            s.sky_file = (!t.is_empty()).then(|| t.into());
-        }
-        if ui.button("Generated").clicked() {
-            text.clear();
-            s.sky_file = None;
-        }
-    });
-    if s.sky_file.is_some() {
-        ui.add(egui::Slider::new(&mut s.sky_exposure, 0.05..=8.0).logarithmic(true).text("sky exposure"));
-    }
 }
