@@ -1,5 +1,5 @@
 //! The one way the app reads a user's file: scenes, heightmaps and their units, sky images, the
-//! settings, the headers of dropped files ([`read`], [`read_text`], [`open`]). Whatever the path names,
+//! settings, the headers of dropped files ([`read`], [`open`]). Whatever the path names,
 //! reading it returns promptly, with a bounded amount of memory, or fails with a message naming the path:
 //!
 //! - **Regular files only.** The path's metadata (symbolic links followed) is checked before opening, so
@@ -125,9 +125,6 @@ pub enum ReadError {
     #[error("{kind} {} holds more than {} though its size was {}; {} are limited to {}", path.display(),
         human_bytes(*limit), human_bytes(*size), kind.plural(), human_bytes(*limit))]
     Grew { kind: FileKind, path: PathBuf, size: u64, limit: u64 },
-    /// Not UTF-8 text: the first invalid byte is at `offset`.
-    #[error("{kind} {} is not UTF-8 text (invalid byte at offset {offset})", path.display())]
-    NotText { kind: FileKind, path: PathBuf, offset: usize },
 }
 
 impl ReadError {
@@ -143,8 +140,7 @@ impl ReadError {
             ReadError::Io { path, .. }
             | ReadError::NotRegular { path, .. }
             | ReadError::TooLarge { path, .. }
-            | ReadError::Grew { path, .. }
-            | ReadError::NotText { path, .. } => path,
+            | ReadError::Grew { path, .. } => path,
         }
     }
 }
@@ -232,16 +228,6 @@ fn read_within(path: &Path, kind: FileKind, limit: u64) -> Result<Vec<u8>, ReadE
         return Err(ReadError::Grew { kind, path: path.to_path_buf(), size, limit });
     }
     Ok(bytes)
-}
-
-/// The UTF-8 text of the regular file at `path` (as [`read`]); a byte-order mark is kept (see
-/// [`without_bom`]). Errors: those of [`read`], and [`ReadError::NotText`] for bytes that are not UTF-8.
-pub fn read_text(path: &Path, kind: FileKind) -> Result<String, ReadError> {
-    String::from_utf8(read(path, kind)?).map_err(|e| ReadError::NotText {
-        kind,
-        path: path.to_path_buf(),
-        offset: e.utf8_error().valid_up_to(),
-    })
 }
 
 /// `bytes` without a leading UTF-8 byte-order mark (EF BB BF), which some editors write at the start of

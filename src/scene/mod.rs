@@ -206,12 +206,22 @@ impl Scene {
         Ok(scene)
     }
 
+    /// Parses and validates the bytes of a scene file: UTF-8 text (else [`SceneError::Parse`] naming the
+    /// first byte that is not), then [`Scene::from_str`]. What [`Scene::load`] does once the file is read.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Scene, SceneError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| SceneError::Parse {
+            path: path.to_path_buf(),
+            message: format!("not UTF-8 text (invalid byte at offset {})", e.valid_up_to()),
+        })?;
+        Scene::from_str(text, path)
+    }
+
     /// Reads, parses and validates the scene file at `path`. It is read through [`crate::files`]: a
     /// folder, FIFO or device, or a file over [`FileKind::Scene`]'s limit (16 MiB), is refused at once
-    /// ([`SceneError::File`]).
+    /// ([`SceneError::File`]); the bytes go to [`Scene::from_bytes`].
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text = crate::files::read_text(path, FileKind::Scene)?;
-        Scene::from_str(&text, path)
+        let bytes = crate::files::read(path, FileKind::Scene)?;
+        Scene::from_bytes(&bytes, path)
     }
 
     /// Writes the scene as pretty RON: first to a temporary file beside `path`, then renamed over it,

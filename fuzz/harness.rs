@@ -1,0 +1,102 @@
+//! What each fuzz target does with its input, shared by the targets (`fuzz/fuzz_targets/`) and by the
+//! corpus replay test (`tests/fuzz_corpus.rs`), so CI runs the seeds through exactly what the fuzzer
+//! runs. Each function goes through the library's byte-level entry points, the ones its file paths use
+//! (`Scene::from_bytes`, `heightfield_from_bytes`, `equirect_from_bytes` / `face_from_bytes`), checks
+//! what a success promises (panicking if not: the fuzzer reports that as a crash) and returns the
+//! library's error otherwise. None needs a GPU.
+#![allow(dead_code)]
+
+use std::path::Path;
+use waterview::render::sky_image::{cube_from_faces, equirect_from_bytes, face_from_bytes, LOADED_FACE};
+use waterview::render::SkyError;
+use waterview::scene::{heightfield_from_bytes, Aabb, Scene, SceneError, TerrainDesc};
+
+/// Scenes whose fluid blocks hold more lattice points than this are parsed and validated but not built:
+/// the library allows up to `MAX_PARTICLES` (2^27, about 3 GiB while building), past libFuzzer's 2 GiB
+/// memory limit. 2^20 particles take 24 MiB.
+pub const MAX_BUILT_PARTICLES: u64 = 1 << 20;
+
+/// Scene file bytes -> parse -> validate -> the initial particles and terrain, on a GPU adapter's dx and
+/// on a CPU adapter's (no GPU: `Scene::build` is the CPU half of the engine's build). Terrain paths
+/// resolve against `fuzz/` (the Jacksboro DEM comes from the copy embedded in the binary).
+pub fn scene_text(data: &[u8]) -> Result<(), SceneError> {
+    let scene = Scene::from_bytes(data, Path::new("fuzz/scene.ron"))?;
+    for on_cpu in [false, true] {
+        if scene.estimate_particle_count(on_cpu) > MAX_BUILT_PARTICLES {
+            continue;
+        }
+        let setup = scene.build(on_cpu)?;
+        assert!(!setup.positions.is_empty() && setup.positions.len() == setup.velocities.len());
+        let d = &scene.domain;
+        for p in &setup.positions {
+            assert!(p.is_finite(), "particle at {p}");
+            assert!((0..3).all(|a| p[a] >= d.min[a] && p[a] <= d.max[a]), "particle {p} outside the domain {d:?}");
+        }
+        let t = &setup.terrain;
+        assert_eq!(t.heights.len(), t.nx as usize * t.nz as usize);
+        assert!(t.heights.iter().all(|h| h.is_finite()), "non-finite terrain heights");
+    }
+    Ok(())
+}
+
+/// Splits a heightmap input: `[json length: u16 LE (0xFFFF: no units file)][json][crop flag: u8][crop:
+/// 4 x u32 LE, when the flag is not 0][PNG bytes]`; missing bytes count as absent.
+pub fn split_heightmap_input(data: &[u8]) -> (Option<&[u8]>, Option<[u32; 4]>, &[u8]) {
+    let Some((len, rest)) = data.split_first_chunk::<2>() else { return (None, None, &[]) };
+    let len = u16::from_le_bytes(*len);
+    let (units, rest) = match len {
+        0xFFFF => (None, rest),
+        n => {
+            let n = (n as usize).min(rest.len());
+            (Some(&rest[..n]), &rest[n..])
+        }
+    };
+    let (crop, png) = match rest.split_first() {
+        None => (None, &[][..]),
+        Some((0, png)) => (None, png),
+        Some((_, rest)) => match rest.split_first_chunk::<16>() {
+            Some((crop, png)) => {
+                let c = |i: usize| u32::from_le_bytes([crop[4 * i], crop[4 * i + 1], crop[4 * i + 2], crop[4 * i + 3]]);
+                (Some([c(0), c(1), c(2), c(3)]), png)
+            }
+            None => (None, &[][..]),
+        },
+    };
+    (units, crop, png)
+}
+
+/// Heightmap PNG bytes and units JSON bytes ([`split_heightmap_input`]) -> the heightfield of a 60 m x
+/// 60 m terrain (as the valley's), checking that every height is finite.
+pub fn heightmap_bytes(data: &[u8]) -> Result<(), SceneError> {
+    let (units, crop, png) = split_heightmap_input(data);
+    let desc = TerrainDesc { heightmap: "fuzz.png".into(), crop, extent: [60.0, 60.0], vertical_scale: 2.5, base: 0.0 };
+    let domain = Aabb { min: [0.0, 0.0, 0.0], max: [60.0, 20.0, 60.0] };
+    let hf = heightfield_from_bytes(&desc, png, units, Path::new("fuzz.png"), &domain)?;
+    assert_eq!(hf.heights.len(), hf.nx as usize * hf.nz as usize);
+    assert!(hf.nx >= 2 && hf.nz >= 2);
+    assert!(hf.heights.iter().all(|h| h.is_finite()), "non-finite terrain heights");
+    Ok(())
+}
+
+/// Sky image bytes -> cube faces. The first byte picks the path and the file name the bytes come with
+/// (whose extension is the decoder's fallback when the bytes' signature is not recognised): bit 0 set =
+/// one cube face used for all six, clear = an equirectangular image; bits 1-2 = `.hdr`, `.exr`, `.png`,
+/// `.jpg`.
+pub fn sky_image(data: &[u8]) -> Result<(), SkyError> {
+    let Some((&mode, bytes)) = data.split_first() else { return Ok(()) };
+    let name = ["fuzz.hdr", "fuzz.exr", "fuzz.png", "fuzz.jpg"][(mode as usize >> 1) & 3];
+    let cube = if mode & 1 == 0 {
+        equirect_from_bytes(bytes, Path::new(name))?
+    } else {
+        let face = face_from_bytes(bytes, Path::new(name))?;
+        assert!(face.width() == face.height() && face.width() <= LOADED_FACE);
+        cube_from_faces(&std::array::from_fn(|_| face.clone()), Vec::new())
+    };
+    assert!(cube.face >= 1 && cube.face <= LOADED_FACE);
+    assert_eq!(cube.texels.len(), 6 * cube.face as usize * cube.face as usize * 4);
+    for t in cube.texels.chunks_exact(4) {
+        // Finite, non-negative half floats (sign bit clear, exponent not all ones).
+        assert!(t.iter().all(|&h| h & 0x8000 == 0 && h & 0x7c00 != 0x7c00), "texel {t:?}");
+    }
+    Ok(())
+}
