@@ -260,6 +260,45 @@ fn heightmap_without_units_spans_a_quarter_of_the_extent() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Found by fuzzing (`fuzz/corpus/heightmap_bytes/bad_units_*.bin`, `scene_text/bad_terrain_overflow.ron`):
+/// units at the ends of the f32 range, or a huge vertical_scale and base, gave infinite or NaN terrain
+/// heights; they are refused naming the file that causes it.
+#[test]
+fn heights_past_the_f32_range_are_refused() {
+    let dir = temp_dir("overflow");
+    let mut img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::new(4, 3);
+    img.put_pixel(3, 2, image::Luma([65535]));
+    img.save(dir.join("ramp.png")).expect("write 16-bit png");
+    let scene =
+        |scales: &str| minimal(&format!("terrain: Some((heightmap: \"ramp.png\", extent: (1.0, 1.0){scales})),"));
+    let units = |min: &str, max: &str, cell: &str| {
+        let json = format!(
+            r#"{{"min_elevation_m": {min}, "max_elevation_m": {max}, "cell_size_x_m": {cell}, "cell_size_y_m": 1}}"#
+        );
+        std::fs::write(dir.join("ramp.json"), json).expect("write units");
+    };
+    let json_path = dir.join("ramp.json").display().to_string();
+    for (min, max, cell) in [("-3e38", "3e38", "1"), ("0", "1", "1e-44")] {
+        units(min, max, cell);
+        let e = build_err(&scene(""), &dir);
+        let msg = e.to_string();
+        println!("{msg}");
+        assert!(matches!(e, SceneError::Heightmap { .. }), "{e:?}");
+        assert!(msg.contains(&json_path) && msg.contains("must give a finite height"), "{msg}");
+    }
+    units("0", "1000", "0.25");
+    let e = build_err(&scene(", vertical_scale: 3e38, base: 3.3e38"), &dir);
+    let msg = e.to_string();
+    println!("{msg}");
+    assert!(
+        msg.contains("ramp.png")
+            && msg.contains("reach inf m")
+            && msg.contains("vertical_scale 300000000000000000000000000000000000000"),
+        "{msg}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn empty_and_oversized_builds_fail_cleanly() {
     let dir = temp_dir("empty");

@@ -82,7 +82,9 @@ fn parse_units(bytes: &[u8], json_path: &Path) -> Result<HeightmapUnits, SceneEr
 /// "no units"), not a regular file (folder, FIFO, device) or past its size limit;
 /// [`SceneError::Heightmap`] for an image that is not 16- or 8-bit grayscale PNG (8-bit is accepted with
 /// a warning) or is past the decoder's limits, a crop outside the image or smaller than 2x2, more than
-/// [`MAX_HEIGHTMAP_SIZE`] samples per axis after the crop, a malformed units file.
+/// [`MAX_HEIGHTMAP_SIZE`] samples per axis after the crop, a malformed units file, units whose relief is
+/// not finite (an elevation range or a cell size at the ends of the f32 range), heights that are not finite
+/// (a `vertical_scale` or `base` that carries them past the f32 range).
 pub fn load_heightfield(desc: &TerrainDesc, base_dir: &Path, domain: &Aabb) -> Result<Heightfield, SceneError> {
     let png_path = base_dir.join(&desc.heightmap);
     let (png, from_binary) = read_asset(&png_path, FileKind::Heightmap)?;
@@ -182,7 +184,27 @@ pub fn heightfield_from_bytes(
         }
         None => 0.25 * desc.extent[0],
     };
-    let heights = levels.iter().map(|&l| desc.base + (l - lowest) * metres_per_level * desc.vertical_scale).collect();
+    if !metres_per_level.is_finite() {
+        // Only units can do this: an elevation range or a cell size at the ends of the f32 range.
+        let units = units.as_ref().map(|u| format!("{u:?}")).unwrap_or_default();
+        return Err(SceneError::Heightmap {
+            path: png_path.with_extension("json"),
+            message: format!(
+                "units {units} give {metres_per_level} m of relief for the extent {:?}: elevations and cell sizes \
+                 must give a finite height",
+                desc.extent
+            ),
+        });
+    }
+    let heights: Vec<f32> =
+        levels.iter().map(|&l| desc.base + (l - lowest) * metres_per_level * desc.vertical_scale).collect();
+    if let Some(h) = heights.iter().find(|h| !h.is_finite()) {
+        return Err(err(format!(
+            "heights reach {h} m with base {} m and vertical_scale {} over {metres_per_level} m of relief: \
+             they must stay finite",
+            desc.base, desc.vertical_scale
+        )));
+    }
     Ok(Heightfield {
         nx: cw,
         nz: ch,
