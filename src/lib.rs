@@ -11,6 +11,7 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod terrain;
+pub mod text;
 
 pub mod engine;
 

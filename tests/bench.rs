@@ -206,7 +206,7 @@ fn bad_input_is_an_error() {
         out: file.clone(),
     };
     let err = bench::run(None, &args.plan(), &args.out).expect_err("unwritable output folder");
-    assert!(format!("{err:#}").contains("output folder"), "{err:#}");
+    assert!(format!("{err:#}").contains("not a folder"), "{err:#}");
     let _ = std::fs::remove_file(&file);
 
     // A missing scene file.

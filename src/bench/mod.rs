@@ -36,6 +36,7 @@
 pub mod plot;
 pub mod report;
 
+use crate::capture::output::{check_writable, Output};
 use crate::engine::{self, BuildOptions, Engine, EngineError};
 use crate::gpu::profiler::{gaps, span_union};
 use crate::gpu::{GpuContext, PassTime, Profiler};
@@ -226,7 +227,7 @@ pub fn run(scene_path: Option<&Path>, plan: &Plan, out: &Path) -> Result<()> {
         bail!("--workgroup-sizes needs at least one size");
     }
     let scene = engine::load_scene(scene_path)?;
-    check_writable(out)?;
+    check_writable(out, Output::Folder)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let report = run_plan(&ctx, &scene, plan)?;
@@ -237,15 +238,6 @@ pub fn run(scene_path: Option<&Path>, plan: &Plan, out: &Path) -> Result<()> {
         let why = report.failures.first().map_or("nothing was asked".to_string(), |f| f.error.clone());
         bail!("no configuration could run: {why}");
     }
-    Ok(())
-}
-
-/// Creates `dir` and checks that a file can be written there (before any time is spent measuring).
-fn check_writable(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the output folder {}", dir.display()))?;
-    let probe = dir.join(".bench-write-test");
-    std::fs::write(&probe, b"").with_context(|| format!("cannot write into the output folder {}", dir.display()))?;
-    let _ = std::fs::remove_file(probe);
     Ok(())
 }
 
@@ -262,7 +254,7 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
     let mut report = Report {
         adapter: ctx.adapter_summary(),
         is_cpu: ctx.is_cpu(),
-        scene: scene.name.clone(),
+        scene: crate::text::printable(&scene.name).into_owned(),
         plan: plan.clone(),
         results: Vec::new(),
         failures: Vec::new(),

@@ -4,9 +4,11 @@
 //! ring exactly as in the window ([`batch::run_frames`]); only the end of the run waits for the last of them.
 
 use super::RunArgs;
+use crate::capture::output::{check_writable, Output};
 use crate::engine::{self, batch, BuildOptions, Engine};
 use crate::gpu::{GpuContext, Profiler};
 use crate::sim::SimStats;
+use crate::text::printable;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
@@ -56,12 +58,25 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
             bail!("--seconds must be a positive number, got {t}");
         }
     }
+    for (path, what) in [(&args.out, Output::File), (&args.stats, Output::File)] {
+        if let Some(path) = path {
+            check_writable(path, what)?;
+        }
+    }
     let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let mut engine = Engine::new(&ctx, scene, BuildOptions { dx: args.dx, ..BuildOptions::default() })?;
+    simulate(&ctx, &mut engine, args)
+}
+
+/// The part of [`run`] after the build: simulates `engine` for `args.steps` or `args.seconds`, writing
+/// the statistics CSV as records arrive, then prints the summary and the GPU times and writes the image.
+/// Errors: the simulation blew up (the CSV keeps the frames up to it; no image is written), or an output
+/// could not be written.
+pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs) -> Result<()> {
     let (scene, sim) = (engine.scene(), engine.sim());
-    eprintln!("scene `{}`: {} particles, dx = {} m", scene.name, sim.live_particles(), sim.params().dx);
+    eprintln!("scene `{}`: {} particles, dx = {} m", printable(&scene.name), sim.live_particles(), sim.params().dx);
     let substeps = sim.params().substeps as u64;
     let frames = args.steps.map(|s| s.div_ceil(substeps));
     let mut profiler = Profiler::new(&ctx.device);
@@ -75,7 +90,7 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
     };
     let mut write_error = None;
     let started = std::time::Instant::now();
-    let last = batch::run_frames(&ctx, engine.sim_mut(), &mut profiler, frames, args.seconds, |s| {
+    let last = batch::run_frames(ctx, engine.sim_mut(), &mut profiler, frames, args.seconds, |s| {
         if let Some(w) = writer.as_mut() {
             if let Err(e) = w.write_record(csv_row(s)) {
                 write_error.get_or_insert(e);
@@ -104,8 +119,11 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
         );
     }
     print_pass_times(&profiler, engine.params().substeps as f64, engine.live_particles());
+    if let Some(blow_up) = engine.sim().blow_up() {
+        bail!("{blow_up}");
+    }
     if let Some(out) = &args.out {
-        write_image(&ctx, &engine, args.size, out)?;
+        write_image(ctx, engine, args.size, out)?;
         eprintln!("wrote {}", out.display());
     }
     Ok(())
@@ -118,6 +136,7 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
     let frame = profiler.latest_frame();
     let passes = &frame.passes;
     if passes.is_empty() {
+        eprintln!("GPU time per pass: no frame timed (no timestamp queries, or a run shorter than their read-back)");
         return;
     }
     eprintln!("GPU time per pass (last timed frame, {steps_per_frame} steps per frame):");

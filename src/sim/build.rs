@@ -180,6 +180,8 @@ impl Simulation {
             frame: 0,
             particles_version: 0,
             latest: None,
+            blow_up: None,
+            fresh_after: 0,
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             max_layer: 0,

@@ -13,6 +13,7 @@
 //! - `velocities()`: `array<vec4<f32>>`, xyz = velocity (m/s), w = pressure (Pa)
 
 mod advance;
+mod blow_up;
 mod buffers;
 mod build;
 pub mod dfsph;
@@ -31,6 +32,7 @@ mod surface_tension;
 mod time_step;
 
 pub use advance::{Advance, PCISPH_SQRT_N};
+pub use blow_up::{BlowUp, Cause};
 pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
 pub use stats::{SimStats, STATS_WG};
@@ -174,6 +176,10 @@ pub struct Simulation {
     /// See [`Simulation::particles_version`].
     particles_version: u64,
     latest: Option<SimStats>,
+    /// The first record of this run with non-finite particles ([`Simulation::blow_up`]).
+    blow_up: Option<BlowUp>,
+    /// Records of frames up to this one were recorded before the last reset: ignored when they land.
+    fresh_after: u64,
     options: SimOptions,
     /// The inflows and outflows as uploaded (emission state zeroed).
     sources: sources::SourcesGpu,
@@ -244,6 +250,8 @@ impl Simulation {
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&StepState::default()));
         q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
         self.latest = None;
+        self.blow_up = None;
+        self.fresh_after = self.frame;
         self.grid_shape = self.initial_grid;
         self.write_grid_box();
     }
@@ -322,13 +330,27 @@ impl Simulation {
     pub fn poll_stats(&mut self) -> Option<&SimStats> {
         let mut arrived = false;
         while let Some((frame, bytes)) = self.readback.try_take() {
-            self.latest = Some(decode_stats(frame, &bytes));
+            if frame <= self.fresh_after {
+                continue;
+            }
+            let stats = decode_stats(frame, &bytes);
+            if self.blow_up.is_none() {
+                self.blow_up = BlowUp::diagnose(self.latest.as_ref(), &stats, &self.params);
+            }
+            self.latest = Some(stats);
             arrived = true;
         }
         if arrived {
             self.follow_fluid();
         }
         self.latest.as_ref()
+    }
+
+    /// The first frame since the build or the last reset whose statistics counted non-finite particles,
+    /// with its likely cause (found by [`Simulation::poll_stats`]; a frame or more late, never blocking).
+    /// Nothing after it is worth simulating: front ends stop (the CLI exits non-zero) or pause.
+    pub fn blow_up(&self) -> Option<&BlowUp> {
+        self.blow_up.as_ref()
     }
 
     /// The newest statistics that have arrived (as [`Simulation::poll_stats`] returned them last).
