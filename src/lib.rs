@@ -19,6 +19,7 @@ pub mod app;
 pub mod bench;
 pub mod capture;
 pub mod cli;
+pub mod process;
 pub mod settings;
 pub mod ui;
 pub mod validate;

@@ -69,7 +69,8 @@ fn run_exits_with_the_blow_up_and_keeps_the_statistics_up_to_it() {
         dx: None,
     };
     poison_particle(&ctx, &engine, 0);
-    let err = waterview::cli::run::simulate(&ctx, &mut engine, &args).expect_err("a blown-up run is an error");
+    let err = waterview::cli::run::simulate(&ctx, &mut engine, &args, &Default::default())
+        .expect_err("a blown-up run is an error");
     let message = format!("{err:#}");
     assert!(message.contains("blew up at frame"), "{message}");
     let text = std::fs::read_to_string(&csv).expect("the CSV was written");

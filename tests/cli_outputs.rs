@@ -103,3 +103,35 @@ fn options_that_do_not_apply_are_refused_with_the_reason() {
     assert!(!out.status.success() && text.contains("dx") && !text.contains("unexpected argument"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A long run reports its progress every 10 s (particles, the lost ones, process and GPU memory) and a
+/// Ctrl-C (SIGINT) ends it at the next frame with its outputs written and exit status 0, for soaks that
+/// end with `timeout -s INT` (README "Long runs").
+#[test]
+fn a_long_run_reports_progress_and_stops_cleanly_on_ctrl_c() {
+    let dir = scratch("ctrl-c");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_waterview"))
+        .args(["run", "--seconds", "100000", "--stats", "stats.csv", "--out", "last.png"])
+        .current_dir(&dir)
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start waterview");
+    std::thread::sleep(Duration::from_secs_f64(waterview::cli::run::PROGRESS_EVERY_S + 5.0));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill -INT");
+    assert!(status.success(), "kill -INT failed");
+    let started = Instant::now();
+    let out = child.wait_with_output().expect("wait for waterview");
+    let err = stderr(&out);
+    assert!(out.status.success(), "a run stopped by Ctrl-C exits 0: {:?}\n{err}", out.status);
+    assert!(started.elapsed() < Duration::from_secs(60), "stopping took {:?}", started.elapsed());
+    assert!(err.contains("stopped early, as asked"), "{err}");
+    let progress =
+        err.lines().find(|l| l.starts_with("progress: ")).unwrap_or_else(|| panic!("no progress line:\n{err}"));
+    for field in ["particles", "non-finite 0", "outside 0", "below terrain 0", "process memory", "GPU memory"] {
+        assert!(progress.contains(field), "`{field}` missing from `{progress}`");
+    }
+    let rows = std::fs::read_to_string(dir.join("stats.csv")).expect("the statistics CSV").lines().count();
+    assert!(rows > 2, "{rows} lines in the CSV");
+    assert!(dir.join("last.png").is_file(), "the image of the last frame is written");
+}

@@ -265,20 +265,6 @@ impl RecordCost {
     }
 }
 
-/// CPU time of this process so far (user + system, all threads), milliseconds, from `/proc/self/stat`;
-/// `None` where that does not exist. Resolution: one clock tick (10 ms on Linux).
-fn process_cpu_ms() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which is in parentheses and may hold spaces): utime is field 14,
-    // stime field 15 of the whole line, i.e. the 12th and 13th after the closing parenthesis.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: f64 = fields.next()?.parse().ok()?;
-    let stime: f64 = fields.next()?.parse().ok()?;
-    // USER_HZ is 100 on every Linux this runs on.
-    Some((utime + stime) * 10.0)
-}
-
 /// The median of `v` (0 for none).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -399,10 +385,10 @@ pub fn measure_record_cost(
                 false => None,
             };
             let timed = rig.run(ctx, opts.warmup, live.as_mut()).and_then(|()| {
-                let (t0, cpu0) = (Instant::now(), process_cpu_ms());
+                let (t0, cpu0) = (Instant::now(), crate::process::cpu_ms());
                 rig.run(ctx, opts.frames, live.as_mut())?;
                 let n = opts.frames as f64;
-                let cpu = process_cpu_ms().zip(cpu0).map(|(c1, c0)| (c1 - c0) / n);
+                let cpu = crate::process::cpu_ms().zip(cpu0).map(|(c1, c0)| (c1 - c0) / n);
                 Ok((t0.elapsed().as_secs_f64() * 1e3 / n, cpu))
             });
             let (ms, cpu) = match timed {

@@ -7,6 +7,7 @@ use super::Engine;
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{self, OrbitCamera, RenderSettings, Renderer};
 use crate::sim::{SimStats, Simulation};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Runs frames until `frames` have been simulated, the simulated time reaches `seconds` or the
 /// simulation blows up ([`Simulation::blow_up`]: the caller reports it), calling `on_stats` for each
@@ -18,6 +19,20 @@ pub fn run_frames(
     profiler: &mut Profiler,
     frames: Option<u64>,
     seconds: Option<f32>,
+    on_stats: impl FnMut(&SimStats),
+) -> Option<SimStats> {
+    run_frames_until(ctx, sim, profiler, frames, seconds, &AtomicBool::new(false), on_stats)
+}
+
+/// [`run_frames`] that also ends at the first frame after `stop` is set (e.g. by Ctrl-C), with the
+/// statistics still in flight delivered as usual.
+pub fn run_frames_until(
+    ctx: &GpuContext,
+    sim: &mut Simulation,
+    profiler: &mut Profiler,
+    frames: Option<u64>,
+    seconds: Option<f32>,
+    stop: &AtomicBool,
     mut on_stats: impl FnMut(&SimStats),
 ) -> Option<SimStats> {
     let mut last: Option<SimStats> = None;
@@ -34,7 +49,7 @@ pub fn run_frames(
     loop {
         let done_frames = frames.is_some_and(|f| frame >= f);
         let done_time = seconds.is_some_and(|t| last.as_ref().is_some_and(|s| s.time >= t));
-        if done_frames || done_time || sim.blow_up().is_some() {
+        if done_frames || done_time || sim.blow_up().is_some() || stop.load(Ordering::Relaxed) {
             break;
         }
         let mut encoder =

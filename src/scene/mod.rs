@@ -161,11 +161,12 @@ pub struct SceneSetup {
 }
 
 /// Names of the scenes embedded in the binary (see [`Scene::builtin`]).
-pub const BUILTIN_SCENES: &[&str] = &["valley", "dam_break", "tank", "wave_tank"];
+pub const BUILTIN_SCENES: &[&str] = &["valley", "valley_river", "dam_break", "tank", "wave_tank"];
 
 /// (name, RON text) of every built-in scene.
 const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
     ("valley", include_str!("../../assets/scenes/valley.ron")),
+    ("valley_river", include_str!("../../assets/scenes/valley_river.ron")),
     ("dam_break", include_str!("../../assets/scenes/dam_break.ron")),
     ("tank", include_str!("../../assets/scenes/tank.ron")),
     ("wave_tank", include_str!("../../assets/scenes/wave_tank.ron")),
