@@ -192,7 +192,7 @@ impl Simulation {
         if self.params.needs_rebuild(params) {
             return Err(SimError::Param(params::ParamError {
                 field: "dx",
-                value: params.dx as f64,
+                value: params::fmt_f32(params.dx),
                 range: "dx, h_over_dx and rho0 change only with a rebuild of the scene",
             }));
         }
