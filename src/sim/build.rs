@@ -106,6 +106,7 @@ impl Simulation {
         let derived = Derived::new(params);
         let device = &ctx.device;
         let n32 = n as u32;
+        let dispatch = Dispatches::new(n32, wg, &device.limits())?;
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
         let vec4s = n * 16;
@@ -153,7 +154,7 @@ impl Simulation {
             subgroups: options.subgroups && ctx.has_subgroups(),
         };
         let stages = Stages {
-            grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32),
+            grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32)?,
             time_step: time_step::TimeStepStage::new(&layouts),
             surface_tension: surface_tension::SurfaceTensionStage::new(&layouts),
             dfsph: dfsph::DfsphStage::new(&layouts),
@@ -182,7 +183,7 @@ impl Simulation {
             latest: None,
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
-            max_layer: 0,
+            dispatch,
         })
     }
 }

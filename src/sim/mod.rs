@@ -56,6 +56,9 @@ pub enum SimError {
     Param(#[from] params::ParamError),
     #[error("workgroup size {0} is not a power of two between 32 and this GPU's limit")]
     WorkgroupSize(u32),
+    /// A dispatch larger than the device runs (refused when built or when the sources are set).
+    #[error(transparent)]
+    Dispatch(#[from] gpu::DispatchError),
     #[error(transparent)]
     Source(#[from] sources::SourceError),
     #[error("this simulation was built without a particle pool for inflow; rebuild it with a pool (`SimOptions::pool`) to add an emitter")]
@@ -72,7 +75,7 @@ use buffers::Buffers;
 use build::Initial;
 use gpu_data::{Derived, GridShape, SimUniforms, StepState, BOUNDARY_TABLE_N};
 use grid::bounds;
-use stage::{Stage, StageLayouts, StepContext};
+use stage::{Dispatches, Stage, StageLayouts, StepContext};
 use stats::{decode_stats, StatsStage, STATS_BYTES};
 
 /// Most grid cells (u32 indices, plus the parking cell and the total); the storage binding bounds it first.
@@ -177,8 +180,8 @@ pub struct Simulation {
     options: SimOptions,
     /// The inflows and outflows as uploaded (emission state zeroed).
     sources: sources::SourcesGpu,
-    /// Largest emitted layer, particles.
-    max_layer: u32,
+    /// Dispatch sizes, checked when built (the emission's when the sources are set).
+    dispatch: stage::Dispatches,
 }
 
 impl Simulation {
@@ -209,7 +212,8 @@ impl Simulation {
 
     /// Replaces the inflows and outflows (live). Emitters draw from the pool allocated at build time
     /// ([`SimOptions::pool`]); without one, adding an emitter is [`SimError::NoPool`] (grow it first with
-    /// [`Simulation::with_pool`]).
+    /// [`Simulation::with_pool`]). The emission's dispatch is sized here, so recording a step never
+    /// fails. On error nothing changes.
     pub fn set_sources(
         &mut self,
         ctx: &GpuContext,
@@ -220,10 +224,12 @@ impl Simulation {
         if !emitters.is_empty() && self.pool() == 0 {
             return Err(SimError::NoPool);
         }
+        let max_layer = gpu_sources.emitters[..emitters.len()].iter().map(|e| e.layer_points).max().unwrap_or(0);
+        let emit = sources::EmitStage::workgroups(max_layer, emitters.len() as u32, &ctx.device.limits())?;
         // Keep the volume each emitter is owed across edits of the same emitter.
         gpu_sources.state = self.sources.state;
         self.sources = gpu_sources;
-        self.max_layer = self.sources.emitters[..emitters.len()].iter().map(|e| e.layer_points).max().unwrap_or(0);
+        self.dispatch.emit = emit;
         ctx.queue.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
         self.follow_fluid();
         Ok(())
@@ -257,14 +263,7 @@ impl Simulation {
 
     /// The context every stage records into (see [`stage`]).
     fn step_context<'a>(&'a self, encoder: &'a mut wgpu::CommandEncoder, profiler: &'a Profiler) -> StepContext<'a> {
-        StepContext {
-            encoder,
-            profiler,
-            bind: &self.bind,
-            grid_bind: &self.grid_bind,
-            capacity: self.capacity,
-            workgroup_size: self.options.workgroup_size,
-        }
+        StepContext { encoder, profiler, bind: &self.bind, grid_bind: &self.grid_bind, dispatch: &self.dispatch }
     }
 
     /// Records one step, stage by stage: the grid build, the time step, the pressure solver with the
@@ -299,7 +298,7 @@ impl Simulation {
         }
         s.integrate.encode(&mut step, ());
         if self.sources.num_emitters > 0 {
-            s.emit.encode(&mut step, (self.sources.num_emitters, self.max_layer));
+            s.emit.encode(&mut step, ());
         }
     }
 

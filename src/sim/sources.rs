@@ -27,16 +27,29 @@ impl EmitStage {
     }
 }
 
-impl Stage for EmitStage {
-    /// (emitters, particles in the largest layer).
-    type Input<'a> = (u32, u32);
+impl EmitStage {
+    /// The `emit` dispatch for `emitters` whose largest layer holds `max_layer` points: the points in
+    /// rows of workgroups of [`EMIT_WG`] (x, y), one z layer per emitter. This errors only past the device's
+    /// workgroups per dimension.
+    pub fn workgroups(
+        max_layer: u32,
+        emitters: u32,
+        limits: &wgpu::Limits,
+    ) -> Result<crate::gpu::Workgroups, crate::gpu::DispatchError> {
+        crate::gpu::workgroups("emit", max_layer as u64, EMIT_WG, emitters, limits)
+    }
+}
 
-    fn encode(&self, step: &mut StepContext<'_>, (emitters, max_layer): (u32, u32)) {
+impl Stage for EmitStage {
+    type Input<'a> = ();
+
+    fn encode(&self, step: &mut StepContext<'_>, (): ()) {
+        let emit = step.dispatch.emit;
         let mut pass = step.pass("emit");
         pass.set_pipeline(&self.plan);
-        pass.dispatch_workgroups(1, 1, 1);
+        crate::gpu::dispatch(&mut pass, crate::gpu::Workgroups::ONE);
         pass.set_pipeline(&self.emit);
-        pass.dispatch_workgroups(max_layer.div_ceil(EMIT_WG).max(1), emitters, 1);
+        crate::gpu::dispatch(&mut pass, emit);
     }
 }
 
@@ -186,7 +199,7 @@ impl Simulation {
         encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());
         ctx.queue.submit([encoder.finish()]);
         sim.sources = self.sources;
-        sim.max_layer = self.max_layer;
+        sim.dispatch.emit = self.dispatch.emit;
         ctx.queue.write_buffer(&sim.buffers.sources, 0, bytemuck::bytes_of(&sim.sources));
         sim.latest = self.latest.clone();
         sim.frame = self.frame;
