@@ -113,3 +113,32 @@ fn a_sink_added_live_removes_water_and_the_live_count_follows() {
     assert!(left < built * 6 / 10, "the half inside the sink is removed ({left} of {built} left)");
     assert_eq!(engine.live_particles(), left);
 }
+
+#[test]
+fn a_bad_emitter_set_live_is_refused_and_the_running_sources_go_on() {
+    let ctx = common::gpu();
+    let mut scene = basin();
+    scene.emitters = vec![fountain(0.05)];
+    let mut engine = common::engine(&ctx, &scene, None);
+    let ran = frames(&ctx, &mut engine, 10);
+    let (pool, count) = (engine.sim().pool(), ran.last().unwrap().particle_count);
+    // The Scene panel's edits, each refused with the file, the emitter and the field named.
+    let wide = Emitter { radius: 100.0, ..fountain(0.05) };
+    let cases: [(&[Emitter], &[Sink], &str); 5] = [
+        (&[fountain(0.05), Emitter { rate: f32::INFINITY, ..fountain(0.05) }], &[], "emitter 2: `rate` = inf"),
+        (&[Emitter { center: [0.5, f32::NAN, 0.5], ..fountain(0.05) }], &[], "emitter 1: `center`"),
+        (&[wide], &[], "emitter 1: `radius` = 100"),
+        (&[Emitter { velocity: [0.0, -1e30, 0.0], ..fountain(0.05) }], &[], "emitter 1: `velocity`"),
+        (&[], &[Sink { min: [2.0, 0.0, 0.0], max: [3.0, 1.0, 1.0] }], "sink 1: `min` = (2, 0, 0)"),
+    ];
+    for (emitters, sinks, says) in cases {
+        let e = engine.set_sources(&ctx, emitters, sinks).expect_err(says).to_string();
+        println!("{e}");
+        assert!(e.starts_with("scene basin.ron: ") && e.contains(says), "{e}");
+    }
+    assert_eq!(engine.scene().emitters, vec![fountain(0.05)], "the scene keeps its emitter");
+    assert!(engine.scene().sinks.is_empty());
+    assert_eq!(engine.sim().pool(), pool, "no pool was grown for a refused emitter");
+    let after = frames(&ctx, &mut engine, 20);
+    assert!(after.last().unwrap().particle_count > count, "the running emitter goes on emitting");
+}

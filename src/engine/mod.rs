@@ -11,6 +11,10 @@
 //! Emitters need parked particles to draw from: the engine sizes that pool from the scene's emitters when
 //! it builds ([`sources::pool_size`]) and grows it, carrying the running water over, when emitters are
 //! added or speeded up later ([`Engine::set_sources`]).
+//!
+//! Nothing reaches the GPU unchecked: a scene is validated at the spacing it is built at
+//! ([`Scene::validate`]) before its particles are laid out; sources edited live go through the same
+//! checks as the scene file's.
 
 pub mod batch;
 
@@ -95,10 +99,11 @@ pub struct Engine {
 impl Engine {
     /// Builds `scene` on `ctx` with `options`: its particles at the spacing in use, its terrain, and a
     /// simulation with its solver parameters, emitters (and a pool for them), sinks and wave maker.
-    /// Errors: the scene does not build (heightmap, sizes) or the GPU refuses it.
+    /// Before any particle is made, the scene is validated at that spacing.
+    /// Errors: a value out of range, a heightmap that cannot be read, or the GPU refuses the simulation.
     pub fn new(ctx: &GpuContext, scene: Scene, options: BuildOptions) -> Result<Self, EngineError> {
         let dx = spacing(ctx, &scene, &options);
-        let setup = scene.at_dx(dx).build(false)?;
+        let setup = checked_build(&scene.at_dx(dx))?;
         Self::with_setup(ctx, scene, setup, options)
     }
 
@@ -160,19 +165,21 @@ impl Engine {
         let mut scene = self.scene.at_dx(params.dx);
         scene.solver = params.clone();
         let options = BuildOptions { dx: Some(params.dx), ..self.options };
-        let setup = scene.build(false)?;
+        let setup = checked_build(&scene)?;
         let sim = simulate(ctx, &scene, &setup, params.dx, params, &options)?;
         *self = Self { scene, setup, sim, options };
         Ok(Applied::Rebuilt)
     }
 
-    /// Replaces the emitters and sinks, live. When the emitters need a larger pool than the simulation
-    /// has (new emitters, a higher rate), the simulation is rebuilt with one and the running water carried
-    /// over ([`Simulation::with_pool`]). On error nothing changes.
+    /// Replaces the emitters and sinks, live (the Scene panel's edits). They are checked as a scene
+    /// file's are ([`Scene::check_sources`] at the spacing in use; the error names the scene file, the
+    /// emitter or sink and the field). When the emitters need a larger pool than the simulation has (new
+    /// emitters, a higher rate), the simulation is rebuilt with one and the running water carried over
+    /// ([`Simulation::with_pool`]). On error nothing changes: the running sources stay.
     pub fn set_sources(&mut self, ctx: &GpuContext, emitters: &[Emitter], sinks: &[Sink]) -> Result<(), EngineError> {
         let dx = self.sim.params().dx;
-        sources::to_gpu(emitters, sinks, dx).map_err(SimError::from)?;
-        let pool = sources::pool_size(emitters, dx * dx * dx);
+        self.scene.check_sources(emitters, sinks, dx)?;
+        let pool = sources::pool_size(emitters, dx);
         if pool > self.sim.pool() {
             self.sim = self.sim.with_pool(ctx, pool)?;
         }
@@ -182,11 +189,12 @@ impl Engine {
         Ok(())
     }
 
-    /// Records that the scene file now lives in the folder `dir` (saved there): relative paths resolve
-    /// against it, and `terrain` (the same heightfield, its path rewritten, e.g. made absolute) replaces
-    /// the terrain's description. Nothing is rebuilt.
-    pub fn moved_to(&mut self, dir: std::path::PathBuf, terrain: Option<crate::scene::TerrainDesc>) {
-        self.scene.base_dir = dir;
+    /// Records that the scene now lives in the file `file` (saved there): relative paths resolve
+    /// against its folder, errors name it, and `terrain` (the same heightfield, its path rewritten, e.g.
+    /// made absolute) replaces the terrain's description. Nothing is rebuilt.
+    pub fn moved_to(&mut self, file: &Path, terrain: Option<crate::scene::TerrainDesc>) {
+        self.scene.base_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.scene.file = file.to_path_buf();
         self.scene.terrain = terrain;
     }
 
@@ -214,6 +222,13 @@ impl Engine {
     }
 }
 
+/// The particles of `scene` (at its own `solver.dx`, on the full-resolution lattice), after checking its
+/// values at that spacing.
+fn checked_build(scene: &Scene) -> Result<SceneSetup, EngineError> {
+    scene.validate()?;
+    Ok(scene.build(false)?)
+}
+
 /// The spacing `options` build `scene` at on `ctx`.
 fn spacing(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> f32 {
     options.dx.unwrap_or_else(|| scene.effective_dx(ctx.is_cpu()))
@@ -234,7 +249,7 @@ fn simulate(
     let (emitters, sinks): (&[Emitter], &[Sink]) =
         if options.sources { (&scene.emitters, &scene.sinks) } else { (&[], &[]) };
     let sim_options =
-        SimOptions { pool: sources::pool_size(emitters, dx * dx * dx), limit: Some(render_limit(ctx)), ..options.sim };
+        SimOptions { pool: sources::pool_size(emitters, dx), limit: Some(render_limit(ctx)), ..options.sim };
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
     sim.set_sources(ctx, emitters, sinks)?;
     Ok(sim)

@@ -212,17 +212,24 @@ impl Simulation {
 
     /// Replaces the inflows and outflows (live). Emitters draw from the pool allocated at build time
     /// ([`SimOptions::pool`]); without one, adding an emitter is [`SimError::NoPool`] (grow it first with
-    /// [`Simulation::with_pool`]). The emission's dispatch is sized here, so recording a step never
-    /// fails. On error nothing changes.
+    /// [`Simulation::with_pool`]). Every emitter and sink is checked ([`crate::scene::check_sources`] in
+    /// this simulation's domain at its dx), each emitter's layer must fit the pool, and the emission's
+    /// dispatch is sized here, so recording a step never fails. On error nothing changes.
     pub fn set_sources(
         &mut self,
         ctx: &GpuContext,
         emitters: &[crate::scene::Emitter],
         sinks: &[crate::scene::Sink],
     ) -> Result<(), SimError> {
+        crate::scene::check_sources(emitters, sinks, &self.domain, self.params.dx)
+            .map_err(sources::SourceError::from)?;
         let mut gpu_sources = sources::to_gpu(emitters, sinks, self.params.dx)?;
         if !emitters.is_empty() && self.pool() == 0 {
             return Err(SimError::NoPool);
+        }
+        let layers = gpu_sources.emitters[..emitters.len()].iter().map(|e| e.layer_points);
+        if let Some((k, layer)) = layers.enumerate().find(|&(_, l)| l > self.pool()) {
+            return Err(sources::SourceError::LayerOverPool { emitter: k + 1, layer, pool: self.pool() }.into());
         }
         let max_layer = gpu_sources.emitters[..emitters.len()].iter().map(|e| e.layer_points).max().unwrap_or(0);
         let emit = sources::EmitStage::workgroups(max_layer, emitters.len() as u32, &ctx.device.limits())?;
