@@ -186,7 +186,8 @@ pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
 
 /// Most particles a scene may build, counted as its fluid blocks' lattice points before the terrain
 /// removes any (2^27, up to ~3.2 GB of CPU memory while building); beyond it `build` fails instead of
-/// exhausting memory. The GPU's limit (its largest storage buffer) may refuse fewer, with a message.
+/// exhausting memory. The engine checks the same estimate against the GPU's own, usually lower, limit
+/// before it builds (`engine::check_fits`: 4 194 304 particles on lavapipe).
 pub const MAX_PARTICLES: u64 = 1 << 27;
 
 impl Scene {

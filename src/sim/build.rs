@@ -15,6 +15,15 @@ pub(super) struct Initial {
 }
 
 impl Simulation {
+    /// The most particles (the pool included) a simulation holds on `ctx`: its largest per-particle
+    /// buffer, one `vec4<f32>` each, must fit one storage binding (and the count a `u32`).
+    pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
+        ParticleLimit {
+            max: (ctx.max_storage_binding() / BYTES_PER_PARTICLE_BUFFER).min(u32::MAX as u64),
+            why: "its largest storage buffer holds that many 16-byte particles",
+        }
+    }
+
     /// Uploads the scene's particles and terrain and builds all stages. The terrain is clamped into the
     /// domain's height range (the terrain is the floor). `params.dx` must be the spacing the particles
     /// were built with.
@@ -64,11 +73,7 @@ impl Simulation {
         }
         let n = initial.scene as u64 + options.pool as u64;
         let limit = ctx.max_storage_binding();
-        let own = ParticleLimit {
-            max: (limit / BYTES_PER_PARTICLE_BUFFER).min(u32::MAX as u64),
-            why: "its largest storage buffer holds that many 16-byte particles",
-        };
-        for l in std::iter::once(own).chain(options.limit) {
+        for l in std::iter::once(Self::particle_limit(ctx)).chain(options.limit) {
             if n > l.max {
                 return Err(SimError::TooManyParticles { count: n, max: l.max, why: l.why });
             }
