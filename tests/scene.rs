@@ -90,8 +90,10 @@ fn builtin_scenes_match_the_files_on_disk() {
         let path = manifest_dir().join("assets/scenes").join(format!("{name}.ron"));
         let mut from_disk = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(from_disk.base_dir, manifest_dir().join("assets/scenes"));
+        assert_eq!(from_disk.file, path, "the scene knows its file (errors found later name it)");
         let builtin = Scene::builtin(name).expect("built-in");
         from_disk.base_dir = builtin.base_dir.clone();
+        from_disk.file = builtin.file.clone();
         assert_eq!(from_disk, builtin);
     }
 }
@@ -174,12 +176,12 @@ fn invalid_values_are_named() {
             .replace("max: (0.5, 0.5, 0.5)", "max: (0.5, 0.5, 0.5)), (min: (0.5, 0.5, 0.5), max: (1.5, 0.9, 0.9)"),
         p,
     );
-    assert!(msg.contains("fluid block 1") && msg.contains("domain"), "{msg}");
+    assert!(msg.contains("fluid block 2") && msg.contains("domain"), "{msg}");
     assert!(msg.contains("bad.ron"), "{msg}");
     let msg = parse_err(&minimal("").replace("max: (1.0, 1.0, 1.0)", "max: (1.0, -1.0, 1.0)"), p);
     assert!(msg.contains("domain") && msg.contains("along y"), "{msg}");
     let msg = parse_err(&minimal("").replace("max: (0.5, 0.5, 0.5)", "max: (0.5, 0.5, 0.0)"), p);
-    assert!(msg.contains("fluid block 0") && msg.contains("along z"), "{msg}");
+    assert!(msg.contains("fluid block 1") && msg.contains("along z"), "{msg}");
     for dx in ["0.0", "-0.1"] {
         let msg = parse_err(&minimal(&format!("solver: (dx: {dx}),")), p);
         assert!(msg.contains("`dx`"), "{msg}");
@@ -278,7 +280,9 @@ fn save_then_load_round_trips() {
         scene.save(&path).expect("save");
         let mut loaded = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(loaded.base_dir, dir);
+        assert_eq!(loaded.file, path);
         loaded.base_dir = scene.base_dir.clone();
+        loaded.file = scene.file.clone();
         assert_eq!(loaded, scene);
     }
     let leftovers: Vec<_> = std::fs::read_dir(&dir)

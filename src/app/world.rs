@@ -178,9 +178,8 @@ impl Running {
                 log::info!("scene saved: {}", path.display());
                 self.ui.capture.status = Some(Ok(format!("Scene saved to {}", path.display())));
                 self.scene_file = Some(path.to_path_buf());
-                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
                 if let Some(engine) = self.world.engine_mut() {
-                    engine.moved_to(dir, scene.terrain);
+                    engine.moved_to(path, scene.terrain);
                 }
             }
             Err(e) => self.ui.push_error(format!("cannot save the scene: {e}")),
