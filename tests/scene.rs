@@ -52,6 +52,7 @@ fn builtin_scenes_build_with_the_promised_counts() {
     // (name, target on a GPU, target on a CPU adapter); the tank's GPU count only needs dx in 0.02..=0.04.
     let targets = [
         ("valley", Some(250_000.0), 5_500.0),
+        ("valley_river", Some(250_000.0), 5_500.0),
         ("dam_break", Some(100_000.0), 5_000.0),
         ("tank", None, 12_500.0),
         ("wave_tank", Some(118_000.0), 7_552.0),
