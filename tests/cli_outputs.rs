@@ -1,16 +1,12 @@
 //! The command line as a user meets it: outputs that cannot be written are refused before any work (no
 //! GPU is even opened), a scene name holding terminal escapes is printed escaped, `--steps` counts steps,
 //! and options that do not apply are refused rather than ignored. Runs the built binary (lavapipe in CI).
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waterview-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    dir
-}
+mod common;
+use common::scratch;
 
 /// Runs `waterview ARGS` in `dir`; returns its output and how long it took.
 fn waterview(dir: &Path, args: &[&str]) -> (Output, Duration) {
@@ -110,7 +106,7 @@ fn options_that_do_not_apply_are_refused_with_the_reason() {
 #[test]
 fn a_long_run_reports_progress_and_stops_cleanly_on_ctrl_c() {
     let dir = scratch("ctrl-c");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_waterview"))
+    let child = Command::new(env!("CARGO_BIN_EXE_waterview"))
         .args(["run", "--seconds", "100000", "--stats", "stats.csv", "--out", "last.png"])
         .current_dir(&dir)
         .env("RUST_LOG", "warn")

@@ -9,13 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// A fresh folder for this test's files.
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waterview-hostile-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch folder");
-    dir
-}
+mod common;
+use common::scratch;
 
 /// A scene file `name` in `dir`: a `domain_max` box (metres) with a 0.5 x 0.5 x 1 m block of water at dx
 /// = 0.05 m on every adapter; `block` is inserted into the block, `extra` after the solver.

@@ -18,17 +18,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::scratch;
+
 /// The window's inner size asked for on the command line (even, so H.264 keeps it whole).
 const SIZE: (u32, u32) = (640, 360);
 /// The longest the app may take to start, record a second and finish the file (lavapipe on two cores).
 const TIMEOUT: Duration = Duration::from_secs(600);
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waterview-window-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch folder");
-    dir
-}
 
 /// A small flat-floored box of still water (2 000 particles on a CPU adapter), so frames come quickly.
 fn small_scene(dir: &Path) -> PathBuf {
