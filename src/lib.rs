@@ -12,6 +12,7 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod terrain;
+pub mod text;
 
 pub mod engine;
 
@@ -19,6 +20,7 @@ pub mod app;
 pub mod bench;
 pub mod capture;
 pub mod cli;
+pub mod process;
 pub mod settings;
 pub mod ui;
 pub mod validate;

@@ -9,7 +9,7 @@ fn main() -> std::process::ExitCode {
     match waterview::cli::run(waterview::cli::Cli::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", waterview::text::printable_lines(&format!("{e:#}")));
             std::process::ExitCode::FAILURE
         }
     }

@@ -4,23 +4,19 @@
 //! no-ops; an unwritable output is an error with a message and leaves nothing under the final name.
 //! Without a GPU adapter these tests fail with the context's message (never skip).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use waterview::capture::offline::{capture_scene, capture_scene_frames, OfflineOptions};
 use waterview::gpu::GpuContext;
 use waterview::scene::Scene;
+
+mod common;
+use common::scratch;
 
 fn gpu() -> GpuContext {
     match GpuContext::headless() {
         Ok(ctx) => ctx,
         Err(e) => panic!("capture tests need a GPU adapter: {e}"),
     }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waterview-capture-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch folder");
-    dir
 }
 
 /// A small, fast capture: the tank at a coarse spacing, 96x64 pixels, 10 fps.

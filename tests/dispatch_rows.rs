@@ -3,15 +3,15 @@
 //! small counts by lowering the workgroups per row to 3 for this whole test binary: the grid build and its
 //! scan against the CPU counting sort, a DFSPH tank against the same tank in one-row dispatches, the
 //! anisotropy's ellipsoids against one-row dispatches, and the curvature flow's listed tiles against the
-//! full-screen flow. Every dispatch here has workgroups past the last item in its last row, which must
-//! write nothing.
+//! full-screen flow, an emitter's layers in rows. Every dispatch here has workgroups past the last item in
+//! its last row, which must write nothing.
 mod common;
 
 use glam::{Vec3, Vec4};
 use waterview::engine::batch::run_frames;
 use waterview::gpu::{self, GpuContext, Profiler};
 use waterview::render::{Ellipsoid, FluidTargets, OFFSCREEN_FORMAT};
-use waterview::scene::{Aabb, Scene, SceneSetup};
+use waterview::scene::{Aabb, Emitter, Scene, SceneSetup};
 use waterview::sim::{reference, SimOptions, SimParams, SimStats, Simulation};
 use waterview::terrain::Heightfield;
 
@@ -188,4 +188,29 @@ fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
         b.mean_density_error
     );
     assert!(a.non_finite == 0 && a.max_speed < 0.5, "settled: {a:?}");
+}
+
+/// An emitter whose layer (241 points at dx = 0.04 m: 4 workgroups of 64, two rows of 3) is placed by the
+/// `emit` kernel in rows: every layer comes out whole, so the water grows by whole layers.
+#[test]
+fn an_emitters_layers_in_rows_come_out_whole() {
+    gpu::set_max_groups_x(ROWS_OF);
+    let ctx = common::gpu();
+    let text = "(name: \"rows\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+        fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, 0.08, 1.0))],
+        camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+        solver: (dx: 0.04), cpu_dx_scale: 1.0)";
+    let mut scene = Scene::from_str(text, std::path::Path::new("rows.ron")).expect("test scene parses");
+    scene.emitters = vec![Emitter { center: [0.5, 0.6, 0.5], radius: 0.35, velocity: [0.0, -1.0, 0.0], rate: 0.2 }];
+    let layer = waterview::sim::sources::layer_points(0.35, 0.04) as u32;
+    assert_eq!(layer, 241);
+    let mut engine = common::engine(&ctx, &scene, None);
+    let built = engine.live_particles();
+    let all = common::run_checked(&ctx, &mut engine, Some(12), None);
+    let grown = all.last().unwrap().particle_count - built;
+    println!("{built} particles built, {grown} emitted in layers of {layer}");
+    assert!(grown >= 2 * layer, "layers were emitted ({grown} particles)");
+    for s in &all {
+        assert_eq!((s.particle_count - built) % layer, 0, "a layer came out partly at t = {}: {s:?}", s.time);
+    }
 }

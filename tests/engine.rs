@@ -2,13 +2,15 @@
 //! emitters and sinks work from every path the window offers, not only from the scene file. An emitter
 //! added to a running scene that was built without one grows the pool and keeps the water; a rebuild at
 //! another dx keeps the sources; Reset keeps them and restarts the water; a sink added live removes water;
-//! the live count follows; a parameter change applies live or by a rebuild by the one rule.
+//! the live count follows; a parameter change applies live or by a rebuild by the one rule. Sources edited
+//! live are checked as a scene file's (refused naming the file, the item and the field; the running ones
+//! stay), and the emitters' pool counts toward the GPU's particle limit, checked before anything is built.
 mod common;
 
-use waterview::engine::{Applied, Engine};
+use waterview::engine::{self, Applied, BuildOptions, Engine, EngineError};
 use waterview::gpu::GpuContext;
 use waterview::scene::{Emitter, Scene, Sink};
-use waterview::sim::{SimParams, SimStats};
+use waterview::sim::{sources, SimParams, SimStats};
 
 /// A 1 m box with a 0.1 m layer of still water, dx = 0.05 m everywhere (no CPU scaling): 2 000 particles.
 fn basin() -> Scene {
@@ -112,4 +114,71 @@ fn a_sink_added_live_removes_water_and_the_live_count_follows() {
     println!("basin: {built} particles, {left} after a sink over half of it");
     assert!(left < built * 6 / 10, "the half inside the sink is removed ({left} of {built} left)");
     assert_eq!(engine.live_particles(), left);
+}
+
+#[test]
+fn a_bad_emitter_set_live_is_refused_and_the_running_sources_go_on() {
+    let ctx = common::gpu();
+    let mut scene = basin();
+    scene.emitters = vec![fountain(0.05)];
+    let mut engine = common::engine(&ctx, &scene, None);
+    let ran = frames(&ctx, &mut engine, 10);
+    let (pool, count) = (engine.sim().pool(), ran.last().unwrap().particle_count);
+    // The Scene panel's edits, each refused with the file, the emitter and the field named.
+    let wide = Emitter { radius: 100.0, ..fountain(0.05) };
+    let cases: [(&[Emitter], &[Sink], &str); 5] = [
+        (&[fountain(0.05), Emitter { rate: f32::INFINITY, ..fountain(0.05) }], &[], "emitter 2: `rate` = inf"),
+        (&[Emitter { center: [0.5, f32::NAN, 0.5], ..fountain(0.05) }], &[], "emitter 1: `center`"),
+        (&[wide], &[], "emitter 1: `radius` = 100"),
+        (&[Emitter { velocity: [0.0, -1e30, 0.0], ..fountain(0.05) }], &[], "emitter 1: `velocity`"),
+        (&[], &[Sink { min: [2.0, 0.0, 0.0], max: [3.0, 1.0, 1.0] }], "sink 1: `min` = (2, 0, 0)"),
+    ];
+    for (emitters, sinks, says) in cases {
+        let e = engine.set_sources(&ctx, emitters, sinks).expect_err(says).to_string();
+        println!("{e}");
+        assert!(e.starts_with("scene basin.ron: ") && e.contains(says), "{e}");
+    }
+    assert_eq!(engine.scene().emitters, vec![fountain(0.05)], "the scene keeps its emitter");
+    assert!(engine.scene().sinks.is_empty());
+    assert_eq!(engine.sim().pool(), pool, "no pool was grown for a refused emitter");
+    let after = frames(&ctx, &mut engine, 20);
+    assert!(after.last().unwrap().particle_count > count, "the running emitter goes on emitting");
+}
+
+/// The emitters' pool counts toward the GPU's particle limit, checked from the estimate before anything
+/// is built: blocks of half a pool under the limit fit alone and are refused with a full pool beside them.
+#[test]
+fn the_emitters_pool_counts_toward_the_gpus_limit_before_building() {
+    let ctx = common::gpu();
+    let limit = engine::particle_limit(&ctx).max;
+    // 100 x ny x 100 lattice points at dx = 0.01 m, ny chosen for limit - MAX_POOL / 2 points (no particle
+    // is laid out, whatever the limit).
+    let ny = (limit - sources::MAX_POOL as u64 / 2) / 10_000;
+    let height = ny as f32 * 0.01;
+    let text = format!(
+        "(name: \"tall\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, {top}, 1.0)),
+          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, {height}, 1.0))],
+          camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+          solver: (dx: 0.01), cpu_dx_scale: 1.0,
+          emitters: [(center: (0.5, {top}, 0.5), radius: 0.1, velocity: (0.0, -1.0, 0.0), rate: 1.0)])",
+        top = height + 0.5
+    );
+    let scene = Scene::from_str(&text, std::path::Path::new("tall.ron")).expect("test scene parses");
+    let estimate = scene.estimate_particle_count_at(0.01);
+    assert_eq!(estimate, ny * 10_000);
+    assert_eq!(sources::pool_size(&scene.emitters, 0.01), sources::MAX_POOL, "one m^3/s fills the largest pool");
+    engine::check_fits(&ctx, &scene, false).expect("the blocks alone fit");
+    let started = std::time::Instant::now();
+    let e =
+        Engine::new(&ctx, scene.clone(), BuildOptions::default()).err().expect("blocks and pool are past the limit");
+    let took = started.elapsed().as_secs_f64();
+    println!("{estimate} + {} particles refused in {took:.3} s: {e}", sources::MAX_POOL);
+    assert!(matches!(e, EngineError::TooManyParticles { pool, .. } if pool == sources::MAX_POOL as u64), "{e:?}");
+    let says =
+        format!("scene tall.ron: the fluid blocks hold up to {estimate} particles at dx = 0.01 m plus a pool of");
+    assert!(e.to_string().starts_with(&says), "{e}");
+    assert!(took < 1.0, "refused from the estimate, not after building ({took:.1} s)");
+    // The spacing the message offers fits, blocks and pool.
+    let EngineError::TooManyParticles { fit: Some(fit), .. } = e else { panic!("no spacing offered: {e}") };
+    engine::check_fits(&ctx, &scene.at_dx(fit), true).expect("the offered spacing fits");
 }

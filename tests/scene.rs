@@ -52,6 +52,7 @@ fn builtin_scenes_build_with_the_promised_counts() {
     // (name, target on a GPU, target on a CPU adapter); the tank's GPU count only needs dx in 0.02..=0.04.
     let targets = [
         ("valley", Some(250_000.0), 5_500.0),
+        ("valley_river", Some(250_000.0), 5_500.0),
         ("dam_break", Some(100_000.0), 5_000.0),
         ("tank", None, 12_500.0),
         ("wave_tank", Some(118_000.0), 7_552.0),
@@ -90,8 +91,10 @@ fn builtin_scenes_match_the_files_on_disk() {
         let path = manifest_dir().join("assets/scenes").join(format!("{name}.ron"));
         let mut from_disk = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(from_disk.base_dir, manifest_dir().join("assets/scenes"));
+        assert_eq!(from_disk.file, path, "the scene knows its file (errors found later name it)");
         let builtin = Scene::builtin(name).expect("built-in");
         from_disk.base_dir = builtin.base_dir.clone();
+        from_disk.file = builtin.file.clone();
         assert_eq!(from_disk, builtin);
     }
 }
@@ -176,12 +179,12 @@ fn invalid_values_are_named() {
             .replace("max: (0.5, 0.5, 0.5)", "max: (0.5, 0.5, 0.5)), (min: (0.5, 0.5, 0.5), max: (1.5, 0.9, 0.9)"),
         p,
     );
-    assert!(msg.contains("fluid block 1") && msg.contains("domain"), "{msg}");
+    assert!(msg.contains("fluid block 2") && msg.contains("domain"), "{msg}");
     assert!(msg.contains("bad.ron"), "{msg}");
     let msg = parse_err(&minimal("").replace("max: (1.0, 1.0, 1.0)", "max: (1.0, -1.0, 1.0)"), p);
     assert!(msg.contains("domain") && msg.contains("along y"), "{msg}");
     let msg = parse_err(&minimal("").replace("max: (0.5, 0.5, 0.5)", "max: (0.5, 0.5, 0.0)"), p);
-    assert!(msg.contains("fluid block 0") && msg.contains("along z"), "{msg}");
+    assert!(msg.contains("fluid block 1") && msg.contains("along z"), "{msg}");
     for dx in ["0.0", "-0.1"] {
         let msg = parse_err(&minimal(&format!("solver: (dx: {dx}),")), p);
         assert!(msg.contains("`dx`"), "{msg}");
@@ -260,9 +263,10 @@ fn heightmap_without_units_spans_a_quarter_of_the_extent() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Found by fuzzing (`fuzz/corpus/heightmap_bytes/bad_units_*.bin`, `scene_text/bad_terrain_overflow.ron`):
-/// units at the ends of the f32 range, or a huge vertical_scale and base, gave infinite or NaN terrain
-/// heights; they are refused naming the file that causes it.
+/// Found writing the fuzz targets (seeds `fuzz/corpus/heightmap_bytes/bad_units_*.bin`,
+/// `scene_text/bad_terrain_overflow.ron`): units at the ends of the f32 range, or a huge vertical_scale and
+/// base, gave infinite or NaN terrain heights (and then "builds no particles"); they are refused naming the
+/// file that causes it.
 #[test]
 fn heights_past_the_f32_range_are_refused() {
     let dir = temp_dir("overflow");
@@ -319,7 +323,9 @@ fn save_then_load_round_trips() {
         scene.save(&path).expect("save");
         let mut loaded = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(loaded.base_dir, dir);
+        assert_eq!(loaded.file, path);
         loaded.base_dir = scene.base_dir.clone();
+        loaded.file = scene.file.clone();
         assert_eq!(loaded, scene);
     }
     let leftovers: Vec<_> = std::fs::read_dir(&dir)

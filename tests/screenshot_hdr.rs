@@ -14,18 +14,14 @@ use waterview::gpu::{GpuContext, Profiler};
 use waterview::render::{read_texture_rgba_f32, Offscreen, OrbitCamera, RenderSettings, Renderer, HDR_FORMAT};
 use waterview::scene::Scene;
 
+mod common;
+use common::scratch;
+
 fn gpu() -> GpuContext {
     match GpuContext::headless() {
         Ok(ctx) => ctx,
         Err(e) => panic!("HDR screenshot tests need a GPU adapter: {e}"),
     }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waterview-hdr-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch folder");
-    dir
 }
 
 /// The resting tank at a coarse spacing (1 440 particles), a few frames in.

@@ -18,17 +18,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::scratch;
+
 /// The window's inner size asked for on the command line (even, so H.264 keeps it whole).
 const SIZE: (u32, u32) = (640, 360);
 /// The longest the app may take to start, record a second and finish the file (lavapipe on two cores).
 const TIMEOUT: Duration = Duration::from_secs(600);
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waterview-window-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create scratch folder");
-    dir
-}
 
 /// A small flat-floored box of still water (2 000 particles on a CPU adapter), so frames come quickly.
 fn small_scene(dir: &Path) -> PathBuf {
@@ -277,4 +273,23 @@ fn window_runs_a_sink_from_the_scene_file() {
     );
     let last = *counts.last().unwrap();
     assert!(last < start * 2 / 3, "the sink left {last} of {start} particles");
+}
+
+/// A particle gone NaN (poisoned at frame 5: no valid scene is known to blow up) pauses the window's
+/// simulation and puts the frame and the likely cause in the banner, once; the window keeps running.
+#[test]
+fn window_pauses_and_reports_a_blow_up() {
+    require_xvfb_run();
+    let dir = scratch("blow-up");
+    let scene = small_scene(&dir);
+    let out = dir.join("window.mp4");
+    let envs = [("WATERVIEW_TEST_POISON_FRAME", "5"), ("WATERVIEW_TEST_LOG_EVERY_S", "1")];
+    let text = run_app(&dir, &record_args(&scene, &out, "4", "5"), &envs);
+    let reports: Vec<&str> = text.lines().filter(|l| l.contains("blew up at frame")).collect();
+    assert_eq!(reports.len(), 1, "one report of the blow-up; the app's log:\n{text}");
+    assert!(reports[0].contains("likely cause") && reports[0].contains("Paused"), "{}", reports[0]);
+    let after = text.split(reports[0]).nth(1).unwrap_or_default();
+    assert!(after.contains("frame rate: "), "the window went on after the blow-up; the app's log:\n{text}");
+    assert!(out.exists(), "the recording finished");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -261,13 +261,13 @@ fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
 }
 
 @compute @workgroup_size(SPLAT_WG)
-fn cs_depth(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    splat_pixels(wg.x + wg.y * 65535u, lid, false);
+fn cs_depth(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    splat_pixels(wg.x + wg.y * nwg.x, lid, false);
 }
 
 @compute @workgroup_size(SPLAT_WG)
-fn cs_thickness(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    splat_pixels(wg.x + wg.y * 65535u, lid, true);
+fn cs_thickness(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    splat_pixels(wg.x + wg.y * nwg.x, lid, true);
 }
 
 // Full-screen triangle for the resolve passes.

@@ -33,10 +33,12 @@ fn emit_plan() {
 
 const GOLDEN_ANGLE: f32 = 2.39996323;
 
+// Dispatched as rows of workgroups over the largest layer's points (x, y; flat_index in
+// common/dispatch.wgsl), one z layer per emitter (src/sim/sources.rs EmitStage::workgroups).
 @compute @workgroup_size(64)
-fn emit(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let e = gid.y;
-    let t = gid.x;
+fn emit(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = gid.z;
+    let t = flat_index(gid, nwg, 64u);
     if (e >= sources.num_emitters) {
         return;
     }

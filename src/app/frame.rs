@@ -26,6 +26,10 @@ impl Running {
             log::warn!("WATERVIEW_TEST_DEVICE_LOSS: destroying the device");
             self.ctx.device.destroy();
         }
+        if let (true, Some(engine)) = (self.test_poison_frame == Some(self.frames), self.world.engine()) {
+            log::warn!("WATERVIEW_TEST_POISON_FRAME: particle 0's velocity made NaN");
+            crate::engine::batch::poison_particle(&self.ctx, engine, 0);
+        }
         if self.device_lost.swap(false, Ordering::AcqRel) {
             self.recover_device();
             return;
@@ -38,7 +42,7 @@ impl Running {
                 self.fps_log.0 as f64 / since,
                 self.config.width,
                 self.config.height,
-                crate::ui::sim_panel::thousands(self.world.sim().map_or(0, |s| s.live_particles() as u64)),
+                crate::text::thousands(self.world.sim().map_or(0, |s| s.live_particles() as u64)),
                 if self.recording.is_some() { " (recording)" } else { "" }
             );
             self.fps_log = (0, Instant::now());
@@ -46,6 +50,7 @@ impl Running {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         let stats = self.world.sim_mut().and_then(|sim| sim.poll_stats());
         self.ui.history.push_frame(dt, self.profiler.latest(), stats);
+        self.pause_on_blow_up();
         self.poll_background();
         self.poll_sky();
         self.drive_cli_recording();
@@ -117,7 +122,17 @@ impl Running {
 
         // A screenshot at k x the window size, or an EXR one (float target, its own renderer): the scene in
         // a submission of its own (camera uniform).
-        let screenshot = self.screenshot_requested.take();
+        let mut screenshot = self.screenshot_requested.take();
+        if screenshot.is_some() {
+            // Refused before anything is rendered when the folder cannot take it.
+            if let Err(e) = crate::capture::output::check_writable(
+                std::path::Path::new(super::CAPTURE_DIR),
+                crate::capture::output::Output::Folder,
+            ) {
+                self.ui.push_error(format!("screenshot not taken: {e}"));
+                screenshot = None;
+            }
+        }
         let exr = screenshot.is_some() && self.ui.capture.screenshot_format == ScreenshotFormat::Exr;
         let scale = self.ui.capture.screenshot_scale.clamp(1, 8);
         let max_dim = self.ctx.device.limits().max_texture_dimension_2d;
@@ -272,6 +287,19 @@ impl Running {
             let size = self.window.inner_size();
             self.resize(size);
         }
+    }
+
+    /// A new blow-up in the statistics (non-finite particles, [`crate::sim::Simulation::blow_up`]) pauses
+    /// the simulation and goes to the banner with its frame and likely cause, once.
+    fn pause_on_blow_up(&mut self) {
+        let Some(blow_up) = self.world.sim().and_then(|s| s.blow_up()) else { return };
+        if self.reported_blow_up.as_ref() == Some(blow_up) {
+            return;
+        }
+        let blow_up = blow_up.clone();
+        self.ui.sim.playing = false;
+        self.ui.push_error(format!("{blow_up}. Paused: Reset restarts the scene"));
+        self.reported_blow_up = Some(blow_up);
     }
 
     /// Renders the scene (current camera and settings) into `target`.

@@ -242,6 +242,9 @@ struct Running {
     closing: Arc<AtomicBool>,
     /// `WATERVIEW_TEST_DEVICE_LOSS=N`: destroy the device after N frames (exercises the recovery path).
     test_device_loss: Option<u64>,
+    /// `WATERVIEW_TEST_POISON_FRAME=N`: make one particle's velocity NaN at frame N (exercises the blow-up
+    /// banner and pause, which no valid scene is known to reach).
+    test_poison_frame: Option<u64>,
     /// `WATERVIEW_TEST_RENDER_VIDEO=1`: start the Capture panel's offline render with the first frame and
     /// quit once its file is complete (tests/window.rs); `Some(true)` once started.
     test_render_video: Option<bool>,
@@ -250,6 +253,8 @@ struct Running {
     cli_record: Option<CliRecording>,
     /// Set when the app should quit on its own (`--quit-after-record`): `Ok` or the error [`run`] returns.
     exit_with: Option<anyhow::Result<()>>,
+    /// The blow-up last reported in the banner (each is reported once, and pauses the simulation).
+    reported_blow_up: Option<crate::sim::BlowUp>,
 }
 
 impl Running {
@@ -260,12 +265,17 @@ impl Running {
         options: &WindowOptions,
     ) -> anyhow::Result<Self> {
         let mut attrs = Window::default_attributes().with_title("waterview").with_window_icon(window_icon());
+        let monitor = event_loop.primary_monitor().or_else(|| event_loop.available_monitors().next());
+        let fit = |wanted: PhysicalSize<u32>| fit_to_monitor(wanted, monitor.as_ref().map(|m| m.size()));
+        let scale = monitor.as_ref().map_or(1.0, |m| m.scale_factor());
         attrs = match (options.window_size, settings.window_size) {
+            // Asked for on the command line: as given.
             (Some((w, h)), _) => attrs.with_inner_size(PhysicalSize::new(w, h)),
+            // The last run's size, perhaps on a larger monitor.
             (None, Some([w, h])) if w >= 64 && h >= 64 && w <= 16384 && h <= 16384 => {
-                attrs.with_inner_size(PhysicalSize::new(w, h))
+                attrs.with_inner_size(fit(PhysicalSize::new(w, h)))
             }
-            _ => attrs.with_inner_size(LogicalSize::new(1280.0, 800.0)),
+            _ => attrs.with_inner_size(fit(LogicalSize::new(1280.0, 800.0).to_physical(scale))),
         };
         let window = Arc::new(event_loop.create_window(attrs).context("cannot create the window")?);
         let instance = GpuContext::create_instance(Some(Box::new(event_loop.owned_display_handle())));
@@ -297,6 +307,7 @@ impl Running {
         let egui_ctx = egui::Context::default();
         let egui_state = new_egui_state(&egui_ctx, &window, &parts.ctx);
         let test_device_loss = std::env::var("WATERVIEW_TEST_DEVICE_LOSS").ok().and_then(|v| v.parse().ok());
+        let test_poison_frame = std::env::var("WATERVIEW_TEST_POISON_FRAME").ok().and_then(|v| v.parse().ok());
 
         Ok(Self {
             window,
@@ -341,6 +352,7 @@ impl Running {
             device_lost: parts.device_lost,
             closing,
             test_device_loss,
+            test_poison_frame,
             test_render_video: std::env::var_os("WATERVIEW_TEST_RENDER_VIDEO").filter(|v| v == "1").map(|_| false),
             frames: 0,
             cli_record: options.record.clone().map(|path| CliRecording {
@@ -351,6 +363,7 @@ impl Running {
                 started: false,
             }),
             exit_with: None,
+            reported_blow_up: None,
         })
     }
 
@@ -407,4 +420,32 @@ fn window_icon() -> Option<winit::window::Icon> {
     let img = image::load_from_memory(ICON_PNG).map_err(|e| log::warn!("window icon: {e}")).ok()?.to_rgba8();
     let (w, h) = img.dimensions();
     winit::window::Icon::from_rgba(img.into_raw(), w, h).map_err(|e| log::warn!("window icon: {e}")).ok()
+}
+
+/// `wanted` shrunk (aspect kept) to fit within 90 % of the monitor's width and 85 % of its height, which
+/// leaves room for the title bar, the task bar and the panel; as wanted when no monitor is known. Never
+/// below 320x200 physical pixels.
+fn fit_to_monitor(wanted: PhysicalSize<u32>, monitor: Option<PhysicalSize<u32>>) -> PhysicalSize<u32> {
+    let Some(m) = monitor.filter(|m| m.width > 0 && m.height > 0) else { return wanted };
+    let room = (0.9 * m.width as f64, 0.85 * m.height as f64);
+    let k = (room.0 / wanted.width.max(1) as f64).min(room.1 / wanted.height.max(1) as f64).min(1.0);
+    PhysicalSize::new(((wanted.width as f64 * k) as u32).max(320), ((wanted.height as f64 * k) as u32).max(200))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_to_monitor;
+    use winit::dpi::PhysicalSize;
+
+    #[test]
+    fn the_first_window_fits_the_monitor() {
+        let default = PhysicalSize::new(1280, 800);
+        // A 720-line screen: the window's bottom must not be off-screen.
+        let fitted = fit_to_monitor(default, Some(PhysicalSize::new(1280, 720)));
+        assert!(fitted.height <= 612 && fitted.width <= 1152, "{fitted:?}");
+        assert!((fitted.width as f64 / fitted.height as f64 - 1.6).abs() < 0.01, "aspect kept: {fitted:?}");
+        // Room to spare, or no monitor known: as wanted.
+        assert_eq!(fit_to_monitor(default, Some(PhysicalSize::new(3840, 2160))), default);
+        assert_eq!(fit_to_monitor(default, None), default);
+    }
 }

@@ -57,7 +57,12 @@ impl World {
     /// Logs the scene's name and particle count (as the window starts).
     fn logged(self) -> Self {
         if let Some(e) = self.engine() {
-            log::info!("scene `{}`: {} particles, dx = {} m", e.scene().name, e.live_particles(), e.params().dx);
+            log::info!(
+                "scene `{}`: {} particles, dx = {} m",
+                crate::text::printable(&e.scene().name),
+                e.live_particles(),
+                e.params().dx
+            );
         }
         self
     }
@@ -129,7 +134,7 @@ impl Running {
             .as_ref()
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| PathBuf::from("."));
-        let name = format!("{}.ron", self.world.scene().name.to_lowercase().replace(char::is_whitespace, "_"));
+        let name = format!("{}.ron", file_stem_for(&self.world.scene().name));
         let spawned = std::thread::Builder::new().name("file dialog".into()).spawn(move || {
             let result = std::panic::catch_unwind(move || {
                 let d = rfd::FileDialog::new().set_directory(start_dir);
@@ -171,9 +176,8 @@ impl Running {
                 log::info!("scene saved: {}", path.display());
                 self.ui.capture.status = Some(Ok(format!("Scene saved to {}", path.display())));
                 self.scene_file = Some(path.to_path_buf());
-                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
                 if let Some(engine) = self.world.engine_mut() {
-                    engine.moved_to(dir, scene.terrain);
+                    engine.moved_to(path, scene.terrain);
                 }
             }
             Err(e) => self.ui.push_error(format!("cannot save the scene: {e}")),
@@ -271,5 +275,33 @@ pub(super) fn startup_world(ctx: &GpuContext, path: Option<&Path>, errors: &mut 
                 });
             Ok(World::Unbuilt { scene: valley, terrain })
         }
+    }
+}
+
+/// A file name stem for a scene called `name`: lower case, letters, digits, `-` and `_` only (white space
+/// and everything else become `_`; "scene" when nothing is left), at most 64 characters.
+fn file_stem_for(name: &str) -> String {
+    let stem: String = name
+        .trim()
+        .chars()
+        .take(64)
+        .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect::<String>()
+        .to_lowercase();
+    if stem.trim_matches('_').is_empty() {
+        "scene".into()
+    } else {
+        stem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_stems_keep_letters_and_digits_only() {
+        assert_eq!(super::file_stem_for("Valley flood"), "valley_flood");
+        assert_eq!(super::file_stem_for("../../etc/passwd\u{1b}[2J"), "______etc_passwd__2j");
+        assert_eq!(super::file_stem_for("\u{1b}\n"), "scene");
+        assert_eq!(super::file_stem_for(&"x".repeat(500)).len(), 64);
     }
 }

@@ -36,6 +36,7 @@
 pub mod plot;
 pub mod report;
 
+use crate::capture::output::{check_writable, Output};
 use crate::engine::{self, BuildOptions, Engine, EngineError};
 use crate::gpu::profiler::{gaps, span_union};
 use crate::gpu::{GpuContext, PassTime, Profiler};
@@ -226,7 +227,7 @@ pub fn run(scene_path: Option<&Path>, plan: &Plan, out: &Path) -> Result<()> {
         bail!("--workgroup-sizes needs at least one size");
     }
     let scene = engine::load_scene(scene_path)?;
-    check_writable(out)?;
+    check_writable(out, Output::Folder)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let report = run_plan(&ctx, &scene, plan)?;
@@ -240,29 +241,24 @@ pub fn run(scene_path: Option<&Path>, plan: &Plan, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Creates `dir` and checks that a file can be written there (before any time is spent measuring).
-fn check_writable(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the output folder {}", dir.display()))?;
-    let probe = dir.join(".bench-write-test");
-    std::fs::write(&probe, b"").with_context(|| format!("cannot write into the output folder {}", dir.display()))?;
-    let _ = std::fs::remove_file(probe);
-    Ok(())
-}
-
 /// Runs every configuration of `plan` on `scene`. Configurations that cannot be built are recorded in
 /// [`Report::failures`]; a sweep stops at the first count the GPU refuses or whose step exceeds
 /// [`SWEEP_STOP_MS_PER_STEP`]. Errors only when the scene itself cannot be built.
 pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> {
     let dx0 = scene.solver.dx;
-    let n0 = match scene_at(scene, dx0) {
-        Ok(s) => s.positions.len() as u64,
-        // Too many particles at the scene's own dx: the lattice estimate is close enough to start from.
-        Err(_) => scene.estimate_particle_count(false),
+    let limit = engine::particle_limit(ctx);
+    let estimate = scene.estimate_particle_count_at(dx0);
+    // Built only when the GPU could hold it; past that (or when it does not build) the lattice estimate
+    // is close enough to start from, and nothing is laid out in memory.
+    let n0 = if estimate <= limit.max {
+        scene_at(scene, dx0).map_or(estimate, |s| s.positions.len() as u64)
+    } else {
+        estimate
     };
     let mut report = Report {
         adapter: ctx.adapter_summary(),
         is_cpu: ctx.is_cpu(),
-        scene: scene.name.clone(),
+        scene: crate::text::printable(&scene.name).into_owned(),
         plan: plan.clone(),
         results: Vec::new(),
         failures: Vec::new(),
@@ -277,10 +273,20 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
     };
     for target in targets {
         let built = match target {
+            // Refused before its particles are laid out in memory (a count past the GPU's limit).
+            Some(n) if n > limit.max => Err(anyhow::anyhow!(
+                "{n} particles are more than this GPU can simulate ({} at most: {})",
+                limit.max,
+                limit.why
+            )),
             Some(n) => setup_for_count(scene, n0, dx0, n),
             None => {
                 let dx = scene.effective_dx(ctx.is_cpu());
-                scene_at(scene, dx).map(|s| (dx, s))
+                // The scene's own size, refused from its estimate before it is laid out.
+                engine::check_fits(ctx, &scene.at_dx(dx), false)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|()| scene_at(scene, dx))
+                    .map(|s| (dx, s))
             }
         };
         let (dx, setup) = match built {

@@ -23,6 +23,7 @@
 
 pub mod exact;
 pub mod offline;
+pub mod output;
 pub mod recorder;
 pub mod video;
 
@@ -132,6 +133,9 @@ pub enum CaptureError {
     Engine(#[from] crate::engine::EngineError),
     #[error(transparent)]
     Sim(#[from] crate::sim::SimError),
+    /// The simulation went non-finite: the video so far is discarded.
+    #[error("{0}; nothing was written")]
+    BlowUp(crate::sim::BlowUp),
 }
 
 impl CaptureError {

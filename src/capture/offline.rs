@@ -14,6 +14,7 @@
 //! read-back, H.264 encoding on the worker thread), recording at most `fps` frames per second of wall time
 //! exactly as the window's live recording does.
 
+use super::output::Output;
 use super::recorder::VideoRecorder;
 use super::video::{VideoFormat, VideoSummary};
 use super::CaptureError;
@@ -165,9 +166,11 @@ pub fn capture_scene_frames(
         let particles = engine.particles();
         renderer.encode(ctx, &mut enc, &profiler, &target, &camera, Some(particles), &settings);
         recorder.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
+        engine.sim_mut().encode_stats(&mut enc, &profiler);
         profiler.resolve(&mut enc);
         ctx.queue.submit([enc.finish()]);
         recorder.after_submit();
+        engine.sim_mut().after_submit();
         profiler.end_frame(&ctx.queue);
         // Then exactly one frame of simulated time (blocking on the GPU's step state).
         let t_next = ((k + 1) as f64 / opts.fps as f64) as f32;
@@ -185,7 +188,19 @@ pub fn capture_scene_frames(
         if let Some(e) = recorder.poll() {
             return fail(recorder, e);
         }
+        let _ = engine.sim_mut().poll_stats();
+        if let Some(blow_up) = engine.sim().blow_up() {
+            return fail(recorder, CaptureError::BlowUp(blow_up.clone()));
+        }
         on_frame(&CaptureFrame { index: k, sim_time: shown, written: recorder.written(), total });
+    }
+    // The last frames' statistics, still on their way.
+    while engine.sim().stats_in_flight() {
+        let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+        let _ = engine.sim_mut().poll_stats();
+    }
+    if let Some(blow_up) = engine.sim().blow_up() {
+        return fail(recorder, CaptureError::BlowUp(blow_up.clone()));
     }
     let video = recorder.finish_blocking(&ctx.device)?;
     Ok(CaptureReport { video, sim_time, steps, steps_recorded, submissions })
@@ -248,20 +263,6 @@ impl RecordCost {
     pub fn cpu_cost_percent(&self) -> Option<f64> {
         Some(100.0 * (1.0 - self.plain_cpu_ms? / self.recording_cpu_ms?.max(1e-12)))
     }
-}
-
-/// CPU time of this process so far (user + system, all threads), milliseconds, from `/proc/self/stat`;
-/// `None` where that does not exist. Resolution: one clock tick (10 ms on Linux).
-fn process_cpu_ms() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which is in parentheses and may hold spaces): utime is field 14,
-    // stime field 15 of the whole line, i.e. the 12th and 13th after the closing parenthesis.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: f64 = fields.next()?.parse().ok()?;
-    let stime: f64 = fields.next()?.parse().ok()?;
-    // USER_HZ is 100 on every Linux this runs on.
-    Some((utime + stime) * 10.0)
 }
 
 /// The median of `v` (0 for none).
@@ -384,10 +385,10 @@ pub fn measure_record_cost(
                 false => None,
             };
             let timed = rig.run(ctx, opts.warmup, live.as_mut()).and_then(|()| {
-                let (t0, cpu0) = (Instant::now(), process_cpu_ms());
+                let (t0, cpu0) = (Instant::now(), crate::process::cpu_ms());
                 rig.run(ctx, opts.frames, live.as_mut())?;
                 let n = opts.frames as f64;
-                let cpu = process_cpu_ms().zip(cpu0).map(|(c1, c0)| (c1 - c0) / n);
+                let cpu = crate::process::cpu_ms().zip(cpu0).map(|(c1, c0)| (c1 - c0) / n);
                 Ok((t0.elapsed().as_secs_f64() * 1e3 / n, cpu))
             });
             let (ms, cpu) = match timed {
@@ -438,7 +439,14 @@ pub fn record_cost_cli(scene_path: Option<&Path>, opts: &RecordCostOptions) -> a
     println!(
         "scene `{}`, {} particles, at {}x{}: {} runs each way of {} frames (after {} warm-up frames), alternating; \
          recording at most {} fps; medians over the runs",
-        scene.name, c.particles, opts.size.0, opts.size.1, c.rounds, c.frames, opts.warmup, opts.fps
+        crate::text::printable(&scene.name),
+        c.particles,
+        opts.size.0,
+        opts.size.1,
+        c.rounds,
+        c.frames,
+        opts.warmup,
+        opts.fps
     );
     let cpu = |v: Option<f64>| v.map(|v| format!(", CPU {v:9.2} ms/frame")).unwrap_or_default();
     println!(
@@ -470,6 +478,8 @@ pub fn record_cost_cli(scene_path: Option<&Path>, opts: &RecordCostOptions) -> a
 /// captures with a terminal progress bar.
 pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Result<()> {
     validate(opts)?;
+    let what = if format_for(&opts.out) == VideoFormat::Mp4 { Output::File } else { Output::NewFolder };
+    super::output::check_writable(&opts.out, what)?;
     let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());

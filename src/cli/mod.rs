@@ -22,6 +22,9 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => crate::app::run(cli.scene, &cli.window.options()),
         Some(Command::Run(args)) => run::run(cli.scene.as_deref(), &args),
+        Some(Command::Validate(_)) if cli.scene.is_some() => {
+            bail!("validate runs its own scenes (tank, dam break, sloshing); --scene does not apply")
+        }
         Some(Command::Validate(args)) => crate::validate::run(&args.plan(), args.strict),
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
         Some(Command::Capture(a)) if a.record_cost => crate::capture::offline::record_cost_cli(
@@ -52,7 +55,8 @@ pub fn run(cli: Cli) -> Result<()> {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Scene file (.ron) to open in the window or to run headless (default: the built-in valley flood).
+    /// Scene file (.ron): the scene the window opens, or `run`, `bench` and `capture` simulate (default:
+    /// the built-in valley flood). `validate` runs its own scenes.
     #[arg(long, global = true)]
     pub scene: Option<PathBuf>,
     /// Options of the window (without a subcommand only).
@@ -184,11 +188,11 @@ impl ValidateArgs {
 #[derive(Clone, Debug, Args)]
 pub struct CaptureArgs {
     /// Simulated seconds to record.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     pub seconds: f32,
     /// Video frames per simulated second (2 ..= 240); with --record-cost, the most frames per second of
     /// wall time the live recording keeps.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
     pub fps: f32,
     /// Video size WIDTHxHEIGHT.
     #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
@@ -213,7 +217,7 @@ pub struct CaptureArgs {
     #[arg(long, default_value_t = 3, requires = "record_cost", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: u32,
     /// Override the scene's particle spacing dx (metres).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub dx: Option<f32>,
 }
 
@@ -344,11 +348,11 @@ pub fn parse_workgroup_size(s: &str) -> Result<u32, String> {
 /// Arguments of `waterview run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Number of frames to simulate (each frame = `substeps` steps).
-    #[arg(long, conflicts_with = "seconds")]
+    /// Simulation steps to run, rounded up to whole frames of the scene's `substeps` steps each.
+    #[arg(long, conflicts_with = "seconds", value_parser = clap::value_parser!(u64).range(1..))]
     pub steps: Option<u64>,
     /// Simulated seconds to run.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub seconds: Option<f32>,
     /// Final image: PNG, or with a `.exr` path an OpenEXR file of the linear image (32-bit float RGBA,
     /// the tone-mapped colours before sRGB encoding).
@@ -361,7 +365,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     pub size: (u32, u32),
     /// Override the scene's particle spacing dx (metres).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub dx: Option<f32>,
 }
 

@@ -4,11 +4,15 @@
 //! ring exactly as in the window ([`batch::run_frames`]); only the end of the run waits for the last of them.
 
 use super::RunArgs;
+use crate::capture::output::{check_writable, Output};
 use crate::engine::{self, batch, BuildOptions, Engine};
 use crate::gpu::{GpuContext, Profiler};
 use crate::sim::SimStats;
+use crate::text::printable;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Column names of the statistics CSV, in order.
 pub const CSV_HEADER: [&str; 19] = [
@@ -56,12 +60,39 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
             bail!("--seconds must be a positive number, got {t}");
         }
     }
+    for (path, what) in [(&args.out, Output::File), (&args.stats, Output::File)] {
+        if let Some(path) = path {
+            check_writable(path, what)?;
+        }
+    }
     let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let mut engine = Engine::new(&ctx, scene, BuildOptions { dx: args.dx, ..BuildOptions::default() })?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    // The first Ctrl-C (or SIGTERM) ends the run at the next frame, keeping its outputs; a second quits.
+    let handler = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!("stopping at the next frame (Ctrl-C again quits at once)");
+    });
+    if let Err(e) = handler {
+        log::warn!("Ctrl-C will quit at once: {e}");
+    }
+    simulate(&ctx, &mut engine, args, &stop)
+}
+
+/// The part of [`run`] after the build: simulates `engine` for `args.steps` or `args.seconds` (or until
+/// `stop` is set: the outputs are written as at the end), writing the statistics CSV as records arrive
+/// and a progress line every [`PROGRESS_EVERY_S`] seconds, then prints the summary and the GPU times and
+/// writes the image.
+/// Errors: the simulation blew up (the CSV keeps the frames up to it; no image is written), or an output
+/// could not be written.
+pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &AtomicBool) -> Result<()> {
     let (scene, sim) = (engine.scene(), engine.sim());
-    eprintln!("scene `{}`: {} particles, dx = {} m", scene.name, sim.live_particles(), sim.params().dx);
+    eprintln!("scene `{}`: {} particles, dx = {} m", printable(&scene.name), sim.live_particles(), sim.params().dx);
     let substeps = sim.params().substeps as u64;
     let frames = args.steps.map(|s| s.div_ceil(substeps));
     let mut profiler = Profiler::new(&ctx.device);
@@ -75,11 +106,18 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
     };
     let mut write_error = None;
     let started = std::time::Instant::now();
-    let last = batch::run_frames(&ctx, engine.sim_mut(), &mut profiler, frames, args.seconds, |s| {
+    let mut next_progress = PROGRESS_EVERY_S;
+    let device = ctx.device.clone();
+    let last = batch::run_frames_until(ctx, engine.sim_mut(), &mut profiler, frames, args.seconds, stop, |s| {
         if let Some(w) = writer.as_mut() {
             if let Err(e) = w.write_record(csv_row(s)) {
                 write_error.get_or_insert(e);
             }
+        }
+        let wall = started.elapsed().as_secs_f64();
+        if wall >= next_progress {
+            eprintln!("{}", progress_line(wall, s, &device));
+            next_progress = wall + PROGRESS_EVERY_S;
         }
     });
     if let Some(e) = write_error {
@@ -89,6 +127,9 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
         w.flush()?;
     }
     let wall = started.elapsed().as_secs_f64();
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("stopped early, as asked");
+    }
     if let Some(s) = &last {
         eprintln!(
             "simulated {:.3} s in {:.2} s wall: {} particles, mean density error {:.3} %, max speed {:.2} m/s, \
@@ -104,11 +145,33 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
         );
     }
     print_pass_times(&profiler, engine.params().substeps as f64, engine.live_particles());
+    if let Some(blow_up) = engine.sim().blow_up() {
+        bail!("{blow_up}");
+    }
     if let Some(out) = &args.out {
-        write_image(&ctx, &engine, args.size, out)?;
+        write_image(ctx, engine, args.size, out)?;
         eprintln!("wrote {}", out.display());
     }
     Ok(())
+}
+
+/// Seconds of wall clock between progress lines of a long run.
+pub const PROGRESS_EVERY_S: f64 = 10.0;
+
+/// A long run's progress after `wall` seconds at statistics `s`: simulated time, particles, the particles
+/// lost (non-finite, outside the domain, below the terrain: all 0 in a healthy run), this process's
+/// resident memory and what the GPU's allocator holds (Vulkan and DX12), for soaks (README "Long runs").
+fn progress_line(wall: f64, s: &SimStats, device: &wgpu::Device) -> String {
+    let mb = |bytes: u64| bytes as f64 / 1e6;
+    let resident = crate::process::resident_bytes().map_or("?".into(), |b| format!("{:.0}", mb(b)));
+    let gpu = device.generate_allocator_report().map_or("?".into(), |r| {
+        format!("{:.0} MB allocated, {:.0} MB reserved", mb(r.total_allocated_bytes), mb(r.total_reserved_bytes))
+    });
+    format!(
+        "progress: {wall:.0} s wall, t = {:.2} s: {} particles, non-finite {}, outside {}, below terrain {}; \
+         process memory {resident} MB; GPU memory {gpu}",
+        s.time, s.particle_count, s.non_finite, s.outside_domain, s.below_terrain
+    )
 }
 
 /// Prints the GPU time per pass of the last timed frame and their sum, per frame and per step, then that
@@ -118,6 +181,7 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
     let frame = profiler.latest_frame();
     let passes = &frame.passes;
     if passes.is_empty() {
+        eprintln!("GPU time per pass: no frame timed (no timestamp queries, or a run shorter than their read-back)");
         return;
     }
     eprintln!("GPU time per pass (last timed frame, {steps_per_frame} steps per frame):");

@@ -7,10 +7,11 @@ use super::Engine;
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{self, OrbitCamera, RenderSettings, Renderer};
 use crate::sim::{SimStats, Simulation};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Runs frames until `frames` have been simulated or the simulated time reaches `seconds`, calling
-/// `on_stats` for each statistics record as it arrives (in order, possibly a few frames late), and
-/// returns the last. At most a few frames are in flight: the CPU waits for frame k-3 before recording
+/// Runs frames until `frames` have been simulated, the simulated time reaches `seconds` or the
+/// simulation blows up ([`Simulation::blow_up`]: the caller reports it), calling `on_stats` for each
+/// statistics record as it arrives (in order, possibly a few frames late), and returns the last. At most a few frames are in flight: the CPU waits for frame k-3 before recording
 /// frame k+1, which keeps memory bounded without stalling the GPU.
 pub fn run_frames(
     ctx: &GpuContext,
@@ -18,6 +19,20 @@ pub fn run_frames(
     profiler: &mut Profiler,
     frames: Option<u64>,
     seconds: Option<f32>,
+    on_stats: impl FnMut(&SimStats),
+) -> Option<SimStats> {
+    run_frames_until(ctx, sim, profiler, frames, seconds, &AtomicBool::new(false), on_stats)
+}
+
+/// [`run_frames`] that also ends at the first frame after `stop` is set (e.g. by Ctrl-C), with the
+/// statistics still in flight delivered as usual.
+pub fn run_frames_until(
+    ctx: &GpuContext,
+    sim: &mut Simulation,
+    profiler: &mut Profiler,
+    frames: Option<u64>,
+    seconds: Option<f32>,
+    stop: &AtomicBool,
     mut on_stats: impl FnMut(&SimStats),
 ) -> Option<SimStats> {
     let mut last: Option<SimStats> = None;
@@ -34,7 +49,7 @@ pub fn run_frames(
     loop {
         let done_frames = frames.is_some_and(|f| frame >= f);
         let done_time = seconds.is_some_and(|t| last.as_ref().is_some_and(|s| s.time >= t));
-        if done_frames || done_time {
+        if done_frames || done_time || sim.blow_up().is_some() || stop.load(Ordering::Relaxed) {
             break;
         }
         let mut encoder =
@@ -107,4 +122,15 @@ pub fn render_image_hdr(ctx: &GpuContext, engine: &Engine, size: (u32, u32)) -> 
     let mut renderer = Renderer::new(ctx, render::HDR_FORMAT, engine.terrain());
     let (camera, settings) = scene_view(engine);
     render::render_to_image_hdr(ctx, &mut renderer, &camera, Some(engine.particles()), &settings, size)
+}
+
+/// Makes particle `index`'s velocity NaN (a queue write, applied before the next submission): for tests of
+/// the blow-up path ([`crate::sim::Simulation::blow_up`]), which no scene that passes validation is known
+/// to reach. `index` past the particles is ignored.
+pub fn poison_particle(ctx: &GpuContext, engine: &Engine, index: u32) {
+    let particles = engine.particles();
+    if index < particles.count {
+        let nan = [f32::NAN; 4];
+        ctx.queue.write_buffer(particles.velocities, index as u64 * 16, bytemuck::cast_slice(&nan));
+    }
 }

@@ -11,15 +11,22 @@
 //! Emitters need parked particles to draw from: the engine sizes that pool from the scene's emitters when
 //! it builds ([`sources::pool_size`]) and grows it, carrying the running water over, when emitters are
 //! added or speeded up later ([`Engine::set_sources`]).
+//!
+//! Nothing reaches the GPU unchecked: a scene is validated at the spacing it is built at
+//! ([`Scene::validate`]) and its particle estimate checked against the GPU's limit ([`limits`]) before
+//! its particles are laid out; sources edited live go through the same checks as the scene file's.
 
 pub mod batch;
+pub mod limits;
+
+pub use limits::{check_fits, particle_limit, render_limit};
 
 use crate::gpu::GpuContext;
-use crate::render::{Ellipsoid, PaddleUniform, ParticleSource};
+use crate::render::{PaddleUniform, ParticleSource};
 use crate::scene::{Emitter, Scene, SceneError, SceneSetup, Sink};
 use crate::sim::{sources, ParticleLimit, SimError, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Why the engine could not build or change a simulation (the running one, if any, is left as it was).
@@ -31,6 +38,31 @@ pub enum EngineError {
     /// The simulation refused the scene or the change (parameters, sources, sizes past the GPU's limits).
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// The scene's lattice estimate plus the emitters' pool is past the GPU's particle limit (checked
+    /// before any particle is built, [`limits::check_fits`]).
+    #[error(
+        "scene {}: the fluid blocks hold up to {estimate} particles at dx = {dx} m{}, more than this GPU can \
+         simulate: {} at most ({}); {}",
+        file.display(),
+        if *pool > 0 { format!(" plus a pool of {pool} for the emitters") } else { String::new() },
+        limit.max,
+        limit.why,
+        match fit { Some(d) => format!("dx = {d} m would fit"), None => "no dx up to 100 m fits".to_string() }
+    )]
+    TooManyParticles {
+        /// The scene file (or the scene's name).
+        file: PathBuf,
+        /// The blocks' lattice points at `dx` (an upper bound on the particles built).
+        estimate: u64,
+        /// Parked particles for the emitters.
+        pool: u64,
+        /// The spacing asked for, metres.
+        dx: f32,
+        /// The GPU's limit and what sets it.
+        limit: ParticleLimit,
+        /// A spacing that fits, metres.
+        fit: Option<f32>,
+    },
 }
 
 /// How a scene is built: its spacing, the dispatch options and whether its sources run.
@@ -72,15 +104,6 @@ pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
     }
 }
 
-/// The most particles the renderer can draw: its largest per-particle buffer, the 32-byte
-/// [`Ellipsoid`]s, must fit one storage binding of `ctx`.
-pub fn render_limit(ctx: &GpuContext) -> ParticleLimit {
-    ParticleLimit {
-        max: ctx.max_storage_binding() / size_of::<Ellipsoid>() as u64,
-        why: "the renderer keeps a 32-byte ellipsoid per particle in one storage buffer",
-    }
-}
-
 /// A scene and its running simulation.
 pub struct Engine {
     /// The scene as the user sees it: its own dx (unless rebuilt at another), the solver parameters and
@@ -95,10 +118,13 @@ pub struct Engine {
 impl Engine {
     /// Builds `scene` on `ctx` with `options`: its particles at the spacing in use, its terrain, and a
     /// simulation with its solver parameters, emitters (and a pool for them), sinks and wave maker.
-    /// Errors: the scene does not build (heightmap, sizes) or the GPU refuses it.
+    /// Before any particle is made, the scene is validated at that spacing and its estimate checked
+    /// against the GPU's limit ([`check_fits`]).
+    /// Errors: a value out of range, too many particles for the GPU, a heightmap that cannot be read, or
+    /// the GPU refuses the simulation.
     pub fn new(ctx: &GpuContext, scene: Scene, options: BuildOptions) -> Result<Self, EngineError> {
         let dx = spacing(ctx, &scene, &options);
-        let setup = scene.at_dx(dx).build(false)?;
+        let setup = checked_build(ctx, &scene.at_dx(dx), options.sources)?;
         Self::with_setup(ctx, scene, setup, options)
     }
 
@@ -160,19 +186,21 @@ impl Engine {
         let mut scene = self.scene.at_dx(params.dx);
         scene.solver = params.clone();
         let options = BuildOptions { dx: Some(params.dx), ..self.options };
-        let setup = scene.build(false)?;
+        let setup = checked_build(ctx, &scene, options.sources)?;
         let sim = simulate(ctx, &scene, &setup, params.dx, params, &options)?;
         *self = Self { scene, setup, sim, options };
         Ok(Applied::Rebuilt)
     }
 
-    /// Replaces the emitters and sinks, live. When the emitters need a larger pool than the simulation
-    /// has (new emitters, a higher rate), the simulation is rebuilt with one and the running water carried
-    /// over ([`Simulation::with_pool`]). On error nothing changes.
+    /// Replaces the emitters and sinks, live (the Scene panel's edits). They are checked as a scene
+    /// file's are ([`Scene::check_sources`] at the spacing in use; the error names the scene file, the
+    /// emitter or sink and the field). When the emitters need a larger pool than the simulation has (new
+    /// emitters, a higher rate), the simulation is rebuilt with one and the running water carried over
+    /// ([`Simulation::with_pool`]). On error nothing changes: the running sources stay.
     pub fn set_sources(&mut self, ctx: &GpuContext, emitters: &[Emitter], sinks: &[Sink]) -> Result<(), EngineError> {
         let dx = self.sim.params().dx;
-        sources::to_gpu(emitters, sinks, dx).map_err(SimError::from)?;
-        let pool = sources::pool_size(emitters, dx * dx * dx);
+        self.scene.check_sources(emitters, sinks, dx)?;
+        let pool = sources::pool_size(emitters, dx);
         if pool > self.sim.pool() {
             self.sim = self.sim.with_pool(ctx, pool)?;
         }
@@ -182,11 +210,12 @@ impl Engine {
         Ok(())
     }
 
-    /// Records that the scene file now lives in the folder `dir` (saved there): relative paths resolve
-    /// against it, and `terrain` (the same heightfield, its path rewritten, e.g. made absolute) replaces
-    /// the terrain's description. Nothing is rebuilt.
-    pub fn moved_to(&mut self, dir: std::path::PathBuf, terrain: Option<crate::scene::TerrainDesc>) {
-        self.scene.base_dir = dir;
+    /// Records that the scene now lives in the file `file` (saved there): relative paths resolve
+    /// against its folder, errors name it, and `terrain` (the same heightfield, its path rewritten, e.g.
+    /// made absolute) replaces the terrain's description. Nothing is rebuilt.
+    pub fn moved_to(&mut self, file: &Path, terrain: Option<crate::scene::TerrainDesc>) {
+        self.scene.base_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.scene.file = file.to_path_buf();
         self.scene.terrain = terrain;
     }
 
@@ -214,6 +243,15 @@ impl Engine {
     }
 }
 
+/// The particles of `scene` (at its own `solver.dx`, on the full-resolution lattice), after checking its
+/// values at that spacing and its estimate against the GPU's limit ([`check_fits`]): nothing is laid out
+/// in memory for a scene the GPU would refuse.
+fn checked_build(ctx: &GpuContext, scene: &Scene, sources: bool) -> Result<SceneSetup, EngineError> {
+    scene.validate()?;
+    check_fits(ctx, scene, sources)?;
+    Ok(scene.build(false)?)
+}
+
 /// The spacing `options` build `scene` at on `ctx`.
 fn spacing(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> f32 {
     options.dx.unwrap_or_else(|| scene.effective_dx(ctx.is_cpu()))
@@ -234,7 +272,7 @@ fn simulate(
     let (emitters, sinks): (&[Emitter], &[Sink]) =
         if options.sources { (&scene.emitters, &scene.sinks) } else { (&[], &[]) };
     let sim_options =
-        SimOptions { pool: sources::pool_size(emitters, dx * dx * dx), limit: Some(render_limit(ctx)), ..options.sim };
+        SimOptions { pool: sources::pool_size(emitters, dx), limit: Some(render_limit(ctx)), ..options.sim };
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
     sim.set_sources(ctx, emitters, sinks)?;
     Ok(sim)

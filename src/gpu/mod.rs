@@ -2,12 +2,16 @@
 //! and small helpers for buffers and compute pipelines.
 
 pub mod context;
+pub mod dispatch;
 pub mod profiler;
 pub mod readback;
 pub mod scan;
 pub mod shader;
 
 pub use context::{GpuContext, GpuError};
+pub use dispatch::{
+    dispatch, max_groups_x, row_length, set_max_groups_x, workgroups, workgroups_grid, DispatchError, Workgroups,
+};
 pub use profiler::{FrameTimes, PassTime, Profiler};
 
 use wgpu::util::DeviceExt;
@@ -120,38 +124,4 @@ pub fn bind_buffers(
         .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
         .collect();
     device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout, entries: &entries })
-}
-
-/// Number of workgroups of `size` threads covering `n` items.
-pub fn groups(n: u32, size: u32) -> u32 {
-    n.div_ceil(size).max(1)
-}
-
-/// Most workgroups along x of a per-particle dispatch: WebGPU's guaranteed 65 535 per dimension.
-/// Tests lower it ([`set_max_groups_x`]) to run the two-dimensional layout at small counts.
-static MAX_GROUPS_X: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(65_535);
-
-/// The current limit of [`dispatch_size`] (read when pipelines and dispatches are made).
-pub fn max_groups_x() -> u32 {
-    MAX_GROUPS_X.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Lowers (or restores) the workgroups per row of [`dispatch_size`], clamped to 1..=65 535, for the
-/// whole process. For tests: simulations made afterwards lay out their dispatches in rows of `x`.
-pub fn set_max_groups_x(x: u32) {
-    MAX_GROUPS_X.store(x.clamp(1, 65_535), std::sync::atomic::Ordering::Relaxed);
-}
-
-/// (x, y) workgroups covering `groups` workgroups in rows of at most [`max_groups_x`]: a per-particle
-/// kernel takes index `gid.x + gid.y * num_workgroups.x * size` (`flat_index` in
-/// shaders/common/dispatch.wgsl) and skips the indices past its count. One row below 65 536 workgroups.
-pub fn dispatch_size(groups: u32) -> (u32, u32) {
-    let x = groups.min(max_groups_x()).max(1);
-    (x, groups.div_ceil(x))
-}
-
-/// Records a per-particle dispatch of `groups` workgroups laid out by [`dispatch_size`].
-pub fn dispatch_rows(pass: &mut wgpu::ComputePass<'_>, groups: u32) {
-    let (x, y) = dispatch_size(groups);
-    pass.dispatch_workgroups(x, y, 1);
 }

@@ -11,14 +11,16 @@ pub const SCAN_BLOCK: u32 = 512;
 pub struct ScanPass {
     scan_blocks: wgpu::ComputePipeline,
     add_offsets: wgpu::ComputePipeline,
-    /// Per level: element count and bind group (uniform n, data, sums = next level's data).
-    levels: Vec<(u32, wgpu::BindGroup)>,
+    /// Per level: its dispatch (one workgroup per block of its elements) and bind group (uniform n,
+    /// data, sums = next level's data).
+    levels: Vec<(gpu::Workgroups, wgpu::BindGroup)>,
     _buffers: Vec<wgpu::Buffer>,
 }
 
 impl ScanPass {
     /// Prepares an in-place exclusive scan of `data` (n u32 values).
-    pub fn new(device: &wgpu::Device, data: &wgpu::Buffer, n: u32) -> Self {
+    /// Errors: a level's dispatch exceeds the device's limits (never below 2^41 values).
+    pub fn new(device: &wgpu::Device, data: &wgpu::Buffer, n: u32) -> Result<Self, gpu::DispatchError> {
         let vis = wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("scan layout"),
@@ -54,22 +56,22 @@ impl ScanPass {
             let src = if k == 0 { data } else { &buffers[k - 1] };
             let bg = gpu::bind_buffers(device, "scan level", &layout, &[&uniform, src, &buffers[k]]);
             buffers.push(uniform);
-            levels.push((s, bg));
+            levels.push((gpu::workgroups("scan", s as u64, SCAN_BLOCK, 1, &device.limits())?, bg));
         }
-        Self { scan_blocks, add_offsets, levels, _buffers: buffers }
+        Ok(Self { scan_blocks, add_offsets, levels, _buffers: buffers })
     }
 
     /// Records the scan into an open compute pass.
     pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>) {
-        for (n, bg) in &self.levels {
+        for (groups, bg) in &self.levels {
             pass.set_pipeline(&self.scan_blocks);
             pass.set_bind_group(0, bg, &[]);
-            gpu::dispatch_rows(pass, n.div_ceil(SCAN_BLOCK));
+            gpu::dispatch(pass, *groups);
         }
-        for (n, bg) in self.levels.iter().rev().skip(1) {
+        for (groups, bg) in self.levels.iter().rev().skip(1) {
             pass.set_pipeline(&self.add_offsets);
             pass.set_bind_group(0, bg, &[]);
-            gpu::dispatch_rows(pass, n.div_ceil(SCAN_BLOCK));
+            gpu::dispatch(pass, *groups);
         }
     }
 }

@@ -170,21 +170,28 @@ impl AnisotropyPass {
         self.sized.as_ref().map(|s| &s.ellipsoids)
     }
 
-    fn make_sized(&self, device: &wgpu::Device, positions: &wgpu::Buffer, capacity: u32) -> Sized {
+    /// Errors: the scan over the table cannot be dispatched on this device (never for a count the engine
+    /// admits).
+    fn make_sized(
+        &self,
+        device: &wgpu::Device,
+        positions: &wgpu::Buffer,
+        capacity: u32,
+    ) -> Result<Sized, gpu::DispatchError> {
         // About two buckets per particle keeps collisions rare; a power of two, as the row hash needs.
         let table_size = (2 * capacity).next_power_of_two().max(1024);
         let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
         let slots = gpu::storage_buffer(device, "anisotropy slots", capacity as u64 * 4);
         let sorted = gpu::storage_buffer(device, "anisotropy sorted positions", capacity as u64 * 16);
         let ellipsoids = gpu::storage_buffer(device, "ellipsoids", capacity as u64 * size_of::<Ellipsoid>() as u64);
-        let scan = ScanPass::new(device, &cells, table_size + 1);
+        let scan = ScanPass::new(device, &cells, table_size + 1)?;
         let bind_group = gpu::bind_buffers(
             device,
             "anisotropy bind group",
             &self.layout,
             &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids],
         );
-        Sized {
+        Ok(Sized {
             capacity,
             table_size,
             cells,
@@ -194,7 +201,7 @@ impl AnisotropyPass {
             bind_group,
             _slots: slots,
             _sorted: sorted,
-        }
+        })
     }
 }
 
@@ -222,14 +229,21 @@ impl Pass for AnisotropyPass {
         let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *positions);
         if stale {
             let capacity = self.sized.as_ref().map_or(count, |s| s.capacity.max(count));
-            self.sized = Some(self.make_sized(frame.device, positions, capacity));
+            self.sized = self
+                .make_sized(frame.device, positions, capacity)
+                .map_err(|e| log::error!("{e}: no ellipsoids are computed"))
+                .ok();
         }
         let Some(s) = self.sized.as_ref() else { return };
+        // A count the engine admits (at most its particle limit, 2^27) needs at most 17 rows: never met.
+        let groups = match gpu::workgroups("anisotropy", count as u64, WORKGROUP, 1, &frame.device.limits()) {
+            Ok(groups) => groups,
+            Err(e) => return log::error!("{e}: no ellipsoids are computed"),
+        };
         params.count = count;
         params.table_size = s.table_size;
         frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
         self.computed = version.map(|v| (v, params, positions.clone()));
-        let groups = gpu::groups(count, WORKGROUP);
         if params.enabled != 0 {
             frame.encoder.clear_buffer(&s.cells, 0, None);
         }
@@ -238,16 +252,16 @@ impl Pass for AnisotropyPass {
         pass.set_bind_group(1, &s.bind_group, &[]);
         if params.enabled != 0 {
             pass.set_pipeline(&self.count);
-            gpu::dispatch_rows(&mut pass, groups);
+            gpu::dispatch(&mut pass, groups);
             // The scan binds its own group 0; the frame's goes back after it.
             s.scan.encode(&mut pass);
             pass.set_bind_group(0, frame_group, &[]);
             pass.set_bind_group(1, &s.bind_group, &[]);
             pass.set_pipeline(&self.scatter);
-            gpu::dispatch_rows(&mut pass, groups);
+            gpu::dispatch(&mut pass, groups);
         }
         pass.set_pipeline(&self.anisotropy);
-        gpu::dispatch_rows(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups);
     }
 }
 

@@ -68,6 +68,9 @@ struct Bound {
     /// Pixels, and tiles across and down.
     size: (u32, u32),
     tiles_xy: (u32, u32),
+    /// One workgroup per tile (checked when bound; `None`, and the flow skipped, where the device cannot
+    /// dispatch that many: never for a texture it can make).
+    tile_groups: Option<gpu::Workgroups>,
 }
 
 /// The curvature-flow pass: pipelines, uniform, and bind groups over the current targets.
@@ -124,7 +127,7 @@ impl CurvatureFlowPass {
         let module = gpu::shader::module(device, "render/curvature_flow.wgsl");
         let flow_pl = frame::pass_pipeline_layout(device, "curvature flow pipeline layout", &flow_layout);
         let tiles_pl = frame::pass_pipeline_layout(device, "fluid tiles pipeline layout", &tiles_layout);
-        let max_groups = [("MAX_GROUPS_X", gpu::max_groups_x() as f64)];
+        let max_groups = [("MAX_GROUPS_X", gpu::row_length(&device.limits()) as f64)];
         Self {
             classify: gpu::compute_pipeline(device, &module, &tiles_pl, "classify"),
             write_args: gpu::compute_pipeline_with(device, &module, &tiles_pl, "write_args", &max_groups),
@@ -179,13 +182,14 @@ impl Pass for CurvatureFlowPass {
             frame.encoder.copy_texture_to_texture(bound.raw_depth.as_image_copy(), result.as_image_copy(), extent);
         }
         frame.encoder.clear_buffer(&bound.tile_counter, 0, None);
+        let Some(tile_groups) = bound.tile_groups else { return };
         {
             let mut pass = frame.compute_pass("tiles");
             pass.set_bind_group(1, &bound.tiles, &[]);
             pass.set_pipeline(&self.classify);
-            pass.dispatch_workgroups(bound.tiles_xy.0, bound.tiles_xy.1, 1);
+            gpu::dispatch(&mut pass, tile_groups);
             pass.set_pipeline(&self.write_args);
-            pass.dispatch_workgroups(1, 1, 1);
+            gpu::dispatch(&mut pass, gpu::Workgroups::ONE);
         }
         if settings.iterations == 0 {
             return;
@@ -197,7 +201,7 @@ impl Pass for CurvatureFlowPass {
             let group = if k == 0 { &bound.first } else { &bound.flow[(k % 2) as usize] };
             pass.set_bind_group(1, group, &[]);
             if settings.full_screen {
-                pass.dispatch_workgroups(bound.tiles_xy.0, bound.tiles_xy.1, 1);
+                gpu::dispatch(&mut pass, tile_groups);
             } else {
                 pass.dispatch_workgroups_indirect(&bound.tile_args, 0);
             }
@@ -247,6 +251,14 @@ fn bind(device: &wgpu::Device, pass: &CurvatureFlowPass, targets: &FluidTargets)
         tile_args: targets.tile_args.clone(),
         size: targets.size,
         tiles_xy: targets.tiles,
+        tile_groups: gpu::workgroups_grid(
+            "curvature flow",
+            [targets.tiles.0, targets.tiles.1, 1],
+            [1; 3],
+            &device.limits(),
+        )
+        .map_err(|e| log::error!("{e}: the depth is not smoothed"))
+        .ok(),
     }
 }
 

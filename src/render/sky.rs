@@ -258,10 +258,16 @@ impl Pass for SkyPass {
         }
         if generated && self.source != SkySource::Generated(Some(key)) {
             let n = self.cube.width();
-            let mut pass = frame.compute_pass("sky");
-            pass.set_pipeline(&self.generator);
-            pass.set_bind_group(1, &self.gen_group, &[]);
-            pass.dispatch_workgroups(n.div_ceil(8), n.div_ceil(8), 6);
+            // A cube face is a texture the device made, so it never needs too many workgroups.
+            match gpu::workgroups_grid("sky", [n, n, 6], [8, 8, 1], &frame.device.limits()) {
+                Ok(groups) => {
+                    let mut pass = frame.compute_pass("sky");
+                    pass.set_pipeline(&self.generator);
+                    pass.set_bind_group(1, &self.gen_group, &[]);
+                    gpu::dispatch(&mut pass, groups);
+                }
+                Err(e) => log::error!("{e}: the sky is not generated"),
+            }
             self.source = SkySource::Generated(Some(key));
         }
         if input.draw {

@@ -34,8 +34,6 @@ pub enum SplatMethod {
 
 /// Particles per workgroup of the compute splats (`SPLAT_WG` in the shader).
 pub const SPLAT_WG: u32 = 64;
-/// Largest workgroup count along one dispatch dimension (WebGPU's minimum limit).
-const MAX_GROUPS_X: u32 = 65_535;
 
 /// Per-output constants, bind group 1 binding 0. WGSL twin: `Splat` in `shaders/render/splat.wgsl`.
 #[repr(C)]
@@ -295,12 +293,17 @@ fn record(
         }
         SplatMethod::Compute => {
             frame.encoder.clear_buffer(bits, 0, None);
-            if count > 0 {
-                let mut pass = frame.compute_pass(label);
-                pass.set_pipeline(&output.compute);
-                pass.set_bind_group(1, group, &[]);
-                let groups = count.div_ceil(SPLAT_WG);
-                pass.dispatch_workgroups(groups.min(MAX_GROUPS_X), groups.div_ceil(MAX_GROUPS_X), 1);
+            // Rows of workgroups (the shader's index is wg.x + wg.y * num_workgroups.x). A count the engine
+            // admits (at most its particle limit, 2^27) needs at most 33 rows: the error is never met.
+            match gpu::workgroups("splat", count as u64, SPLAT_WG, 1, &frame.device.limits()) {
+                Ok(groups) if count > 0 => {
+                    let mut pass = frame.compute_pass(label);
+                    pass.set_pipeline(&output.compute);
+                    pass.set_bind_group(1, group, &[]);
+                    gpu::dispatch(&mut pass, groups);
+                }
+                Ok(_) => {}
+                Err(e) => log::error!("{e}: the splats are skipped"),
             }
             let mut pass = render_pass(frame.profiler, frame.encoder, "splat resolve", view, clear, None);
             pass.set_pipeline(&output.resolve);

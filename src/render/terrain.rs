@@ -161,10 +161,16 @@ impl TerrainPass {
         }
         self.uniform_data.sun_dir = sun;
         frame.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
-        let mut pass = frame.compute_pass("terrain shadow");
-        pass.set_pipeline(&self.shadow_pipeline);
-        pass.set_bind_group(1, &self.data.shadow_bind_group, &[]);
-        pass.dispatch_workgroups(nx.div_ceil(8), nz.div_ceil(8), 1);
+        // At most 4096 x 4096 samples (scene::MAX_HEIGHTMAP_SIZE): 512 x 512 workgroups, never refused.
+        match gpu::workgroups_grid("terrain shadow", [nx, nz, 1], [8, 8, 1], &frame.device.limits()) {
+            Ok(groups) => {
+                let mut pass = frame.compute_pass("terrain shadow");
+                pass.set_pipeline(&self.shadow_pipeline);
+                pass.set_bind_group(1, &self.data.shadow_bind_group, &[]);
+                gpu::dispatch(&mut pass, groups);
+            }
+            Err(e) => log::error!("{e}: the terrain casts no shadow"),
+        }
         self.shadow_valid = true;
     }
 }

@@ -14,9 +14,11 @@ use thiserror::Error;
 
 mod dropped;
 mod heightmap;
+mod validate;
 
 pub use dropped::{classify_dropped_file, DropError, DroppedFile};
 pub use heightmap::{heightfield_from_bytes, load_heightfield, MAX_HEIGHTMAP_DECODE_BYTES, MAX_HEIGHTMAP_DECODE_SIZE};
+pub use validate::{check_domain, check_emitter, check_sink, check_sources, tuple, InvalidValue, MAX_DOMAIN_REACH_DX};
 
 /// Axis-aligned box, metres.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -131,6 +133,10 @@ pub struct Scene {
     /// Directory of the scene file (for resolving relative paths); not part of the file format.
     #[serde(skip)]
     pub base_dir: PathBuf,
+    /// The scene file this was read from (empty when made in code), named by errors found later, e.g. by
+    /// the engine at another spacing ([`Scene::origin`]); not part of the file format.
+    #[serde(skip)]
+    pub file: PathBuf,
 }
 
 fn default_cpu_dx_scale() -> f32 {
@@ -166,11 +172,12 @@ pub struct SceneSetup {
 }
 
 /// Names of the scenes embedded in the binary (see [`Scene::builtin`]).
-pub const BUILTIN_SCENES: &[&str] = &["valley", "dam_break", "tank", "wave_tank"];
+pub const BUILTIN_SCENES: &[&str] = &["valley", "valley_river", "dam_break", "tank", "wave_tank"];
 
 /// (name, RON text) of every built-in scene.
 const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
     ("valley", include_str!("../../assets/scenes/valley.ron")),
+    ("valley_river", include_str!("../../assets/scenes/valley_river.ron")),
     ("dam_break", include_str!("../../assets/scenes/dam_break.ron")),
     ("tank", include_str!("../../assets/scenes/tank.ron")),
     ("wave_tank", include_str!("../../assets/scenes/wave_tank.ron")),
@@ -185,7 +192,8 @@ pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
 
 /// Most particles a scene may build, counted as its fluid blocks' lattice points before the terrain
 /// removes any (2^27, up to ~3.2 GB of CPU memory while building); beyond it `build` fails instead of
-/// exhausting memory. The GPU's limit (its largest storage buffer) may refuse fewer, with a message.
+/// exhausting memory. The engine checks the same estimate against the GPU's own, usually lower, limit
+/// before it builds (`engine::check_fits`: 4 194 304 particles on lavapipe).
 pub const MAX_PARTICLES: u64 = 1 << 27;
 
 impl Scene {
@@ -199,6 +207,7 @@ impl Scene {
             message: format!("at line:column {}: {}", e.span.start, e.code),
         })?;
         scene.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        scene.file = path.to_path_buf();
         scene.validate().map_err(|e| match e {
             SceneError::Invalid { message, .. } => SceneError::Invalid { path: path.to_path_buf(), message },
             other => other,
@@ -259,82 +268,6 @@ impl Scene {
         }
     }
 
-    fn invalid(&self, message: String) -> SceneError {
-        SceneError::Invalid { path: PathBuf::from(&self.name), message }
-    }
-
-    /// Checks every field against its range without touching the disk (the heightmap crop is checked
-    /// against the image when it is loaded). Errors are [`SceneError::Invalid`] naming the field.
-    pub fn validate(&self) -> Result<(), SceneError> {
-        let d = &self.domain;
-        if let Some(axis) = bad_box(&d.min, &d.max) {
-            return Err(self.invalid(format!(
-                "domain min {:?} must be below max {:?} and finite (fails along {axis})",
-                d.min, d.max
-            )));
-        }
-        if self.fluid_blocks.is_empty() {
-            return Err(self.invalid("fluid_blocks is empty: the scene has no water".into()));
-        }
-        for (i, b) in self.fluid_blocks.iter().enumerate() {
-            if let Some(axis) = bad_box(&b.min, &b.max) {
-                return Err(self.invalid(format!(
-                    "fluid block {i}: min {:?} must be below max {:?} and finite (fails along {axis})",
-                    b.min, b.max
-                )));
-            }
-            if (0..3).any(|a| b.min[a] < d.min[a] || b.max[a] > d.max[a]) {
-                return Err(self.invalid(format!(
-                    "fluid block {i} ({:?} .. {:?}) is not inside the domain ({:?} .. {:?})",
-                    b.min, b.max, d.min, d.max
-                )));
-            }
-            if !b.velocity.iter().all(|v| v.is_finite()) {
-                return Err(self.invalid(format!("fluid block {i}: velocity {:?} is not finite", b.velocity)));
-            }
-        }
-        self.solver.validate().map_err(|e| self.invalid(e.to_string()))?;
-        if let Some(w) = &self.solver.wave_maker {
-            w.validate_in(d.min, d.max).map_err(|e| self.invalid(e.to_string()))?;
-        }
-        if let Some(t) = &self.terrain {
-            if t.heightmap.trim().is_empty() {
-                return Err(self.invalid("terrain.heightmap is empty".into()));
-            }
-            if !t.extent.iter().all(|e| e.is_finite() && *e > 0.0) {
-                return Err(self.invalid(format!("terrain.extent {:?} must be > 0 m on both axes", t.extent)));
-            }
-            if !(t.vertical_scale.is_finite() && t.vertical_scale > 0.0) {
-                return Err(self.invalid(format!("terrain.vertical_scale = {} must be > 0", t.vertical_scale)));
-            }
-            if !t.base.is_finite() {
-                return Err(self.invalid(format!("terrain.base = {} is not finite", t.base)));
-            }
-            if let Some([_, _, w, h]) = t.crop {
-                if w < 2 || h < 2 {
-                    return Err(self.invalid(format!("terrain.crop is {w}x{h} pixels; it must be at least 2x2")));
-                }
-            }
-        }
-        let c = &self.camera;
-        if !c.target.iter().all(|v| v.is_finite()) || !c.yaw_deg.is_finite() {
-            return Err(self.invalid(format!("camera target {:?} / yaw_deg {} must be finite", c.target, c.yaw_deg)));
-        }
-        if !(c.distance.is_finite() && c.distance > 0.0) {
-            return Err(self.invalid(format!("camera.distance = {} must be > 0 m", c.distance)));
-        }
-        if !(-90.0..=90.0).contains(&c.pitch_deg) {
-            return Err(self.invalid(format!("camera.pitch_deg = {} must be in -90 ..= 90", c.pitch_deg)));
-        }
-        if !(c.fov_y_deg > 1.0 && c.fov_y_deg < 170.0) {
-            return Err(self.invalid(format!("camera.fov_y_deg = {} must be in (1, 170) degrees", c.fov_y_deg)));
-        }
-        if !(1.0..=8.0).contains(&self.cpu_dx_scale) {
-            return Err(self.invalid(format!("cpu_dx_scale = {} must be in 1 ..= 8", self.cpu_dx_scale)));
-        }
-        Ok(())
-    }
-
     /// A copy whose particle spacing is `dx` metres on any adapter: `solver.dx = dx`, with `cpu_dx_scale`
     /// folded in (set to 1), so [`Scene::build`] gives the same particles on a CPU adapter too.
     pub fn at_dx(&self, dx: f32) -> Scene {
@@ -352,7 +285,11 @@ impl Scene {
     /// Upper bound on the particle count `build` yields: the lattice points of every block, before
     /// those under the terrain or at the walls are skipped. Cheap (no heightmap is read).
     pub fn estimate_particle_count(&self, on_cpu_adapter: bool) -> u64 {
-        let dx = self.effective_dx(on_cpu_adapter);
+        self.estimate_particle_count_at(self.effective_dx(on_cpu_adapter))
+    }
+
+    /// [`Scene::estimate_particle_count`] at spacing `dx` metres.
+    pub fn estimate_particle_count_at(&self, dx: f32) -> u64 {
         self.fluid_blocks
             .iter()
             .map(|b| (0..3).fold(1u64, |n, a| n.saturating_mul(lattice_count(b.max[a] - b.min[a], dx))))
@@ -424,11 +361,6 @@ impl Scene {
         }
         Ok(SceneSetup { positions, velocities, terrain })
     }
-}
-
-/// The first axis ("x", "y" or "z") along which `min < max` fails or a bound is not finite.
-fn bad_box(min: &[f32; 3], max: &[f32; 3]) -> Option<&'static str> {
-    (0..3).find(|&a| !(min[a].is_finite() && max[a].is_finite() && min[a] < max[a])).map(|a| ["x", "y", "z"][a])
 }
 
 /// Lattice points of spacing `dx` that fit in `len` metres (0 for a non-finite or negative ratio).

@@ -15,6 +15,15 @@ pub(super) struct Initial {
 }
 
 impl Simulation {
+    /// The most particles (the pool included) a simulation holds on `ctx`: its largest per-particle
+    /// buffer, one `vec4<f32>` each, must fit one storage binding (and the count a `u32`).
+    pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
+        ParticleLimit {
+            max: (ctx.max_storage_binding() / BYTES_PER_PARTICLE_BUFFER).min(u32::MAX as u64),
+            why: "its largest storage buffer holds that many 16-byte particles",
+        }
+    }
+
     /// Uploads the scene's particles and terrain and builds all stages. The terrain is clamped into the
     /// domain's height range (the terrain is the floor). `params.dx` must be the spacing the particles
     /// were built with.
@@ -64,11 +73,7 @@ impl Simulation {
         }
         let n = initial.scene as u64 + options.pool as u64;
         let limit = ctx.max_storage_binding();
-        let own = ParticleLimit {
-            max: (limit / BYTES_PER_PARTICLE_BUFFER).min(u32::MAX as u64),
-            why: "its largest storage buffer holds that many 16-byte particles",
-        };
-        for l in std::iter::once(own).chain(options.limit) {
+        for l in std::iter::once(Self::particle_limit(ctx)).chain(options.limit) {
             if n > l.max {
                 return Err(SimError::TooManyParticles { count: n, max: l.max, why: l.why });
             }
@@ -106,6 +111,7 @@ impl Simulation {
         let derived = Derived::new(params);
         let device = &ctx.device;
         let n32 = n as u32;
+        let dispatch = Dispatches::new(n32, wg, &device.limits())?;
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
         let vec4s = n * 16;
@@ -153,7 +159,7 @@ impl Simulation {
             subgroups: options.subgroups && ctx.has_subgroups(),
         };
         let stages = Stages {
-            grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32),
+            grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32)?,
             time_step: time_step::TimeStepStage::new(&layouts),
             surface_tension: surface_tension::SurfaceTensionStage::new(&layouts),
             dfsph: dfsph::DfsphStage::new(&layouts),
@@ -180,9 +186,11 @@ impl Simulation {
             frame: 0,
             particles_version: 0,
             latest: None,
+            blow_up: None,
+            fresh_after: 0,
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
-            max_layer: 0,
+            dispatch,
         })
     }
 }

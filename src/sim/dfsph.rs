@@ -101,7 +101,7 @@ impl DfsphStage {
             ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
             ("WALL_FACTOR", super::gpu_data::DFSPH_WALL_FACTOR as f64),
             ("MIN_DIVERGENCE_ITERATIONS", super::gpu_data::DFSPH_MIN_DIVERGENCE_ITERATIONS as f64),
-            ("MAX_GROUPS_X", gpu::max_groups_x() as f64),
+            ("MAX_GROUPS_X", gpu::row_length(&device.limits()) as f64),
         ];
         let pipe = |pl: &wgpu::PipelineLayout, entry: &str| gpu::compute_pipeline_with(device, &module, pl, entry, &wg);
         let solve = |label: &str| {
@@ -160,7 +160,7 @@ impl DfsphStage {
     fn begin(&self, pass: &mut wgpu::ComputePass<'_>, solve: &Solve) {
         pass.set_bind_group(1, &solve.begin, &[]);
         pass.set_pipeline(&self.begin);
-        pass.dispatch_workgroups(1, 1, 1);
+        gpu::dispatch(pass, gpu::Workgroups::ONE);
     }
 }
 
@@ -179,14 +179,14 @@ impl Stage for DfsphStage {
         step: &mut StepContext<'_>,
         ((divergence_iterations, density_iterations), surface_tension): Self::Input<'_>,
     ) {
-        let groups = step.groups();
-        let factor_groups = gpu::groups(step.capacity, 128);
+        let groups = step.dispatch.particles;
+        let factor_groups = step.dispatch.particles_128;
         {
             // df_factor also sums the divergence solve's first errors: that solve begins here.
             let mut pass = step.pass("density");
             self.begin(&mut pass, &self.divergence);
             pass.set_pipeline(&self.factor);
-            gpu::dispatch_rows(&mut pass, factor_groups);
+            gpu::dispatch(&mut pass, factor_groups);
         }
         {
             let mut pass = step.pass("divergence");
@@ -198,7 +198,7 @@ impl Stage for DfsphStage {
             // Non-pressure forces and the density solve's warm start (fused).
             let mut pass = step.pass("forces");
             pass.set_pipeline(&self.nonpressure);
-            gpu::dispatch_rows(&mut pass, groups);
+            gpu::dispatch(&mut pass, groups);
         }
         let mut pass = step.pass("pressure");
         self.begin(&mut pass, &self.density);

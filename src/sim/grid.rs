@@ -33,15 +33,16 @@ pub(super) struct GridStage {
 impl GridStage {
     /// The build over `cell_start` (`num_cells` cells, plus the parking cell of inactive particles and
     /// the total).
-    pub fn new(layouts: &StageLayouts, cell_start: &wgpu::Buffer, num_cells: u32) -> Self {
+    /// Errors: the scan's dispatch exceeds the device's limits.
+    pub fn new(layouts: &StageLayouts, cell_start: &wgpu::Buffer, num_cells: u32) -> Result<Self, gpu::DispatchError> {
         let module = gpu::shader::module(layouts.device, "sim/grid.wgsl");
         let wg = [("WG", layouts.workgroup_size as f64)];
-        Self {
+        Ok(Self {
             count: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "count", &wg),
             scatter: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "scatter", &wg),
-            scan: ScanPass::new(layouts.device, cell_start, num_cells + 2),
+            scan: ScanPass::new(layouts.device, cell_start, num_cells + 2)?,
             cell_start: cell_start.clone(),
-        }
+        })
     }
 }
 
@@ -50,15 +51,15 @@ impl Stage for GridStage {
 
     fn encode(&self, step: &mut StepContext<'_>, (): ()) {
         step.encoder.clear_buffer(&self.cell_start, 0, None);
-        let groups = step.groups();
+        let groups = step.dispatch.particles;
         let mut pass = step.profiler.compute_pass(step.encoder, "grid");
         pass.set_bind_group(0, step.grid_bind, &[]);
         pass.set_pipeline(&self.count);
-        gpu::dispatch_rows(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups);
         self.scan.encode(&mut pass);
         pass.set_bind_group(0, step.grid_bind, &[]);
         pass.set_pipeline(&self.scatter);
-        gpu::dispatch_rows(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups);
     }
 }
 

@@ -21,9 +21,9 @@ impl Stage for IntegrateStage {
     type Input<'a> = ();
 
     fn encode(&self, step: &mut StepContext<'_>, (): ()) {
-        let groups = step.groups();
+        let groups = step.dispatch.particles;
         let mut pass = step.pass("integrate");
         pass.set_pipeline(&self.integrate);
-        gpu::dispatch_rows(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups);
     }
 }

@@ -13,6 +13,7 @@
 //! - `velocities()`: `array<vec4<f32>>`, xyz = velocity (m/s), w = pressure (Pa)
 
 mod advance;
+mod blow_up;
 mod buffers;
 mod build;
 pub mod dfsph;
@@ -31,6 +32,7 @@ mod surface_tension;
 mod time_step;
 
 pub use advance::{Advance, PCISPH_SQRT_N};
+pub use blow_up::{BlowUp, Cause};
 pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
 pub use stats::{SimStats, STATS_WG};
@@ -56,6 +58,9 @@ pub enum SimError {
     Param(#[from] params::ParamError),
     #[error("workgroup size {0} is not a power of two between 32 and this GPU's limit")]
     WorkgroupSize(u32),
+    /// A dispatch larger than the device runs (refused when built or when the sources are set).
+    #[error(transparent)]
+    Dispatch(#[from] gpu::DispatchError),
     #[error(transparent)]
     Source(#[from] sources::SourceError),
     #[error("this simulation was built without a particle pool for inflow; rebuild it with a pool (`SimOptions::pool`) to add an emitter")]
@@ -72,7 +77,7 @@ use buffers::Buffers;
 use build::Initial;
 use gpu_data::{Derived, GridShape, SimUniforms, StepState, BOUNDARY_TABLE_N};
 use grid::bounds;
-use stage::{Stage, StageLayouts, StepContext};
+use stage::{Dispatches, Stage, StageLayouts, StepContext};
 use stats::{decode_stats, StatsStage, STATS_BYTES};
 
 /// Most grid cells (u32 indices, plus the parking cell and the total); the storage binding bounds it first.
@@ -174,11 +179,15 @@ pub struct Simulation {
     /// See [`Simulation::particles_version`].
     particles_version: u64,
     latest: Option<SimStats>,
+    /// The first record of this run with non-finite particles ([`Simulation::blow_up`]).
+    blow_up: Option<BlowUp>,
+    /// Records of frames up to this one were recorded before the last reset: ignored when they land.
+    fresh_after: u64,
     options: SimOptions,
     /// The inflows and outflows as uploaded (emission state zeroed).
     sources: sources::SourcesGpu,
-    /// Largest emitted layer, particles.
-    max_layer: u32,
+    /// Dispatch sizes, checked when built (the emission's when the sources are set).
+    dispatch: stage::Dispatches,
 }
 
 impl Simulation {
@@ -192,7 +201,7 @@ impl Simulation {
         if self.params.needs_rebuild(params) {
             return Err(SimError::Param(params::ParamError {
                 field: "dx",
-                value: params.dx as f64,
+                value: params::fmt_f32(params.dx),
                 range: "dx, h_over_dx and rho0 change only with a rebuild of the scene",
             }));
         }
@@ -209,21 +218,31 @@ impl Simulation {
 
     /// Replaces the inflows and outflows (live). Emitters draw from the pool allocated at build time
     /// ([`SimOptions::pool`]); without one, adding an emitter is [`SimError::NoPool`] (grow it first with
-    /// [`Simulation::with_pool`]).
+    /// [`Simulation::with_pool`]). Every emitter and sink is checked ([`crate::scene::check_sources`] in
+    /// this simulation's domain at its dx), each emitter's layer must fit the pool, and the emission's
+    /// dispatch is sized here, so recording a step never fails. On error nothing changes.
     pub fn set_sources(
         &mut self,
         ctx: &GpuContext,
         emitters: &[crate::scene::Emitter],
         sinks: &[crate::scene::Sink],
     ) -> Result<(), SimError> {
+        crate::scene::check_sources(emitters, sinks, &self.domain, self.params.dx)
+            .map_err(sources::SourceError::from)?;
         let mut gpu_sources = sources::to_gpu(emitters, sinks, self.params.dx)?;
         if !emitters.is_empty() && self.pool() == 0 {
             return Err(SimError::NoPool);
         }
+        let layers = gpu_sources.emitters[..emitters.len()].iter().map(|e| e.layer_points);
+        if let Some((k, layer)) = layers.enumerate().find(|&(_, l)| l > self.pool()) {
+            return Err(sources::SourceError::LayerOverPool { emitter: k + 1, layer, pool: self.pool() }.into());
+        }
+        let max_layer = gpu_sources.emitters[..emitters.len()].iter().map(|e| e.layer_points).max().unwrap_or(0);
+        let emit = sources::EmitStage::workgroups(max_layer, emitters.len() as u32, &ctx.device.limits())?;
         // Keep the volume each emitter is owed across edits of the same emitter.
         gpu_sources.state = self.sources.state;
         self.sources = gpu_sources;
-        self.max_layer = self.sources.emitters[..emitters.len()].iter().map(|e| e.layer_points).max().unwrap_or(0);
+        self.dispatch.emit = emit;
         ctx.queue.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
         self.follow_fluid();
         Ok(())
@@ -244,6 +263,8 @@ impl Simulation {
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&StepState::default()));
         q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
         self.latest = None;
+        self.blow_up = None;
+        self.fresh_after = self.frame;
         self.grid_shape = self.initial_grid;
         self.write_grid_box();
     }
@@ -257,14 +278,7 @@ impl Simulation {
 
     /// The context every stage records into (see [`stage`]).
     fn step_context<'a>(&'a self, encoder: &'a mut wgpu::CommandEncoder, profiler: &'a Profiler) -> StepContext<'a> {
-        StepContext {
-            encoder,
-            profiler,
-            bind: &self.bind,
-            grid_bind: &self.grid_bind,
-            capacity: self.capacity,
-            workgroup_size: self.options.workgroup_size,
-        }
+        StepContext { encoder, profiler, bind: &self.bind, grid_bind: &self.grid_bind, dispatch: &self.dispatch }
     }
 
     /// Records one step, stage by stage: the grid build, the time step, the pressure solver with the
@@ -299,7 +313,7 @@ impl Simulation {
         }
         s.integrate.encode(&mut step, ());
         if self.sources.num_emitters > 0 {
-            s.emit.encode(&mut step, (self.sources.num_emitters, self.max_layer));
+            s.emit.encode(&mut step, ());
         }
     }
 
@@ -322,13 +336,27 @@ impl Simulation {
     pub fn poll_stats(&mut self) -> Option<&SimStats> {
         let mut arrived = false;
         while let Some((frame, bytes)) = self.readback.try_take() {
-            self.latest = Some(decode_stats(frame, &bytes));
+            if frame <= self.fresh_after {
+                continue;
+            }
+            let stats = decode_stats(frame, &bytes);
+            if self.blow_up.is_none() {
+                self.blow_up = BlowUp::diagnose(self.latest.as_ref(), &stats, &self.params);
+            }
+            self.latest = Some(stats);
             arrived = true;
         }
         if arrived {
             self.follow_fluid();
         }
         self.latest.as_ref()
+    }
+
+    /// The first frame since the build or the last reset whose statistics counted non-finite particles,
+    /// with its likely cause (found by [`Simulation::poll_stats`]; a frame or more late, never blocking).
+    /// Nothing after it is worth simulating: front ends stop (the CLI exits non-zero) or pause.
+    pub fn blow_up(&self) -> Option<&BlowUp> {
+        self.blow_up.as_ref()
     }
 
     /// The newest statistics that have arrived (as [`Simulation::poll_stats`] returned them last).

@@ -166,23 +166,30 @@ impl WaveMaker {
         self.rest + self.amplitude * (self.omega() * t).sin()
     }
 
-    /// Checks the ranges that need no domain (see [`WaveMaker::validate_in`] for the rest).
+    /// Peak speed of the paddle, m/s: `2 pi amplitude / period_s`.
+    pub fn peak_speed(&self) -> f32 {
+        self.amplitude * self.omega()
+    }
+
+    /// Checks the ranges that need no domain (see [`WaveMaker::validate_in`] for the rest): `rest` in
+    /// 0 ..= 1e4 m, `amplitude` in 0 ..= `rest`, `period_s` in 0.05 ..= 1000 s and the paddle's peak speed
+    /// at most [`MAX_SPEED`].
     pub fn validate(&self) -> Result<(), ParamError> {
         let w = self;
-        check(
-            "wave_maker.rest",
-            w.rest as f64,
-            (0.0..=1e4).contains(&w.rest),
-            "0 ..= 1e4 m from the domain's min wall",
-        )?;
-        check(
+        check_f32("wave_maker.rest", w.rest, (0.0..=1e4).contains(&w.rest), "0 ..= 1e4 m from the domain's min wall")?;
+        check_f32(
             "wave_maker.amplitude",
-            w.amplitude as f64,
+            w.amplitude,
             w.amplitude >= 0.0 && w.amplitude <= w.rest,
             "0 ..= rest m (the paddle never passes the domain's min wall)",
         )?;
-        check("wave_maker.period_s", w.period_s as f64, (0.05..=1000.0).contains(&w.period_s), "0.05 ..= 1000 s")?;
-        Ok(())
+        check_f32("wave_maker.period_s", w.period_s, (0.05..=1000.0).contains(&w.period_s), "0.05 ..= 1000 s")?;
+        check_f32(
+            "wave_maker peak speed 2 pi amplitude / period_s",
+            w.peak_speed(),
+            w.peak_speed() <= MAX_SPEED,
+            MAX_SPEED_RANGE,
+        )
     }
 
     /// [`WaveMaker::validate`], and the paddle's farthest position must leave at least a quarter of the
@@ -192,9 +199,9 @@ impl WaveMaker {
         let a = self.axis.index();
         let len = domain_max[a] - domain_min[a];
         let reach = self.rest + self.amplitude;
-        check(
+        check_f32(
             "wave_maker.rest + amplitude",
-            reach as f64,
+            reach,
             reach <= 0.75 * len,
             "rest + amplitude <= 3/4 of the domain's length along the paddle's axis",
         )
@@ -227,14 +234,34 @@ impl Default for SimParams {
     }
 }
 
-/// A parameter outside its valid range; the message names the field, its value and the range.
+/// A parameter outside its valid range; the message names the field, its value (as written: an `f32`
+/// in its shortest round-trip form, "-0.025") and the range.
 #[derive(Debug, Error, PartialEq)]
 #[error("solver parameter `{field}` = {value} is out of range: {range}")]
 pub struct ParamError {
     pub field: &'static str,
-    pub value: f64,
+    pub value: String,
     pub range: &'static str,
 }
+
+/// Fastest speed accepted for initial and inflow water and for moving walls, m/s (block and emitter
+/// velocities, the wave maker's paddle). Water at 100 m/s is a Mach 0.07 jet (sound runs at 1 480 m/s in
+/// water), near the edge of what a weakly compressible or incompressible SPH model describes; faster
+/// blocks blow up at the first wall they meet (a 0.5 m block at 400 m/s in a 2 m box reached 52 000 m/s
+/// within 40 steps at dx = 0.05 m on lavapipe, at 1 000 m/s every particle was non-finite after one frame;
+/// at 100 m/s it ran on, finite).
+pub const MAX_SPEED: f32 = 100.0;
+
+/// [`MAX_SPEED`] as a range for messages.
+pub const MAX_SPEED_RANGE: &str = "at most 100 m/s";
+
+/// Largest gravity accepted, m/s^2 (magnitude; about 100 g).
+pub const MAX_GRAVITY: f32 = 1000.0;
+
+/// Lightest and heaviest rest density accepted, kg/m^3 (air is 1.2, water 1 000, mercury 13 600). Much
+/// lighter fluids make the particle mass and the pressure terms p / rho^2 leave f32's range: at rho0 =
+/// 1e-30 every particle was non-finite after one frame.
+pub const RHO0_RANGE: (f32, f32) = (1.0, 1e5);
 
 /// Why [`SimParams::set_field`] refused a field or its value; the message names the field.
 #[derive(Debug, Error, PartialEq)]
@@ -247,11 +274,32 @@ pub enum FieldError {
     Unknown { name: String },
 }
 
-fn check(field: &'static str, value: f64, ok: bool, range: &'static str) -> Result<(), ParamError> {
+/// `value` for a message, in its shortest round-trip form: `{}` ("-0.025", "1000", "NaN", "inf"), or
+/// `{:e}` below 1e-4 or from 1e7 on ("1e-30", "1e12"), where `{}` would write dozens of zeros.
+pub fn fmt_f32(value: f32) -> String {
+    let a = value.abs();
+    if a.is_finite() && a != 0.0 && !(1e-4..1e7).contains(&a) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
+}
+
+/// `Ok` when `ok` holds and `value` is finite; else the error naming `field`, `value` and `range`.
+fn check_f32(field: &'static str, value: f32, ok: bool, range: &'static str) -> Result<(), ParamError> {
     if ok && value.is_finite() {
         Ok(())
     } else {
-        Err(ParamError { field, value, range })
+        Err(ParamError { field, value: fmt_f32(value), range })
+    }
+}
+
+/// `Ok` when `ok` holds; else the error naming `field`, `value` and `range`.
+fn check_u32(field: &'static str, value: u32, ok: bool, range: &'static str) -> Result<(), ParamError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ParamError { field, value: value.to_string(), range })
     }
 }
 
@@ -346,58 +394,37 @@ impl SimParams {
         "surface_tension",
     ];
 
-    /// Checks every field against its range.
+    /// Checks every field against its range (the ranges of README.md, "Scene files"); the error names
+    /// the first field out of range.
     pub fn validate(&self) -> Result<(), ParamError> {
         let p = self;
-        check("dx", p.dx as f64, p.dx > 1e-4 && p.dx <= 100.0, "1e-4 < dx <= 100 m")?;
-        check("h_over_dx", p.h_over_dx as f64, (0.8..=3.0).contains(&p.h_over_dx), "0.8 ..= 3.0")?;
-        check("rho0", p.rho0 as f64, p.rho0 > 0.0 && p.rho0 <= 1e5, "0 < rho0 <= 1e5 kg/m^3")?;
+        check_f32("dx", p.dx, p.dx > 1e-4 && p.dx <= 100.0, "1e-4 < dx <= 100 m")?;
+        check_f32("h_over_dx", p.h_over_dx, (0.8..=3.0).contains(&p.h_over_dx), "0.8 ..= 3.0")?;
+        let (lo, hi) = RHO0_RANGE;
+        check_f32("rho0", p.rho0, (lo..=hi).contains(&p.rho0), "1 ..= 1e5 kg/m^3")?;
         for g in p.gravity {
-            check("gravity", g as f64, g.abs() <= 1000.0, "|g| <= 1000 m/s^2 per component")?;
+            check_f32("gravity", g, g.is_finite(), "finite components, m/s^2")?;
         }
-        check("viscosity", p.viscosity as f64, (0.0..=10.0).contains(&p.viscosity), "0 ..= 10 m^2/s")?;
-        check("xsph", p.xsph as f64, (0.0..=1.0).contains(&p.xsph), "0 ..= 1")?;
-        check("solver_iterations", p.solver_iterations as f64, (1..=100).contains(&p.solver_iterations), "1 ..= 100")?;
-        check(
-            "target_density_error",
-            p.target_density_error as f64,
-            p.target_density_error > 0.0 && p.target_density_error <= 0.1,
-            "0 < error <= 0.1",
-        )?;
-        check(
-            "target_divergence_error",
-            p.target_divergence_error as f64,
-            p.target_divergence_error > 0.0 && p.target_divergence_error <= 0.1,
-            "0 < error <= 0.1",
-        )?;
-        check(
-            "density_iterations",
-            p.density_iterations as f64,
-            (1..=200).contains(&p.density_iterations),
-            "1 ..= 200",
-        )?;
-        check(
-            "divergence_iterations",
-            p.divergence_iterations as f64,
-            (1..=200).contains(&p.divergence_iterations),
-            "1 ..= 200",
-        )?;
-        check(
-            "sound_speed",
-            p.sound_speed as f64,
-            (0.0..=10_000.0).contains(&p.sound_speed),
-            "0 (auto) ..= 10000 m/s",
-        )?;
-        check("substeps", p.substeps as f64, (1..=64).contains(&p.substeps), "1 ..= 64")?;
-        check("cfl", p.cfl as f64, p.cfl > 0.0 && p.cfl <= 1.0, "0 < cfl <= 1")?;
-        check("frame_dt", p.frame_dt as f64, p.frame_dt > 0.0 && p.frame_dt <= 0.5, "0 < frame_dt <= 0.5 s")?;
-        check("friction", p.friction as f64, (0.0..=1.0).contains(&p.friction), "0 ..= 1")?;
-        check(
-            "surface_tension",
-            p.surface_tension as f64,
-            (0.0..=10.0).contains(&p.surface_tension),
-            "0 (off) ..= 10 (Akinci et al. 2013's gamma)",
-        )?;
+        let g = glam::Vec3::from(p.gravity).length();
+        check_f32("gravity (magnitude)", g, g <= MAX_GRAVITY, "at most 1000 m/s^2")?;
+        check_f32("viscosity", p.viscosity, (0.0..=10.0).contains(&p.viscosity), "0 ..= 10 m^2/s")?;
+        check_f32("xsph", p.xsph, (0.0..=1.0).contains(&p.xsph), "0 ..= 1")?;
+        check_u32("solver_iterations", p.solver_iterations, (1..=100).contains(&p.solver_iterations), "1 ..= 100")?;
+        let e = p.target_density_error;
+        check_f32("target_density_error", e, e > 0.0 && e <= 0.1, "0 < error <= 0.1")?;
+        let e = p.target_divergence_error;
+        check_f32("target_divergence_error", e, e > 0.0 && e <= 0.1, "0 < error <= 0.1")?;
+        check_u32("density_iterations", p.density_iterations, (1..=200).contains(&p.density_iterations), "1 ..= 200")?;
+        let n = p.divergence_iterations;
+        check_u32("divergence_iterations", n, (1..=200).contains(&n), "1 ..= 200")?;
+        let c = p.sound_speed;
+        check_f32("sound_speed", c, (0.0..=10_000.0).contains(&c), "0 (auto) ..= 10000 m/s")?;
+        check_u32("substeps", p.substeps, (1..=64).contains(&p.substeps), "1 ..= 64")?;
+        check_f32("cfl", p.cfl, p.cfl > 0.0 && p.cfl <= 1.0, "0 < cfl <= 1")?;
+        check_f32("frame_dt", p.frame_dt, p.frame_dt > 0.0 && p.frame_dt <= 0.5, "0 < frame_dt <= 0.5 s")?;
+        check_f32("friction", p.friction, (0.0..=1.0).contains(&p.friction), "0 ..= 1")?;
+        let st = p.surface_tension;
+        check_f32("surface_tension", st, (0.0..=10.0).contains(&st), "0 (off) ..= 10 (Akinci et al. 2013's gamma)")?;
         if let Some(w) = &p.wave_maker {
             w.validate()?;
         }
@@ -425,5 +452,58 @@ mod tests {
             let v = if f == "method" { "dfsph" } else { "1" };
             SimParams::default().set_field(f, v).unwrap_or_else(|e| panic!("{f}: {e}"));
         }
+    }
+
+    /// The error of `params.validate()`, which must fail.
+    fn refused(params: SimParams) -> ParamError {
+        params.validate().expect_err("out of range")
+    }
+
+    #[test]
+    fn values_print_as_written_not_widened_to_f64() {
+        let e = refused(SimParams { dx: -0.025, ..SimParams::default() });
+        assert_eq!(e.to_string(), "solver parameter `dx` = -0.025 is out of range: 1e-4 < dx <= 100 m");
+        let e = refused(SimParams { viscosity: 10.1, ..SimParams::default() });
+        assert!(e.to_string().contains("`viscosity` = 10.1 "), "{e}");
+        let e = refused(SimParams { substeps: 0, ..SimParams::default() });
+        assert!(e.to_string().contains("`substeps` = 0 "), "{e}");
+        let e = refused(SimParams { rho0: 1e-30, ..SimParams::default() });
+        assert!(e.to_string().contains("`rho0` = 1e-30 "), "{e}");
+        assert_eq!(
+            [1e12, -2.5e-7, 0.0, 1e-4, f32::NAN, f32::INFINITY].map(fmt_f32),
+            ["1e12", "-2.5e-7", "0", "0.0001", "NaN", "inf"]
+        );
+    }
+
+    #[test]
+    fn rho0_has_a_lower_bound() {
+        for rho0 in [1e-30, 0.5, f32::NAN, 2e5] {
+            assert_eq!(refused(SimParams { rho0, ..SimParams::default() }).field, "rho0", "rho0 = {rho0}");
+        }
+        for rho0 in [1.0, 1000.0, 13_600.0, 1e5] {
+            SimParams { rho0, ..SimParams::default() }.validate().unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn gravity_is_bounded_by_its_magnitude() {
+        // Each component under 1000 m/s^2, the vector over it.
+        let e = refused(SimParams { gravity: [800.0, -800.0, 0.0], ..SimParams::default() });
+        assert_eq!(e.field, "gravity (magnitude)");
+        assert!(e.to_string().contains("1131.3"), "{e}");
+        let e = refused(SimParams { gravity: [0.0, f32::INFINITY, 0.0], ..SimParams::default() });
+        assert_eq!(e.field, "gravity");
+        SimParams { gravity: [0.0, -1000.0, 0.0], ..SimParams::default() }.validate().expect("1000 m/s^2 is allowed");
+    }
+
+    #[test]
+    fn the_wave_makers_paddle_speed_is_bounded() {
+        // 2 pi 2 m / 0.1 s = 126 m/s.
+        let fast = WaveMaker { axis: WaveAxis::X, rest: 2.0, amplitude: 2.0, period_s: 0.1 };
+        let e = fast.validate().expect_err("too fast");
+        assert!(e.field.contains("peak speed") && e.to_string().contains("100 m/s"), "{e}");
+        let slow = WaveMaker { period_s: 0.2, ..fast };
+        slow.validate().expect("63 m/s is allowed");
+        assert!((slow.peak_speed() - 62.83).abs() < 0.01);
     }
 }

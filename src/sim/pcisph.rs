@@ -30,20 +30,20 @@ impl Stage for PcisphStage {
     type Input<'a> = u32;
 
     fn encode(&self, step: &mut StepContext<'_>, iterations: u32) {
-        let groups = step.groups();
+        let groups = step.dispatch.particles;
         {
             let mut pass = step.pass("density");
             pass.set_pipeline(&self.density_forces);
-            gpu::dispatch_rows(&mut pass, groups);
+            gpu::dispatch(&mut pass, groups);
         }
         let mut pass = step.pass("pressure");
         for _ in 0..iterations {
             pass.set_pipeline(&self.pressure_force);
-            gpu::dispatch_rows(&mut pass, groups);
+            gpu::dispatch(&mut pass, groups);
             pass.set_pipeline(&self.predict_density);
-            gpu::dispatch_rows(&mut pass, groups);
+            gpu::dispatch(&mut pass, groups);
         }
         pass.set_pipeline(&self.pressure_force);
-        gpu::dispatch_rows(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups);
     }
 }

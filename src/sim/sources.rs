@@ -27,16 +27,29 @@ impl EmitStage {
     }
 }
 
-impl Stage for EmitStage {
-    /// (emitters, particles in the largest layer).
-    type Input<'a> = (u32, u32);
+impl EmitStage {
+    /// The `emit` dispatch for `emitters` whose largest layer holds `max_layer` points: the points in
+    /// rows of workgroups of [`EMIT_WG`] (x, y), one z layer per emitter. Scene validation bounds a layer
+    /// by [`MAX_LAYER_POINTS`]; this errors only past the device's workgroups per dimension.
+    pub fn workgroups(
+        max_layer: u32,
+        emitters: u32,
+        limits: &wgpu::Limits,
+    ) -> Result<crate::gpu::Workgroups, crate::gpu::DispatchError> {
+        crate::gpu::workgroups("emit", max_layer as u64, EMIT_WG, emitters, limits)
+    }
+}
 
-    fn encode(&self, step: &mut StepContext<'_>, (emitters, max_layer): (u32, u32)) {
+impl Stage for EmitStage {
+    type Input<'a> = ();
+
+    fn encode(&self, step: &mut StepContext<'_>, (): ()) {
+        let emit = step.dispatch.emit;
         let mut pass = step.pass("emit");
         pass.set_pipeline(&self.plan);
-        pass.dispatch_workgroups(1, 1, 1);
+        crate::gpu::dispatch(&mut pass, crate::gpu::Workgroups::ONE);
         pass.set_pipeline(&self.emit);
-        pass.dispatch_workgroups(max_layer.div_ceil(EMIT_WG).max(1), emitters, 1);
+        crate::gpu::dispatch(&mut pass, emit);
     }
 }
 
@@ -96,28 +109,55 @@ const _: () = assert!(std::mem::size_of::<SourcesGpu>() == 16 + 8 * (64 + 16 + 3
 pub enum SourceError {
     #[error("at most {MAX_SOURCES} emitters and {MAX_SOURCES} sinks are supported (got {0} and {1})")]
     TooMany(usize, usize),
-    #[error("emitter {0}: radius must be > 0, rate >= 0 and the velocity non-zero and finite")]
-    BadEmitter(usize),
-    #[error("sink {0}: min must be below max on every axis")]
-    BadSink(usize),
+    /// An emitter or sink out of range (see [`crate::scene::check_sources`]).
+    #[error(transparent)]
+    Invalid(#[from] crate::scene::InvalidValue),
+    /// The simulation's pool cannot hold one layer of an emitter (grow it with [`Simulation::with_pool`]).
+    #[error(
+        "emitter {emitter}: one layer of {layer} particles does not fit this simulation's pool of {pool} \
+         parked particles"
+    )]
+    LayerOverPool { emitter: usize, layer: u32, pool: u32 },
 }
 
-/// Particles in one emitted layer: the disc's area over dx^2 (at least 1).
+/// Most particles in one emitted layer (an emitter's disc holds about `pi radius^2 / dx^2`): a radius of
+/// up to 577 dx. The pool keeps at least two layers ([`pool_size`]).
+pub const MAX_LAYER_POINTS: u32 = 1 << 20;
+
+/// Fewest parked particles a simulation with emitters gets.
+pub const MIN_POOL: u32 = 4096;
+
+/// Most parked particles a simulation's emitters draw from (4 194 304).
+pub const MAX_POOL: u32 = 1 << 22;
+
+/// Particles in one emitted layer: the disc's area over dx^2 (at least 1; saturates at `u32::MAX`).
 pub fn layer_points(radius: f32, dx: f32) -> u32 {
     ((std::f32::consts::PI * radius * radius) / (dx * dx)).round().max(1.0) as u32
 }
 
-/// Pool size for a set of emitters: two minutes of their total flow, at least 4096 particles and at
-/// most 2^22 (0 without emitters, so scenes without inflow pay nothing).
-pub fn pool_size(emitters: &[Emitter], particle_volume: f32) -> u32 {
+/// Highest volume flow, m^3/s, of one emitter or of all of them together at spacing `dx` metres: the
+/// largest pool ([`MAX_POOL`] particles of dx^3) must hold one second of it, so the water it adds stays
+/// within what the GPU holds and every emitted layer has particles to draw from.
+pub fn max_rate(dx: f32) -> f32 {
+    MAX_POOL as f32 * dx * dx * dx
+}
+
+/// Pool size for a set of emitters at spacing `dx` metres: two minutes of their total flow and at least
+/// two layers of the largest disc, within [`MIN_POOL`] ..= [`MAX_POOL`] (0 without emitters, so scenes
+/// without inflow pay nothing).
+pub fn pool_size(emitters: &[Emitter], dx: f32) -> u32 {
     if emitters.is_empty() {
         return 0;
     }
     let rate: f32 = emitters.iter().map(|e| e.rate.max(0.0)).sum();
-    ((rate * 120.0 / particle_volume) as f64).clamp(4096.0, (1u32 << 22) as f64) as u32
+    let flow = rate as f64 * 120.0 / (dx as f64).powi(3);
+    let layers = emitters.iter().map(|e| 2.0 * layer_points(e.radius, dx) as f64).fold(0.0, f64::max);
+    flow.max(layers).clamp(MIN_POOL as f64, MAX_POOL as f64) as u32
 }
 
-/// Checks and converts the scene's sources into the GPU block (emission state zeroed).
+/// Converts the scene's sources into the GPU block (emission state zeroed). Their values are checked by
+/// [`crate::scene::check_sources`] first ([`Simulation::set_sources`] does); this only refuses more than
+/// [`MAX_SOURCES`] of either.
 pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGpu, SourceError> {
     if emitters.len() > MAX_SOURCES || sinks.len() > MAX_SOURCES {
         return Err(SourceError::TooMany(emitters.len(), sinks.len()));
@@ -131,17 +171,7 @@ pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGp
         sinks: [SinkGpu::default(); MAX_SOURCES],
     };
     for (k, e) in emitters.iter().enumerate() {
-        let v = Vec3::from(e.velocity);
-        let ok = e.radius > 0.0
-            && e.radius.is_finite()
-            && e.rate >= 0.0
-            && e.rate.is_finite()
-            && v.is_finite()
-            && v.length() > 1e-6;
-        if !ok {
-            return Err(SourceError::BadEmitter(k));
-        }
-        let n = v.normalize();
+        let n = Vec3::from(e.velocity).normalize_or(Vec3::Y);
         let u = n.any_orthonormal_vector();
         let w = n.cross(u);
         g.emitters[k] = EmitterGpu {
@@ -156,10 +186,6 @@ pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGp
         };
     }
     for (k, s) in sinks.iter().enumerate() {
-        // Not `min < max` on some axis, NaN included.
-        if (0..3).any(|a| s.min[a].partial_cmp(&s.max[a]) != Some(std::cmp::Ordering::Less)) {
-            return Err(SourceError::BadSink(k));
-        }
         g.sinks[k] = SinkGpu { min: s.min, _pad0: 0.0, max: s.max, _pad1: 0.0 };
     }
     Ok(g)
@@ -186,7 +212,7 @@ impl Simulation {
         encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());
         ctx.queue.submit([encoder.finish()]);
         sim.sources = self.sources;
-        sim.max_layer = self.max_layer;
+        sim.dispatch.emit = self.dispatch.emit;
         ctx.queue.write_buffer(&sim.buffers.sources, 0, bytemuck::bytes_of(&sim.sources));
         sim.latest = self.latest.clone();
         sim.frame = self.frame;

@@ -5,7 +5,7 @@
 //! kernels cover. A stage opens its own timed compute passes, so the per-pass table names it.
 //! [`super::Simulation::encode_step`] records the stages in a fixed order.
 
-use crate::gpu::{self, profiler::TimedComputePass, Profiler};
+use crate::gpu::{self, profiler::TimedComputePass, DispatchError, Profiler, Workgroups};
 
 /// What every stage records into: one step's encoder and profiler, the simulation's bind groups and the
 /// particles its per-particle kernels cover.
@@ -16,18 +16,34 @@ pub(super) struct StepContext<'a> {
     pub bind: &'a wgpu::BindGroup,
     /// Bind group 0 of the grid build, which writes the sorted positions and the cell table.
     pub grid_bind: &'a wgpu::BindGroup,
-    /// Particles the per-particle kernels cover: the scene's and the parked pool.
-    pub capacity: u32,
-    /// Threads per workgroup of the per-particle kernels.
-    pub workgroup_size: u32,
+    /// The simulation's dispatch sizes, checked when it was built.
+    pub dispatch: &'a Dispatches,
+}
+
+/// A simulation's dispatch sizes, made and checked against the device when it is built (the emission's
+/// when its sources are set), so recording a step never fails ([`gpu::dispatch`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Dispatches {
+    /// A per-particle kernel: every particle (the scene's and the pool) in workgroups of `WG` threads.
+    pub particles: Workgroups,
+    /// Every particle in workgroups of 128 threads (kernels of fixed size: `df_factor`, `stats_partial`).
+    pub particles_128: Workgroups,
+    /// The emission's points: the largest layer in workgroups of `EMIT_WG`, one z layer per emitter.
+    pub emit: Workgroups,
+}
+
+impl Dispatches {
+    /// The sizes for `capacity` particles in workgroups of `workgroup_size` threads (no emitter yet).
+    pub fn new(capacity: u32, workgroup_size: u32, limits: &wgpu::Limits) -> Result<Self, DispatchError> {
+        Ok(Self {
+            particles: gpu::workgroups("per-particle kernels", capacity as u64, workgroup_size, 1, limits)?,
+            particles_128: gpu::workgroups("per-particle kernels", capacity as u64, 128, 1, limits)?,
+            emit: Workgroups::ONE,
+        })
+    }
 }
 
 impl StepContext<'_> {
-    /// Workgroups of a per-particle kernel (laid out in rows by [`gpu::dispatch_rows`]).
-    pub fn groups(&self) -> u32 {
-        gpu::groups(self.capacity, self.workgroup_size)
-    }
-
     /// Opens the timed compute pass `label` with bind group 0 (`bind`) set.
     pub fn pass(&mut self, label: &str) -> TimedComputePass<'_> {
         let mut pass = self.profiler.compute_pass(self.encoder, label);

@@ -30,12 +30,13 @@ impl Stage for StatsStage {
     type Input<'a> = ();
 
     fn encode(&self, step: &mut StepContext<'_>, (): ()) {
-        let groups = gpu::groups(step.capacity, STATS_WG);
+        const { assert!(STATS_WG == 128, "the stats dispatch is `Dispatches::particles_128`") };
+        let groups = step.dispatch.particles_128;
         let mut pass = step.pass("stats");
         pass.set_pipeline(&self.partial);
-        gpu::dispatch_rows(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups);
         pass.set_pipeline(&self.finish);
-        pass.dispatch_workgroups(1, 1, 1);
+        gpu::dispatch(&mut pass, gpu::Workgroups::ONE);
     }
 }
 

@@ -23,9 +23,9 @@ impl Stage for SurfaceTensionStage {
     type Input<'a> = ();
 
     fn encode(&self, step: &mut StepContext<'_>, (): ()) {
-        let groups = step.groups();
+        let groups = step.dispatch.particles;
         let mut pass = step.pass("surface normals");
         pass.set_pipeline(&self.surface_normals);
-        gpu::dispatch_rows(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups);
     }
 }

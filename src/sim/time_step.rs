@@ -23,6 +23,6 @@ impl Stage for TimeStepStage {
     fn encode(&self, step: &mut StepContext<'_>, (): ()) {
         let mut pass = step.pass("time step");
         pass.set_pipeline(&self.time_step);
-        pass.dispatch_workgroups(1, 1, 1);
+        crate::gpu::dispatch(&mut pass, crate::gpu::Workgroups::ONE);
     }
 }

@@ -138,7 +138,7 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
                     ui.horizontal(|ui| {
                         ui.heading("waterview");
                         let n = info.sim.map_or(0, |s| s.live_particles() as u64);
-                        ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), sim_panel::thousands(n)));
+                        ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), crate::text::thousands(n)));
                     });
                     ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");
                     ui.separator();
@@ -197,7 +197,8 @@ fn overlay_ui(ui: &mut egui::Ui, info: &FrameInfo<'_>) {
         });
 }
 
-/// Red banner across the top listing `errors`, each with a Dismiss button; nothing when empty.
+/// Red banner across the top listing `errors`, each wrapped to the window's width with a Dismiss button;
+/// nothing when empty.
 pub fn error_banner_ui(ui: &mut egui::Ui, errors: &mut Vec<String>) {
     if errors.is_empty() {
         return;
@@ -206,11 +207,13 @@ pub fn error_banner_ui(ui: &mut egui::Ui, errors: &mut Vec<String>) {
     egui::Panel::top("error_banner").frame(frame).show(ui, |ui| {
         let mut dismiss = None;
         for (i, message) in errors.iter().enumerate() {
-            ui.horizontal(|ui| {
+            // Top-aligned so the button stays beside the first line of a message that wraps.
+            ui.horizontal_top(|ui| {
                 if ui.button("Dismiss").clicked() {
                     dismiss = Some(i);
                 }
-                ui.label(egui::RichText::new(format!("Error: {message}")).color(egui::Color32::WHITE).strong());
+                let text = egui::RichText::new(format!("Error: {message}")).color(egui::Color32::WHITE).strong();
+                ui.add(egui::Label::new(text).wrap());
             });
         }
         if errors.len() > 1 && ui.button("Dismiss all").clicked() {
@@ -232,4 +235,43 @@ pub(crate) fn row<R>(ui: &mut egui::Ui, label: &str, help: &str, add: impl FnOnc
     let r = add(ui);
     ui.end_row();
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_banner_ui;
+
+    /// The screen rectangles of every text the closure drew in one egui pass over a `size` screen.
+    fn texts_drawn(size: egui::Vec2, mut draw: impl FnMut(&mut egui::Ui)) -> Vec<egui::Rect> {
+        let ctx = egui::Context::default();
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, size)),
+            ..Default::default()
+        };
+        // The first pass lays out; the second draws with the sizes egui remembered.
+        let _ = ctx.run_ui(input.clone(), &mut draw);
+        let output = ctx.run_ui(input, &mut draw);
+        fn collect(shape: &egui::Shape, out: &mut Vec<egui::Rect>) {
+            match shape {
+                egui::Shape::Text(t) => out.push(t.galley.rect.translate(t.pos.to_vec2())),
+                egui::Shape::Vec(v) => v.iter().for_each(|s| collect(s, out)),
+                _ => {}
+            }
+        }
+        let mut rects = Vec::new();
+        output.shapes.iter().for_each(|c| collect(&c.shape, &mut rects));
+        rects
+    }
+
+    #[test]
+    fn a_long_error_wraps_inside_the_window() {
+        let message = "cannot read scene file /home/someone/a/very/long/path/to/the/scenes/folder/valley.ron: \
+                       it is 5.3 GB; scene files are limited to 16 MiB, so the current scene keeps running";
+        let mut errors = vec![message.to_string()];
+        let size = egui::vec2(420.0, 300.0);
+        let rects = texts_drawn(size, |ui| error_banner_ui(ui, &mut errors));
+        let error = rects.iter().find(|r| r.height() > 0.0 && r.width() > 100.0).expect("the message was drawn");
+        assert!(rects.iter().all(|r| r.max.x <= size.x + 0.5), "text past the window's right edge: {rects:?}");
+        assert!(error.height() > 40.0, "the message was not wrapped onto several lines: {error:?}");
+    }
 }

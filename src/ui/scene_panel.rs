@@ -5,8 +5,9 @@
 //! a failure shows in the error banner and the current scene keeps running. Saving writes the current
 //! solver parameters and camera with the scene.
 
-use super::{sim_panel::thousands, FrameInfo, UiAction};
+use super::{FrameInfo, UiAction};
 use crate::scene::{Emitter, Scene, Sink, BUILTIN_SCENES};
+use crate::text::thousands;
 use std::path::PathBuf;
 
 /// State of the scene panel.

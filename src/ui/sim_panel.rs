@@ -9,6 +9,7 @@ use super::{FrameInfo, UiAction};
 use crate::scene::{Aabb, Scene};
 use crate::sim::params::{WaveAxis, WaveMaker};
 use crate::sim::{SimParams, Simulation};
+use crate::text::thousands;
 
 /// State of the simulation panel.
 pub struct SimPanelState {
@@ -348,28 +349,4 @@ fn rebuild_params_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameI
         });
     });
     info.sim.is_some_and(|s| s.params().h_over_dx != p.h_over_dx || s.params().rho0 != p.rho0)
-}
-
-/// 1234567 -> "1 234 567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(super::thousands(0), "0");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1000), "1 000");
-        assert_eq!(super::thousands(1234567), "1 234 567");
-    }
 }

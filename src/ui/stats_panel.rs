@@ -2,7 +2,8 @@
 //! (read back from the GPU asynchronously, so a frame or more old), the per-pass GPU time table, and plots
 //! over the last [`HISTORY`] samples of frame time, GPU time per pass, density error and particle count.
 
-use super::{sim_panel::thousands, FrameInfo};
+use super::FrameInfo;
+use crate::text::thousands;
 use std::collections::VecDeque;
 use std::time::Duration;
 

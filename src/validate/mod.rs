@@ -216,6 +216,7 @@ pub struct Plan {
 /// Errors: no GPU adapter, an unwritable output folder, or a case that could not run (the others
 /// still run and the summary is written first); with `strict` also any figure off its target.
 pub fn run(plan: &Plan, strict: bool) -> Result<()> {
+    crate::capture::output::check_writable(&plan.out, crate::capture::output::Output::Folder)?;
     let ctx = GpuContext::headless().context("validation needs a GPU adapter (or Mesa's lavapipe)")?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let outcome = run_cases(&ctx, plan)?;

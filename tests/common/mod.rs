@@ -175,3 +175,12 @@ pub fn noisy_disc(size: (u32, u32)) -> Vec<f32> {
     }
     depth
 }
+
+/// An empty folder for one test's files: `waterview-NAME-PID` in the system's temporary folder (emptied
+/// first, so a rerun starts clean; the process id keeps test binaries apart).
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("waterview-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch folder");
+    dir
+}

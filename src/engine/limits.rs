@@ -1,0 +1,120 @@
+//! What a scene may ask of the GPU, checked before anything is built: the particle count the engine's
+//! buffers hold ([`particle_limit`]: the simulation's and the renderer's largest per-particle buffers
+//! must each fit one storage binding) against the scene's cheap lattice estimate plus the emitters'
+//! pool ([`check_fits`]), so a scene past the limit is refused in milliseconds, before its particles are
+//! laid out in CPU memory (125 M particles took 8.4 s and 2.9 GB before the GPU refused them).
+
+use super::EngineError;
+use crate::gpu::GpuContext;
+use crate::render::Ellipsoid;
+use crate::scene::Scene;
+use crate::sim::{sources, ParticleLimit, Simulation};
+
+/// The most particles the renderer can draw: its largest per-particle buffer, the 32-byte
+/// [`Ellipsoid`]s, must fit one storage binding of `ctx`.
+pub fn render_limit(ctx: &GpuContext) -> ParticleLimit {
+    ParticleLimit {
+        max: ctx.max_storage_binding() / size_of::<Ellipsoid>() as u64,
+        why: "the renderer keeps a 32-byte ellipsoid per particle in one storage buffer",
+    }
+}
+
+/// The most particles (the emitters' pool included) the engine builds on `ctx`: the smaller of the
+/// renderer's limit ([`render_limit`]: [`crate::gpu::GpuContext::max_storage_binding`] / 32 bytes) and the
+/// simulation's ([`Simulation::particle_limit`]: / 16 bytes). 4 194 304 on lavapipe (a 128 MiB binding).
+pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
+    let (render, sim) = (render_limit(ctx), Simulation::particle_limit(ctx));
+    if render.max <= sim.max {
+        render
+    } else {
+        sim
+    }
+}
+
+/// Particles `scene` builds at spacing `dx` at most: its blocks' lattice points and, when `sources`, the
+/// pool its emitters get.
+fn needed(scene: &Scene, dx: f32, sources: bool) -> (u64, u64) {
+    let pool = if sources { sources::pool_size(&scene.emitters, dx) } else { 0 };
+    (scene.estimate_particle_count_at(dx), pool as u64)
+}
+
+/// `x` rounded up to three significant digits (0.031234 -> 0.0313; 0.031000002, an f32 off 0.031 by
+/// rounding, -> 0.031).
+fn round_up(x: f32) -> f32 {
+    let unit = 10f64.powf((x as f64).log10().floor() - 2.0);
+    (((x as f64 / unit) - 1e-4).ceil() * unit) as f32
+}
+
+/// A spacing (three significant digits, at most 100 m) at which `scene` fits `max` particles, near the
+/// smallest: from `dx` scaled by the cube root of the blocks' excess over `max` (the blocks alone must
+/// fit, and both they and the emitters' pool shrink as the spacing grows), raised by 1 % until the blocks
+/// and the pool fit; `None` when none does (the blocks leave no lattice point first).
+fn fitting_dx(scene: &Scene, dx: f32, sources: bool, max: u64) -> Option<f32> {
+    let (estimate, _) = needed(scene, dx, sources);
+    let mut d = round_up(dx * (estimate as f32 / max.max(1) as f32).cbrt().max(1.0));
+    while d <= 100.0 {
+        let (estimate, pool) = needed(scene, d, sources);
+        if estimate == 0 {
+            return None; // the blocks are thinner than d: no water left to fit
+        }
+        if estimate + pool <= max {
+            return Some(d);
+        }
+        d = round_up(d * 1.01);
+    }
+    None
+}
+
+/// Checks, before anything is built, that `scene` at its spacing `solver.dx` (as [`Scene::at_dx`]
+/// gives it) fits the engine on `ctx`: its lattice estimate ([`Scene::estimate_particle_count_at`],
+/// an upper bound) plus the emitters' pool when `sources`, against [`particle_limit`]. The error says
+/// the estimate, the limit and the spacing that would fit.
+pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool) -> Result<(), EngineError> {
+    let limit = particle_limit(ctx);
+    let dx = scene.solver.dx;
+    let (estimate, pool) = needed(scene, dx, sources);
+    if estimate.saturating_add(pool) <= limit.max {
+        return Ok(());
+    }
+    Err(EngineError::TooManyParticles {
+        file: scene.origin(),
+        estimate,
+        pool,
+        dx,
+        limit,
+        fit: fitting_dx(scene, dx, sources, limit.max),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spacings_round_up_to_three_digits() {
+        assert_eq!(round_up(0.031234).to_string(), "0.0313");
+        assert_eq!(round_up(0.0313).to_string(), "0.0313");
+        assert_eq!(round_up(1.2345).to_string(), "1.24");
+        assert_eq!(round_up(123.01).to_string(), "124");
+        // The f32 one step above 0.031 (0.031000002), as a product of spacings may come out.
+        assert_eq!(round_up(f32::from_bits(0.031f32.to_bits() + 1)).to_string(), "0.031");
+    }
+
+    #[test]
+    fn the_fitting_spacing_fits_and_is_near_the_smallest() {
+        let text = "(name: \"cube\", domain: (min: (0.0, 0.0, 0.0), max: (6.0, 6.0, 6.0)),
+            fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (5.0, 5.0, 5.0))],
+            camera: (target: (1.0, 1.0, 1.0), distance: 3.0, yaw_deg: 0.0, pitch_deg: 25.0))";
+        let scene = Scene::from_str(text, std::path::Path::new("cube.ron")).expect("parses");
+        // 500^3 = 125 M points at dx = 0.01 m; lavapipe holds 4 194 304.
+        assert_eq!(scene.estimate_particle_count_at(0.01), 125_000_000);
+        let max = 4_194_304;
+        let fit = fitting_dx(&scene, 0.01, true, max).expect("a spacing fits");
+        // 0.01 m times the cube root of 125 M / 4 194 304 (0.0310012 m), rounded up.
+        assert_eq!(fit.to_string(), "0.0311");
+        assert!(scene.estimate_particle_count_at(fit) <= max);
+        assert!(scene.estimate_particle_count_at(0.0308) > max, "0.0308 m would not fit");
+        // No room at all: no spacing fits (a spacing past the blocks' size leaves no water).
+        assert_eq!(fitting_dx(&scene, 0.01, false, 0), None);
+    }
+}

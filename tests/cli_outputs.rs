@@ -1,0 +1,133 @@
+//! The command line as a user meets it: outputs that cannot be written are refused before any work (no
+//! GPU is even opened), a scene name holding terminal escapes is printed escaped, `--steps` counts steps,
+//! and options that do not apply are refused rather than ignored. Runs the built binary (lavapipe in CI).
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::scratch;
+
+/// Runs `waterview ARGS` in `dir`; returns its output and how long it took.
+fn waterview(dir: &Path, args: &[&str]) -> (Output, Duration) {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_waterview"))
+        .args(args)
+        .current_dir(dir)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run waterview");
+    (out, started.elapsed())
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Every output a command writes is checked before the scene is built or the GPU opened: the error comes
+/// at once, names the path and the reason, and no adapter line was printed.
+#[test]
+fn unwritable_outputs_are_refused_before_any_work() {
+    let dir = scratch("outputs");
+    std::fs::create_dir_all(dir.join("existing")).expect("folder");
+    let cases: [(&[&str], &str); 7] = [
+        (&["run", "--steps", "3", "--out", "/proc/waterview/final.png"], "no file can be created in /proc"),
+        (&["run", "--steps", "3", "--out", "existing"], "it is a folder"),
+        (&["run", "--steps", "3", "--stats", "existing"], "it is a folder"),
+        (&["capture", "--seconds", "0.1", "--out", "/proc/waterview.mp4"], "no file can be created in /proc"),
+        (&["capture", "--seconds", "0.1", "--out", "existing"], "already exists"),
+        (&["bench", "--particles", "1k", "--out", "/proc/waterview"], "no file can be created in /proc"),
+        (&["validate", "--quick", "--out", "/proc/waterview"], "no file can be created in /proc"),
+    ];
+    for (args, reason) in cases {
+        let (out, took) = waterview(&dir, args);
+        let text = stderr(&out);
+        assert!(!out.status.success(), "{args:?} succeeded: {text}");
+        assert!(text.contains(reason), "{args:?}: `{reason}` missing from: {text}");
+        assert!(!text.contains("adapter:"), "{args:?} opened the GPU before refusing: {text}");
+        assert!(took < Duration::from_secs(10), "{args:?} took {took:?} to refuse");
+    }
+    assert_eq!(std::fs::read_dir(dir.join("existing")).expect("list").count(), 0, "nothing written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scene whose name holds an escape sequence (clear screen) and a bell: printed escaped, never raw.
+#[test]
+fn control_characters_in_a_scene_name_are_printed_escaped() {
+    let dir = scratch("escapes");
+    let scene = "(name: \"evil\\u{1b}[2J\\u{7}name\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+        fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, 0.1, 1.0))],
+        camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+        solver: (dx: 0.05), cpu_dx_scale: 1.0)";
+    std::fs::write(dir.join("evil.ron"), scene).expect("write scene");
+    let (out, _) = waterview(&dir, &["--scene", "evil.ron", "run", "--steps", "3"]);
+    let text = stderr(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "a raw control character was printed: {text:?}");
+    assert!(text.contains("evil\\u{1b}[2J\\u{7}name"), "the name is shown escaped: {text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--steps N` runs N steps rounded up to whole frames of `substeps` (4 by default): 9 steps = 3 frames.
+#[test]
+fn steps_count_steps_not_frames() {
+    let dir = scratch("steps");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/tank.ron"), dir.join("tank.ron")).expect("copy");
+    let (out, _) = waterview(&dir, &["--scene", "tank.ron", "run", "--steps", "9", "--stats", "stats.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.join("stats.csv")).expect("the CSV");
+    assert_eq!(csv.lines().count() - 1, 3, "9 steps at 4 substeps per frame = 3 frames:\n{csv}");
+    let (help, _) = waterview(&dir, &["run", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    let steps_line = help.lines().find(|l| l.contains("--steps")).expect("--steps in the help");
+    assert!(steps_line.contains("steps") && !steps_line.contains("frames to simulate"), "{steps_line}");
+    let (zero, _) = waterview(&dir, &["run", "--steps", "0"]);
+    assert!(!zero.status.success(), "--steps 0 is refused");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Options that would be silently ignored are refused: `validate` runs its own scenes; negative numbers
+/// reach the range checks instead of clap's "unexpected argument".
+#[test]
+fn options_that_do_not_apply_are_refused_with_the_reason() {
+    let dir = scratch("options");
+    let (out, took) = waterview(&dir, &["--scene", "x.ron", "validate", "--quick"]);
+    assert!(!out.status.success() && stderr(&out).contains("--scene does not apply"), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(10), "refused at once, not after validating ({took:?})");
+    let (out, _) = waterview(&dir, &["run", "--steps", "1", "--dx", "-0.025"]);
+    let text = stderr(&out);
+    assert!(!out.status.success() && text.contains("dx") && !text.contains("unexpected argument"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A long run reports its progress every 10 s (particles, the lost ones, process and GPU memory) and a
+/// Ctrl-C (SIGINT) ends it at the next frame with its outputs written and exit status 0, for soaks that
+/// end with `timeout -s INT` (README "Long runs").
+#[test]
+fn a_long_run_reports_progress_and_stops_cleanly_on_ctrl_c() {
+    let dir = scratch("ctrl-c");
+    let child = Command::new(env!("CARGO_BIN_EXE_waterview"))
+        .args(["run", "--seconds", "100000", "--stats", "stats.csv", "--out", "last.png"])
+        .current_dir(&dir)
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start waterview");
+    std::thread::sleep(Duration::from_secs_f64(waterview::cli::run::PROGRESS_EVERY_S + 5.0));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill -INT");
+    assert!(status.success(), "kill -INT failed");
+    let started = Instant::now();
+    let out = child.wait_with_output().expect("wait for waterview");
+    let err = stderr(&out);
+    assert!(out.status.success(), "a run stopped by Ctrl-C exits 0: {:?}\n{err}", out.status);
+    assert!(started.elapsed() < Duration::from_secs(60), "stopping took {:?}", started.elapsed());
+    assert!(err.contains("stopped early, as asked"), "{err}");
+    let progress =
+        err.lines().find(|l| l.starts_with("progress: ")).unwrap_or_else(|| panic!("no progress line:\n{err}"));
+    for field in ["particles", "non-finite 0", "outside 0", "below terrain 0", "process memory", "GPU memory"] {
+        assert!(progress.contains(field), "`{field}` missing from `{progress}`");
+    }
+    let rows = std::fs::read_to_string(dir.join("stats.csv")).expect("the statistics CSV").lines().count();
+    assert!(rows > 2, "{rows} lines in the CSV");
+    assert!(dir.join("last.png").is_file(), "the image of the last frame is written");
+}
