@@ -78,6 +78,9 @@ impl Simulation {
                 return Err(SimError::TooManyParticles { count: n, max: l.max, why: l.why });
             }
         }
+        if !(0.0..=4.0).contains(&options.diffuse_pool) {
+            return Err(SimError::DiffusePool(options.diffuse_pool));
+        }
         let positive = options.cells_per_particle.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater);
         if !(1..=3).contains(&options.cell_split) || !positive {
             return Err(SimError::GridOptions {
@@ -167,6 +170,10 @@ impl Simulation {
             integrate: integrate::IntegrateStage::new(&layouts),
             emit: sources::EmitStage::new(&layouts),
             stats: StatsStage::new(&layouts),
+            diffuse: match (options.diffuse_pool * n as f64).round() as u32 {
+                0 => None,
+                pool => Some(diffuse::DiffuseStage::new(&layouts, pool, &params.diffuse, (params.dx, params.h()))?),
+            },
         };
         Ok(Self {
             params: params.clone(),
