@@ -49,6 +49,9 @@ fn reference(
     let neighbours = |i: usize| (0..pos.len()).filter(move |&j| j != i && pos[i].distance(pos[j]) < r_max);
     let normals: Vec<DVec3> = (0..pos.len())
         .map(|i| {
+            if 0.5 * vel[i].length_squared() < 0.25 * p.kinetic_energy[0] as f64 {
+                return DVec3::ZERO; // slower than half the threshold's speed: not computed
+            }
             let g =
                 neighbours(i).fold(DVec3::ZERO, |g, j| g + DVec3::from(kernel::grad_w((pos[i] - pos[j]).into(), h)));
             -2.0 * h * volume * g

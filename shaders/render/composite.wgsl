@@ -36,7 +36,8 @@ struct Composite {
 @group(1) @binding(5) var sky_cube: texture_cube<f32>;
 @group(1) @binding(6) var lin: sampler;
 @group(1) @binding(7) var<storage, read> tile_mask: array<u32>;
-// r = foam and bubbles, g = spray (summed opacity), a = nearest foam view depth, m (render/foam.wgsl).
+// r = foam and bubbles, g = spray (summed opacity), a = nearest foam view depth, m (render/foam.wgsl);
+// at the thickness target's resolution.
 @group(1) @binding(8) var foam_tex: texture_2d<f32>;
 
 // Views, as FluidView::code in src/render/settings.rs.
@@ -134,7 +135,15 @@ fn depth_of(z: f32) -> f32 {
     return camera.near * (camera.far - z) / ((camera.far - camera.near) * z);
 }
 
-// Coverage of the foam (foam and bubbles) and the spray at pixel p, 0..1 each.
+// The foam target at screen position uv: opacities filtered (it may be at half resolution), the
+// nearest depth of the four texels they were filtered from.
+fn foam_at(uv: vec2<f32>) -> vec4<f32> {
+    let cover = textureSampleLevel(foam_tex, lin, uv, 0.0).xy;
+    let z = textureGather(3, foam_tex, lin, uv);
+    return vec4<f32>(cover, 0.0, min(min(z.x, z.y), min(z.z, z.w)));
+}
+
+// Coverage of the foam (foam and bubbles) and the spray of a foam sample, 0..1 each.
 fn foam_cover(f: vec4<f32>) -> vec2<f32> {
     return 1.0 - exp(-max(f.xy, vec2<f32>(0.0)));
 }
@@ -156,7 +165,7 @@ fn fs_final(in: VsOut) -> FinalOut {
     let p = vec2<i32>(in.clip.xy);
     let z = depth_at(p);
     let uv = in.clip.xy / camera.viewport;
-    let foam = textureLoad(foam_tex, p, 0);
+    let foam = foam_at(uv);
     if z <= 0.0 {
         // No water: spray and foam alone over the scene, or nothing.
         let cover = foam_cover(foam);
@@ -240,7 +249,7 @@ fn fs_debug(in: VsOut) -> @location(0) vec4<f32> {
             }
         }
         case VIEW_FOAM: {
-            let cover = foam_cover(textureLoad(foam_tex, p, 0));
+            let cover = foam_cover(foam_at(uv));
             col = cover.x * vec3<f32>(1.0) + cover.y * vec3<f32>(1.0, 0.55, 0.15);
             if textureLoad(raw, p, 0).x > 0.0 {
                 col = max(col, vec3<f32>(0.05, 0.12, 0.25));

@@ -12,12 +12,16 @@
 #import "common/camera.wgsl"
 #import "common/diffuse.wgsl"
 
-// Rust twin: FoamUniform in src/render/foam.rs (32 bytes).
+// Rust twin: FoamUniform in src/render/foam.rs (48 bytes).
 struct Foam {
     radius: vec3<f32>,   // splat radius per kind (spray, foam, bubble), m
     absorption: f32,     // 1/m of water in front
     opacity: vec3<f32>,  // per kind, at the splat's centre
     allowance: f32,      // m
+    depth_scale: f32,    // frame pixels per foam-target pixel (1 or 2)
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
 }
 
 @group(1) @binding(0) var<uniform> foam: Foam;
@@ -25,7 +29,7 @@ struct Foam {
 @group(1) @binding(2) var scene_depth: texture_depth_2d;
 @group(1) @binding(3) var water_depth: texture_2d<f32>;
 
-// Smallest splat radius drawn, pixels.
+// Smallest splat radius drawn, foam-target pixels.
 const MIN_PX: f32 = 0.75;
 // A particle fades in over its last FADE seconds of life.
 const FADE: f32 = 0.5;
@@ -50,7 +54,7 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> V
     }
     var r = foam.radius[kind];
     var opacity = foam.opacity[kind] * clamp(p.pos.w / FADE, 0.0, 1.0);
-    let px = r * camera.clip_from_view[1][1] * 0.5 * camera.viewport.y / z;
+    let px = r * camera.clip_from_view[1][1] * 0.5 * camera.viewport.y / (z * foam.depth_scale);
     if px < MIN_PX {
         let grow = MIN_PX / max(px, 1e-6);
         r *= grow;
@@ -74,7 +78,9 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     if d2 >= 1.0 {
         discard;
     }
-    let p = vec2<i32>(in.clip.xy);
+    // The frame's pixel under this foam pixel's centre (the foam target may be at half resolution).
+    let size = vec2<i32>(textureDimensions(scene_depth)) - 1;
+    let p = min(vec2<i32>(in.clip.xy * foam.depth_scale), size);
     // The terrain (or anything opaque) in front: reversed-Z, larger is nearer.
     if textureLoad(scene_depth, p, 0) > in.clip.z {
         discard;

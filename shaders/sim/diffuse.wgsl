@@ -4,7 +4,8 @@
 // neighbour grid), with dt = the simulated time since the last run (state.last_time):
 //   diffuse_begin     (1 thread) dt, counters, the frame's room (budget, free pool) and demand scale;
 //   diffuse_normals   per fluid particle: n_i = -2h (sum_j V grad W_ij + grad rho_b / rho0) (outward,
-//                     dimensionless, ~0.5 at a free surface, ~0 inside and at walls) into vstar.xyz;
+//                     dimensionless, ~0.5 at a free surface, ~0 inside and at walls) into vstar.xyz; 0 for
+//                     particles slower than half the kinetic-energy threshold's speed (no neighbour loop);
 //   diffuse_generate  per fluid particle: the potentials, weight w~ = 1 - r / 2h, sums divided by
 //                     weight_sum (the same sum over a full lattice):
 //                       trapped air  ta = sum_j |v_ij| (1 - v^_ij . x^_ij) w~_ij                 (m/s)
@@ -24,7 +25,7 @@
 //                     domain or meets the terrain dies, foam and bubbles are kept inside (project_out).
 //                     Survivors are compacted into `scratch` (workgroup-aggregated atomics);
 //   diffuse_finish    (1 thread) the new count and the indirect draw's arguments.
-// The Rust side then copies `scratch` back onto `particles`. Nothing is read back.
+// `scratch` then holds the pool: the Rust side swaps the two buffers for the next run. Nothing is read back.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 #import "common/diffuse.wgsl"
@@ -128,6 +129,13 @@ fn diffuse_begin() {
 fn diffuse_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat_index(gid, nwg, WG);
     if (i >= active_end()) {
+        return;
+    }
+    // Only particles at least half as fast as the kinetic-energy threshold's speed: the others neither
+    // make diffuse particles nor, usually, neighbour one that does (their normal counts as none).
+    let vi = svel[i].xyz;
+    if (0.5 * dot(vi, vi) < 0.25 * diffuse.kinetic_energy.x) {
+        vstar[i] = vec4<f32>(0.0);
         return;
     }
     let h = params.h;

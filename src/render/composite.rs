@@ -110,7 +110,7 @@ impl CompositePass {
                 frame::texture_entry(5, fs, true, wgpu::TextureViewDimension::Cube),
                 frame::sampler_entry(6, fs),
                 gpu::storage_entry::<u32>(7, true, fs),
-                frame::texture_entry(8, fs, false, d2),
+                frame::texture_entry(8, fs, true, d2),
             ],
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "composite pipeline layout", &layout);

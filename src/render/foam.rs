@@ -1,6 +1,7 @@
 //! Screen-space foam (`shaders/render/foam.wgsl`): the simulation's diffuse particles (spray, foam and
 //! bubbles after Ihmsen, Akinci, Akinci & Teschner 2012) splatted additively into the `Rgba16Float` foam
-//! target ([`super::FluidTargets::foam`]): foam and bubbles in r, spray in g (opacity units), the nearest
+//! target ([`super::FluidTargets::foam`], at the thickness target's resolution: half by default, which
+//! quarters the cost of clearing it): foam and bubbles in r, spray in g (opacity units), the nearest
 //! splat's view depth in a (Min blend). The composite lays it over and into the water as lit white: foam
 //! behind the water's surface fades with the water in front of it (here, per splat), spray in the air is
 //! drawn over the scene as small bright droplets (see shaders/render/composite.wgsl).
@@ -10,9 +11,10 @@
 //! target is cleared every frame the fluid is drawn, so with no diffuse particles (or foam off) the
 //! composite sees zeros and draws the water exactly as without foam.
 //!
-//! Cost (expected; to be measured with `waterview bench`): the clear of a 1080p `Rgba16Float` target
-//! (16 MB) and up to the pool's quads (250 K at 1 M fluid particles), a few pixels each at the valley's
-//! default view, with blending: about 0.05-0.2 ms on an H100.
+//! Cost (expected; to be measured with `waterview bench`): the clear of a 960x540 `Rgba16Float` target
+//! (4 MB; clears and copies of screen targets ran at about 50 GB/s on the H200, docs/performance.md, so
+//! about 0.08 ms) and up to the pool's quads (250 K at 1 M fluid particles), a few pixels each at the
+//! valley's default view, with blending: about 0.1-0.2 ms on an H100.
 
 use super::frame::{self, FOAM_FORMAT};
 use super::pass::{render_pass, Frame, Pass, Targets};
@@ -84,8 +86,11 @@ pub struct FoamUniform {
     pub opacity: [f32; 3],
     /// Depth behind the water's drawn surface that still counts as at the surface, metres.
     pub allowance: f32,
+    /// Frame pixels per foam-target pixel (1 at full resolution, 2 at half); set by the pass.
+    pub depth_scale: f32,
+    pub _pad: [f32; 3],
 }
-const _: () = assert!(size_of::<FoamUniform>() == 32);
+const _: () = assert!(size_of::<FoamUniform>() == 48);
 
 impl FoamUniform {
     /// The uniform for `settings` at particle spacing `dx` (m), the water's splats being `splat_radius` x dx.
@@ -96,6 +101,8 @@ impl FoamUniform {
             absorption: s.absorption.max(0.0),
             opacity: [s.spray_opacity, s.foam_opacity, s.bubble_opacity].map(|o| o.max(0.0)),
             allowance: splat_radius.max(0.0) * dx,
+            depth_scale: 1.0,
+            _pad: [0.0; 3],
         }
     }
 }
@@ -111,6 +118,8 @@ pub struct FoamInput<'a> {
 /// The foam target and the textures the splats test against (from the last resize).
 struct Screen {
     foam: wgpu::TextureView,
+    /// Frame pixels per foam pixel.
+    depth_scale: f32,
     scene_depth: wgpu::TextureView,
     water_depth: wgpu::TextureView,
 }
@@ -122,8 +131,8 @@ pub struct FoamPass {
     pipeline: wgpu::RenderPipeline,
     uniform: wgpu::Buffer,
     screen: Option<Screen>,
-    /// The particle buffer the group binds, and the group.
-    bound: Option<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// The particle buffers bound, and their groups: the simulation's pool alternates between two.
+    bound: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
 }
 
 /// The foam target's clear value: nothing, and the farthest depth (the Min blend keeps the nearest).
@@ -181,7 +190,7 @@ impl FoamPass {
             "foam uniform",
             bytemuck::bytes_of(&FoamUniform::new(&FoamSettings::default(), 0.1, 0.75)),
         );
-        Self { layout, pipeline, uniform, screen: None, bound: None }
+        Self { layout, pipeline, uniform, screen: None, bound: Vec::new() }
     }
 }
 
@@ -189,9 +198,10 @@ impl Pass for FoamPass {
     type Input<'a> = FoamInput<'a>;
 
     fn resize(&mut self, _device: &wgpu::Device, targets: Option<Targets<'_>>) {
-        self.bound = None;
+        self.bound.clear();
         self.screen = targets.map(|t| Screen {
             foam: t.fluid.foam_view.clone(),
+            depth_scale: t.fluid.size.0 as f32 / t.fluid.thickness_size.0.max(1) as f32,
             scene_depth: t.scene.depth_view.clone(),
             water_depth: t.fluid.raw_depth_view.clone(),
         });
@@ -205,8 +215,9 @@ impl Pass for FoamPass {
             return;
         };
         if let Some(source) = input.source {
-            frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&input.params));
-            if self.bound.as_ref().is_none_or(|(b, _)| b != source.particles) {
+            let params = FoamUniform { depth_scale: screen.depth_scale, ..input.params };
+            frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
+            if !self.bound.iter().any(|(b, _)| b == source.particles) {
                 let entry = |binding, resource| wgpu::BindGroupEntry { binding, resource };
                 let group = frame.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("foam bind group"),
@@ -218,12 +229,16 @@ impl Pass for FoamPass {
                         entry(3, wgpu::BindingResource::TextureView(&screen.water_depth)),
                     ],
                 });
-                self.bound = Some((source.particles.clone(), group));
+                if self.bound.len() >= 2 {
+                    self.bound.remove(0);
+                }
+                self.bound.push((source.particles.clone(), group));
             }
         }
+        let group = input.source.and_then(|s| self.bound.iter().find(|(b, _)| b == s.particles)).map(|(_, g)| g);
         let mut pass =
             render_pass(frame.profiler, frame.encoder, "foam", &screen.foam, wgpu::LoadOp::Clear(CLEAR), None);
-        if let (Some(source), Some((_, group))) = (input.source, self.bound.as_ref()) {
+        if let (Some(source), Some(group)) = (input.source, group) {
             pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, frame.frame_bind_group, &[]);
             pass.set_bind_group(1, group, &[]);

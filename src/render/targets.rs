@@ -106,7 +106,8 @@ pub struct FluidTargets {
     pub tile_args: wgpu::Buffer,
     /// 1 per tile holding fluid, else 0, `array<u32>` (for the tile-mask view).
     pub tile_mask: wgpu::Buffer,
-    /// [`FOAM_FORMAT`] at full resolution: the diffuse particles' splats ([`super::foam`]).
+    /// [`FOAM_FORMAT`] at the thickness target's resolution (half by default): the diffuse particles'
+    /// splats ([`super::foam`]).
     pub foam: wgpu::Texture,
     pub foam_view: wgpu::TextureView,
 }
@@ -128,7 +129,7 @@ impl FluidTargets {
         let smooth_usage = U::STORAGE_BINDING | U::TEXTURE_BINDING | U::COPY_DST | U::COPY_SRC;
         let (s0, v0) = texture(ctx, "fluid smoothed depth 0", size, RAW_DEPTH_FORMAT, smooth_usage);
         let (s1, v1) = texture(ctx, "fluid smoothed depth 1", size, RAW_DEPTH_FORMAT, smooth_usage);
-        let (foam, foam_view) = texture(ctx, "fluid foam", size, FOAM_FORMAT, readable);
+        let (foam, foam_view) = texture(ctx, "fluid foam", thickness_size, FOAM_FORMAT, readable);
         let tiles = (size.0.div_ceil(TILE_SIZE), size.1.div_ceil(TILE_SIZE));
         let n_tiles = (tiles.0 * tiles.1) as u64;
         let device = &ctx.device;

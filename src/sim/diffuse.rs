@@ -14,9 +14,10 @@
 //!
 //! The pool is a fixed-size buffer of [`DiffuseParticle`]s (capacity from [`super::SimOptions::diffuse_pool`],
 //! a fraction of the fluid's capacity), live ones first; new ones are appended and survivors compacted into
-//! a scratch buffer by atomic counters (aggregated per workgroup), which is copied back. The count and the
-//! arguments of the renderer's indirect draw stay on the GPU ([`DiffuseState`]); its first 16 bytes
-//! (count, spray, foam, bubbles) come back with the statistics ([`super::SimStats::diffuse`]).
+//! a second buffer by atomic counters (aggregated per workgroup), which then holds the pool (the two
+//! swap every run: no copy). The count and the arguments of the renderer's indirect draw stay on the GPU
+//! ([`DiffuseState`]); its first 16 bytes (count, spray, foam, bubbles) come back with the statistics
+//! ([`super::SimStats::diffuse`]).
 //!
 //! Memory: two 32-byte particles per pool slot, 16 bytes per fluid particle at the default quarter.
 //! Cost (expected, not yet measured on the H100): two neighbour loops over the fluid per frame (the
@@ -121,7 +122,7 @@ pub struct DiffuseBuffers<'a> {
     pub capacity: u32,
 }
 
-/// The "diffuse" pass: pipelines, the pool, its counters and uniform.
+/// The "diffuse" pass: pipelines, the pool (two buffers that swap every run), its counters and uniform.
 pub(super) struct DiffuseStage {
     begin: wgpu::ComputePipeline,
     normals: wgpu::ComputePipeline,
@@ -129,13 +130,15 @@ pub(super) struct DiffuseStage {
     advect: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
     uniform: wgpu::Buffer,
-    particles: wgpu::Buffer,
-    scratch: wgpu::Buffer,
+    /// The pool's two buffers; `pools[current]` holds the live particles.
+    pools: [wgpu::Buffer; 2],
+    current: usize,
     state: wgpu::Buffer,
-    group: wgpu::BindGroup,
+    /// `groups[k]`: the run from `pools[k]` into `pools[1 - k]`.
+    groups: [wgpu::BindGroup; 2],
     capacity: u32,
     /// `diffuse_advect` over the whole pool.
-    groups: Workgroups,
+    workgroups: Workgroups,
 }
 
 impl DiffuseStage {
@@ -149,7 +152,7 @@ impl DiffuseStage {
     ) -> Result<Self, SimError> {
         let device = layouts.device;
         let capacity = capacity.max(1);
-        let groups = gpu::workgroups("diffuse particles", capacity as u64, DIFFUSE_WG, 1, &device.limits())?;
+        let workgroups = gpu::workgroups("diffuse particles", capacity as u64, DIFFUSE_WG, 1, &device.limits())?;
         let module = gpu::shader::module(device, "sim/diffuse.wgsl");
         let vis = wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -174,8 +177,7 @@ impl DiffuseStage {
             bytemuck::bytes_of(&DiffuseUniform::new(params, capacity, dx, h)),
         );
         let bytes = capacity as u64 * size_of::<DiffuseParticle>() as u64;
-        let particles = gpu::storage_buffer(device, "diffuse particles", bytes);
-        let scratch = gpu::storage_buffer(device, "diffuse particles scratch", bytes);
+        let pools = [0, 1].map(|k| gpu::storage_buffer(device, &format!("diffuse particles {k}"), bytes));
         let state = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("diffuse state"),
             size: size_of::<DiffuseState>() as u64,
@@ -185,7 +187,9 @@ impl DiffuseStage {
                 | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let group = gpu::bind_buffers(device, "diffuse bind group", &layout, &[&uniform, &particles, &scratch, &state]);
+        let groups = [0, 1].map(|k| {
+            gpu::bind_buffers(device, "diffuse bind group", &layout, &[&uniform, &pools[k], &pools[1 - k], &state])
+        });
         Ok(Self {
             begin: pipe("diffuse_begin"),
             normals: pipe("diffuse_normals"),
@@ -193,12 +197,12 @@ impl DiffuseStage {
             advect: pipe("diffuse_advect"),
             finish: pipe("diffuse_finish"),
             uniform,
-            particles,
-            scratch,
+            pools,
+            current: 0,
             state,
-            group,
-            capacity,
             groups,
+            capacity,
+            workgroups,
         })
     }
 
@@ -221,7 +225,7 @@ impl DiffuseStage {
     /// The buffers the renderer draws.
     pub fn buffers(&self) -> DiffuseBuffers<'_> {
         DiffuseBuffers {
-            particles: &self.particles,
+            particles: &self.pools[self.current],
             draw_args: &self.state,
             draw_offset: DRAW_ARGS_OFFSET,
             capacity: self.capacity,
@@ -230,7 +234,7 @@ impl DiffuseStage {
 
     /// The pool's buffers (for the memory count).
     pub fn all_buffers(&self) -> [&wgpu::Buffer; 4] {
-        [&self.uniform, &self.particles, &self.scratch, &self.state]
+        [&self.uniform, &self.pools[0], &self.pools[1], &self.state]
     }
 
     /// The counters (`state`), for the statistics' copy.
@@ -238,12 +242,12 @@ impl DiffuseStage {
         &self.state
     }
 
-    /// Records the "diffuse" pass (see the module doc), then copies the compacted pool back.
-    pub fn encode(&self, step: &mut StepContext<'_>) {
+    /// Records the "diffuse" pass (see the module doc); the compacted pool is then the other buffer.
+    pub fn encode(&mut self, step: &mut StepContext<'_>) {
         {
             let fluid = step.dispatch.particles;
             let mut pass = step.pass("diffuse");
-            pass.set_bind_group(1, &self.group, &[]);
+            pass.set_bind_group(1, &self.groups[self.current], &[]);
             pass.set_pipeline(&self.begin);
             gpu::dispatch(&mut pass, Workgroups::ONE);
             pass.set_pipeline(&self.normals);
@@ -251,18 +255,18 @@ impl DiffuseStage {
             pass.set_pipeline(&self.generate);
             gpu::dispatch(&mut pass, fluid);
             pass.set_pipeline(&self.advect);
-            gpu::dispatch(&mut pass, self.groups);
+            gpu::dispatch(&mut pass, self.workgroups);
             pass.set_pipeline(&self.finish);
             gpu::dispatch(&mut pass, Workgroups::ONE);
         }
-        step.encoder.copy_buffer_to_buffer(&self.scratch, 0, &self.particles, 0, self.particles.size());
+        self.current = 1 - self.current;
     }
 
     /// Copies the pool and its counters of `other` (a pool no larger) into this one, e.g. when the
     /// simulation is rebuilt with a larger inflow pool.
     pub fn copy_from(&self, encoder: &mut wgpu::CommandEncoder, other: &DiffuseStage) {
-        let bytes = other.particles.size().min(self.particles.size());
-        encoder.copy_buffer_to_buffer(&other.particles, 0, &self.particles, 0, bytes);
+        let (from, to) = (&other.pools[other.current], &self.pools[self.current]);
+        encoder.copy_buffer_to_buffer(from, 0, to, 0, from.size().min(to.size()));
         encoder.copy_buffer_to_buffer(&other.state, 0, &self.state, 0, self.state.size());
     }
 
@@ -276,14 +280,14 @@ impl DiffuseStage {
     /// Blocking read of the live diffuse particles. For tests.
     pub fn particles_blocking(&self, ctx: &GpuContext) -> Vec<DiffuseParticle> {
         let count = self.state_blocking(ctx).count.min(self.capacity) as usize;
-        let bytes = gpu::readback::read_buffer_blocking(ctx, &self.particles);
+        let bytes = gpu::readback::read_buffer_blocking(ctx, &self.pools[self.current]);
         bytemuck::cast_slice::<u8, DiffuseParticle>(&bytes)[..count].to_vec()
     }
 
     /// Replaces the live diffuse particles by `particles` (at most the capacity; the clock kept). For tests.
     pub fn write_particles(&self, ctx: &GpuContext, particles: &[DiffuseParticle]) {
         let n = particles.len().min(self.capacity as usize);
-        ctx.queue.write_buffer(&self.particles, 0, bytemuck::cast_slice(&particles[..n]));
+        ctx.queue.write_buffer(&self.pools[self.current], 0, bytemuck::cast_slice(&particles[..n]));
         let mut state = self.state_blocking(ctx);
         state.count = n as u32;
         state.draw = [6, n as u32, 0, 0];

@@ -310,8 +310,10 @@ impl Simulation {
         if !self.params.diffuse.enabled {
             return;
         }
-        if let Some(d) = &self.stages.diffuse {
-            d.encode(&mut self.step_context(encoder, profiler));
+        let mut step =
+            StepContext { encoder, profiler, bind: &self.bind, grid_bind: &self.grid_bind, dispatch: &self.dispatch };
+        if let Some(d) = &mut self.stages.diffuse {
+            d.encode(&mut step);
         }
     }
 
