@@ -201,7 +201,7 @@ fn twins() -> Vec<Twin> {
             kinetic_energy, lifetime, spray_drag, bubble_buoyancy, bubble_drag, weight_sum, spawn_radius, _pad,
         },
         DiffuseState => "sim/diffuse.wgsl" :: DiffuseState {
-            count, spray, foam, bubbles, kept, spawned, room, frame, last_time, dt, scale, _pad, draw,
+            count, spray, foam, bubbles, kept, spawned, room, frame, last_time, dt, scale, demand, draw,
         },
         DiffuseParticle => "common/diffuse.wgsl" :: DiffuseParticle { pos, vel },
         FoamUniform => "render/foam.wgsl" :: Foam { radius, absorption, opacity, allowance, depth_scale, _pad },

@@ -62,8 +62,8 @@ struct DiffuseState {
     frame: u32,                // runs so far (random seed)
     last_time: f32,            // simulated time of the last run, s
     dt: f32,                   // this run's time step, s
-    scale: f32,                // share of the demand this run spawns (budget / last demand, at most 1)
-    _pad: u32,
+    scale: f32,                // share of the demand this run spawns (room / demand, at most 1)
+    demand: f32,               // new particles the fluid asked for in the last run that spawned any
     draw: vec4<u32>,           // draw_indirect: 6 vertices, count instances
 }
 
@@ -111,13 +111,16 @@ fn diffuse_begin() {
     if (!(dt > 0.0) || dt > MAX_DT) {
         dt = 0.0;
     }
-    // The last run's demand (spawned counts every request, scaled by that run's share).
-    let demand = f32(atomicLoad(&state.spawned)) / max(state.scale, 1e-6);
+    // The last run's demand (spawned counts every request, scaled by that run's share); a run that could
+    // spawn nothing (a full pool) measured none, so the earlier estimate stays.
+    if (state.scale > 0.0) {
+        state.demand = f32(atomicLoad(&state.spawned)) / state.scale;
+    }
     state.dt = dt;
     state.last_time = step.time;
     state.frame += 1u;
     state.room = min(diffuse.budget, diffuse.capacity - min(state.count, diffuse.capacity));
-    state.scale = clamp(f32(state.room) / max(demand, 1.0), 0.0, 1.0);
+    state.scale = clamp(f32(state.room) / max(state.demand, 1.0), 0.0, 1.0);
     atomicStore(&state.spray, 0u);
     atomicStore(&state.foam, 0u);
     atomicStore(&state.bubbles, 0u);

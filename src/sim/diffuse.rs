@@ -101,7 +101,8 @@ pub struct DiffuseState {
     pub dt: f32,
     /// Share of the demand the last run spawned (0..1).
     pub scale: f32,
-    pub _pad: u32,
+    /// New particles the fluid asked for in the last run that could spawn any (before the share).
+    pub demand: f32,
     /// `draw_indirect` arguments: 6 vertices, `count` instances, 0, 0.
     pub draw: [u32; 4],
 }
