@@ -63,10 +63,10 @@ impl Default for FoamSettings {
     fn default() -> Self {
         Self {
             enabled: true,
-            foam_radius: 0.7,
+            foam_radius: 1.0,
             spray_radius: 0.3,
             bubble_radius: 0.35,
-            foam_opacity: 0.35,
+            foam_opacity: 0.3,
             spray_opacity: 0.9,
             bubble_opacity: 0.25,
             absorption: 6.0,
