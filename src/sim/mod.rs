@@ -303,49 +303,6 @@ impl Simulation {
         self.encode_diffuse(encoder, profiler);
     }
 
-    /// Records the "diffuse" pass over the state of the last recorded step, advancing the diffuse
-    /// particles by the simulated time since its last run ([`diffuse`]); nothing when they are off or
-    /// there is no pool. [`Simulation::encode_frame`] calls it once per frame.
-    pub fn encode_diffuse(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        if !self.params.diffuse.enabled {
-            return;
-        }
-        let mut step =
-            StepContext { encoder, profiler, bind: &self.bind, grid_bind: &self.grid_bind, dispatch: &self.dispatch };
-        if let Some(d) = &mut self.stages.diffuse {
-            d.encode(&mut step);
-        }
-    }
-
-    /// The diffuse particles for the renderer (`None` when they are off or there is no pool).
-    pub fn diffuse(&self) -> Option<DiffuseBuffers<'_>> {
-        self.stages.diffuse.as_ref().filter(|_| self.params.diffuse.enabled).map(|d| d.buffers())
-    }
-
-    /// Blocking read of the diffuse pool's counters and live particles (`None` without a pool). For tests.
-    pub fn read_diffuse_blocking(&self, ctx: &GpuContext) -> Option<(DiffuseState, Vec<DiffuseParticle>)> {
-        let d = self.stages.diffuse.as_ref()?;
-        Some((d.state_blocking(ctx), d.particles_blocking(ctx)))
-    }
-
-    /// Replaces the live diffuse particles by `particles` (at most the pool's size), blocking. Returns false
-    /// without a pool. For tests.
-    pub fn write_diffuse_blocking(&self, ctx: &GpuContext, particles: &[DiffuseParticle]) -> bool {
-        self.stages.diffuse.as_ref().map(|d| d.write_particles(ctx, particles)).is_some()
-    }
-
-    /// Blocking read of what the diffuse pass's last run read and wrote per sorted fluid particle:
-    /// (positions, velocities, `vstar` = (outward surface normal n_i, expected new diffuse particles)),
-    /// the active particles only. For tests (the CPU reference of the potentials).
-    pub fn read_diffuse_inputs_blocking(&self, ctx: &GpuContext) -> [Vec<[f32; 4]>; 3] {
-        let (starts, spos) = self.read_grid_blocking(ctx);
-        let active = starts.last().copied().unwrap_or(0) as usize;
-        let read = |b: &wgpu::Buffer| -> Vec<[f32; 4]> {
-            bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, b)[..active * 16]).to_vec()
-        };
-        [spos[..active].to_vec(), read(&self.buffers.svel), read(&self.buffers.vstar)]
-    }
-
     /// The context every stage records into (see [`stage`]).
     fn step_context<'a>(&'a self, encoder: &'a mut wgpu::CommandEncoder, profiler: &'a Profiler) -> StepContext<'a> {
         StepContext { encoder, profiler, bind: &self.bind, grid_bind: &self.grid_bind, dispatch: &self.dispatch }
