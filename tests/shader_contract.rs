@@ -167,6 +167,7 @@ fn twins() -> Vec<Twin> {
     use render::anisotropy::{AnisotropyUniform, Ellipsoid};
     use render::composite::CompositeUniform;
     use render::curvature_flow::FlowUniform;
+    use render::foam::FoamUniform;
     use render::frame::CameraUniform;
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
@@ -174,6 +175,8 @@ fn twins() -> Vec<Twin> {
     use render::terrain::TerrainUniform;
     use render::wave_maker::PaddleUniform;
     use sim::dfsph::{IterationArgs, SolveState};
+    use sim::diffuse::{DiffuseParticle, DiffuseState};
+    use sim::diffuse_params::DiffuseUniform;
     use sim::gpu_data::{SimUniforms, StepState};
     use sim::sources::{EmitState, EmitterGpu, SinkGpu, SourcesGpu};
     twins![
@@ -193,6 +196,15 @@ fn twins() -> Vec<Twin> {
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
         SolveState => "sim/dfsph.wgsl" :: SolveState { iteration, _pad },
         IterationArgs => "sim/dfsph.wgsl" :: IterationArgs { src, upd },
+        DiffuseUniform => "sim/diffuse.wgsl" :: Diffuse {
+            capacity, budget, spray_below, bubble_above, trapped_air_rate, wave_crest_rate, trapped_air, wave_crest,
+            kinetic_energy, lifetime, spray_drag, bubble_buoyancy, bubble_drag, weight_sum, spawn_radius, _pad,
+        },
+        DiffuseState => "sim/diffuse.wgsl" :: DiffuseState {
+            count, spray, foam, bubbles, kept, spawned, room, frame, last_time, dt, scale, demand, draw,
+        },
+        DiffuseParticle => "common/diffuse.wgsl" :: DiffuseParticle { pos, vel },
+        FoamUniform => "render/foam.wgsl" :: Foam { radius, absorption, opacity, allowance, depth_scale, _pad },
         CameraUniform => "common/camera.wgsl" :: Camera {
             clip_from_world, view_from_world, clip_from_view, world_from_clip, eye, time, sun_dir, sun_intensity,
             viewport, near, far,
@@ -401,6 +413,7 @@ fn fluid_view_codes_match() {
         (FluidView::Thickness, "VIEW_THICKNESS"),
         (FluidView::Normals, "VIEW_NORMALS"),
         (FluidView::TileMask, "VIEW_TILES"),
+        (FluidView::Foam, "VIEW_FOAM"),
     ];
     for (view, name) in named {
         assert_eq!(wgsl_u32(&mut modules, file, name), view.code(), "{view:?}: FluidView::code() vs {name} in {file}");
@@ -455,6 +468,21 @@ fn shared_constants_match() {
         "PCISPH_SQRT_N: {rust} in src/sim/advance.rs, {sqrt_n} in sim/time_step.wgsl"
     );
     assert_eq!(wgsl_u32(&mut modules, "render/splat.wgsl", "SPLAT_WG"), render::splat::SPLAT_WG, "SPLAT_WG");
+    let ageing = wgsl_f32(&mut modules, "sim/diffuse.wgsl", "SLOW_AGEING");
+    assert_eq!(ageing, sim::diffuse_params::SLOW_AGEING, "SLOW_AGEING: src/sim/diffuse_params.rs vs sim/diffuse.wgsl");
+    // Both the simulation's diffuse stage and the foam splats read the kinds.
+    for file in ["sim/diffuse.wgsl", "render/foam.wgsl"] {
+        for kind in sim::DiffuseKind::ALL {
+            let name = format!("KIND_{}", format!("{kind:?}").to_uppercase());
+            assert_eq!(
+                wgsl_u32(&mut modules, file, &name),
+                kind.code(),
+                "{kind:?}: DiffuseKind::code() vs {name} in {file}"
+            );
+        }
+        let declared = wgsl_consts_with_prefix(modules.get(file), "KIND_");
+        assert_eq!(declared.len(), sim::DiffuseKind::ALL.len(), "{file} declares {declared:?}");
+    }
     let tile = render::targets::TILE_SIZE;
     assert_eq!(
         wgsl_u32(&mut modules, "render/curvature_flow.wgsl", "TILE"),
@@ -473,6 +501,11 @@ fn workgroup_sizes_match() {
         ep.unwrap_or_else(|| panic!("{file} has no entry point {entry}")).workgroup_size
     };
     assert_eq!(size("sim/sources.wgsl", "emit"), [sim::sources::EMIT_WG, 1, 1], "emit vs EMIT_WG");
+    assert_eq!(
+        size("sim/diffuse.wgsl", "diffuse_advect"),
+        [sim::diffuse::DIFFUSE_WG, 1, 1],
+        "diffuse_advect vs DIFFUSE_WG"
+    );
     for entry in ["stats_partial", "stats_final"] {
         assert_eq!(size("sim/stats.wgsl", entry), [sim::STATS_WG, 1, 1], "{entry} vs STATS_WG");
     }

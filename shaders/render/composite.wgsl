@@ -10,6 +10,9 @@
 //   reflection: the sky cubemap along reflect(view, n), plus a sun highlight (Blinn-Phong);
 //   I = (1 - F) T + F I_sky + specular, and frag_depth from the smoothed depth (reversed-Z) so terrain and
 //   water occlude each other. fs_debug shows the intermediate targets instead (no depth test).
+//   foam (render/foam.wgsl, Ihmsen et al. 2012's diffuse particles): lit white laid over the water, and
+//   over the scene where there is no water (spray in the air, foam on the shore; depth from the foam
+//   target's nearest splat), covering 1 - exp(-opacity) per channel; a zero foam target changes nothing.
 #import "common/camera.wgsl"
 
 // Rust twin: CompositeUniform in src/render/composite.rs (48 bytes).
@@ -33,6 +36,9 @@ struct Composite {
 @group(1) @binding(5) var sky_cube: texture_cube<f32>;
 @group(1) @binding(6) var lin: sampler;
 @group(1) @binding(7) var<storage, read> tile_mask: array<u32>;
+// r = foam and bubbles, g = spray (summed opacity), a = nearest foam view depth, m (render/foam.wgsl);
+// at the thickness target's resolution.
+@group(1) @binding(8) var foam_tex: texture_2d<f32>;
 
 // Views, as FluidView::code in src/render/settings.rs.
 const VIEW_RAW_DEPTH: u32 = 1u;
@@ -40,6 +46,7 @@ const VIEW_SMOOTHED_DEPTH: u32 = 2u;
 const VIEW_THICKNESS: u32 = 3u;
 const VIEW_NORMALS: u32 = 4u;
 const VIEW_TILES: u32 = 5u;
+const VIEW_FOAM: u32 = 6u;
 
 // Edge of the curvature flow's screen tiles, pixels (TILE_SIZE in src/render/targets.rs).
 const TILE: u32 = 16u;
@@ -123,14 +130,53 @@ struct FinalOut {
     @builtin(frag_depth) depth: f32,
 }
 
+// Reversed-Z depth of linear view depth z (m).
+fn depth_of(z: f32) -> f32 {
+    return camera.near * (camera.far - z) / ((camera.far - camera.near) * z);
+}
+
+// The foam target at screen position uv: opacities filtered (it may be at half resolution), the
+// nearest depth of the four texels they were filtered from.
+fn foam_at(uv: vec2<f32>) -> vec4<f32> {
+    let cover = textureSampleLevel(foam_tex, lin, uv, 0.0).xy;
+    let z = textureGather(3, foam_tex, lin, uv);
+    return vec4<f32>(cover, 0.0, min(min(z.x, z.y), min(z.z, z.w)));
+}
+
+// Coverage of the foam (foam and bubbles) and the spray of a foam sample, 0..1 each.
+fn foam_cover(f: vec4<f32>) -> vec2<f32> {
+    return 1.0 - exp(-max(f.xy, vec2<f32>(0.0)));
+}
+
+// `col` with the foam and spray of `f` laid over it: diffuse white lit by the sun and the sky.
+fn with_foam(col: vec3<f32>, f: vec4<f32>) -> vec3<f32> {
+    let cover = foam_cover(f);
+    if max(cover.x, cover.y) <= 0.0 {
+        return col;
+    }
+    let lit = 0.8 * sun_radiance() * max(camera.sun_dir.y, 0.0) + sky_ambient(vec3<f32>(0.0, 1.0, 0.0));
+    let white = tonemap(0.85 * lit);
+    let bright = tonemap(1.1 * lit);
+    return mix(mix(col, white, cover.x), bright, cover.y);
+}
+
 @fragment
 fn fs_final(in: VsOut) -> FinalOut {
     let p = vec2<i32>(in.clip.xy);
     let z = depth_at(p);
-    if z <= 0.0 {
-        discard;
-    }
     let uv = in.clip.xy / camera.viewport;
+    let foam = foam_at(uv);
+    if z <= 0.0 {
+        // No water: spray and foam alone over the scene, or nothing.
+        let cover = foam_cover(foam);
+        if max(cover.x, cover.y) < 1.0 / 512.0 {
+            discard;
+        }
+        var out: FinalOut;
+        out.color = encode(with_foam(background_at(uv), foam));
+        out.depth = depth_of(foam.w);
+        return out;
+    }
     let nv = normal_view(p, z);
     let n = world_from_view_dir(nv);
     let pos = camera.eye + world_from_view_dir(view_pos(p, z));
@@ -155,8 +201,8 @@ fn fs_final(in: VsOut) -> FinalOut {
     let col = (1.0 - fresnel) * transmitted + fresnel * sky_col + spec;
 
     var out: FinalOut;
-    out.color = encode(col);
-    out.depth = camera.near * (camera.far - z) / ((camera.far - camera.near) * z);
+    out.color = encode(with_foam(col, foam));
+    out.depth = depth_of(z);
     return out;
 }
 
@@ -200,6 +246,13 @@ fn fs_debug(in: VsOut) -> @location(0) vec4<f32> {
             }
             if textureLoad(raw, p, 0).x > 0.0 {
                 col = mix(col, vec3<f32>(0.3, 0.7, 1.0), 0.6);
+            }
+        }
+        case VIEW_FOAM: {
+            let cover = foam_cover(foam_at(uv));
+            col = cover.x * vec3<f32>(1.0) + cover.y * vec3<f32>(1.0, 0.55, 0.15);
+            if textureLoad(raw, p, 0).x > 0.0 {
+                col = max(col, vec3<f32>(0.05, 0.12, 0.25));
             }
         }
         default: {}

@@ -251,6 +251,8 @@ impl ExactFrames {
                     for _ in 0..n {
                         sim.encode_step(enc, profiler);
                     }
+                    // The diffuse particles follow over the simulated time these steps advanced.
+                    sim.encode_diffuse(enc, profiler);
                     let size = std::mem::size_of::<StepState>() as u64;
                     enc.copy_buffer_to_buffer(sim.step_state(), 0, dst, 0, size);
                     self.next_tag += 1;

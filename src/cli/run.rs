@@ -143,6 +143,10 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
             s.below_terrain,
             s.non_finite
         );
+        let d = &s.diffuse;
+        if d.count > 0 {
+            eprintln!("diffuse particles {}: spray {}, foam {}, bubbles {}", d.count, d.spray, d.foam, d.bubbles);
+        }
     }
     print_pass_times(&profiler, engine.params().substeps as f64, engine.live_particles());
     if let Some(blow_up) = engine.sim().blow_up() {

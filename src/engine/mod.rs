@@ -22,7 +22,7 @@ pub mod limits;
 pub use limits::{check_fits, particle_limit, render_limit};
 
 use crate::gpu::GpuContext;
-use crate::render::{PaddleUniform, ParticleSource};
+use crate::render::{DiffuseSource, PaddleUniform, ParticleSource};
 use crate::scene::{Emitter, Scene, SceneError, SceneSetup, Sink};
 use crate::sim::{sources, ParticleLimit, SimError, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
@@ -225,8 +225,8 @@ impl Engine {
     }
 
     /// The particles for the renderer, as buffers and plain data: the positions and velocities, the
-    /// count, the version that tells a paused simulation, and the wave maker's paddle on the simulated
-    /// clock when there is one.
+    /// count, the version that tells a paused simulation, the wave maker's paddle on the simulated
+    /// clock when there is one, and the diffuse particles (spray, foam, bubbles) while they are on.
     pub fn particles(&self) -> ParticleSource<'_> {
         let sim = &self.sim;
         let paddle = sim.params().wave_maker.map(|w| {
@@ -239,6 +239,12 @@ impl Engine {
             count: sim.capacity(),
             version: Some(sim.particles_version()),
             paddle,
+            diffuse: sim.diffuse().map(|d| DiffuseSource {
+                particles: d.particles,
+                draw_args: d.draw_args,
+                draw_offset: d.draw_offset,
+                capacity: d.capacity,
+            }),
         }
     }
 }

@@ -61,6 +61,7 @@ struct FluidTargetViews {
     thickness: wgpu::TextureView,
     background: wgpu::TextureView,
     tile_mask: wgpu::Buffer,
+    foam: wgpu::TextureView,
 }
 
 /// The composite pass: final and debug pipelines, uniform and sampler (screen-independent) and the bind
@@ -109,6 +110,7 @@ impl CompositePass {
                 frame::texture_entry(5, fs, true, wgpu::TextureViewDimension::Cube),
                 frame::sampler_entry(6, fs),
                 gpu::storage_entry::<u32>(7, true, fs),
+                frame::texture_entry(8, fs, true, d2),
             ],
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "composite pipeline layout", &layout);
@@ -187,6 +189,7 @@ impl CompositePass {
                     entry(5, tex(sky)),
                     entry(6, wgpu::BindingResource::Sampler(&self.sampler)),
                     entry(7, targets.tile_mask.as_entire_binding()),
+                    entry(8, tex(&targets.foam)),
                 ],
             })
         };
@@ -256,6 +259,7 @@ fn views(targets: &FluidTargets) -> FluidTargetViews {
         thickness: targets.thickness_view.clone(),
         background: targets.background_view.clone(),
         tile_mask: targets.tile_mask.clone(),
+        foam: targets.foam_view.clone(),
     }
 }
 

@@ -30,6 +30,9 @@ pub const HDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 pub const RAW_DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;
 /// Format of the fluid thickness target: summed path length in metres (blendable).
 pub const THICKNESS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
+/// Format of the foam target ([`super::foam`]): foam and spray opacity (r, g, summed), nearest foam view
+/// depth in metres (a, Min blend).
+pub const FOAM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 
 /// Per-frame camera and light block, bind group 0 binding 0 of every render pass.
 /// WGSL twin: `Camera` in `shaders/common/camera.wgsl`. Matrices are column-major.

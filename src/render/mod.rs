@@ -14,8 +14,9 @@
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
 //!    thickness"; [`curvature_flow`] runs "tiles" and "curvature flow" (empty-space skipping, indirect
-//!    dispatch); [`composite`] copies the scene colour as the refraction background and draws "fluid
-//!    composite", the shaded water over the scene with its depth, or an intermediate target.
+//!    dispatch); [`foam`] splats the diffuse particles (spray, foam, bubbles) into the foam target
+//!    ("foam"); [`composite`] copies the scene colour as the refraction background and draws "fluid
+//!    composite", the shaded water with its foam over the scene with its depth, or an intermediate target.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
@@ -32,6 +33,7 @@ pub mod background;
 pub mod camera;
 pub mod composite;
 pub mod curvature_flow;
+pub mod foam;
 pub mod frame;
 pub mod particles;
 pub mod pass;
@@ -47,6 +49,7 @@ pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipso
 pub use camera::{sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
+pub use foam::{DiffuseSource, FoamInput, FoamPass, FoamSettings, FoamUniform};
 pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
@@ -78,12 +81,14 @@ pub struct ParticleSource<'a> {
     /// A wave maker's paddle to draw: its geometry and motion, and the buffer whose bytes 4..8 hold the
     /// simulated time in seconds (the simulation's step state) that it moves on.
     pub paddle: Option<(PaddleUniform, &'a wgpu::Buffer)>,
+    /// Diffuse particles (spray, foam, bubbles) to draw as foam ([`foam`]); `None`: none.
+    pub diffuse: Option<DiffuseSource<'a>>,
 }
 
 impl<'a> ParticleSource<'a> {
     /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
     pub fn buffers(positions: &'a wgpu::Buffer, velocities: &'a wgpu::Buffer, count: u32) -> Self {
-        Self { positions, velocities, count, version: None, paddle: None }
+        Self { positions, velocities, count, version: None, paddle: None, diffuse: None }
     }
 }
 
@@ -100,6 +105,7 @@ pub struct Renderer {
     anisotropy: AnisotropyPass,
     splat: SplatPass,
     curvature_flow: CurvatureFlowPass,
+    foam: FoamPass,
     composite: CompositePass,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
@@ -141,6 +147,7 @@ impl Renderer {
             anisotropy: AnisotropyPass::new(ctx, color_format),
             splat: SplatPass::new(ctx, color_format),
             curvature_flow: CurvatureFlowPass::new(ctx, color_format),
+            foam: FoamPass::new(ctx, color_format),
             composite: CompositePass::new(ctx, color_format),
             targets: None,
             bound_to: None,
@@ -176,6 +183,7 @@ impl Renderer {
         self.bound_to = None;
         self.splat.resize(&self.device, None);
         self.curvature_flow.resize(&self.device, None);
+        self.foam.resize(&self.device, None);
         self.composite.resize(&self.device, None);
     }
 
@@ -216,6 +224,7 @@ impl Renderer {
         let targets = Some(Targets { scene: target, fluid });
         self.splat.resize(&ctx.device, targets);
         self.curvature_flow.resize(&ctx.device, targets);
+        self.foam.resize(&ctx.device, targets);
         self.composite.resize(&ctx.device, targets);
         self.bound_to = Some(key);
     }
@@ -299,6 +308,7 @@ impl Renderer {
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
         let flow = settings.flow(&uniform);
         self.curvature_flow.encode(&mut frame, flow);
+        self.foam.encode(&mut frame, settings.foam(p.diffuse));
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
         let smoothed = CurvatureFlowPass::result_index(flow.iterations);
         // The background cache holds the frame's colour before the water when nothing was drawn over it.

@@ -3,6 +3,7 @@
 //! and visibility ([`RenderSettings`]). Each pass's per-frame input is derived from them here, in one
 //! place (`RenderSettings::anisotropy_uniform`, `splat`, `flow`, `composite`, `sky`).
 
+use super::foam::{DiffuseSource, FoamInput, FoamSettings, FoamUniform};
 use super::frame::CameraUniform;
 use super::{AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod};
 use serde::{Deserialize, Serialize};
@@ -24,19 +25,22 @@ pub enum FluidView {
     Normals,
     /// The curvature flow's active tiles (red) over the scene, fluid pixels in blue.
     TileMask,
+    /// The foam target: foam and bubbles white, spray orange, water pixels dark blue.
+    Foam,
     /// One shaded sphere per particle (the `particle` style), no screen-space fluid.
     Spheres,
 }
 
 impl FluidView {
     /// Every view, in UI order.
-    pub const ALL: [FluidView; 7] = [
+    pub const ALL: [FluidView; 8] = [
         FluidView::Final,
         FluidView::RawDepth,
         FluidView::SmoothedDepth,
         FluidView::Thickness,
         FluidView::Normals,
         FluidView::TileMask,
+        FluidView::Foam,
         FluidView::Spheres,
     ];
 
@@ -49,6 +53,7 @@ impl FluidView {
             FluidView::Thickness => "thickness",
             FluidView::Normals => "normals",
             FluidView::TileMask => "tile mask",
+            FluidView::Foam => "foam",
             FluidView::Spheres => "sphere impostors",
         }
     }
@@ -62,6 +67,7 @@ impl FluidView {
             FluidView::Thickness => 3,
             FluidView::Normals => 4,
             FluidView::TileMask => 5,
+            FluidView::Foam => 6,
         }
     }
 }
@@ -159,6 +165,8 @@ pub struct RenderSettings {
     /// terrain are unchanged (see [`crate::render::background`]); off draws them every frame (`waterview bench
     /// --redraw-background` measures that, the cost of a moving camera).
     pub cache_background: bool,
+    /// How the diffuse particles (foam, spray, bubbles) are drawn.
+    pub foam: FoamSettings,
 }
 
 impl Default for RenderSettings {
@@ -175,6 +183,7 @@ impl Default for RenderSettings {
             sky_turbidity: 2.5,
             sky_exposure: 1.0,
             cache_background: true,
+            foam: FoamSettings::default(),
         }
     }
 }
@@ -237,6 +246,15 @@ impl RenderSettings {
             threshold: f.depth_threshold * self.dx(),
             focal: (camera.clip_from_view[0][0], camera.clip_from_view[1][1]),
             full_screen: f.full_screen_flow,
+        }
+    }
+
+    /// The foam pass's input: the diffuse particles `source` (dropped when foam is off) and the splats'
+    /// sizes at this spacing.
+    pub fn foam<'a>(&self, source: Option<DiffuseSource<'a>>) -> FoamInput<'a> {
+        FoamInput {
+            source: source.filter(|_| self.foam.enabled),
+            params: FoamUniform::new(&self.foam, self.dx(), self.fluid.splat_radius),
         }
     }
 

@@ -3,7 +3,7 @@
 //! blocking texture read-backs for headless use (8-bit RGBA, and float RGBA for HDR targets). Screen-sized targets are rebuilt by `resize`; nothing
 //! here depends on the scene.
 
-use super::frame::{DEPTH_FORMAT, OFFSCREEN_FORMAT, RAW_DEPTH_FORMAT, THICKNESS_FORMAT};
+use super::frame::{DEPTH_FORMAT, FOAM_FORMAT, OFFSCREEN_FORMAT, RAW_DEPTH_FORMAT, THICKNESS_FORMAT};
 use crate::gpu::GpuContext;
 
 /// An off-screen colour texture (`RENDER_ATTACHMENT | COPY_SRC | TEXTURE_BINDING`) and a matching
@@ -70,7 +70,7 @@ pub const TILE_SIZE: u32 = 16;
 /// The screen-sized targets of the fluid renderer (all owned by [`super::Renderer`], rebuilt on resize):
 /// the scene colour copied before the water (refraction background), the splats' private depth
 /// attachment, raw depth, thickness, the two ping-pong depth textures of the curvature flow and the
-/// tile buffers of its empty-space skipping.
+/// tile buffers of its empty-space skipping, and the foam target of the diffuse particles.
 pub struct FluidTargets {
     /// Full resolution, pixels.
     pub size: (u32, u32),
@@ -106,6 +106,10 @@ pub struct FluidTargets {
     pub tile_args: wgpu::Buffer,
     /// 1 per tile holding fluid, else 0, `array<u32>` (for the tile-mask view).
     pub tile_mask: wgpu::Buffer,
+    /// [`FOAM_FORMAT`] at the thickness target's resolution (half by default): the diffuse particles'
+    /// splats ([`super::foam`]).
+    pub foam: wgpu::Texture,
+    pub foam_view: wgpu::TextureView,
 }
 
 impl FluidTargets {
@@ -125,6 +129,7 @@ impl FluidTargets {
         let smooth_usage = U::STORAGE_BINDING | U::TEXTURE_BINDING | U::COPY_DST | U::COPY_SRC;
         let (s0, v0) = texture(ctx, "fluid smoothed depth 0", size, RAW_DEPTH_FORMAT, smooth_usage);
         let (s1, v1) = texture(ctx, "fluid smoothed depth 1", size, RAW_DEPTH_FORMAT, smooth_usage);
+        let (foam, foam_view) = texture(ctx, "fluid foam", thickness_size, FOAM_FORMAT, readable);
         let tiles = (size.0.div_ceil(TILE_SIZE), size.1.div_ceil(TILE_SIZE));
         let n_tiles = (tiles.0 * tiles.1) as u64;
         let device = &ctx.device;
@@ -157,6 +162,8 @@ impl FluidTargets {
             tile_counter: crate::gpu::storage_buffer(device, "fluid tile counter", 16),
             tile_args,
             tile_mask: crate::gpu::storage_buffer(device, "fluid tile mask", n_tiles * 4),
+            foam,
+            foam_view,
         }
     }
 

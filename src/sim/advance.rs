@@ -68,6 +68,7 @@ impl Simulation {
             for _ in 0..n {
                 self.encode_step(&mut encoder, profiler);
             }
+            self.encode_diffuse(&mut encoder, profiler);
             profiler.resolve(&mut encoder);
             ctx.queue.submit([encoder.finish()]);
             profiler.end_frame(&ctx.queue);

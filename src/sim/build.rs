@@ -78,6 +78,15 @@ impl Simulation {
                 return Err(SimError::TooManyParticles { count: n, max: l.max, why: l.why });
             }
         }
+        if !(0.0..=4.0).contains(&options.diffuse_pool) {
+            return Err(SimError::DiffusePool(options.diffuse_pool));
+        }
+        let diffuse_pool = (options.diffuse_pool * n as f64).round() as u64;
+        let diffuse_max = limit / size_of::<diffuse::DiffuseParticle>() as u64;
+        if diffuse_pool > diffuse_max {
+            let why = "the diffuse particles' pool keeps 32 bytes per particle in one storage buffer";
+            return Err(SimError::TooManyParticles { count: diffuse_pool, max: diffuse_max, why });
+        }
         let positive = options.cells_per_particle.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater);
         if !(1..=3).contains(&options.cell_split) || !positive {
             return Err(SimError::GridOptions {
@@ -167,6 +176,10 @@ impl Simulation {
             integrate: integrate::IntegrateStage::new(&layouts),
             emit: sources::EmitStage::new(&layouts),
             stats: StatsStage::new(&layouts),
+            diffuse: match diffuse_pool as u32 {
+                0 => None,
+                pool => Some(diffuse::DiffuseStage::new(&layouts, pool, &params.diffuse, (params.dx, params.h()))?),
+            },
         };
         Ok(Self {
             params: params.clone(),

@@ -32,7 +32,7 @@ pub fn grad_w(x: [f64; 3], h: f64) -> [f64; 3] {
 }
 
 /// Offsets (in units of dx) of every lattice neighbour within the support, the particle itself included.
-fn lattice_offsets(h_over_dx: f64) -> Vec<[f64; 3]> {
+pub(crate) fn lattice_offsets(h_over_dx: f64) -> Vec<[f64; 3]> {
     let n = (2.0 * h_over_dx).ceil() as i32 + 1;
     let mut out = Vec::new();
     for i in -n..=n {

@@ -3,7 +3,8 @@
 //! CFL time step kept on the GPU (`time_step`), DFSPH ([`dfsph`], the default), PCISPH or WCSPH
 //! (`pcisph`) with artificial viscosity, XSPH and optional surface tension (`surface_tension`),
 //! integration with boundaries from the terrain heightfield, the domain walls and an optional wave maker
-//! (`integrate`), inflows ([`sources`]) and the statistics (`stats`). Nothing is read back inside a
+//! (`integrate`), inflows ([`sources`]), the statistics (`stats`) and, once per frame, the diffuse
+//! particles (spray, foam, bubbles: [`diffuse`]). Nothing is read back inside a
 //! step; statistics ([`SimStats`]) come back asynchronously through a read-back ring, a frame or more
 //! late. [`Simulation::advance_to`] (src/sim/advance.rs): exact offline time steps.
 //!
@@ -17,6 +18,8 @@ mod blow_up;
 mod buffers;
 mod build;
 pub mod dfsph;
+pub mod diffuse;
+pub mod diffuse_params;
 pub mod gpu_data;
 pub mod grid;
 pub mod initial;
@@ -33,9 +36,11 @@ mod time_step;
 
 pub use advance::{Advance, PCISPH_SQRT_N};
 pub use blow_up::{BlowUp, Cause};
+pub use diffuse::{DiffuseBuffers, DiffuseKind, DiffuseParticle, DiffuseState, DIFFUSE_POOL};
+pub use diffuse_params::DiffuseParams;
 pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
-pub use stats::{SimStats, STATS_WG};
+pub use stats::{DiffuseCounts, SimStats, STATS_WG};
 
 use thiserror::Error;
 
@@ -54,6 +59,9 @@ pub enum SimError {
         "grid options out of range: cell_split {cell_split} (1..=3), cells_per_particle {cells_per_particle} (> 0)"
     )]
     GridOptions { cell_split: u32, cells_per_particle: f64 },
+    /// [`SimOptions::diffuse_pool`] not a fraction in 0 ..= 4 of the particle capacity.
+    #[error("diffuse particle pool {0} is out of range: 0 (none) ..= 4 times the particle capacity")]
+    DiffusePool(f64),
     #[error(transparent)]
     Param(#[from] params::ParamError),
     #[error("workgroup size {0} is not a power of two between 32 and this GPU's limit")]
@@ -96,6 +104,8 @@ struct Stages {
     integrate: integrate::IntegrateStage,
     emit: sources::EmitStage,
     stats: StatsStage,
+    /// `None` without a diffuse pool ([`SimOptions::diffuse_pool`] = 0).
+    diffuse: Option<diffuse::DiffuseStage>,
 }
 
 /// A bound on the particle count from outside the simulation, e.g. the renderer's largest per-particle
@@ -131,6 +141,10 @@ pub struct SimOptions {
     pub subgroups: bool,
     /// A bound on the particle count besides the simulation's own buffers (`None`: those only).
     pub limit: Option<ParticleLimit>,
+    /// Slots of the diffuse particles' pool (spray, foam, bubbles; [`diffuse`]) as a fraction of the
+    /// particle capacity (0 ..= 4; 0 = no pool, the stage never runs; default [`DIFFUSE_POOL`], 16 bytes per
+    /// fluid particle). Changing it needs a new simulation.
+    pub diffuse_pool: f64,
 }
 
 /// Default [`SimOptions::cells_per_particle`]: 2 cells per particle (8 bytes each) ran as fast as the
@@ -150,6 +164,7 @@ impl Default for SimOptions {
             cell_split: CELL_SPLIT,
             subgroups: true,
             limit: None,
+            diffuse_pool: DIFFUSE_POOL,
         }
     }
 }
@@ -205,8 +220,15 @@ impl Simulation {
                 range: "dx, h_over_dx and rho0 change only with a rebuild of the scene",
             }));
         }
+        let diffuse_off = self.params.diffuse.enabled && !params.diffuse.enabled;
         self.params = params.clone();
         self.upload_uniforms(ctx);
+        if let Some(d) = &self.stages.diffuse {
+            d.set_params(&ctx.queue, &self.params.diffuse, (self.params.dx, self.params.h()));
+            if diffuse_off {
+                d.clear(&ctx.queue);
+            }
+        }
         Ok(())
     }
 
@@ -267,13 +289,18 @@ impl Simulation {
         self.fresh_after = self.frame;
         self.grid_shape = self.initial_grid;
         self.write_grid_box();
+        if let Some(d) = &self.stages.diffuse {
+            d.clear(q);
+        }
     }
 
-    /// Records one rendered frame of simulation: `params.substeps` steps, no read-back.
+    /// Records one rendered frame of simulation: `params.substeps` steps, then the diffuse particles
+    /// ([`Simulation::encode_diffuse`]); no read-back.
     pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         for _ in 0..self.params.substeps {
             self.encode_step(encoder, profiler);
         }
+        self.encode_diffuse(encoder, profiler);
     }
 
     /// The context every stage records into (see [`stage`]).
@@ -320,6 +347,10 @@ impl Simulation {
     /// Records the statistics reduction and its copy into the read-back ring (skipped when the ring is full).
     pub fn encode_stats(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         self.stages.stats.encode(&mut self.step_context(encoder, profiler), ());
+        if let Some(d) = &self.stages.diffuse {
+            // The pool's count and kinds (the state's first 16 bytes) ride along with the statistics.
+            encoder.copy_buffer_to_buffer(d.state_buffer(), 0, &self.buffers.stats_out, stats::DIFFUSE_OFFSET, 16);
+        }
         self.frame += 1;
         self.readback.copy_buffer(encoder, &self.buffers.stats_out, 0, self.frame);
     }
@@ -434,7 +465,8 @@ impl Simulation {
     /// Bytes of GPU memory allocated by the simulation (all buffers).
     pub fn bytes_allocated(&self) -> u64 {
         let mut seen: Vec<&wgpu::Buffer> = Vec::new();
-        for (_, b) in self.buffers.all() {
+        let diffuse = self.stages.diffuse.iter().flat_map(|d| d.all_buffers());
+        for b in self.buffers.all().into_iter().map(|(_, b)| b).chain(diffuse) {
             // Aliased bindings (pred = pos, accel = vel) count once.
             if !seen.contains(&b) {
                 seen.push(b);

@@ -95,6 +95,8 @@ pub struct SimParams {
     /// A piston wave maker: a moving wall replacing the domain's min wall along x or z; `None` = off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wave_maker: Option<WaveMaker>,
+    /// Diffuse particles (spray, foam, bubbles; Ihmsen et al. 2012): on by default, live.
+    pub diffuse: super::DiffuseParams,
 }
 
 /// Axis a [`WaveMaker`]'s paddle moves along (its wall is normal to it and replaces the domain's min wall
@@ -230,6 +232,7 @@ impl Default for SimParams {
             friction: 0.1,
             surface_tension: 0.0,
             wave_maker: None,
+            diffuse: super::DiffuseParams::default(),
         }
     }
 }
@@ -428,7 +431,7 @@ impl SimParams {
         if let Some(w) = &p.wave_maker {
             w.validate()?;
         }
-        Ok(())
+        p.diffuse.validate()
     }
 }
 

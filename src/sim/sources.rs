@@ -210,6 +210,11 @@ impl Simulation {
         encoder.copy_buffer_to_buffer(&self.buffers.pos, 0, &sim.buffers.pos, 0, carried);
         encoder.copy_buffer_to_buffer(&self.buffers.vel, 0, &sim.buffers.vel, 0, carried);
         encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());
+        if let (Some(new), Some(old)) = (&sim.stages.diffuse, &self.stages.diffuse) {
+            if new.capacity() >= old.capacity() {
+                new.copy_from(&mut encoder, old);
+            }
+        }
         ctx.queue.submit([encoder.finish()]);
         sim.sources = self.sources;
         sim.dispatch.emit = self.dispatch.emit;

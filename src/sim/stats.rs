@@ -71,10 +71,27 @@ pub struct SimStats {
     pub density_iterations: u32,
     /// DFSPH: iterations of the last divergence-free solve (0 for the other solvers).
     pub divergence_iterations: u32,
+    /// The diffuse particles after the frame's run (zeros without a pool or while they are off).
+    pub diffuse: DiffuseCounts,
 }
 
-/// Bytes of the statistics record read back per frame (5 vec4, see shaders/sim/stats.wgsl).
-pub(super) const STATS_BYTES: u64 = 80;
+/// Live diffuse particles by kind (see [`super::diffuse`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiffuseCounts {
+    /// All live diffuse particles.
+    pub count: u32,
+    pub spray: u32,
+    pub foam: u32,
+    pub bubbles: u32,
+}
+
+/// Bytes of the statistics record read back per frame: 5 vec4 from shaders/sim/stats.wgsl, then the
+/// diffuse pool's counters (count, spray, foam, bubbles: 4 u32 copied from its state at
+/// [`DIFFUSE_OFFSET`]).
+pub(super) const STATS_BYTES: u64 = 96;
+
+/// Byte offset of the diffuse counters in the statistics record.
+pub(super) const DIFFUSE_OFFSET: u64 = 80;
 
 /// Decodes the record of frame `frame` (at least [`STATS_BYTES`] bytes).
 pub(super) fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
@@ -96,5 +113,9 @@ pub(super) fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
         non_finite: f[6] as u32,
         density_iterations: f[18] as u32,
         divergence_iterations: f[19] as u32,
+        diffuse: {
+            let d: &[u32] = bytemuck::cast_slice(&bytes[DIFFUSE_OFFSET as usize..STATS_BYTES as usize]);
+            DiffuseCounts { count: d[0], spray: d[1], foam: d[2], bubbles: d[3] }
+        },
     }
 }

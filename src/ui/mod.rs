@@ -4,6 +4,7 @@
 //! up in the banner on the next frame and the running scene is left as it was).
 
 pub mod capture_panel;
+pub mod foam_panel;
 pub mod help;
 pub mod render_panel;
 pub mod scene_panel;
@@ -151,6 +152,7 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
                         state.render.capture_with_ui,
                     ));
                     actions.extend(render_panel::render_panel_ui(ui, &mut state.render));
+                    actions.extend(foam_panel::foam_panel_ui(ui, &mut state.render, &mut state.sim, info));
                     stats_panel::stats_panel_ui(ui, &mut state.stats, &state.history, info);
                 });
             });

@@ -313,7 +313,7 @@ fn wave_maker_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<
 
 /// One parameter row: label (hover help), the widget, and a reset button (enabled when the value differs
 /// from `default`, the scene's value). Returns true when the value changed.
-fn param_row<T: PartialEq + Copy + std::fmt::Debug>(
+pub(super) fn param_row<T: PartialEq + Copy + std::fmt::Debug>(
     ui: &mut egui::Ui,
     label: &str,
     help: &str,
