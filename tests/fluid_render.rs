@@ -38,6 +38,7 @@ fn shaders_parse_and_validate() {
     for path in [
         "render/anisotropy.wgsl",
         "render/splat.wgsl",
+        "render/fluid_tiles.wgsl",
         "render/curvature_flow.wgsl",
         "render/composite.wgsl",
         "render/sky.wgsl",

@@ -167,6 +167,7 @@ fn twins() -> Vec<Twin> {
     use render::anisotropy::{AnisotropyUniform, Ellipsoid};
     use render::composite::CompositeUniform;
     use render::curvature_flow::FlowUniform;
+    use render::fluid_tiles::TilesUniform;
     use render::frame::CameraUniform;
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
@@ -203,6 +204,7 @@ fn twins() -> Vec<Twin> {
         Ellipsoid => "render/ellipsoid.wgsl" :: Ellipsoid { centre, g_packed },
         SplatUniform => "render/splat.wgsl" :: Splat { size, depth_scale, fixed_scale, count, _pad },
         FlowUniform => "render/curvature_flow.wgsl" :: Flow { size, tiles_x, step, cx, cy, threshold, _pad },
+        TilesUniform => "render/fluid_tiles.wgsl" :: Tiles { size, tiles_x, _pad },
         CompositeUniform => "render/composite.wgsl" :: Composite {
             absorption, refraction, f0, view, tiles_x, sky_exposure, depth_vis, thickness_vis, thickness_scale,
         },
@@ -456,11 +458,9 @@ fn shared_constants_match() {
     );
     assert_eq!(wgsl_u32(&mut modules, "render/splat.wgsl", "SPLAT_WG"), render::splat::SPLAT_WG, "SPLAT_WG");
     let tile = render::targets::TILE_SIZE;
-    assert_eq!(
-        wgsl_u32(&mut modules, "render/curvature_flow.wgsl", "TILE"),
-        tile,
-        "TILE (curvature_flow.wgsl) vs TILE_SIZE"
-    );
+    for file in ["render/fluid_tiles.wgsl", "render/curvature_flow.wgsl"] {
+        assert_eq!(wgsl_u32(&mut modules, file, "TILE"), tile, "TILE ({file}) vs TILE_SIZE");
+    }
     assert_eq!(wgsl_u32(&mut modules, "render/composite.wgsl", "TILE"), tile, "TILE (composite.wgsl) vs TILE_SIZE");
 }
 
@@ -492,7 +492,8 @@ fn workgroup_sizes_match() {
         assert_eq!(size("render/splat.wgsl", entry), [render::splat::SPLAT_WG, 1, 1], "{entry} vs SPLAT_WG");
     }
     let tile = render::targets::TILE_SIZE;
-    for entry in ["classify", "flow_tiles", "flow_full"] {
+    assert_eq!(size("render/fluid_tiles.wgsl", "classify"), [tile, tile, 1], "classify vs TILE_SIZE");
+    for entry in ["flow_tiles", "flow_full"] {
         assert_eq!(size("render/curvature_flow.wgsl", entry), [tile, tile, 1], "{entry} vs TILE_SIZE");
     }
     for entry in ["scan_blocks", "add_offsets"] {

@@ -13,8 +13,8 @@
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
-//!    thickness"; [`curvature_flow`] runs "tiles" and "curvature flow" (empty-space skipping, indirect
-//!    dispatch); [`composite`] copies the scene colour as the refraction background and draws "fluid
+//!    thickness"; [`fluid_tiles`] lists the screen tiles holding fluid ("tiles") and [`curvature_flow`]
+//!    smooths the depth over them ("curvature flow", indirect dispatch); [`composite`] copies the scene colour as the refraction background and draws "fluid
 //!    composite", the shaded water over the scene with its depth, or an intermediate target.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
@@ -32,6 +32,7 @@ pub mod background;
 pub mod camera;
 pub mod composite;
 pub mod curvature_flow;
+pub mod fluid_tiles;
 pub mod frame;
 pub mod particles;
 pub mod pass;
@@ -46,6 +47,7 @@ pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipso
 pub use camera::{sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
+pub use fluid_tiles::FluidTilesPass;
 pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
@@ -98,6 +100,7 @@ pub struct Renderer {
     particles: ParticlePass,
     anisotropy: AnisotropyPass,
     splat: SplatPass,
+    tiles: FluidTilesPass,
     curvature_flow: CurvatureFlowPass,
     composite: CompositePass,
     targets: Option<FluidTargets>,
@@ -142,6 +145,7 @@ impl Renderer {
             particles: ParticlePass::new(ctx, color_format),
             anisotropy: AnisotropyPass::new(ctx, color_format),
             splat: SplatPass::new(ctx, color_format),
+            tiles: FluidTilesPass::new(ctx, color_format),
             curvature_flow: CurvatureFlowPass::new(ctx, color_format),
             composite: CompositePass::new(ctx, color_format),
             targets: None,
@@ -179,6 +183,7 @@ impl Renderer {
         self.targets = None;
         self.bound_to = None;
         self.splat.resize(&self.device, None);
+        self.tiles.resize(&self.device, None);
         self.curvature_flow.resize(&self.device, None);
         self.composite.resize(&self.device, None);
     }
@@ -240,6 +245,7 @@ impl Renderer {
         let Some(fluid) = self.targets.as_ref() else { return };
         let targets = Some(Targets { scene: target, fluid });
         self.splat.resize(&ctx.device, targets);
+        self.tiles.resize(&ctx.device, targets);
         self.curvature_flow.resize(&ctx.device, targets);
         self.composite.resize(&ctx.device, targets);
         self.bound_to = Some(key);
@@ -323,6 +329,7 @@ impl Renderer {
             return;
         };
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
+        self.tiles.encode(&mut frame, ());
         let flow = settings.flow(&uniform);
         self.curvature_flow.encode(&mut frame, flow);
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
