@@ -169,6 +169,7 @@ fn twins() -> Vec<Twin> {
     use render::curvature_flow::FlowUniform;
     use render::fluid_tiles::TilesUniform;
     use render::frame::CameraUniform;
+    use render::narrow_range::NarrowRangeUniform;
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
@@ -205,6 +206,9 @@ fn twins() -> Vec<Twin> {
         SplatUniform => "render/splat.wgsl" :: Splat { size, depth_scale, fixed_scale, count, _pad },
         FlowUniform => "render/curvature_flow.wgsl" :: Flow { size, tiles_x, step, cx, cy, threshold, _pad },
         TilesUniform => "render/fluid_tiles.wgsl" :: Tiles { size, tiles_x, _pad },
+        NarrowRangeUniform => "render/narrow_range.wgsl" :: NarrowRange {
+            size, tiles_x, max_radius, radius_scale, range, clamp_offset, _pad,
+        },
         CompositeUniform => "render/composite.wgsl" :: Composite {
             absorption, refraction, f0, view, tiles_x, sky_exposure, depth_vis, thickness_vis, thickness_scale,
         },
@@ -458,7 +462,7 @@ fn shared_constants_match() {
     );
     assert_eq!(wgsl_u32(&mut modules, "render/splat.wgsl", "SPLAT_WG"), render::splat::SPLAT_WG, "SPLAT_WG");
     let tile = render::targets::TILE_SIZE;
-    for file in ["render/fluid_tiles.wgsl", "render/curvature_flow.wgsl"] {
+    for file in ["render/fluid_tiles.wgsl", "render/curvature_flow.wgsl", "render/narrow_range.wgsl"] {
         assert_eq!(wgsl_u32(&mut modules, file, "TILE"), tile, "TILE ({file}) vs TILE_SIZE");
     }
     assert_eq!(wgsl_u32(&mut modules, "render/composite.wgsl", "TILE"), tile, "TILE (composite.wgsl) vs TILE_SIZE");
@@ -495,6 +499,9 @@ fn workgroup_sizes_match() {
     assert_eq!(size("render/fluid_tiles.wgsl", "classify"), [tile, tile, 1], "classify vs TILE_SIZE");
     for entry in ["flow_tiles", "flow_full"] {
         assert_eq!(size("render/curvature_flow.wgsl", entry), [tile, tile, 1], "{entry} vs TILE_SIZE");
+    }
+    for entry in ["filter_h_tiles", "filter_v_tiles", "filter_h_full", "filter_v_full"] {
+        assert_eq!(size("render/narrow_range.wgsl", entry), [tile, tile, 1], "{entry} vs TILE_SIZE");
     }
     for entry in ["scan_blocks", "add_offsets"] {
         let [x, y, z] = size("gpu/scan.wgsl", entry);

@@ -81,7 +81,7 @@ pub struct CompositePass {
 #[derive(Clone, Copy)]
 pub struct CompositeInput<'a> {
     pub params: CompositeUniform,
-    /// Which curvature-flow target holds the smoothed depth (`CurvatureFlowPass::result_index`).
+    /// Which of `FluidTargets::smooth` holds the filtered depth (the depth filter's `result_index`).
     pub smoothed: usize,
     /// The sky cubemap reflected by the water, and its version (rebinds when it changes).
     pub sky: (&'a wgpu::TextureView, u64),

@@ -13,8 +13,9 @@
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
-//!    thickness"; [`fluid_tiles`] lists the screen tiles holding fluid ("tiles") and [`curvature_flow`]
-//!    smooths the depth over them ("curvature flow", indirect dispatch); [`composite`] copies the scene colour as the refraction background and draws "fluid
+//!    thickness"; [`fluid_tiles`] lists the screen tiles holding fluid ("tiles") and the chosen depth filter
+//!    smooths the depth over them (indirect dispatch): [`curvature_flow`] ("curvature flow") or
+//!    [`narrow_range`] ("narrow range"); [`composite`] copies the scene colour as the refraction background and draws "fluid
 //!    composite", the shaded water over the scene with its depth, or an intermediate target.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
@@ -34,6 +35,7 @@ pub mod composite;
 pub mod curvature_flow;
 pub mod fluid_tiles;
 pub mod frame;
+pub mod narrow_range;
 pub mod particles;
 pub mod pass;
 pub mod settings;
@@ -49,9 +51,10 @@ pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
 pub use fluid_tiles::FluidTilesPass;
 pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
+pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
-pub use settings::{FluidSettings, FluidView, RenderSettings};
+pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
 pub use sky::{SkyError, SkyInput, SkyPass, SkySource};
 pub use splat::{SplatInput, SplatMethod, SplatPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
@@ -102,6 +105,9 @@ pub struct Renderer {
     splat: SplatPass,
     tiles: FluidTilesPass,
     curvature_flow: CurvatureFlowPass,
+    narrow_range: NarrowRangePass,
+    /// Which of `targets.smooth` holds the last frame's filtered depth.
+    smoothed: usize,
     composite: CompositePass,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
@@ -147,6 +153,8 @@ impl Renderer {
             splat: SplatPass::new(ctx, color_format),
             tiles: FluidTilesPass::new(ctx, color_format),
             curvature_flow: CurvatureFlowPass::new(ctx, color_format),
+            narrow_range: NarrowRangePass::new(ctx, color_format),
+            smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
             targets: None,
             bound_to: None,
@@ -170,6 +178,19 @@ impl Renderer {
         self.background_restored
     }
 
+    /// The fluid renderer's screen-sized targets of the last frame that drew water (`None` before one, or
+    /// after [`Renderer::release_targets`]): its raw depth, thickness and filtered depth, for tests and
+    /// measurements.
+    pub fn fluid_targets(&self) -> Option<&FluidTargets> {
+        self.targets.as_ref()
+    }
+
+    /// The texture of [`Renderer::fluid_targets`] holding the last frame's filtered depth (`R32Float`,
+    /// linear view depth in metres, 0 = no fluid).
+    pub fn smoothed_depth(&self) -> Option<&wgpu::Texture> {
+        self.targets.as_ref().map(|t| &t.smooth[self.smoothed.min(1)])
+    }
+
     /// Replaces the terrain (e.g. on a scene change).
     pub fn set_terrain(&mut self, ctx: &GpuContext, terrain: &Heightfield) {
         self.terrain.set_heightfield(ctx, terrain);
@@ -185,6 +206,7 @@ impl Renderer {
         self.splat.resize(&self.device, None);
         self.tiles.resize(&self.device, None);
         self.curvature_flow.resize(&self.device, None);
+        self.narrow_range.resize(&self.device, None);
         self.composite.resize(&self.device, None);
     }
 
@@ -247,6 +269,7 @@ impl Renderer {
         self.splat.resize(&ctx.device, targets);
         self.tiles.resize(&ctx.device, targets);
         self.curvature_flow.resize(&ctx.device, targets);
+        self.narrow_range.resize(&ctx.device, targets);
         self.composite.resize(&ctx.device, targets);
         self.bound_to = Some(key);
     }
@@ -330,10 +353,20 @@ impl Renderer {
         };
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
         self.tiles.encode(&mut frame, ());
-        let flow = settings.flow(&uniform);
-        self.curvature_flow.encode(&mut frame, flow);
+        let smoothed = match settings.fluid.depth_filter {
+            DepthFilter::CurvatureFlow => {
+                let flow = settings.flow(&uniform);
+                self.curvature_flow.encode(&mut frame, flow);
+                CurvatureFlowPass::result_index(flow.iterations)
+            }
+            DepthFilter::NarrowRange => {
+                let filter = settings.narrow_range(&uniform);
+                self.narrow_range.encode(&mut frame, filter);
+                NarrowRangePass::result_index(filter.iterations)
+            }
+        };
+        self.smoothed = smoothed;
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
-        let smoothed = CurvatureFlowPass::result_index(flow.iterations);
         // The background cache holds the frame's colour before the water when nothing was drawn over it.
         let background = self.background.colour_for(&key).filter(|_| paddle.is_none());
         let sky = (self.sky.cube_view(), self.sky.version());

@@ -8,7 +8,7 @@ use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
 use waterview::render::frame::frame_bind_group_layout;
 use waterview::render::{
     AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets,
-    FluidTilesPass, Frame, Offscreen, OrbitCamera, Pass, RenderSettings, Targets,
+    FluidTilesPass, Frame, NarrowRangePass, NarrowRangeSettings, Offscreen, OrbitCamera, Pass, RenderSettings, Targets,
 };
 use waterview::sim::SimStats;
 
@@ -180,6 +180,21 @@ pub fn run_filter(
     targets.smooth.each_ref().map(|t| read_float_texture(ctx, t))
 }
 
+/// Writes `depth` as the raw depth of `targets`, lists its tiles and runs the narrow-range filter with
+/// `settings`; returns (filtered depth, listed tiles).
+pub fn run_narrow_range(
+    ctx: &GpuContext,
+    targets: &FluidTargets,
+    depth: &[f32],
+    settings: NarrowRangeSettings,
+) -> (Vec<f32>, u32) {
+    let scene = Offscreen::new(ctx, targets.size);
+    let mut pass = NarrowRangePass::new(ctx, scene.format());
+    pass.resize(&ctx.device, Some(Targets { scene: &scene, fluid: targets }));
+    let out = run_filter(ctx, targets, depth, |frame| pass.encode(frame, settings));
+    (out[NarrowRangePass::result_index(settings.iterations)].clone(), tile_count(ctx, targets))
+}
+
 /// The number of tiles the last tiles pass over `targets` listed.
 pub fn tile_count(ctx: &GpuContext, targets: &FluidTargets) -> u32 {
     u32::from_le_bytes(read_buffer_blocking(ctx, &targets.tile_counter)[..4].try_into().unwrap())
@@ -196,4 +211,40 @@ pub fn noisy_disc(size: (u32, u32)) -> Vec<f32> {
         }
     }
     depth
+}
+
+/// A 128 x 96 depth image: background above row 8; left of column 80 a gently tilted plane at about
+/// 10 m with +-2 cm deterministic noise; right of it a plane at 14 m (a 4 m step).
+pub fn noisy_step(size: (u32, u32)) -> Vec<f32> {
+    let mut seed = 12345u32;
+    let mut noise = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    };
+    (0..size.0 * size.1)
+        .map(|i| {
+            let (x, y) = (i % size.0, i / size.0);
+            if y < 8 {
+                0.0
+            } else if x < 80 {
+                10.0 + 0.002 * x as f32 + 0.004 * y as f32 + 0.04 * noise()
+            } else {
+                14.0
+            }
+        })
+        .collect()
+}
+
+/// Mean |Laplacian| (pixels) over the interior of the noisy plane: the small-slope mean curvature, up to a
+/// constant factor.
+pub fn mean_curvature(z: &[f32], w: usize) -> f32 {
+    let (mut sum, mut n) = (0.0, 0);
+    for y in 12..90 {
+        for x in 4..76 {
+            let i = y * w + x;
+            sum += (z[i - 1] + z[i + 1] + z[i - w] + z[i + w] - 4.0 * z[i]).abs();
+            n += 1;
+        }
+    }
+    sum / n as f32
 }
