@@ -132,10 +132,12 @@ fn narrow_range_matches_its_cpu_twin_tiled_and_full_screen() {
 // ---------------------------------------------------------------------------------------------------
 // The two filters compared through the whole renderer
 
-/// One frame's depth targets read back: raw and filtered depth (row-major, metres, 0 = no fluid).
+/// One frame's depth targets read back: raw and filtered depth (row-major, metres, 0 = no fluid) and the
+/// thickness (half resolution, metres).
 struct Depths {
     raw: Vec<f32>,
     filtered: Vec<f32>,
+    thickness: Vec<f32>,
 }
 
 /// What the comparison draws: the tank's particles after settling, a splash above them (a ball, a thin
@@ -146,6 +148,8 @@ struct Rig {
     splash: Vec<Vec4>,
     /// The ball's centre and radius (m).
     ball: (Vec3, f32),
+    /// The lone droplets' centres (m), the last of `splash`.
+    droplets: Vec<Vec3>,
     camera: OrbitCamera,
     dx: f32,
     /// Height of the tank's water surface (the top particles' centres), m.
@@ -186,10 +190,13 @@ fn rig() -> Rig {
         }
     }
     // Lone droplets.
-    splash.extend((0..14).map(|d| {
-        let t = d as f32 * 2.4;
-        (crown + Vec3::new(7.0 * dx * t.cos(), (6.0 + (d % 4) as f32 * 1.7) * dx, 7.0 * dx * t.sin())).extend(1000.0)
-    }));
+    let droplets: Vec<Vec3> = (0..14)
+        .map(|d| {
+            let t = d as f32 * 2.4;
+            crown + Vec3::new(7.0 * dx * t.cos(), (6.0 + (d % 4) as f32 * 1.7) * dx, 7.0 * dx * t.sin())
+        })
+        .collect();
+    splash.extend(droplets.iter().map(|p| p.extend(1000.0)));
     // Closer and steeper than the scene's camera, so the calm surface fills more of the picture.
     let camera = OrbitCamera {
         target: Vec3::new(0.5, top, 0.5),
@@ -197,7 +204,7 @@ fn rig() -> Rig {
         pitch: 40f32.to_radians(),
         ..OrbitCamera::from_desc(&scene.camera)
     };
-    Rig { ctx, tank, splash, ball: (centre, radius), camera, dx, top }
+    Rig { ctx, tank, splash, ball: (centre, radius), droplets, camera, dx, top }
 }
 
 impl Rig {
@@ -223,7 +230,8 @@ impl Rig {
         let targets = renderer.fluid_targets().expect("the water was drawn");
         let raw = read_float_texture(ctx, &targets.raw_depth);
         let filtered = read_float_texture(ctx, renderer.smoothed_depth().expect("filtered depth"));
-        (img, Depths { raw, filtered })
+        let thickness = read_float_texture(ctx, targets.thickness_view.texture());
+        (img, Depths { raw, filtered, thickness })
     }
 
     fn uniform(&self, camera: &OrbitCamera) -> CameraUniform {
@@ -379,7 +387,8 @@ fn filters_compared_on_a_calm_tank_and_a_splash() {
         let (normals, _) = rig.draw(&with_splash, &rig.settings(filter, FluidView::Normals), &rig.camera);
         normals.save(dir.join(format!("filter_{file}_normals.png"))).expect("save picture");
         let (shift, kept, facing, rim) = ball_edge(&rig, &cam, &d);
-        let (_, _, raw_facing, _) = ball_edge(&rig, &cam, &Depths { raw: d.raw.clone(), filtered: d.raw.clone() });
+        let (_, _, raw_facing, _) =
+            ball_edge(&rig, &cam, &Depths { raw: d.raw.clone(), filtered: d.raw.clone(), thickness: Vec::new() });
         println!(
             "{file}: calm surface RMS tilt {tilt:.2} deg (raw splats {raw_tilt:.2} deg, {pixels} px); splash rim \
              ({rim} px): depth shift {shift:.3} dx, jump kept {:.1} %, |cos(normal, ray)| {facing:.3} (raw {raw_facing:.3})",
@@ -390,6 +399,7 @@ fn filters_compared_on_a_calm_tank_and_a_splash() {
         calm.push(tilt);
         edge.push((shift, kept));
     }
+    droplets_close_up(&rig, &with_splash, &dir);
     let ((_, cf_kept), (nr_shift, nr_kept)) = (edge[0], edge[1]);
     assert!(
         calm[1] < 0.5 * calm[0],
@@ -401,4 +411,48 @@ fn filters_compared_on_a_calm_tank_and_a_splash() {
         nr_kept > 0.8 && nr_kept > cf_kept - 0.1 && nr_shift.abs() < 0.5,
         "narrow range: the ball's rim moved ({nr_shift} dx; {nr_kept} of the jump kept, curvature flow {cf_kept})"
     );
+}
+
+/// The splash's crown and lone droplets close up, with the droplet shading off and on (the default):
+/// pictures `droplets_off.png` and `droplets_on.png`. Asserts that the shading changes the thin water (the
+/// lone droplets' pixels, thinner than the droplet thickness) and leaves the thick water (over three times
+/// it) as it was.
+fn droplets_close_up(rig: &Rig, particles: &[Vec4], dir: &std::path::Path) {
+    let crown = rig.droplets.iter().fold(Vec3::ZERO, |a, &p| a + p) / rig.droplets.len() as f32;
+    let camera = OrbitCamera { target: crown, distance: 1.2, pitch: 0.3, ..rig.camera.clone() };
+    let defaults = RenderSettings::default().fluid;
+    let mut shots = Vec::new();
+    for (droplet_thickness, file) in [(0.0, "droplets_off"), (defaults.droplet_thickness, "droplets_on")] {
+        let mut settings = rig.settings(defaults.depth_filter, FluidView::Final);
+        settings.fluid.droplet_thickness = droplet_thickness;
+        let (img, d) = rig.draw(particles, &settings, &camera);
+        img.save(dir.join(format!("{file}.png"))).expect("save picture");
+        shots.push((img, d));
+    }
+    let ((off, d), (on, _)) = (&shots[0], &shots[1]);
+    let limit = defaults.droplet_thickness * rig.dx;
+    let half_w = SIZE.0.div_ceil(2);
+    let (mut thin, mut thick) = ((0.0f64, 0usize), (0.0f64, 0usize));
+    for (x, y, p) in on.enumerate_pixels() {
+        let i = (y * SIZE.0 + x) as usize;
+        if d.raw[i] <= 0.0 {
+            continue;
+        }
+        let t = d.thickness[((y / 2) * half_w + x / 2) as usize];
+        let q = off.get_pixel(x, y);
+        let diff = (0..3).map(|c| (p[c] as f64 - q[c] as f64).abs()).sum::<f64>() / 3.0;
+        if t < limit {
+            thin = (thin.0 + diff, thin.1 + 1);
+        } else if t > 3.0 * limit {
+            thick = (thick.0 + diff, thick.1 + 1);
+        }
+    }
+    let (thin_diff, thick_diff) = (thin.0 / thin.1.max(1) as f64, thick.0 / thick.1.max(1) as f64);
+    println!(
+        "droplet shading: mean change {thin_diff:.1} levels over {} thin pixels, {thick_diff:.2} over {} thick ones",
+        thin.1, thick.1
+    );
+    assert!(thin.1 > 200 && thick.1 > 1000, "too few pixels measured: {} thin, {} thick", thin.1, thick.1);
+    assert!(thin_diff > 8.0, "the droplet shading hardly changes the droplets ({thin_diff:.1} levels)");
+    assert!(thick_diff < 0.5, "the droplet shading changes thick water ({thick_diff:.2} levels)");
 }

@@ -162,6 +162,9 @@ pub struct FluidSettings {
     pub refraction: f32,
     /// Fresnel reflectance at normal incidence (water: 0.02).
     pub fresnel_f0: f32,
+    /// Thickness at and below which water is shaded as a droplet (fading to water at twice it), x dx;
+    /// 0 = off. A lone particle's splat is at most 2 x `splat_radius` thick.
+    pub droplet_thickness: f32,
 }
 
 impl Default for FluidSettings {
@@ -186,6 +189,7 @@ impl Default for FluidSettings {
             absorption: [0.9, 0.4, 0.15],
             refraction: 0.03,
             fresnel_f0: 0.02,
+            droplet_thickness: 2.0,
         }
     }
 }
@@ -331,6 +335,8 @@ impl RenderSettings {
             depth_vis: [distance * 0.75, distance * 1.25],
             thickness_vis: 4.0 * self.dx(),
             thickness_scale: 1.0,
+            droplet_thickness: f.droplet_thickness.max(0.0) * self.dx(),
+            _pad: [0; 3],
         }
     }
 }

@@ -244,6 +244,13 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
         row(ui, "Fresnel F0", "Reflectance at normal incidence (water 0.02)", |ui| {
             ui.add(egui::Slider::new(&mut f.fresnel_f0, 0.0..=0.2))
         });
+        row(
+            ui,
+            "Droplet thickness",
+            "Water thinner than this (× dx; a lone particle is at most 2 × splat radius) is shaded as droplets: \
+             round, lens-like, with a sun glint (0 = off)",
+            |ui| ui.add(egui::Slider::new(&mut f.droplet_thickness, 0.0..=6.0).suffix(" dx")),
+        );
     });
 }
 
