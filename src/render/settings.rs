@@ -56,6 +56,24 @@ impl FluidView {
         }
     }
 
+    /// The view's name on the command line (`waterview run --view NAME`): one lower-case word.
+    pub fn key(self) -> &'static str {
+        match self {
+            FluidView::Final => "final",
+            FluidView::RawDepth => "depth",
+            FluidView::SmoothedDepth => "smoothed",
+            FluidView::Thickness => "thickness",
+            FluidView::Normals => "normals",
+            FluidView::TileMask => "tiles",
+            FluidView::Spheres => "spheres",
+        }
+    }
+
+    /// The view whose [`FluidView::key`] is `key` (ASCII case ignored), or `None`.
+    pub fn from_key(key: &str) -> Option<FluidView> {
+        FluidView::ALL.into_iter().find(|v| v.key().eq_ignore_ascii_case(key.trim()))
+    }
+
     /// The composite shader's `view` code (0 = the shaded water).
     pub fn code(self) -> u32 {
         match self {
@@ -91,6 +109,19 @@ impl DepthFilter {
             DepthFilter::CurvatureFlow => "curvature flow",
             DepthFilter::NarrowRange => "narrow range",
         }
+    }
+
+    /// The filter's name on the command line (`--depth-filter NAME`).
+    pub fn key(self) -> &'static str {
+        match self {
+            DepthFilter::CurvatureFlow => "curvature-flow",
+            DepthFilter::NarrowRange => "narrow-range",
+        }
+    }
+
+    /// The filter whose [`DepthFilter::key`] is `key` (ASCII case ignored), or `None`.
+    pub fn from_key(key: &str) -> Option<DepthFilter> {
+        DepthFilter::ALL.into_iter().find(|d| d.key().eq_ignore_ascii_case(key.trim()))
     }
 }
 
