@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{anisotropy_of, noisy_disc, read_float_texture, run_flow};
+use common::{anisotropy_of, mean_curvature, noisy_disc, noisy_step, read_float_texture, run_flow};
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
 use waterview::gpu::readback::read_buffer_blocking;
@@ -38,6 +38,7 @@ fn shaders_parse_and_validate() {
     for path in [
         "render/anisotropy.wgsl",
         "render/splat.wgsl",
+        "render/fluid_tiles.wgsl",
         "render/curvature_flow.wgsl",
         "render/composite.wgsl",
         "render/sky.wgsl",
@@ -219,42 +220,6 @@ fn anisotropy_neighbours_match_brute_force() {
         parked.clone().count() > 20 && parked.clone().all(|(_, e)| e.centre[3] == 0.0),
         "parked particles are not drawn"
     );
-}
-
-/// A 128 x 96 depth image: background above row 8; left of column 80 a gently tilted plane at about
-/// 10 m with +-2 cm deterministic noise; right of it a plane at 14 m (a 4 m step).
-fn noisy_step(size: (u32, u32)) -> Vec<f32> {
-    let mut seed = 12345u32;
-    let mut noise = move || {
-        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-    };
-    (0..size.0 * size.1)
-        .map(|i| {
-            let (x, y) = (i % size.0, i / size.0);
-            if y < 8 {
-                0.0
-            } else if x < 80 {
-                10.0 + 0.002 * x as f32 + 0.004 * y as f32 + 0.04 * noise()
-            } else {
-                14.0
-            }
-        })
-        .collect()
-}
-
-/// Mean |Laplacian| (pixels) over the interior of the noisy plane: the small-slope mean curvature, up to a
-/// constant factor.
-fn mean_curvature(z: &[f32], w: usize) -> f32 {
-    let (mut sum, mut n) = (0.0, 0);
-    for y in 12..90 {
-        for x in 4..76 {
-            let i = y * w + x;
-            sum += (z[i - 1] + z[i + 1] + z[i - w] + z[i + w] - 4.0 * z[i]).abs();
-            n += 1;
-        }
-    }
-    sum / n as f32
 }
 
 #[test]

@@ -168,7 +168,9 @@ fn twins() -> Vec<Twin> {
     use render::composite::CompositeUniform;
     use render::curvature_flow::FlowUniform;
     use render::foam::FoamUniform;
+    use render::fluid_tiles::TilesUniform;
     use render::frame::CameraUniform;
+    use render::narrow_range::NarrowRangeUniform;
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
@@ -215,8 +217,13 @@ fn twins() -> Vec<Twin> {
         Ellipsoid => "render/ellipsoid.wgsl" :: Ellipsoid { centre, g_packed },
         SplatUniform => "render/splat.wgsl" :: Splat { size, depth_scale, fixed_scale, count, _pad },
         FlowUniform => "render/curvature_flow.wgsl" :: Flow { size, tiles_x, step, cx, cy, threshold, _pad },
+        TilesUniform => "render/fluid_tiles.wgsl" :: Tiles { size, tiles_x, _pad },
+        NarrowRangeUniform => "render/narrow_range.wgsl" :: NarrowRange {
+            size, tiles_x, max_radius, radius_scale, range, clamp_offset, _pad,
+        },
         CompositeUniform => "render/composite.wgsl" :: Composite {
             absorption, refraction, f0, view, tiles_x, sky_exposure, depth_vis, thickness_vis, thickness_scale,
+            droplet_thickness, _pad,
         },
         ParticleUniform => "render/particles.wgsl" :: Style { uniform_color, radius, range, color_mode, _pad },
         PaddleUniform => "render/wave_maker.wgsl" :: Paddle {
@@ -484,11 +491,9 @@ fn shared_constants_match() {
         assert_eq!(declared.len(), sim::DiffuseKind::ALL.len(), "{file} declares {declared:?}");
     }
     let tile = render::targets::TILE_SIZE;
-    assert_eq!(
-        wgsl_u32(&mut modules, "render/curvature_flow.wgsl", "TILE"),
-        tile,
-        "TILE (curvature_flow.wgsl) vs TILE_SIZE"
-    );
+    for file in ["render/fluid_tiles.wgsl", "render/curvature_flow.wgsl", "render/narrow_range.wgsl"] {
+        assert_eq!(wgsl_u32(&mut modules, file, "TILE"), tile, "TILE ({file}) vs TILE_SIZE");
+    }
     assert_eq!(wgsl_u32(&mut modules, "render/composite.wgsl", "TILE"), tile, "TILE (composite.wgsl) vs TILE_SIZE");
 }
 
@@ -525,8 +530,12 @@ fn workgroup_sizes_match() {
         assert_eq!(size("render/splat.wgsl", entry), [render::splat::SPLAT_WG, 1, 1], "{entry} vs SPLAT_WG");
     }
     let tile = render::targets::TILE_SIZE;
-    for entry in ["classify", "flow_tiles", "flow_full"] {
+    assert_eq!(size("render/fluid_tiles.wgsl", "classify"), [tile, tile, 1], "classify vs TILE_SIZE");
+    for entry in ["flow_tiles", "flow_full"] {
         assert_eq!(size("render/curvature_flow.wgsl", entry), [tile, tile, 1], "{entry} vs TILE_SIZE");
+    }
+    for entry in ["filter_h_tiles", "filter_v_tiles", "filter_h_full", "filter_v_full"] {
+        assert_eq!(size("render/narrow_range.wgsl", entry), [tile, tile, 1], "{entry} vs TILE_SIZE");
     }
     for entry in ["scan_blocks", "add_offsets"] {
         let [x, y, z] = size("gpu/scan.wgsl", entry);

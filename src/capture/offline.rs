@@ -39,6 +39,8 @@ pub struct OfflineOptions {
     pub out: PathBuf,
     /// Particle spacing override, metres (default: the scene's, scaled on a CPU adapter).
     pub dx: Option<f32>,
+    /// What the frames show (the final image by default, or an intermediate target) and the depth filter.
+    pub image: crate::engine::batch::ImageOptions,
 }
 
 /// MP4 for a `.mp4` extension (any case), else a PNG sequence.
@@ -134,6 +136,7 @@ pub fn capture_scene_frames(
     let target = Offscreen::new(ctx, opts.size);
     let mut renderer = Renderer::new(ctx, target.format(), engine.terrain());
     let (camera, settings) = batch::scene_view(&engine);
+    let settings = opts.image.apply(settings);
     let mut profiler = Profiler::new(&ctx.device);
     let mut recorder =
         VideoRecorder::start(&ctx.device, &opts.out, format_for(&opts.out), opts.fps, target.size, target.format())?;

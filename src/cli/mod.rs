@@ -42,7 +42,14 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Capture(a)) => match a.out {
             Some(out) => crate::capture::offline::run_cli(
                 cli.scene.as_deref(),
-                &OfflineOptions { seconds: a.seconds, fps: a.fps, size: a.size, out, dx: a.dx },
+                &OfflineOptions {
+                    seconds: a.seconds,
+                    fps: a.fps,
+                    size: a.size,
+                    out,
+                    dx: a.dx,
+                    image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
+                },
             ),
             None => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
         },
@@ -219,6 +226,12 @@ pub struct CaptureArgs {
     /// Override the scene's particle spacing dx (metres).
     #[arg(long, allow_negative_numbers = true)]
     pub dx: Option<f32>,
+    /// What the video shows: final, depth, smoothed, thickness, normals, tiles or spheres (as `run --view`).
+    #[arg(long, default_value = "final", value_parser = parse_view, conflicts_with = "record_cost")]
+    pub view: crate::render::FluidView,
+    /// The filter that smooths the water's depth: curvature-flow or narrow-range (as `run --depth-filter`).
+    #[arg(long, value_parser = parse_depth_filter, conflicts_with = "record_cost")]
+    pub depth_filter: Option<crate::render::DepthFilter>,
 }
 
 /// Arguments of `waterview bench` (the scene comes from the global `--scene`).
@@ -269,6 +282,10 @@ pub struct BenchArgs {
     /// stands still).
     #[arg(long)]
     pub redraw_background: bool,
+    /// The filter that smooths the water's depth: curvature-flow or narrow-range (default: the app's, see
+    /// docs/rendering.md).
+    #[arg(long, value_parser = parse_depth_filter)]
+    pub depth_filter: Option<crate::render::DepthFilter>,
     /// Sum the DFSPH solves' errors by a tree in workgroup memory even where the GPU has subgroup
     /// operations (an optimisation experiment; the app uses subgroups when present).
     #[arg(long)]
@@ -295,6 +312,7 @@ impl BenchArgs {
             splats: self.splats,
             redraw_background: self.redraw_background,
             no_subgroups: self.no_subgroups,
+            depth_filter: self.depth_filter.unwrap_or_default(),
         }
     }
 }
@@ -367,10 +385,44 @@ pub struct RunArgs {
     /// Override the scene's particle spacing dx (metres).
     #[arg(long, allow_negative_numbers = true)]
     pub dx: Option<f32>,
+    /// What the image (--out) shows: final (the shaded water), depth (the splats' raw depth, nearer =
+    /// brighter), smoothed (the depth after the depth filter), thickness, normals (of the smoothed depth,
+    /// rgb = n/2 + 1/2), tiles (the depth filter's active tiles), spheres (sphere impostors).
+    #[arg(long, default_value = "final", value_parser = parse_view)]
+    pub view: crate::render::FluidView,
+    /// The filter that smooths the water's depth: curvature-flow or narrow-range (default: the render
+    /// settings' default, see docs/rendering.md).
+    #[arg(long, value_parser = parse_depth_filter)]
+    pub depth_filter: Option<crate::render::DepthFilter>,
+}
+
+impl RunArgs {
+    /// What the image shows.
+    pub fn image(&self) -> crate::engine::batch::ImageOptions {
+        crate::engine::batch::ImageOptions { view: self.view, depth_filter: self.depth_filter }
+    }
 }
 
 // clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
 // so these return `String` rather than an error type).
+
+/// Parses `--view`: a [`crate::render::FluidView::key`].
+pub fn parse_view(s: &str) -> Result<crate::render::FluidView, String> {
+    use crate::render::FluidView;
+    FluidView::from_key(s).ok_or_else(|| {
+        let names: Vec<&str> = FluidView::ALL.iter().map(|v| v.key()).collect();
+        format!("unknown view `{}`: the views are {}", crate::text::printable(s), names.join(", "))
+    })
+}
+
+/// Parses `--depth-filter`: a [`crate::render::DepthFilter::key`].
+pub fn parse_depth_filter(s: &str) -> Result<crate::render::DepthFilter, String> {
+    use crate::render::DepthFilter;
+    DepthFilter::from_key(s).ok_or_else(|| {
+        let names: Vec<&str> = DepthFilter::ALL.iter().map(|d| d.key()).collect();
+        format!("unknown depth filter `{}`: the filters are {}", crate::text::printable(s), names.join(", "))
+    })
+}
 
 /// Parses "WIDTHxHEIGHT" (each 1..=16384).
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {

@@ -5,6 +5,7 @@
 
 use super::RunArgs;
 use crate::capture::output::{check_writable, Output};
+use crate::engine::batch::ImageOptions;
 use crate::engine::{self, batch, BuildOptions, Engine};
 use crate::gpu::{GpuContext, Profiler};
 use crate::sim::SimStats;
@@ -153,7 +154,7 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
         bail!("{blow_up}");
     }
     if let Some(out) = &args.out {
-        write_image(ctx, engine, args.size, out)?;
+        write_image_as(ctx, engine, args.size, args.image(), out)?;
         eprintln!("wrote {}", out.display());
     }
     Ok(())
@@ -209,11 +210,23 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
 /// else a PNG ([`batch::render_image`]). Written under a temporary name and renamed; an error names the
 /// file and the cause and leaves no file behind. Blocking; headless only.
 pub fn write_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32), out: &Path) -> Result<()> {
+    write_image_as(ctx, engine, size, ImageOptions::default(), out)
+}
+
+/// As [`write_image`], showing what `options` ask for (a view of an intermediate target, another depth
+/// filter).
+pub fn write_image_as(
+    ctx: &GpuContext,
+    engine: &Engine,
+    size: (u32, u32),
+    options: ImageOptions,
+    out: &Path,
+) -> Result<()> {
     let exr = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"));
     if exr {
-        crate::capture::save_exr_blocking(&batch::render_image_hdr(ctx, engine, size), out)?;
+        crate::capture::save_exr_blocking(&batch::render_image_hdr_as(ctx, engine, size, options), out)?;
     } else {
-        crate::capture::save_png_blocking(&batch::render_image(ctx, engine, size), out)?;
+        crate::capture::save_png_blocking(&batch::render_image_as(ctx, engine, size, options), out)?;
     }
     Ok(())
 }

@@ -13,10 +13,12 @@
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
-//!    thickness"; [`curvature_flow`] runs "tiles" and "curvature flow" (empty-space skipping, indirect
-//!    dispatch); [`foam`] splats the diffuse particles (spray, foam, bubbles) into the foam target
-//!    ("foam"); [`composite`] copies the scene colour as the refraction background and draws "fluid
-//!    composite", the shaded water with its foam over the scene with its depth, or an intermediate target.
+//!    thickness"; [`fluid_tiles`] lists the screen tiles holding fluid ("tiles") and the chosen depth filter
+//!    smooths the depth over them (indirect dispatch): [`curvature_flow`] ("curvature flow") or
+//!    [`narrow_range`] ("narrow range"); [`foam`] splats the diffuse particles (spray, foam, bubbles) into
+//!    the foam target ("foam"); [`composite`] copies the scene colour as the refraction background and draws
+//!    "fluid composite", the shaded water with its foam over the scene with its depth, or an intermediate
+//!    target.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
@@ -34,7 +36,9 @@ pub mod camera;
 pub mod composite;
 pub mod curvature_flow;
 pub mod foam;
+pub mod fluid_tiles;
 pub mod frame;
+pub mod narrow_range;
 pub mod particles;
 pub mod pass;
 pub mod settings;
@@ -50,10 +54,12 @@ pub use camera::{sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
 pub use foam::{DiffuseSource, FoamInput, FoamPass, FoamSettings, FoamUniform};
+pub use fluid_tiles::FluidTilesPass;
 pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
+pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
-pub use settings::{FluidSettings, FluidView, RenderSettings};
+pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
 pub use sky::{SkyInput, SkyPass, SkySource};
 pub use sky_image::{load_sky, SkyCube, SkyError};
 pub use splat::{SplatInput, SplatMethod, SplatPass};
@@ -104,8 +110,12 @@ pub struct Renderer {
     particles: ParticlePass,
     anisotropy: AnisotropyPass,
     splat: SplatPass,
+    tiles: FluidTilesPass,
     curvature_flow: CurvatureFlowPass,
     foam: FoamPass,
+    narrow_range: NarrowRangePass,
+    /// Which of `targets.smooth` holds the last frame's filtered depth.
+    smoothed: usize,
     composite: CompositePass,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
@@ -146,8 +156,11 @@ impl Renderer {
             particles: ParticlePass::new(ctx, color_format),
             anisotropy: AnisotropyPass::new(ctx, color_format),
             splat: SplatPass::new(ctx, color_format),
+            tiles: FluidTilesPass::new(ctx, color_format),
             curvature_flow: CurvatureFlowPass::new(ctx, color_format),
             foam: FoamPass::new(ctx, color_format),
+            narrow_range: NarrowRangePass::new(ctx, color_format),
+            smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
             targets: None,
             bound_to: None,
@@ -169,6 +182,19 @@ impl Renderer {
         self.background_restored
     }
 
+    /// The fluid renderer's screen-sized targets of the last frame that drew water (`None` before one, or
+    /// after [`Renderer::release_targets`]): its raw depth, thickness and filtered depth, for tests and
+    /// measurements.
+    pub fn fluid_targets(&self) -> Option<&FluidTargets> {
+        self.targets.as_ref()
+    }
+
+    /// The texture of [`Renderer::fluid_targets`] holding the last frame's filtered depth (`R32Float`,
+    /// linear view depth in metres, 0 = no fluid).
+    pub fn smoothed_depth(&self) -> Option<&wgpu::Texture> {
+        self.targets.as_ref().map(|t| &t.smooth[self.smoothed.min(1)])
+    }
+
     /// Replaces the terrain (e.g. on a scene change).
     pub fn set_terrain(&mut self, ctx: &GpuContext, terrain: &Heightfield) {
         self.terrain.set_heightfield(ctx, terrain);
@@ -182,8 +208,10 @@ impl Renderer {
         self.targets = None;
         self.bound_to = None;
         self.splat.resize(&self.device, None);
+        self.tiles.resize(&self.device, None);
         self.curvature_flow.resize(&self.device, None);
         self.foam.resize(&self.device, None);
+        self.narrow_range.resize(&self.device, None);
         self.composite.resize(&self.device, None);
     }
 
@@ -223,8 +251,10 @@ impl Renderer {
         let Some(fluid) = self.targets.as_ref() else { return };
         let targets = Some(Targets { scene: target, fluid });
         self.splat.resize(&ctx.device, targets);
+        self.tiles.resize(&ctx.device, targets);
         self.curvature_flow.resize(&ctx.device, targets);
         self.foam.resize(&ctx.device, targets);
+        self.narrow_range.resize(&ctx.device, targets);
         self.composite.resize(&ctx.device, targets);
         self.bound_to = Some(key);
     }
@@ -306,11 +336,22 @@ impl Renderer {
             return;
         };
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
-        let flow = settings.flow(&uniform);
-        self.curvature_flow.encode(&mut frame, flow);
+        self.tiles.encode(&mut frame, ());
+        let smoothed = match settings.fluid.depth_filter {
+            DepthFilter::CurvatureFlow => {
+                let flow = settings.flow(&uniform);
+                self.curvature_flow.encode(&mut frame, flow);
+                CurvatureFlowPass::result_index(flow.iterations)
+            }
+            DepthFilter::NarrowRange => {
+                let filter = settings.narrow_range(&uniform);
+                self.narrow_range.encode(&mut frame, filter);
+                NarrowRangePass::result_index(filter.iterations)
+            }
+        };
+        self.smoothed = smoothed;
         self.foam.encode(&mut frame, settings.foam(p.diffuse));
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
-        let smoothed = CurvatureFlowPass::result_index(flow.iterations);
         // The background cache holds the frame's colour before the water when nothing was drawn over it.
         let background = self.background.colour_for(&key).filter(|_| paddle.is_none());
         let sky = (self.sky.cube_view(), self.sky.version());
