@@ -6,7 +6,8 @@
 use glam::{Vec2, Vec3, Vec4};
 use waterview::gpu::{storage_buffer_init, GpuContext};
 use waterview::render::{
-    render_to_image, ColorMode, FluidView, OrbitCamera, ParticleSource, RenderSettings, Renderer, OFFSCREEN_FORMAT,
+    render_to_image, ColorMode, FluidView, OrbitCamera, ParticleSource, RenderSettings, Renderer, Tank,
+    OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -326,4 +327,15 @@ fn background_cache_matches_drawn_frames() {
     assert!(!restored, "the second frame after a sun move still draws");
     let (reference, _) = frame(&mut fresh, &moved, &RenderSettings { cache_background: false, ..sun.clone() });
     assert!(sun_moved == reference && sun_moved != after_move, "the sun's move did not reach the frame");
+
+    // A glass tank is part of the background: one appearing in a still view is drawn, not restored.
+    let (restored_before, _) = frame(&mut renderer, &moved, &sun);
+    assert!(renderer.background_restored() && restored_before == sun_moved, "the still view restores");
+    let tank = Tank { min: Vec3::new(-1.5, 0.0, -1.5), max: Vec3::new(1.5, 2.5, 1.5), floor: false };
+    let tanked = ParticleSource { tank: Some(tank), ..source };
+    let with_tank = render_to_image(&ctx, &mut renderer, &moved, Some(tanked), &sun, SIZE);
+    assert!(!renderer.background_restored(), "a tank added to a still view draws the background");
+    let uncached_sun = RenderSettings { cache_background: false, ..sun.clone() };
+    let reference = render_to_image(&ctx, &mut fresh, &moved, Some(tanked), &uncached_sun, SIZE);
+    assert!(with_tank == reference && with_tank != sun_moved, "the tank did not reach the frame");
 }

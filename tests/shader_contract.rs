@@ -171,6 +171,7 @@ fn twins() -> Vec<Twin> {
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
+    use render::tank::TankUniform;
     use render::terrain::TerrainUniform;
     use render::wave_maker::PaddleUniform;
     use sim::dfsph::{IterationArgs, SolveState};
@@ -214,6 +215,7 @@ fn twins() -> Vec<Twin> {
             origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, _pad, sun_dir, _pad2,
         },
         SkyGenUniform => "render/sky.wgsl" :: SkyGen { sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc },
+        TankUniform => "render/tank.wgsl" :: Tank { min, frame_width, max, grid, fog_density, floor, sky_exposure, _pad },
     ]
 }
 

@@ -6,16 +6,18 @@
 //! is in the leaf module [`frame`]. Per frame, in order:
 //!
 //! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows) and "sky"
+//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
 //!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, Preetham
-//!    daylight, when the sun moved); while the view stands still both are restored from the
-//!    [`background`] cache instead (two texture copies);
+//!    daylight, when the sun moved) and, in a box scene, "tank" ([`tank`]: the ground and the far glass
+//!    walls); while the view stands still they are restored from the [`background`] cache instead (two
+//!    texture copies);
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
 //!    thickness"; [`curvature_flow`] runs "tiles" and "curvature flow" (empty-space skipping, indirect
 //!    dispatch); [`composite`] copies the scene colour as the refraction background and draws "fluid
-//!    composite", the shaded water over the scene with its depth, or an intermediate target.
+//!    composite", the shaded water over the scene with its depth, or an intermediate target;
+//! 5. "tank glass" ([`tank`]): the near glass walls of a box scene's tank over the water.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
@@ -38,6 +40,7 @@ pub mod pass;
 pub mod settings;
 pub mod sky;
 pub mod splat;
+pub mod tank;
 pub mod targets;
 pub mod terrain;
 pub mod wave_maker;
@@ -52,6 +55,7 @@ pub use pass::{Frame, Pass, Targets};
 pub use settings::{FluidSettings, FluidView, RenderSettings};
 pub use sky::{SkyError, SkyInput, SkyPass, SkySource};
 pub use splat::{SplatInput, SplatMethod, SplatPass};
+pub use tank::{Tank, TankInput, TankPart, TankPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
 pub use terrain::{TerrainInput, TerrainPass};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
@@ -77,12 +81,15 @@ pub struct ParticleSource<'a> {
     /// A wave maker's paddle to draw: its geometry and motion, and the buffer whose bytes 4..8 hold the
     /// simulated time in seconds (the simulation's step state) that it moves on.
     pub paddle: Option<(PaddleUniform, &'a wgpu::Buffer)>,
+    /// The glass tank around the simulation box and its ground, in a box scene (static, drawn with the
+    /// background).
+    pub tank: Option<Tank>,
 }
 
 impl<'a> ParticleSource<'a> {
     /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
     pub fn buffers(positions: &'a wgpu::Buffer, velocities: &'a wgpu::Buffer, count: u32) -> Self {
-        Self { positions, velocities, count, version: None, paddle: None }
+        Self { positions, velocities, count, version: None, paddle: None, tank: None }
     }
 }
 
@@ -100,6 +107,7 @@ pub struct Renderer {
     splat: SplatPass,
     curvature_flow: CurvatureFlowPass,
     composite: CompositePass,
+    tank: TankPass,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
     /// identity, with the thickness resolution); the passes are resized when another comes.
@@ -144,6 +152,7 @@ impl Renderer {
             splat: SplatPass::new(ctx, color_format),
             curvature_flow: CurvatureFlowPass::new(ctx, color_format),
             composite: CompositePass::new(ctx, color_format),
+            tank: TankPass::new(ctx, color_format),
             targets: None,
             bound_to: None,
             background: BackgroundCache::default(),
@@ -266,6 +275,7 @@ impl Renderer {
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
         self.sync_sky_file(ctx, settings.sky_file.as_ref());
         let paddle = particles.and_then(|p| p.paddle);
+        let tank = settings.tank(particles.and_then(|p| p.tank));
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
         if fluid.is_some() {
@@ -295,17 +305,24 @@ impl Renderer {
             size: target.size,
             format: target.format(),
             show_terrain: settings.show_terrain,
+            tank,
             sky: [settings.sky_turbidity, settings.sky_exposure],
             epoch: self.background_epoch,
         };
         let restored =
             settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
         if !restored {
-            self.terrain.encode(&mut frame, TerrainInput { sun, draw: settings.show_terrain });
+            // A tank's ground covers a box scene's flat floor.
+            let draw = settings.show_terrain && !tank.is_some_and(|t| t.floor);
+            self.terrain.encode(&mut frame, TerrainInput { sun, draw });
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));
         if !restored {
+            // The ground overdraws the sky below the horizon; the glass blends over both.
+            let sky = (self.sky.cube_view(), self.sky.version());
+            let sky_exposure = self.sky.exposure();
+            self.tank.encode(&mut frame, TankInput { tank, part: TankPart::Behind, sky, sky_exposure });
             if settings.cache_background {
                 self.background.store(ctx, frame.encoder, key, &target.color, &target.depth);
             } else {
@@ -318,8 +335,16 @@ impl Renderer {
         if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
             self.particles.encode(&mut frame, (p, &settings.particle));
         }
+        // The near glass over everything (none over the intermediate targets' views).
+        let front = TankInput {
+            tank: tank.filter(|_| settings.view.shaded()),
+            part: TankPart::Front,
+            sky: (self.sky.cube_view(), self.sky.version()),
+            sky_exposure: self.sky.exposure(),
+        };
         let (Some(p), Some(ellipsoids), Some(targets)) = (fluid, self.anisotropy.ellipsoids(), self.targets.as_ref())
         else {
+            self.tank.encode(&mut frame, front);
             return;
         };
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
@@ -331,6 +356,7 @@ impl Renderer {
         let background = self.background.colour_for(&key).filter(|_| paddle.is_none());
         let sky = (self.sky.cube_view(), self.sky.version());
         self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
+        self.tank.encode(&mut frame, front);
     }
 }
 

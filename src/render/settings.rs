@@ -4,7 +4,9 @@
 //! place (`RenderSettings::anisotropy_uniform`, `splat`, `flow`, `composite`, `sky`).
 
 use super::frame::CameraUniform;
-use super::{AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod};
+use super::{
+    AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod, Tank,
+};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -64,6 +66,11 @@ impl FluidView {
             FluidView::Normals => 4,
             FluidView::TileMask => 5,
         }
+    }
+
+    /// Whether the view shows the shaded scene (the water or the spheres), not an intermediate target.
+    pub fn shaded(self) -> bool {
+        matches!(self, FluidView::Final | FluidView::Spheres)
     }
 }
 
@@ -148,6 +155,8 @@ pub struct RenderSettings {
     pub show_terrain: bool,
     /// Draw the water (in the chosen view).
     pub show_particles: bool,
+    /// Draw a box scene's glass tank and the ground it stands on (off: the flat floor alone).
+    pub show_tank: bool,
     /// What the frame shows.
     pub view: FluidView,
     /// Screen-space fluid parameters.
@@ -174,6 +183,7 @@ impl Default for RenderSettings {
             sun_intensity: 2.6,
             show_terrain: true,
             show_particles: true,
+            show_tank: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
             sky_turbidity: 2.5,
@@ -226,6 +236,11 @@ impl RenderSettings {
             exposure: self.sky_exposure,
             draw,
         }
+    }
+
+    /// The scene's tank when the settings draw it.
+    pub fn tank(&self, tank: Option<Tank>) -> Option<Tank> {
+        tank.filter(|_| self.show_tank)
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.

@@ -65,6 +65,7 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut s.show_terrain, "terrain");
                     ui.checkbox(&mut s.show_particles, "water");
+                    ui.checkbox(&mut s.show_tank, "tank");
                 });
             });
             row(ui, "Sun azimuth", "Sun direction around the vertical, degrees", |ui| {
