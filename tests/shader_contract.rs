@@ -173,6 +173,7 @@ fn twins() -> Vec<Twin> {
     use render::splat::SplatUniform;
     use render::tank::TankUniform;
     use render::terrain::TerrainUniform;
+    use render::terrain_ao::{AoLevel, AoUniform};
     use render::wave_maker::PaddleUniform;
     use sim::dfsph::{IterationArgs, SolveState};
     use sim::gpu_data::{SimUniforms, StepState};
@@ -216,6 +217,8 @@ fn twins() -> Vec<Twin> {
         },
         SkyGenUniform => "render/sky.wgsl" :: SkyGen { sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc },
         TankUniform => "render/tank.wgsl" :: Tank { min, frame_width, max, grid, fog_density, floor, sky_exposure, _pad },
+        AoUniform => "render/terrain_ao.wgsl" :: Ao { levels, azimuths, rings, brute_force, level },
+        AoLevel => "render/terrain_ao.wgsl" :: AoLevel { index, _pad0, _pad1, _pad2 },
     ]
 }
 

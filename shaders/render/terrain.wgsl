@@ -3,9 +3,8 @@
 // central differences of the heights. Shading: albedo from slope and relative height (grass on flat low
 // ground, dry grass higher up, rock on steep slopes, pale rock near the top) broken up by value noise;
 // Lambert sun with soft heightfield shadows (per height sample, from terrain_shadow.wgsl, interpolated),
-// hemispheric sky ambient darkened by a
-// per-vertex horizon-based ambient occlusion, and exponential distance fog
-// toward the horizon haze (all from common/camera.wgsl).
+// hemispheric sky ambient scaled by the sky visibility baked per height sample (terrain_ao.wgsl,
+// interpolated), and exponential distance fog toward the horizon haze (all from common/camera.wgsl).
 #import "common/camera.wgsl"
 
 #import "render/heightfield.wgsl"
@@ -13,39 +12,41 @@
 // Sun shadow factor per height sample (1 = lit), from terrain_shadow.wgsl; recomputed when the sun moves.
 @group(1) @binding(2) var<storage, read> shadow: array<f32>;
 
-// Bilinear shadow factor at world (x, z).
-fn shadow_at(p: vec2<f32>) -> f32 {
+// Sky visibility per height sample (1 = the whole sky), from terrain_ao.wgsl; baked per terrain.
+@group(1) @binding(3) var<storage, read> sky_visibility: array<f32>;
+
+// A bilinear lookup of a per-sample array at world (x, z): the index of the lower corner and the weights.
+struct Corner {
+    base: u32,
+    f: vec2<f32>,
+}
+
+fn corner_at(p: vec2<f32>) -> Corner {
     let g = clamp((p - terrain.origin) / terrain.spacing, vec2<f32>(0.0), vec2<f32>(f32(terrain.nx - 1u), f32(terrain.nz - 1u)));
     let i = min(floor(g), vec2<f32>(f32(max(terrain.nx, 2u) - 2u), f32(max(terrain.nz, 2u) - 2u)));
-    let f = g - i;
-    let base = u32(i.y) * terrain.nx + u32(i.x);
-    let a = mix(shadow[base], shadow[base + 1u], f.x);
-    let b = mix(shadow[base + terrain.nx], shadow[base + terrain.nx + 1u], f.x);
-    return mix(a, b, f.y);
+    return Corner(u32(i.y) * terrain.nx + u32(i.x), g - i);
+}
+
+// Bilinear shadow factor at world (x, z).
+fn shadow_at(p: vec2<f32>) -> f32 {
+    let c = corner_at(p);
+    let a = mix(shadow[c.base], shadow[c.base + 1u], c.f.x);
+    let b = mix(shadow[c.base + terrain.nx], shadow[c.base + terrain.nx + 1u], c.f.x);
+    return mix(a, b, c.f.y);
+}
+
+// Bilinear sky visibility at world (x, z).
+fn sky_visibility_at(p: vec2<f32>) -> f32 {
+    let c = corner_at(p);
+    let a = mix(sky_visibility[c.base], sky_visibility[c.base + 1u], c.f.x);
+    let b = mix(sky_visibility[c.base + terrain.nx], sky_visibility[c.base + terrain.nx + 1u], c.f.x);
+    return mix(a, b, c.f.y);
 }
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) world: vec3<f32>,
     @location(1) normal: vec3<f32>,
-    @location(2) ao: f32,
-}
-
-// Ambient occlusion of sample (ix, iz): one minus the mean sine of the horizon angle over 8 directions
-// at 3 and 9 cells (a coarse horizon-based estimate, per vertex).
-fn occlusion(ix: i32, iz: i32, h0: f32) -> f32 {
-    var sum = 0.0;
-    for (var k = 0; k < 8; k++) {
-        let a = f32(k) * (PI / 4.0);
-        let d = vec2<f32>(cos(a), sin(a));
-        for (var r = 3.0; r < 10.0; r += 6.0) {
-            let o = vec2<i32>(round(d * r));
-            let dist = length(vec2<f32>(o) * terrain.spacing);
-            let dh = height(ix + o.x, iz + o.y) - h0;
-            sum += max(dh, 0.0) / sqrt(dh * dh + dist * dist);
-        }
-    }
-    return 1.0 - sum / 16.0;
 }
 
 @vertex
@@ -68,7 +69,6 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) row: u32) ->
     out.clip = camera.clip_from_world * vec4<f32>(world, 1.0);
     out.world = world;
     out.normal = normalize(vec3<f32>(-dhdx, 1.0, -dhdz));
-    out.ao = occlusion(ix, iz, world.y);
     return out;
 }
 
@@ -128,7 +128,9 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     let fw = max(length(dpdx(q)), length(dpdy(q)));
     let base = albedo(p, n, q, fw);
     let ndl = max(dot(n, camera.sun_dir), 0.0);
-    let lit = sun_radiance() * (ndl * shadow_at(p.xz)) + sky_ambient(n) * (0.3 + 0.7 * in.ao);
+    // Some light reaches even where no sky is seen (bounced off the slopes around).
+    let ambient = 0.15 + 0.85 * sky_visibility_at(p.xz);
+    let lit = sun_radiance() * (ndl * shadow_at(p.xz)) + sky_ambient(n) * ambient;
     var col = base * lit;
     let to_eye = camera.eye - p;
     let dist = length(to_eye);

@@ -43,6 +43,7 @@ pub mod splat;
 pub mod tank;
 pub mod targets;
 pub mod terrain;
+pub mod terrain_ao;
 pub mod wave_maker;
 
 pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid};

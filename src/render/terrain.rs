@@ -5,11 +5,14 @@
 //! distance fog; writes reversed-Z depth so particles and terrain occlude each other. The soft shadows are
 //! ray-marched once per height sample by a compute pass ("terrain shadow",
 //! `shaders/render/terrain_shadow.wgsl`) whenever the sun or the terrain changes, and interpolated per
-//! pixel: on an H100 at 1920x1080 the per-pixel march cost 3.1 of the pass's 5.6 ms every frame.
+//! pixel: on an H100 at 1920x1080 the per-pixel march cost 3.1 of the pass's 5.6 ms every frame. The sky
+//! light is scaled by the terrain's sky visibility, baked once per terrain ([`super::terrain_ao`]) and
+//! interpolated the same way.
 //! The "terrain" pass clears the frame's colour and depth and draws the mesh into them.
 
 use super::frame;
 use super::pass::{Frame, Pass};
+use super::terrain_ao::{AoData, AoMethod, TerrainAo};
 use crate::gpu::{self, GpuContext};
 use crate::terrain::Heightfield;
 
@@ -71,10 +74,13 @@ pub struct TerrainPass {
     layout: wgpu::BindGroupLayout,
     shadow_pipeline: wgpu::ComputePipeline,
     shadow_layout: wgpu::BindGroupLayout,
+    ao: TerrainAo,
     data: TerrainData,
     /// The grid uniform as uploaded (its `sun_dir` is what `shadow` holds when `shadow_valid`).
     uniform_data: TerrainUniform,
     shadow_valid: bool,
+    /// Whether `data.ao` holds the bake of the current heightfield.
+    ao_valid: bool,
 }
 
 /// The GPU copies of one heightfield.
@@ -83,6 +89,8 @@ struct TerrainData {
     heights: wgpu::Buffer,
     /// Sun shadow factor per height sample (f32, 1 = lit); held here, used through the bind groups.
     _shadow: wgpu::Buffer,
+    /// Sky visibility per height sample (f32, 1 = the whole sky) and its bake.
+    ao: AoData,
     bind_group: wgpu::BindGroup,
     shadow_bind_group: wgpu::BindGroup,
 }
@@ -109,6 +117,7 @@ impl TerrainPass {
                 gpu::uniform_entry::<TerrainUniform>(0, stages),
                 gpu::storage_entry::<f32>(1, true, stages),
                 gpu::storage_entry::<f32>(2, true, wgpu::ShaderStages::FRAGMENT),
+                gpu::storage_entry::<f32>(3, true, wgpu::ShaderStages::FRAGMENT),
             ],
         });
         let cs = wgpu::ShaderStages::COMPUTE;
@@ -134,8 +143,19 @@ impl TerrainPass {
             frame::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, strips, color_format);
         let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
         let uniform_data = TerrainUniform::from_heightfield(&flat);
-        let data = upload(ctx, &layout, &shadow_layout, &flat, &uniform_data);
-        Self { pipeline, layout, shadow_pipeline, shadow_layout, data, uniform_data, shadow_valid: false }
+        let ao = TerrainAo::new(device);
+        let data = upload(ctx, &layout, &shadow_layout, &ao, &flat, &uniform_data);
+        Self {
+            pipeline,
+            layout,
+            shadow_pipeline,
+            shadow_layout,
+            ao,
+            data,
+            uniform_data,
+            shadow_valid: false,
+            ao_valid: false,
+        }
     }
 
     /// Uploads a new heightfield (e.g. on a scene change); buffers are recreated when its sample count changes.
@@ -146,9 +166,23 @@ impl TerrainPass {
             ctx.queue.write_buffer(&self.data.heights, 0, bytes);
             ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
         } else {
-            self.data = upload(ctx, &self.layout, &self.shadow_layout, hf, &self.uniform_data);
+            self.data = upload(ctx, &self.layout, &self.shadow_layout, &self.ao, hf, &self.uniform_data);
         }
         self.shadow_valid = false;
+        self.ao_valid = false;
+    }
+
+    /// Records the sky-visibility bake ("terrain ao pyramid", "terrain ao") when the terrain changed since
+    /// the last one; nothing otherwise.
+    fn update_ao(&mut self, frame: &mut Frame<'_>) {
+        if self.ao_valid {
+            return;
+        }
+        let limits = frame.device.limits();
+        if let Err(e) = self.ao.encode(frame.encoder, frame.profiler, &limits, &self.data.ao) {
+            log::error!("{e}: the terrain's sky light is not occluded");
+        }
+        self.ao_valid = true;
     }
 
     /// Records "terrain shadow" when the sun (unit vector toward it) or the terrain changed since the last
@@ -185,6 +219,7 @@ impl Pass for TerrainPass {
         let draw = input.draw && nx >= 2 && nz >= 2;
         if draw {
             self.update_shadow(frame, input.sun);
+            self.update_ao(frame);
         }
         let mut pass = frame.target_pass("terrain", true);
         if draw {
@@ -199,6 +234,7 @@ fn upload(
     ctx: &GpuContext,
     layout: &wgpu::BindGroupLayout,
     shadow_layout: &wgpu::BindGroupLayout,
+    ao: &TerrainAo,
     hf: &Heightfield,
     uniform_data: &TerrainUniform,
 ) -> TerrainData {
@@ -207,8 +243,10 @@ fn upload(
     let uniform = crate::gpu::uniform_buffer_init(device, "terrain uniform", bytemuck::bytes_of(uniform_data));
     let heights = crate::gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
     let shadow = crate::gpu::storage_buffer(device, "terrain shadow", (hf.heights.len().max(1) * 4) as u64);
-    let bind_group = crate::gpu::bind_buffers(device, "terrain bind group", layout, &[&uniform, &heights, &shadow]);
+    let ao = ao.data(device, hf, &uniform, &heights, AoMethod::Pyramid);
+    let bind_group =
+        crate::gpu::bind_buffers(device, "terrain bind group", layout, &[&uniform, &heights, &shadow, &ao.ao]);
     let shadow_bind_group =
         crate::gpu::bind_buffers(device, "terrain shadow bind group", shadow_layout, &[&uniform, &heights, &shadow]);
-    TerrainData { uniform, heights, _shadow: shadow, bind_group, shadow_bind_group }
+    TerrainData { uniform, heights, _shadow: shadow, ao, bind_group, shadow_bind_group }
 }
