@@ -8,6 +8,7 @@
 // Lambert sun with soft heightfield shadows (per height sample, from terrain_shadow.wgsl, interpolated),
 // hemispheric sky ambient scaled by the sky visibility baked per height sample (terrain_ao.wgsl,
 // interpolated), and exponential distance fog toward the horizon haze (all from common/camera.wgsl).
+// fs_wet darkens wet ground over the drawn terrain (wetness.wgsl).
 #import "common/camera.wgsl"
 
 #import "render/heightfield.wgsl"
@@ -17,6 +18,9 @@
 
 // Sky visibility per height sample (1 = the whole sky), from terrain_ao.wgsl; baked per terrain.
 @group(1) @binding(3) var<storage, read> sky_visibility: array<f32>;
+
+// Wetness per height sample (0 dry .. 1 soaked), from wetness.wgsl; updated every frame.
+@group(1) @binding(4) var<storage, read> wetness: array<f32>;
 
 // A bilinear lookup of a per-sample array at world (x, z): the index of the lower corner and the weights.
 struct Corner {
@@ -38,6 +42,14 @@ fn shadow_at(p: vec2<f32>) -> f32 {
     return mix(a, b, c.f.y);
 }
 
+// Bilinear wetness at world (x, z).
+fn wetness_at(p: vec2<f32>) -> f32 {
+    let c = corner_at(p);
+    let a = mix(wetness[c.base], wetness[c.base + 1u], c.f.x);
+    let b = mix(wetness[c.base + terrain.nx], wetness[c.base + terrain.nx + 1u], c.f.x);
+    return mix(a, b, c.f.y);
+}
+
 // Bilinear sky visibility at world (x, z).
 fn sky_visibility_at(p: vec2<f32>) -> f32 {
     let c = corner_at(p);
@@ -47,7 +59,8 @@ fn sky_visibility_at(p: vec2<f32>) -> f32 {
 }
 
 struct VsOut {
-    @builtin(position) clip: vec4<f32>,
+    // Invariant: "terrain wet" draws the mesh again over the same depths (depth test equal).
+    @builtin(position) @invariant clip: vec4<f32>,
     @location(0) world: vec3<f32>,
     @location(1) normal: vec3<f32>,
 }
@@ -242,4 +255,32 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     let fog = 1.0 - exp(-dist * terrain.fog_density);
     col = mix(col, fog_radiance(-to_eye / dist), fog);
     return output_color(col);
+}
+
+// "terrain wet", over the terrain already drawn (equal depth): wet ground is darker (up to 45%, as soil
+// and grass soaked) and has a water film's sheen, the sky's Schlick-Fresnel reflection (F0 = 0.02) and
+// a sharp sun highlight in the lit parts; both fade with the distance fog. Premultiplied alpha: the
+// darkening is the alpha, the sheen the colour.
+@fragment
+fn fs_wet(in: VsOut) -> @location(0) vec4<f32> {
+    let p = in.world;
+    let w = wetness_at(p.xz);
+    if w < 0.004 {
+        discard;
+    }
+    let n = normalize(in.normal);
+    let to_p = p - camera.eye;
+    let dist = length(to_p);
+    let v = to_p / max(dist, 1e-6);
+    let near = exp(-dist * terrain.fog_density);
+    let cos_v = max(dot(n, -v), 0.0);
+    let fresnel = 0.02 + 0.98 * pow(1.0 - cos_v, 5.0);
+    let h = normalize(camera.sun_dir - v);
+    let highlight = pow(max(dot(n, h), 0.0), 120.0) * 3.0 * sun_radiance() * shadow_at(p.xz);
+    let sheen = fresnel * tonemap(sky_radiance(reflect(v, n))) + tonemap(highlight);
+    var c = w * near * sheen;
+    if ENCODE_SRGB {
+        c = linear_to_srgb(clamp(c, vec3<f32>(0.0), vec3<f32>(1.0)));
+    }
+    return vec4<f32>(c, 0.45 * w * near);
 }

@@ -246,6 +246,7 @@ impl Engine {
             version: Some(sim.particles_version()),
             paddle,
             tank,
+            clock: Some(sim.step_state()),
         }
     }
 }

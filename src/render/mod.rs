@@ -45,6 +45,7 @@ pub mod targets;
 pub mod terrain;
 pub mod terrain_ao;
 pub mod wave_maker;
+pub mod wetness;
 
 pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid};
 pub use camera::{sun_direction, OrbitCamera};
@@ -85,12 +86,15 @@ pub struct ParticleSource<'a> {
     /// The glass tank around the simulation box and its ground, in a box scene (static, drawn with the
     /// background).
     pub tank: Option<Tank>,
+    /// The simulation's step state, whose bytes 4..8 hold the simulated time in seconds: wet ground dries
+    /// on it (on the renderer's wall clock when `None`).
+    pub clock: Option<&'a wgpu::Buffer>,
 }
 
 impl<'a> ParticleSource<'a> {
     /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
     pub fn buffers(positions: &'a wgpu::Buffer, velocities: &'a wgpu::Buffer, count: u32) -> Self {
-        Self { positions, velocities, count, version: None, paddle: None, tank: None }
+        Self { positions, velocities, count, version: None, paddle: None, tank: None, clock: None }
     }
 }
 
@@ -122,6 +126,8 @@ pub struct Renderer {
     sky_request: Option<PathBuf>,
     sky_status: Option<Result<String, String>>,
     start: std::time::Instant,
+    /// The time (seconds since `start`) of the last frame, for the ground's drying.
+    last_time: Option<f32>,
 }
 
 impl Renderer {
@@ -162,6 +168,7 @@ impl Renderer {
             sky_request: None,
             sky_status: None,
             start: std::time::Instant::now(),
+            last_time: None,
         }
     }
 
@@ -277,6 +284,10 @@ impl Renderer {
         self.sync_sky_file(ctx, settings.sky_file.as_ref());
         let paddle = particles.and_then(|p| p.paddle);
         let tank = settings.tank(particles.and_then(|p| p.tank));
+        // The water wets the ground whether it is drawn or not.
+        let wetting = particles;
+        let dt = self.last_time.map_or(0.0, |last| (time - last).clamp(0.0, 0.25));
+        self.last_time = Some(time);
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
         if fluid.is_some() {
@@ -312,10 +323,10 @@ impl Renderer {
         };
         let restored =
             settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
+        // A tank's ground covers a box scene's flat floor.
+        let terrain_drawn = settings.show_terrain && !tank.is_some_and(|t| t.floor);
         if !restored {
-            // A tank's ground covers a box scene's flat floor.
-            let draw = settings.show_terrain && !tank.is_some_and(|t| t.floor);
-            self.terrain.encode(&mut frame, TerrainInput { sun, draw });
+            self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));
@@ -331,6 +342,8 @@ impl Renderer {
             }
         }
         self.background_restored = restored;
+        // The wet ground over the terrain, drawn or restored.
+        let wet = self.terrain.encode_wet(&mut frame, settings.wet(wetting.filter(|_| terrain_drawn), dt));
         // The moving opaque things over the background, then the water.
         self.wave_maker.encode(&mut frame, paddle);
         if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
@@ -354,7 +367,7 @@ impl Renderer {
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
         let smoothed = CurvatureFlowPass::result_index(flow.iterations);
         // The background cache holds the frame's colour before the water when nothing was drawn over it.
-        let background = self.background.colour_for(&key).filter(|_| paddle.is_none());
+        let background = self.background.colour_for(&key).filter(|_| paddle.is_none() && !wet);
         let sky = (self.sky.cube_view(), self.sky.version());
         self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
         self.tank.encode(&mut frame, front);

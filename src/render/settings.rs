@@ -4,6 +4,7 @@
 //! place (`RenderSettings::anisotropy_uniform`, `splat`, `flow`, `composite`, `sky`).
 
 use super::frame::CameraUniform;
+use super::wetness::WetInput;
 use super::{
     AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod, Tank,
 };
@@ -157,6 +158,8 @@ pub struct RenderSettings {
     pub show_particles: bool,
     /// Draw a box scene's glass tank and the ground it stands on (off: the flat floor alone).
     pub show_tank: bool,
+    /// Darken the terrain where the water has passed, drying over about a minute.
+    pub wet_ground: bool,
     /// What the frame shows.
     pub view: FluidView,
     /// Screen-space fluid parameters.
@@ -184,6 +187,7 @@ impl Default for RenderSettings {
             show_terrain: true,
             show_particles: true,
             show_tank: true,
+            wet_ground: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
             sky_turbidity: 2.5,
@@ -241,6 +245,14 @@ impl RenderSettings {
     /// The scene's tank when the settings draw it.
     pub fn tank(&self, tank: Option<Tank>) -> Option<Tank> {
         tank.filter(|_| self.show_tank)
+    }
+
+    /// What wets the terrain this frame: `particles` (when any, and the setting is on), drying on their
+    /// simulation's clock or else `dt` wall-clock seconds after the last frame, soaking the ground within
+    /// 1.5 particle spacings of it.
+    pub fn wet<'a>(&self, particles: Option<super::ParticleSource<'a>>, dt: f32) -> Option<WetInput<'a>> {
+        let p = particles.filter(|_| self.wet_ground)?;
+        Some(WetInput { positions: p.positions, count: p.count, clock: p.clock, dt, contact: 1.5 * self.dx() })
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.
