@@ -174,8 +174,11 @@ fn twins() -> Vec<Twin> {
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
+    use render::tank::TankUniform;
     use render::terrain::TerrainUniform;
+    use render::terrain_ao::{AoLevel, AoUniform};
     use render::wave_maker::PaddleUniform;
+    use render::wetness::WetnessUniform;
     use sim::dfsph::{IterationArgs, SolveState};
     use sim::diffuse::{DiffuseParticle, DiffuseState};
     use sim::diffuse_params::DiffuseUniform;
@@ -233,6 +236,12 @@ fn twins() -> Vec<Twin> {
             origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, _pad, sun_dir, _pad2,
         },
         SkyGenUniform => "render/sky.wgsl" :: SkyGen { sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc },
+        TankUniform => "render/tank.wgsl" :: Tank { min, frame_width, max, grid, fog_density, floor, sky_exposure, _pad },
+        AoUniform => "render/terrain_ao.wgsl" :: Ao { levels, azimuths, rings, brute_force, level },
+        AoLevel => "render/terrain_ao.wgsl" :: AoLevel { index, _pad0, _pad1, _pad2 },
+        WetnessUniform => "render/wetness.wgsl" :: Wet {
+            count, keep, contact, use_clock, dry_seconds, _pad0, _pad1, _pad2,
+        },
     ]
 }
 
@@ -359,11 +368,13 @@ fn every_documented_twin_is_checked() {
 #[test]
 fn the_paddle_reads_the_step_state_clock() {
     let mut modules = Modules::default();
-    let (_, members) =
-        wgsl_layout(modules.get("render/wave_maker.wgsl"), "SimClock").expect("SimClock in wave_maker.wgsl");
-    let offset = |name: &str| members.iter().find(|(m, _)| m == name).map(|(_, o)| *o as usize);
-    assert_eq!(offset("dt"), Some(offset_of!(sim::gpu_data::StepState, dt)));
-    assert_eq!(offset("time"), Some(offset_of!(sim::gpu_data::StepState, time)));
+    // The paddle and the ground's drying read the simulated time from the step state.
+    for file in ["render/wave_maker.wgsl", "render/wetness.wgsl"] {
+        let (_, members) = wgsl_layout(modules.get(file), "SimClock").unwrap_or_else(|| panic!("SimClock in {file}"));
+        let offset = |name: &str| members.iter().find(|(m, _)| m == name).map(|(_, o)| *o as usize);
+        assert_eq!(offset("dt"), Some(offset_of!(sim::gpu_data::StepState, dt)), "{file}");
+        assert_eq!(offset("time"), Some(offset_of!(sim::gpu_data::StepState, time)), "{file}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------

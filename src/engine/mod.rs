@@ -22,7 +22,7 @@ pub mod limits;
 pub use limits::{check_fits, particle_limit, render_limit};
 
 use crate::gpu::GpuContext;
-use crate::render::{DiffuseSource, PaddleUniform, ParticleSource};
+use crate::render::{DiffuseSource, PaddleUniform, ParticleSource, Tank};
 use crate::scene::{Emitter, Scene, SceneError, SceneSetup, Sink};
 use crate::sim::{sources, ParticleLimit, SimError, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
@@ -226,12 +226,19 @@ impl Engine {
 
     /// The particles for the renderer, as buffers and plain data: the positions and velocities, the
     /// count, the version that tells a paused simulation, the wave maker's paddle on the simulated
-    /// clock when there is one, and the diffuse particles (spray, foam, bubbles) while they are on.
+    /// clock when there is one, the diffuse particles (spray, foam, bubbles) while they are on, and the
+    /// glass tank of a box scene ([`Scene::draws_tank`]).
     pub fn particles(&self) -> ParticleSource<'_> {
         let sim = &self.sim;
         let paddle = sim.params().wave_maker.map(|w| {
             let d = sim.domain();
             (PaddleUniform::new(d.min, d.max, w.axis.index() as u32, w.rest, w.amplitude, w.omega()), sim.step_state())
+        });
+        let d = sim.domain();
+        let tank = self.scene.draws_tank().then(|| Tank {
+            min: d.min.into(),
+            max: d.max.into(),
+            floor: self.scene.terrain.is_none(),
         });
         ParticleSource {
             positions: sim.positions(),
@@ -245,6 +252,8 @@ impl Engine {
                 draw_offset: d.draw_offset,
                 capacity: d.capacity,
             }),
+            tank,
+            clock: Some(sim.step_state()),
         }
     }
 }

@@ -6,10 +6,11 @@
 //! is in the leaf module [`frame`]. Per frame, in order:
 //!
 //! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows) and "sky"
+//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
 //!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, Preetham
-//!    daylight, when the sun moved); while the view stands still both are restored from the
-//!    [`background`] cache instead (two texture copies);
+//!    daylight, when the sun moved) and, in a box scene, "tank" ([`tank`]: the ground and the far glass
+//!    walls); while the view stands still they are restored from the [`background`] cache instead (two
+//!    texture copies);
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
@@ -18,7 +19,8 @@
 //!    [`narrow_range`] ("narrow range"); [`foam`] splats the diffuse particles (spray, foam, bubbles) into
 //!    the foam target ("foam"); [`composite`] copies the scene colour as the refraction background and draws
 //!    "fluid composite", the shaded water with its foam over the scene with its depth, or an intermediate
-//!    target.
+//!    target;
+//! 5. "tank glass" ([`tank`]): the near glass walls of a box scene's tank over the water.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
@@ -45,9 +47,12 @@ pub mod settings;
 pub mod sky;
 pub mod sky_image;
 pub mod splat;
+pub mod tank;
 pub mod targets;
 pub mod terrain;
+pub mod terrain_ao;
 pub mod wave_maker;
+pub mod wetness;
 
 pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid};
 pub use camera::{sun_direction, OrbitCamera};
@@ -63,6 +68,7 @@ pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, Ren
 pub use sky::{SkyInput, SkyPass, SkySource};
 pub use sky_image::{load_sky, SkyCube, SkyError};
 pub use splat::{SplatInput, SplatMethod, SplatPass};
+pub use tank::{Tank, TankInput, TankPart, TankPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
 pub use terrain::{TerrainInput, TerrainPass};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
@@ -89,12 +95,18 @@ pub struct ParticleSource<'a> {
     pub paddle: Option<(PaddleUniform, &'a wgpu::Buffer)>,
     /// Diffuse particles (spray, foam, bubbles) to draw as foam ([`foam`]); `None`: none.
     pub diffuse: Option<DiffuseSource<'a>>,
+    /// The glass tank around the simulation box and its ground, in a box scene (static, drawn with the
+    /// background).
+    pub tank: Option<Tank>,
+    /// The simulation's step state, whose bytes 4..8 hold the simulated time in seconds: wet ground dries
+    /// on it (on the renderer's wall clock when `None`).
+    pub clock: Option<&'a wgpu::Buffer>,
 }
 
 impl<'a> ParticleSource<'a> {
     /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
     pub fn buffers(positions: &'a wgpu::Buffer, velocities: &'a wgpu::Buffer, count: u32) -> Self {
-        Self { positions, velocities, count, version: None, paddle: None, diffuse: None }
+        Self { positions, velocities, count, version: None, paddle: None, diffuse: None, tank: None, clock: None }
     }
 }
 
@@ -117,6 +129,7 @@ pub struct Renderer {
     /// Which of `targets.smooth` holds the last frame's filtered depth.
     smoothed: usize,
     composite: CompositePass,
+    tank: TankPass,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
     /// identity, with the thickness resolution); the passes are resized when another comes.
@@ -127,6 +140,8 @@ pub struct Renderer {
     /// Whether the last frame's background came from the cache.
     background_restored: bool,
     start: std::time::Instant,
+    /// The time (seconds since `start`) of the last frame, for the ground's drying.
+    last_time: Option<f32>,
 }
 
 impl Renderer {
@@ -162,12 +177,14 @@ impl Renderer {
             narrow_range: NarrowRangePass::new(ctx, color_format),
             smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
+            tank: TankPass::new(ctx, color_format),
             targets: None,
             bound_to: None,
             background: BackgroundCache::default(),
             background_epoch: 0,
             background_restored: false,
             start: std::time::Instant::now(),
+            last_time: None,
         }
     }
 
@@ -279,6 +296,11 @@ impl Renderer {
         let uniform = camera.uniform(target.size, sun, settings.sun_intensity.max(0.0), time);
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
         let paddle = particles.and_then(|p| p.paddle);
+        let tank = settings.tank(particles.and_then(|p| p.tank));
+        // The water wets the ground whether it is drawn or not.
+        let wetting = particles;
+        let dt = self.last_time.map_or(0.0, |last| (time - last).clamp(0.0, 0.25));
+        self.last_time = Some(time);
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
         if fluid.is_some() {
@@ -308,17 +330,24 @@ impl Renderer {
             size: target.size,
             format: target.format(),
             show_terrain: settings.show_terrain,
+            tank,
             sky: [settings.sky_turbidity, settings.sky_exposure],
             epoch: self.background_epoch,
         };
         let restored =
             settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
+        // A tank's ground covers a box scene's flat floor.
+        let terrain_drawn = settings.show_terrain && !tank.is_some_and(|t| t.floor);
         if !restored {
-            self.terrain.encode(&mut frame, TerrainInput { sun, draw: settings.show_terrain });
+            self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));
         if !restored {
+            // The ground overdraws the sky below the horizon; the glass blends over both.
+            let sky = (self.sky.cube_view(), self.sky.version());
+            let sky_exposure = self.sky.exposure();
+            self.tank.encode(&mut frame, TankInput { tank, part: TankPart::Behind, sky, sky_exposure });
             if settings.cache_background {
                 self.background.store(ctx, frame.encoder, key, &target.color, &target.depth);
             } else {
@@ -326,13 +355,23 @@ impl Renderer {
             }
         }
         self.background_restored = restored;
+        // The wet ground over the terrain, drawn or restored.
+        let wet = self.terrain.encode_wet(&mut frame, settings.wet(wetting.filter(|_| terrain_drawn), dt));
         // The moving opaque things over the background, then the water.
         self.wave_maker.encode(&mut frame, paddle);
         if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
             self.particles.encode(&mut frame, (p, &settings.particle));
         }
+        // The near glass over everything (none over the intermediate targets' views).
+        let front = TankInput {
+            tank: tank.filter(|_| settings.view.shaded()),
+            part: TankPart::Front,
+            sky: (self.sky.cube_view(), self.sky.version()),
+            sky_exposure: self.sky.exposure(),
+        };
         let (Some(p), Some(ellipsoids), Some(targets)) = (fluid, self.anisotropy.ellipsoids(), self.targets.as_ref())
         else {
+            self.tank.encode(&mut frame, front);
             return;
         };
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
@@ -353,9 +392,10 @@ impl Renderer {
         self.foam.encode(&mut frame, settings.foam(p.diffuse));
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
         // The background cache holds the frame's colour before the water when nothing was drawn over it.
-        let background = self.background.colour_for(&key).filter(|_| paddle.is_none());
+        let background = self.background.colour_for(&key).filter(|_| paddle.is_none() && !wet);
         let sky = (self.sky.cube_view(), self.sky.version());
         self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
+        self.tank.encode(&mut frame, front);
     }
 }
 

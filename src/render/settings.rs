@@ -7,7 +7,10 @@
 use super::foam::{DiffuseSource, FoamInput, FoamSettings, FoamUniform};
 use super::frame::CameraUniform;
 use super::narrow_range::NarrowRangeSettings;
-use super::{AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod};
+use super::wetness::WetInput;
+use super::{
+    AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod, Tank,
+};
 use serde::{Deserialize, Serialize};
 
 /// What the frame shows: the shaded water, one intermediate target of the fluid renderer, or the old
@@ -90,6 +93,11 @@ impl FluidView {
             FluidView::TileMask => 5,
             FluidView::Foam => 6,
         }
+    }
+
+    /// Whether the view shows the shaded scene (the water or the spheres), not an intermediate target.
+    pub fn shaded(self) -> bool {
+        matches!(self, FluidView::Final | FluidView::Spheres)
     }
 }
 
@@ -247,6 +255,10 @@ pub struct RenderSettings {
     pub show_terrain: bool,
     /// Draw the water (in the chosen view).
     pub show_particles: bool,
+    /// Draw a box scene's glass tank and the ground it stands on (off: the flat floor alone).
+    pub show_tank: bool,
+    /// Darken the terrain where the water has passed, drying over about a minute.
+    pub wet_ground: bool,
     /// What the frame shows.
     pub view: FluidView,
     /// Screen-space fluid parameters.
@@ -272,6 +284,8 @@ impl Default for RenderSettings {
             sun_intensity: 2.6,
             show_terrain: true,
             show_particles: true,
+            show_tank: true,
+            wet_ground: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
             sky_turbidity: 2.5,
@@ -324,6 +338,19 @@ impl RenderSettings {
             exposure: self.sky_exposure,
             draw,
         }
+    }
+
+    /// The scene's tank when the settings draw it.
+    pub fn tank(&self, tank: Option<Tank>) -> Option<Tank> {
+        tank.filter(|_| self.show_tank)
+    }
+
+    /// What wets the terrain this frame: `particles` (when any, and the setting is on), drying on their
+    /// simulation's clock or else `dt` wall-clock seconds after the last frame, soaking the ground within
+    /// 1.5 particle spacings of it.
+    pub fn wet<'a>(&self, particles: Option<super::ParticleSource<'a>>, dt: f32) -> Option<WetInput<'a>> {
+        let p = particles.filter(|_| self.wet_ground)?;
+        Some(WetInput { positions: p.positions, count: p.count, clock: p.clock, dt, contact: 1.5 * self.dx() })
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.

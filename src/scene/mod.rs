@@ -86,6 +86,26 @@ fn one() -> f32 {
     1.0
 }
 
+/// Whether the simulation box is drawn as a glass tank standing on a ground plane (the water in a box
+/// scene then stands in something, not in the air). Only what is drawn; the walls the water feels are the
+/// domain's either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TankStyle {
+    /// A glass tank for scenes without terrain, none for scenes with terrain.
+    #[default]
+    Auto,
+    /// Glass walls around the domain with a frame at their edges, on a ground plane.
+    Glass,
+    /// No tank and no ground: the terrain (or the flat floor) alone.
+    None,
+}
+
+impl TankStyle {
+    fn is_auto(&self) -> bool {
+        *self == TankStyle::Auto
+    }
+}
+
 /// Orbit camera placement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +137,10 @@ pub struct Scene {
     /// Terrain heightfield; `None` gives a flat floor at the domain's bottom.
     #[serde(default)]
     pub terrain: Option<TerrainDesc>,
+    /// The glass tank drawn around the domain: `Auto` (the default) is `Glass` without terrain, `None`
+    /// with terrain ([`Scene::draws_tank`]).
+    #[serde(default, skip_serializing_if = "TankStyle::is_auto")]
+    pub tank: TankStyle,
     pub fluid_blocks: Vec<FluidBlock>,
     /// Inflows (rivers, fountains); empty by default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -275,6 +299,16 @@ impl Scene {
         s.solver.dx = dx;
         s.cpu_dx_scale = 1.0;
         s
+    }
+
+    /// Whether the domain is drawn as a glass tank on a ground plane: [`TankStyle::Glass`], or
+    /// [`TankStyle::Auto`] in a scene without terrain.
+    pub fn draws_tank(&self) -> bool {
+        match self.tank {
+            TankStyle::Auto => self.terrain.is_none(),
+            TankStyle::Glass => true,
+            TankStyle::None => false,
+        }
     }
 
     /// Particle spacing actually used, metres: `solver.dx`, times `cpu_dx_scale` on a CPU adapter.

@@ -67,6 +67,8 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut s.show_terrain, "terrain");
                     ui.checkbox(&mut s.show_particles, "water");
+                    ui.checkbox(&mut s.show_tank, "tank");
+                    ui.checkbox(&mut s.wet_ground, "wet ground");
                 });
             });
             row(ui, "Sun azimuth", "Sun direction around the vertical, degrees", |ui| {
