@@ -387,7 +387,7 @@ pub struct RunArgs {
     pub dx: Option<f32>,
     /// What the image (--out) shows: final (the shaded water), depth (the splats' raw depth, nearer =
     /// brighter), smoothed (the depth after the depth filter), thickness, normals (of the smoothed depth,
-    /// rgb = n/2 + 1/2), tiles (the depth filter's active tiles), spheres (sphere impostors).
+    /// rgb = n/2 + 1/2), tiles (the depth filter's active tiles), foam (the foam target), spheres (sphere impostors).
     #[arg(long, default_value = "final", value_parser = parse_view)]
     pub view: crate::render::FluidView,
     /// The filter that smooths the water's depth: curvature-flow or narrow-range (default: the render
