@@ -4,8 +4,9 @@
 //! line ([`cli`]: `run`, [`mod@bench`], [`validate`], [`capture`]). The engine builds the simulation ([`sim`])
 //! from a scene ([`scene`], [`terrain`]) and hands its particles to the renderer ([`render`]) as buffers
 //! and plain data; `sim` and `render` are siblings over the GPU plumbing ([`gpu`]) and know nothing of
-//! each other.
+//! each other. Every file the app reads goes through one bounded reader ([`files`]).
 
+pub mod files;
 pub mod gpu;
 pub mod render;
 pub mod scene;

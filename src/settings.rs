@@ -4,6 +4,7 @@
 //! config folder elsewhere). A missing file gives the defaults; a file that cannot be read or written is
 //! logged and never stops the app. Unknown fields are ignored so older and newer versions share the file.
 
+use crate::files::FileKind;
 use crate::ui::capture_panel::CapturePanelState;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -56,17 +57,18 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 impl AppSettings {
-    /// Reads `path`; a missing file gives the defaults silently, any other failure logs a warning and gives
-    /// the defaults.
+    /// Reads `path` through the bounded reader ([`crate::files`], [`FileKind::Settings`]: a regular file
+    /// of at most 1 MiB; a leading byte-order mark is skipped); a missing file gives the defaults silently,
+    /// any other failure logs a warning and gives the defaults.
     pub fn load(path: &Path) -> Self {
-        match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
+        match crate::files::read(path, FileKind::Settings) {
+            Ok(bytes) => serde_json::from_slice(crate::files::without_bom(&bytes)).unwrap_or_else(|e| {
                 log::warn!("settings {} are malformed ({e}); using defaults", path.display());
                 Self::default()
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
+            Err(e) if e.is_not_found() => Self::default(),
             Err(e) => {
-                log::warn!("cannot read settings {}: {e}; using defaults", path.display());
+                log::warn!("{e}; using default settings");
                 Self::default()
             }
         }
@@ -104,6 +106,13 @@ mod tests {
         // Unknown fields are ignored.
         std::fs::write(&path, r#"{"show_panels": false, "future": 1}"#).unwrap();
         assert!(!AppSettings::load(&path).show_panels);
+        // A byte-order mark (as some editors save JSON) is skipped.
+        std::fs::write(&path, "\u{feff}{\"show_panels\": false}").unwrap();
+        assert!(!AppSettings::load(&path).show_panels);
+        // A FIFO in its place gives the defaults at once (a blocking read would hang the test).
+        std::fs::remove_file(&path).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        assert_eq!(AppSettings::load(&path), AppSettings::default());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

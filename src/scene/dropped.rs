@@ -1,5 +1,6 @@
 //! What a file dropped on the window (or chosen in the open dialog) is: a scene, a heightmap or a sky.
 
+use crate::files::{self, FileKind, ReadError};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -21,8 +22,9 @@ pub enum DroppedFile {
 pub enum DropError {
     #[error("cannot open {}: no such file", path.display())]
     Missing { path: PathBuf },
-    #[error("cannot open {}: {cause}", path.display())]
-    Open { path: PathBuf, cause: std::io::Error },
+    /// Not a regular file (FIFO, device, socket) or past the size limit of the kind it was taken for.
+    #[error(transparent)]
+    File(ReadError),
     #[error("cannot read {} as a PNG: {cause}", path.display())]
     Png { path: PathBuf, cause: image::ImageError },
     #[error("cannot open {}: {}", path.display(), DROPPABLE)]
@@ -33,23 +35,32 @@ pub enum DropError {
 const DROPPABLE: &str = "drop a scene (.ron), a 16-bit grayscale heightmap (.png) or a sky (.hdr, .exr, .png, .jpg, or a folder of six faces)";
 
 /// Classifies a dropped path by its extension and, for PNGs, by its pixel format (read from the header
-/// only). Errors: a missing path, an unreadable PNG, or a kind of file the app cannot use (the message
-/// says what can be dropped).
+/// only). A file is checked by the bounded reader ([`crate::files`]) as the kind it is taken for (a
+/// regular file within that kind's size limit) before anything is read; a PNG is checked as a sky image,
+/// the larger limit. Errors: a missing path, a path that is not a regular file (FIFO, device) or is too
+/// large, an unreadable PNG, or a kind of file the app cannot use (the message says what can be
+/// dropped).
 pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, DropError> {
     if path.is_dir() {
         return Ok(DroppedFile::Sky);
     }
-    if !path.is_file() {
-        return Err(DropError::Missing { path: path.to_path_buf() });
-    }
+    let missing_or = |e: ReadError| match e.is_not_found() {
+        true => DropError::Missing { path: path.to_path_buf() },
+        false => DropError::File(e),
+    };
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
-        Some("ron") => Ok(DroppedFile::Scene),
-        Some("hdr" | "exr" | "jpg" | "jpeg") => Ok(DroppedFile::Sky),
+        Some("ron") => {
+            files::open(path, FileKind::Scene).map_err(missing_or)?;
+            Ok(DroppedFile::Scene)
+        }
+        Some("hdr" | "exr" | "jpg" | "jpeg") => {
+            files::open(path, FileKind::Sky).map_err(missing_or)?;
+            Ok(DroppedFile::Sky)
+        }
         Some("png") => {
             use image::ImageDecoder;
-            let file =
-                std::fs::File::open(path).map_err(|cause| DropError::Open { path: path.to_path_buf(), cause })?;
+            let file = files::open(path, FileKind::Sky).map_err(missing_or)?;
             let decoder = image::codecs::png::PngDecoder::new(std::io::BufReader::new(file))
                 .map_err(|cause| DropError::Png { path: path.to_path_buf(), cause })?;
             Ok(match decoder.color_type() {
@@ -57,6 +68,7 @@ pub fn classify_dropped_file(path: &Path) -> Result<DroppedFile, DropError> {
                 _ => DroppedFile::Sky,
             })
         }
+        _ if !path.exists() => Err(DropError::Missing { path: path.to_path_buf() }),
         _ => Err(DropError::Unusable { path: path.to_path_buf() }),
     }
 }

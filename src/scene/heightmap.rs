@@ -3,9 +3,11 @@
 //! [`Heightfield`] the simulation collides with and the renderer draws.
 
 use super::{Aabb, SceneError, TerrainDesc, MAX_HEIGHTMAP_SIZE};
+use crate::files::{self, FileKind, ReadError};
 use crate::terrain::Heightfield;
 use glam::Vec2;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::path::Path;
 
 /// (file name, bytes) of the heightmaps and unit files embedded in the binary.
@@ -14,8 +16,12 @@ pub(super) const EMBEDDED_TERRAIN: &[(&str, &[u8])] = &[
     ("jacksboro_dem.json", include_bytes!("../../assets/terrain/jacksboro_dem.json")),
 ];
 
-/// Largest image decoded before the crop, pixels per axis.
-const MAX_DECODE_SIZE: u32 = 16384;
+/// Largest heightmap image decoded (before the crop), pixels per axis.
+pub const MAX_HEIGHTMAP_DECODE_SIZE: u32 = 16384;
+
+/// Most bytes the heightmap decoder may allocate for the decoded image (512 MiB: 16384 x 16384 16-bit
+/// grayscale samples); a header claiming more is refused before decoding.
+pub const MAX_HEIGHTMAP_DECODE_BYTES: u64 = 512 << 20;
 
 /// Units of a heightmap, read from the JSON file beside the PNG (extra fields are ignored).
 #[derive(Debug, Deserialize)]
@@ -30,45 +36,34 @@ struct HeightmapUnits {
     cell_size_y_m: f32,
 }
 
-/// The bytes of `path`, or of the embedded asset with the same file name when the file does not exist.
-/// The flag says whether the embedded copy was used.
-fn read_asset(path: &Path) -> std::io::Result<(std::borrow::Cow<'static, [u8]>, bool)> {
-    match std::fs::read(path) {
+/// The embedded copy of the asset with `path`'s file name, if there is one.
+fn embedded(path: &Path) -> Option<&'static [u8]> {
+    let name = path.file_name().and_then(|n| n.to_str());
+    EMBEDDED_TERRAIN.iter().find(|(n, _)| Some(*n) == name).map(|(_, bytes)| *bytes)
+}
+
+/// The bytes of `path` read as `kind` (through the bounded reader, [`crate::files`]), or of the embedded
+/// asset with the same file name when the file does not exist; the flag says whether the embedded copy
+/// was used.
+fn read_asset(path: &Path, kind: FileKind) -> Result<(Cow<'static, [u8]>, bool), ReadError> {
+    match files::read(path, kind) {
         Ok(bytes) => Ok((bytes.into(), false)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let name = path.file_name().and_then(|n| n.to_str());
-            match EMBEDDED_TERRAIN.iter().find(|(n, _)| Some(*n) == name) {
-                Some((_, bytes)) => Ok((std::borrow::Cow::Borrowed(*bytes), true)),
-                None => Err(e),
-            }
-        }
+        Err(e) if e.is_not_found() => embedded(path).map(|b| (Cow::Borrowed(b), true)).ok_or(e),
         Err(e) => Err(e),
     }
 }
 
-/// Reads the units JSON beside a heightmap; `None` when it does not exist. The JSON comes from the same
-/// place as the PNG (disk, or the embedded copies when `embedded`).
-fn read_units(json_path: &Path, embedded: bool) -> Result<Option<HeightmapUnits>, SceneError> {
+/// Parses the units JSON of `json_path` (`bytes`; a leading byte-order mark is skipped) and checks its
+/// ranges.
+fn parse_units(bytes: &[u8], json_path: &Path) -> Result<HeightmapUnits, SceneError> {
     let err = |message: String| SceneError::Heightmap { path: json_path.to_path_buf(), message };
-    let bytes = if embedded {
-        let name = json_path.file_name().and_then(|n| n.to_str());
-        match EMBEDDED_TERRAIN.iter().find(|(n, _)| Some(*n) == name) {
-            Some((_, bytes)) => bytes.to_vec(),
-            None => return Ok(None),
-        }
-    } else {
-        match std::fs::read(json_path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(err(format!("cannot read the units file: {e}"))),
-        }
-    };
-    let u: HeightmapUnits = serde_json::from_slice(&bytes).map_err(|e| err(format!("malformed units file: {e}")))?;
+    let u: HeightmapUnits =
+        serde_json::from_slice(files::without_bom(bytes)).map_err(|e| err(format!("malformed units file: {e}")))?;
     let finite = [u.min_elevation_m, u.max_elevation_m, u.cell_size_x_m, u.cell_size_y_m].iter().all(|v| v.is_finite());
     if !finite || u.max_elevation_m < u.min_elevation_m || u.cell_size_x_m <= 0.0 || u.cell_size_y_m <= 0.0 {
         return Err(err(format!("units out of range: {u:?} (need max >= min elevation, cell sizes > 0)")));
     }
-    Ok(Some(u))
+    Ok(u)
 }
 
 /// Loads the heightmap of `desc` (path relative to `base_dir`) into a heightfield whose sample (0, 0)
@@ -80,28 +75,63 @@ fn read_units(json_path: &Path, embedded: bool) -> Result<Option<HeightmapUnits>
 /// `y = base + (e - lowest e in the crop) * scale * vertical_scale`. Without a JSON the full 16-bit range
 /// is taken to span `0.25 * extent[0]` metres (before `vertical_scale`).
 ///
-/// Errors ([`SceneError::Heightmap`]): a missing or unreadable file, an image that is not 16- or 8-bit
-/// grayscale PNG (8-bit is accepted with a warning), a crop outside the image or smaller than 2x2, more
-/// than [`MAX_HEIGHTMAP_SIZE`] samples per axis after the crop, a malformed units file.
+/// The PNG and the JSON are read through the bounded reader ([`crate::files`], [`FileKind::Heightmap`]
+/// and [`FileKind::HeightmapUnits`]); the decoding is [`heightfield_from_bytes`].
+///
+/// Errors: [`SceneError::File`] for a PNG or units file that is missing (a missing units file only means
+/// "no units"), not a regular file (folder, FIFO, device) or past its size limit;
+/// [`SceneError::Heightmap`] for an image that is not 16- or 8-bit grayscale PNG (8-bit is accepted with
+/// a warning) or is past the decoder's limits, a crop outside the image or smaller than 2x2, more than
+/// [`MAX_HEIGHTMAP_SIZE`] samples per axis after the crop, a malformed units file.
 pub fn load_heightfield(desc: &TerrainDesc, base_dir: &Path, domain: &Aabb) -> Result<Heightfield, SceneError> {
     let png_path = base_dir.join(&desc.heightmap);
-    let err = |message: String| SceneError::Heightmap { path: png_path.clone(), message };
+    let (png, from_binary) = read_asset(&png_path, FileKind::Heightmap)?;
+    // The units come from the same place as the PNG: the disk, or the copies embedded in the binary.
+    let json_path = png_path.with_extension("json");
+    let units = if from_binary {
+        embedded(&json_path).map(Cow::Borrowed)
+    } else {
+        match files::read(&json_path, FileKind::HeightmapUnits) {
+            Ok(bytes) => Some(Cow::Owned(bytes)),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    heightfield_from_bytes(desc, &png, units.as_deref(), &png_path, domain)
+}
+
+/// [`load_heightfield`] from bytes already read: `png`, the heightmap's PNG file, and `units`, its units
+/// JSON (`None`: there is none); `png_path` names the PNG in errors (the units file is `png_path` with the
+/// extension `json`). The PNG decoder refuses images over [`MAX_HEIGHTMAP_DECODE_SIZE`] pixels per axis or
+/// [`MAX_HEIGHTMAP_DECODE_BYTES`] decoded, from the header, before decoding. Errors: as [`load_heightfield`], less
+/// the reading.
+pub fn heightfield_from_bytes(
+    desc: &TerrainDesc,
+    png: &[u8],
+    units: Option<&[u8]>,
+    png_path: &Path,
+    domain: &Aabb,
+) -> Result<Heightfield, SceneError> {
+    let err = |message: String| SceneError::Heightmap { path: png_path.to_path_buf(), message };
     let extent_ok = desc.extent.iter().all(|e| e.is_finite() && *e > 0.0);
     if !(extent_ok && desc.vertical_scale.is_finite() && desc.vertical_scale > 0.0) {
         return Err(err(format!("extent {:?} and vertical_scale {} must be > 0", desc.extent, desc.vertical_scale)));
     }
-    let (png, embedded) = read_asset(&png_path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => err(format!("file not found ({e})")),
-        _ => err(format!("cannot read: {e}")),
-    })?;
-    let units = read_units(&png_path.with_extension("json"), embedded)?;
-
-    let mut reader = image::ImageReader::with_format(std::io::Cursor::new(&png[..]), image::ImageFormat::Png);
+    let units = units.map(|bytes| parse_units(bytes, &png_path.with_extension("json"))).transpose()?;
+    let mut reader = image::ImageReader::with_format(std::io::Cursor::new(png), image::ImageFormat::Png);
     let mut limits = image::Limits::default();
-    limits.max_image_width = Some(MAX_DECODE_SIZE);
-    limits.max_image_height = Some(MAX_DECODE_SIZE);
+    limits.max_image_width = Some(MAX_HEIGHTMAP_DECODE_SIZE);
+    limits.max_image_height = Some(MAX_HEIGHTMAP_DECODE_SIZE);
+    limits.max_alloc = Some(MAX_HEIGHTMAP_DECODE_BYTES);
     reader.limits(limits);
-    let image = reader.decode().map_err(|e| err(format!("cannot decode as PNG: {e}")))?;
+    let image = reader.decode().map_err(|e| match e {
+        image::ImageError::Limits(l) => err(format!(
+            "refused by the decoder's limits ({l}): heightmaps are limited to {MAX_HEIGHTMAP_DECODE_SIZE} x {MAX_HEIGHTMAP_DECODE_SIZE} \
+             pixels and {} decoded",
+            crate::files::human_bytes(MAX_HEIGHTMAP_DECODE_BYTES)
+        )),
+        e => err(format!("cannot decode as PNG: {e}")),
+    })?;
     let (width, height) = (image.width(), image.height());
     let (pixels, full_scale): (Vec<u16>, f32) = match image {
         image::DynamicImage::ImageLuma16(img) => (img.into_raw(), 65535.0),

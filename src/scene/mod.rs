@@ -4,6 +4,7 @@
 //! heightfield. Every error names the file and the problem; nothing here panics on user input.
 //! The format is documented in README.md ("Scene files").
 
+use crate::files::FileKind;
 use crate::sim::params::SimParams;
 use crate::terrain::Heightfield;
 use glam::{Vec2, Vec3};
@@ -16,7 +17,7 @@ mod heightmap;
 mod validate;
 
 pub use dropped::{classify_dropped_file, DropError, DroppedFile};
-pub use heightmap::load_heightfield;
+pub use heightmap::{heightfield_from_bytes, load_heightfield, MAX_HEIGHTMAP_DECODE_BYTES, MAX_HEIGHTMAP_DECODE_SIZE};
 pub use validate::{check_domain, check_emitter, check_sink, check_sources, tuple, InvalidValue, MAX_DOMAIN_REACH_DX};
 
 /// Axis-aligned box, metres.
@@ -154,6 +155,10 @@ pub enum SceneError {
     Invalid { path: PathBuf, message: String },
     #[error("heightmap {path}: {message}")]
     Heightmap { path: PathBuf, message: String },
+    /// A scene, heightmap or units file that could not be read (missing, not a regular file, past its
+    /// size limit; the message names the file).
+    #[error(transparent)]
+    File(#[from] crate::files::ReadError),
 }
 
 /// What a scene builds into: particles in world space and the terrain.
@@ -192,9 +197,11 @@ pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
 pub const MAX_PARTICLES: u64 = 1 << 27;
 
 impl Scene {
-    /// Parses RON `text` and validates it; `path` names the file in errors and its parent becomes
-    /// `base_dir`. Parse errors give [`SceneError::Parse`] with `line:column` and what was expected.
+    /// Parses RON `text` (a leading UTF-8 byte-order mark, as some editors write, is skipped) and
+    /// validates it; `path` names the file in errors and its parent becomes `base_dir`. Parse errors
+    /// give [`SceneError::Parse`] with `line:column` and what was expected.
     pub fn from_str(text: &str, path: &Path) -> Result<Scene, SceneError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut scene: Scene = ron::from_str(text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
             message: format!("at line:column {}: {}", e.span.start, e.code),
@@ -208,9 +215,11 @@ impl Scene {
         Ok(scene)
     }
 
-    /// Reads, parses and validates the scene file at `path`.
+    /// Reads, parses and validates the scene file at `path`. It is read through [`crate::files`]: a
+    /// folder, FIFO or device, or a file over [`FileKind::Scene`]'s limit (16 MiB), is refused at once
+    /// ([`SceneError::File`]).
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|cause| SceneError::Io { path: path.to_path_buf(), cause })?;
+        let text = crate::files::read_text(path, FileKind::Scene)?;
         Scene::from_str(&text, path)
     }
 
