@@ -27,6 +27,7 @@ mod pcisph;
 pub mod reference;
 pub mod sources;
 mod stage;
+pub mod state;
 mod stats;
 mod surface_tension;
 mod time_step;
@@ -35,6 +36,7 @@ pub use advance::{Advance, PCISPH_SQRT_N};
 pub use blow_up::{BlowUp, Cause};
 pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
+pub use state::{SimState, StateLayout};
 pub use stats::{SimStats, STATS_WG};
 
 use thiserror::Error;
@@ -68,6 +70,9 @@ pub enum SimError {
     /// [`Simulation::advance_to`] could not reach its target time.
     #[error("cannot advance the simulation to t = {target} s (now at {time} s): {reason}")]
     Advance { target: f32, time: f32, reason: &'static str },
+    /// A state could not be copied out of or put back into the simulation ([`Simulation::restore`]).
+    #[error("simulation state: {0}")]
+    State(&'static str),
 }
 
 use crate::gpu::{self, readback::ReadbackRing, GpuContext, Profiler};
@@ -183,6 +188,9 @@ pub struct Simulation {
     blow_up: Option<BlowUp>,
     /// Records of frames up to this one were recorded before the last reset: ignored when they land.
     fresh_after: u64,
+    /// Solver iteration counts (density, divergence) of a restored state, bounding the iterations
+    /// recorded until statistics come back ([`Simulation::restore`]).
+    restored_iterations: Option<(u32, u32)>,
     options: SimOptions,
     /// The inflows and outflows as uploaded (emission state zeroed).
     sources: sources::SourcesGpu,
@@ -265,6 +273,7 @@ impl Simulation {
         self.latest = None;
         self.blow_up = None;
         self.fresh_after = self.frame;
+        self.restored_iterations = None;
         self.grid_shape = self.initial_grid;
         self.write_grid_box();
     }
@@ -296,10 +305,10 @@ impl Simulation {
             // (from the asynchronously read statistics, which count the iterations that ran, so a solve cut
             // short here gets more next time; the GPU still stops each solve on its own).
             let cap = |used: Option<u32>, max: u32| used.map_or(max, |u| (2 * u + 4).min(max));
-            let last = self.latest.as_ref();
+            let last = self.solver_iterations();
             let iterations = (
-                cap(last.map(|s| s.divergence_iterations), self.params.divergence_iterations),
-                cap(last.map(|s| s.density_iterations), self.params.density_iterations),
+                cap(last.map(|(_, divergence)| divergence), self.params.divergence_iterations),
+                cap(last.map(|(density, _)| density), self.params.density_iterations),
             );
             s.dfsph.encode(&mut step, (iterations, surface_tension));
         } else {
