@@ -104,8 +104,8 @@ impl Running {
             UiAction::CancelOffline => {
                 if let Some(r) = self.recording.take() {
                     r.rec.cancel();
-                    self.end_offline(r.offline);
-                    self.ui.capture.status = Some(Ok("Capture cancelled; nothing was written".into()));
+                    let particles = self.end_offline(r.offline).map(|p| format!(" ({p})")).unwrap_or_default();
+                    self.ui.capture.status = Some(Ok(format!("Capture cancelled; no video was written{particles}")));
                 }
             }
         }

@@ -8,6 +8,8 @@
 pub mod run;
 
 use crate::capture::offline::{OfflineOptions, RecordCostOptions};
+use crate::capture::particles::ParticleOutput;
+use crate::particle_io::ParticleFormat;
 use crate::validate::{parse_case, parse_override, parse_solver, Cases, Solvers};
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
@@ -39,13 +41,16 @@ pub fn run(cli: Cli) -> Result<()> {
                 out: a.out,
             },
         ),
-        Some(Command::Capture(a)) => match a.out {
-            Some(out) => crate::capture::offline::run_cli(
+        Some(Command::Capture(a)) => {
+            let particles = a.particles.map(|dir| ParticleOutput { dir, format: a.particle_format });
+            if a.out.is_none() && particles.is_none() {
+                bail!("give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, or both");
+            }
+            crate::capture::offline::run_cli(
                 cli.scene.as_deref(),
-                &OfflineOptions { seconds: a.seconds, fps: a.fps, size: a.size, out, dx: a.dx },
-            ),
-            None => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
-        },
+                &OfflineOptions { seconds: a.seconds, fps: a.fps, size: a.size, out: a.out, particles, dx: a.dx },
+            )
+        }
     }
 }
 
@@ -138,7 +143,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Record a video headless at a fixed step: every frame advances exactly 1/fps simulated seconds,
     /// rendered at --size however long it takes; `.mp4` writes H.264 MP4, any other --out a folder of
-    /// numbered PNGs. With --record-cost: measure what live recording costs the frame rate instead.
+    /// numbered PNGs; --particles DIR writes each frame's particles (PLY or VTU). With --record-cost:
+    /// measure what live recording costs the frame rate instead.
     Capture(CaptureArgs),
     /// Physical validation headless (hydrostatic tank, dam break vs Martin & Moyce 1952, density error
     /// vs iterations, sloshing energy) per solver; writes a CSV and a PNG per case and summary.md.
@@ -199,8 +205,17 @@ pub struct CaptureArgs {
     pub size: (u32, u32),
     /// Output: a `.mp4` file, or a folder for a PNG sequence (with --record-cost: where the measurement's
     /// video goes before it is deleted; default a temporary file).
-    #[arg(long, required_unless_present = "record_cost")]
+    #[arg(long, required_unless_present_any = ["record_cost", "particles"])]
     pub out: Option<PathBuf>,
+    /// Also (or, without --out, only) write the particles of every frame into this new folder:
+    /// `particles_00000.ply`, ... (file k holds the live particles at exactly k / fps simulated seconds,
+    /// its time in the file), as binary PLY or VTU (--particle-format).
+    #[arg(long, conflicts_with = "record_cost")]
+    pub particles: Option<PathBuf>,
+    /// Format of the --particles files: `ply` (binary little-endian, float x y z vx vy vz density; Houdini,
+    /// Blender, ParaView) or `vtu` (VTK XML unstructured grid with a `particles.pvd` collection; ParaView).
+    #[arg(long, default_value = "ply", requires = "particles", value_parser = parse_particle_format)]
+    pub particle_format: ParticleFormat,
     /// Measure what live recording costs instead of capturing: render the same --frames frames at --size
     /// with and without the recording path (staging ring, read-back, H.264 encoder thread), --rounds runs
     /// of each, alternating, and print ms per frame both ways (wall clock, and CPU time on Linux; medians
@@ -301,6 +316,11 @@ impl BenchArgs {
 
 // clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
 // so these return `String` rather than an error type).
+
+/// Parses `--particle-format`: `ply` or `vtu`.
+fn parse_particle_format(s: &str) -> Result<ParticleFormat, String> {
+    s.parse().map_err(|e: crate::particle_io::ParticleFileError| e.to_string())
+}
 
 /// Parses `--splats`: `raster` or `compute`.
 fn parse_splats(s: &str) -> Result<crate::render::SplatMethod, String> {
