@@ -145,6 +145,7 @@ impl Running {
             }
         }
         self.poll_dialog();
+        self.poll_checkpoint_save();
     }
     /// Restores what an offline capture changed (frame_dt, the simulation's `frame_end`, play state, the
     /// preview texture) and completes its particle files: returns what they came to (files written, or

@@ -366,7 +366,7 @@ pub fn parse_workgroup_size(s: &str) -> Result<u32, String> {
 }
 
 /// Arguments of `waterview run`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// Simulation steps to run, rounded up to whole frames of the scene's `substeps` steps each.
     #[arg(long, conflicts_with = "seconds", value_parser = clap::value_parser!(u64).range(1..))]
@@ -385,8 +385,18 @@ pub struct RunArgs {
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     pub size: (u32, u32),
     /// Override the scene's particle spacing dx (metres).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "resume")]
     pub dx: Option<f32>,
+    /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
+    /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
+    /// must have the checkpoint's domain, terrain and initial water). --steps and --seconds count from the
+    /// checkpoint.
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// Write a checkpoint of the whole simulation state to this file at the end of the run (also when it
+    /// is stopped by Ctrl-C).
+    #[arg(long)]
+    pub save_checkpoint: Option<PathBuf>,
 }
 
 // clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
