@@ -151,6 +151,11 @@ fn a_resumed_run_goes_on_as_the_original() {
         assert!(ab.0 <= 1e-4 * dx + 2.0 * bc.0, "positions differ by {} m", ab.0);
         assert!(ab.1 <= 1e-4 + 2.0 * bc.1, "velocities differ by {} m/s", ab.1);
     }
+    // Reset still returns to the scene's start, the emitters owing nothing (not the checkpoint's volume).
+    assert!(read.state().emit_carry[0] > 0.0, "the fountain owed water at the checkpoint");
+    resumed.reset(&ctx);
+    let start = resumed.sim().read_state_blocking(&ctx).expect("state after reset");
+    assert_eq!((start.step.time, start.emit_carry), (0.0, [0.0; 8]), "reset after a resume");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

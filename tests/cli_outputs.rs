@@ -110,7 +110,7 @@ fn options_that_do_not_apply_are_refused_with_the_reason() {
 #[test]
 fn a_long_run_reports_progress_and_stops_cleanly_on_ctrl_c() {
     let dir = scratch("ctrl-c");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_waterview"))
+    let child = Command::new(env!("CARGO_BIN_EXE_waterview"))
         .args(["run", "--seconds", "100000", "--stats", "stats.csv", "--out", "last.png"])
         .current_dir(&dir)
         .env("RUST_LOG", "warn")

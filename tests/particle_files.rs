@@ -81,7 +81,7 @@ fn export(ctx: &GpuContext, dir: &Path, format: ParticleFormat, fps: f32, frames
     let mut exporter = ParticleExporter::start(ParticleOutput { dir: dir.to_path_buf(), format }).expect("start");
     let mut expected = Vec::new();
     for k in 0..frames {
-        while !exporter.can_record() {
+        while !exporter.can_record(engine.sim()) {
             let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
             assert!(exporter.poll().is_none(), "export failed");
         }

@@ -58,10 +58,10 @@ pub struct FrameOutputs<'a> {
 }
 
 impl FrameOutputs<'_> {
-    /// Whether every output has room for a frame now.
-    fn can_record(&self) -> bool {
+    /// Whether every output has room for a frame of `engine` now.
+    fn can_record(&self, engine: &Engine) -> bool {
         self.video.as_ref().is_none_or(|(r, _)| r.can_record())
-            && self.particles.as_ref().is_none_or(|p| p.can_record())
+            && self.particles.as_ref().is_none_or(|p| p.can_record(engine.sim()))
     }
 }
 
@@ -229,7 +229,7 @@ impl ExactFrames {
     ) -> Result<Option<ExactFrame>, CaptureError> {
         let mut rendered = None;
         if let Phase::Due { state } = self.phase {
-            if !outputs.can_record() {
+            if !outputs.can_record(engine) {
                 return Ok(None);
             }
             let video_time = self.frame as f64 / self.fps;

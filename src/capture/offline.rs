@@ -222,7 +222,7 @@ fn capture_loop(
     for k in 0..total {
         // Wait (for the GPU copies, the encoder or the particle writer) only when every staging buffer is busy.
         let ready = |v: &Option<&mut VideoRig>, p: &Option<&mut ParticleExporter>| {
-            v.as_ref().is_none_or(|v| v.rec.can_record()) && p.as_ref().is_none_or(|p| p.can_record())
+            v.as_ref().is_none_or(|v| v.rec.can_record()) && p.as_ref().is_none_or(|p| p.can_record(engine.sim()))
         };
         while !ready(&video, &particles) {
             let timeout = Some(Duration::from_millis(50));

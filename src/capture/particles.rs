@@ -122,15 +122,19 @@ impl ParticleExporter {
         self.written.len() as u64
     }
 
-    /// Whether a frame recorded now has a staging buffer (false while both are on their way to the
-    /// worker: offline captures wait a frame then, nothing is dropped).
-    pub fn can_record(&self) -> bool {
-        self.ring.as_ref().is_none_or(ReadbackRing::has_free_slot)
+    /// Whether a frame of `sim` recorded now has a staging buffer (false while both are on their way to
+    /// the worker, or, when the simulation's particle count changed since the last frame, while copies of
+    /// the old size are: offline captures wait a frame then, nothing is dropped).
+    pub fn can_record(&self, sim: &Simulation) -> bool {
+        match (&self.ring, self.layout) {
+            (Some(ring), Some(layout)) if layout == sim.state_layout() => ring.has_free_slot(),
+            (Some(ring), _) => !ring.in_flight() && self.waiting.is_empty() && ring.has_free_slot(),
+            (None, _) => true,
+        }
     }
 
-    /// Records a copy of `sim`'s state for frame `k` into `encoder` (nothing waits). Returns false when no
-    /// staging buffer is free, or when the simulation's particle count changed (its pool grew) while
-    /// copies of the old size are still on their way: record the frame again later.
+    /// Records a copy of `sim`'s state for frame `k` into `encoder` (nothing waits). Returns false when
+    /// [`ParticleExporter::can_record`] is: record the frame again later.
     pub fn record(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
@@ -276,8 +280,8 @@ impl Drop for ParticleExporter {
 fn write_frame(dir: &Path, format: ParticleFormat, job: Job) -> Result<WrittenFrame, CaptureError> {
     let frame = job.frame;
     let decoded = job.mapped.with_bytes(|bytes| {
-        let (step, pos, vel) = job.layout.split(bytes)?;
-        Some((step.time, Particles::from_state(pos, vel)))
+        let view = job.layout.split(bytes)?;
+        Some((view.step.time, Particles::from_state(view.positions, view.velocities)))
     });
     drop(job.mapped);
     let (time, particles) = decoded.flatten().ok_or(CaptureError::ParticleReadback { frame })?;

@@ -105,7 +105,7 @@ impl PendingCheckpoint {
 
     /// The checkpoint from the copy's bytes (any thread). `None` when they are too short.
     pub fn finish(&self, bytes: &[u8]) -> Option<Checkpoint> {
-        let (step, pos, vel) = self.layout.split(bytes)?;
+        let view = self.layout.split(bytes)?;
         let sources_at = StateLayout::SOURCES as usize;
         let sources: crate::sim::sources::SourcesGpu =
             bytemuck::pod_read_unaligned(bytes.get(sources_at..StateLayout::POSITIONS as usize)?);
@@ -113,10 +113,10 @@ impl PendingCheckpoint {
         Some(Checkpoint {
             header: h.clone(),
             state: SimState {
-                step,
+                step: view.step,
                 emit_carry: sources.state.map(|s| s.carry),
-                positions: pos.to_vec(),
-                velocities: vel.to_vec(),
+                positions: view.positions.to_vec(),
+                velocities: view.velocities.to_vec(),
                 grid_origin: h.grid_origin,
                 grid_dims: h.grid_dims,
                 iterations: h.iterations,

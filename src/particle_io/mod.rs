@@ -3,7 +3,7 @@
 //! XML unstructured grid `.vtu` (ParaView; one vertex cell per particle, the arrays appended raw, written
 //! and read by the small codec in [`vtu`]).
 //!
-//! Writing ([`write`]) goes to `PATH.part` first and is renamed when complete, so a file under its final
+//! Writing ([`write()`]) goes to `PATH.part` first and is renamed when complete, so a file under its final
 //! name is always whole. Reading ([`read`]) goes through the app's bounded reader
 //! ([`crate::files`], kind [`FileKind::Particles`]) and then decodes bytes ([`decode`]); a declared count
 //! is checked against the bytes that follow it before anything is allocated for it, so a hostile header
@@ -155,7 +155,7 @@ pub fn write(path: &Path, particles: &Particles, format: ParticleFormat, time: f
     write_bytes(path, &encode(particles, format, time))
 }
 
-/// Writes `bytes` to `path` through `PATH.part` (see [`write`]).
+/// Writes `bytes` to `path` through `PATH.part` (see [`write()`]).
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ParticleFileError> {
     let mut part = path.as_os_str().to_owned();
     part.push(".part");

@@ -1,5 +1,5 @@
-//! VTK XML unstructured grids (`.vtu`, "VTK File Formats", Kitware, <https://docs.vtk.org/en/latest/
-//! design_documents/VTKFileFormats.html>) holding particles, for ParaView.
+//! VTK XML unstructured grids (`.vtu`; Kitware, "VTK File Formats",
+//! <https://docs.vtk.org/en/latest/design_documents/VTKFileFormats.html>) holding particles, for ParaView.
 //!
 //! Written: `byte_order="LittleEndian"`, `header_type="UInt64"`, one `Piece` of N points and N
 //! `VTK_VERTEX` cells (so every representation draws them), point data `velocity` (3 x Float32) and

@@ -36,7 +36,7 @@ pub use advance::{Advance, PCISPH_SQRT_N};
 pub use blow_up::{BlowUp, Cause};
 pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
-pub use state::{SimState, StateLayout};
+pub use state::{SimState, StateLayout, StateView};
 pub use stats::{SimStats, STATS_WG};
 
 use thiserror::Error;

@@ -41,14 +41,25 @@ impl StateLayout {
     }
 
     /// The step state, positions and velocities in `bytes` (a copy of this layout), or `None` when it is
-    /// too short.
-    pub fn split(self, bytes: &[u8]) -> Option<(StepState, &[[f32; 4]], &[[f32; 4]])> {
+    /// too short or misaligned.
+    pub fn split(self, bytes: &[u8]) -> Option<StateView<'_>> {
         let (v, end) = (self.velocities() as usize, self.bytes() as usize);
-        let step = bytemuck::pod_read_unaligned(bytes.get(..size_of::<StepState>())?);
-        let pos = bytemuck::try_cast_slice(bytes.get(Self::POSITIONS as usize..v)?).ok()?;
-        let vel = bytemuck::try_cast_slice(bytes.get(v..end)?).ok()?;
-        Some((step, pos, vel))
+        Some(StateView {
+            step: bytemuck::pod_read_unaligned(bytes.get(..size_of::<StepState>())?),
+            positions: bytemuck::try_cast_slice(bytes.get(Self::POSITIONS as usize..v)?).ok()?,
+            velocities: bytemuck::try_cast_slice(bytes.get(v..end)?).ok()?,
+        })
     }
+}
+
+/// The parts of a state copy's bytes ([`StateLayout::split`]), borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct StateView<'a> {
+    pub step: StepState,
+    /// `capacity` positions (xyz m, w density kg/m^3, < 0 parked).
+    pub positions: &'a [[f32; 4]],
+    /// `capacity` velocities (xyz m/s, w pressure Pa).
+    pub velocities: &'a [[f32; 4]],
 }
 
 /// A simulation's state (see the module docs). Plain data: the engine writes it to checkpoint files.
@@ -96,14 +107,14 @@ impl Simulation {
     /// `None` when `bytes` is shorter than the layout.
     pub fn decode_state(&self, bytes: &[u8]) -> Option<SimState> {
         let layout = self.state_layout();
-        let (step, pos, vel) = layout.split(bytes)?;
+        let view = layout.split(bytes)?;
         let end = StateLayout::POSITIONS as usize;
         let sources: SourcesGpu = bytemuck::pod_read_unaligned(bytes.get(StateLayout::SOURCES as usize..end)?);
         Some(SimState {
-            step,
+            step: view.step,
             emit_carry: sources.state.map(|s| s.carry),
-            positions: pos.to_vec(),
-            velocities: vel.to_vec(),
+            positions: view.positions.to_vec(),
+            velocities: view.velocities.to_vec(),
             grid_origin: self.grid_shape.origin,
             grid_dims: self.grid_shape.dims,
             iterations: self.solver_iterations(),
@@ -162,8 +173,8 @@ impl Simulation {
         q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&state.positions));
         q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&state.velocities));
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&state.step));
+        // The owed volume lives on the GPU only (the CPU's copy keeps it at zero, for `reset`).
         q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&sources));
-        self.sources = sources;
         self.grid_shape = boxed;
         self.write_grid_box();
         self.particles_version += 1;
