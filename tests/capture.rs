@@ -25,7 +25,8 @@ fn options(out: &Path, frames: u32) -> OfflineOptions {
         seconds: frames as f32 / 10.0,
         fps: 10.0,
         size: (96, 64),
-        out: out.to_path_buf(),
+        out: Some(out.to_path_buf()),
+        particles: None,
         dx: Some(0.08),
         image: Default::default(),
     }
@@ -139,14 +140,15 @@ fn every_video_frame_advances_exactly_one_over_fps() {
             seconds: frames as f32 / fps,
             fps,
             size: (64, 48),
-            out: out.clone(),
+            out: Some(out.clone()),
+            particles: None,
             dx: Some(0.08),
             image: Default::default(),
         };
         let mut seen = Vec::new();
         let report =
             capture_scene_frames(&ctx, &scene, &opts, |f| seen.push((f.index, f.sim_time, f.total))).expect("capture");
-        assert_eq!(report.video.frames, frames as u64);
+        assert_eq!(report.video.as_ref().expect("a video").frames, frames as u64);
         assert_eq!(seen.len(), frames as usize, "{name}: one report per frame");
         for (k, (index, time, total)) in seen.into_iter().enumerate() {
             assert_eq!((index, total), (k as u64, frames as u64));

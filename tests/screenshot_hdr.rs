@@ -118,6 +118,8 @@ fn run_writes_an_exr_for_an_exr_path() {
         dx: Some(0.08),
         view: Default::default(),
         depth_filter: None,
+        resume: None,
+        save_checkpoint: None,
     };
     waterview::cli::run::run(Some(&scene), &args).expect("waterview run --out final.EXR");
     assert!(!dir.join("final.EXR.part").exists(), "temporary file left behind");

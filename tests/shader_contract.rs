@@ -167,8 +167,8 @@ fn twins() -> Vec<Twin> {
     use render::anisotropy::{AnisotropyUniform, Ellipsoid};
     use render::composite::CompositeUniform;
     use render::curvature_flow::FlowUniform;
-    use render::foam::FoamUniform;
     use render::fluid_tiles::TilesUniform;
+    use render::foam::FoamUniform;
     use render::frame::CameraUniform;
     use render::narrow_range::NarrowRangeUniform;
     use render::particles::ParticleUniform;

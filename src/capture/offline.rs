@@ -1,5 +1,6 @@
 //! Offline (fixed-step) video capture without a window: `waterview capture --scene FILE --seconds T --fps F
-//! --size WxH --out video.mp4`. Every video frame advances the simulation by exactly `1/fps` simulated
+//! --size WxH --out video.mp4`, and/or the particles of every frame as PLY or VTU files (`--particles DIR
+//! [--particle-format ply|vtu]`, [`super::particles`]; without `--out` nothing is rendered). Every video frame advances the simulation by exactly `1/fps` simulated
 //! seconds ([`crate::sim::Simulation::advance_to`]: the GPU's CFL steps are clamped so the last one lands on the frame's
 //! end) and is rendered off-screen at the chosen size, however long that takes; frame k shows the state at
 //! simulated time k / fps. Frames go through the same [`VideoRecorder`] ring and encoder thread as in the
@@ -15,6 +16,7 @@
 //! exactly as the window's live recording does.
 
 use super::output::Output;
+use super::particles::{ParticleExporter, ParticleOutput, ParticleSummary};
 use super::recorder::VideoRecorder;
 use super::video::{VideoFormat, VideoSummary};
 use super::CaptureError;
@@ -35,8 +37,10 @@ pub struct OfflineOptions {
     pub fps: f32,
     /// Video size, pixels (MP4 crops odd sizes by one pixel).
     pub size: (u32, u32),
-    /// Output file (`.mp4`) or folder (PNG sequence).
-    pub out: PathBuf,
+    /// Video: a file (`.mp4`) or folder (PNG sequence); `None`: no video (nothing is rendered).
+    pub out: Option<PathBuf>,
+    /// Particle files of every frame (a new folder); `None`: none.
+    pub particles: Option<ParticleOutput>,
     /// Particle spacing override, metres (default: the scene's, scaled on a CPU adapter).
     pub dx: Option<f32>,
     /// What the frames show (the final image by default, or an intermediate target) and the depth filter.
@@ -67,6 +71,9 @@ pub fn validate(opts: &OfflineOptions) -> Result<(), CaptureError> {
     if opts.size.0 < 16 || opts.size.1 < 16 {
         return Err(CaptureError::Size { width: opts.size.0, height: opts.size.1 });
     }
+    if opts.out.is_none() && opts.particles.is_none() {
+        return Err(CaptureError::NoOutput);
+    }
     Ok(())
 }
 
@@ -86,8 +93,10 @@ pub struct CaptureFrame {
 /// What an offline capture produced.
 #[derive(Clone, Debug)]
 pub struct CaptureReport {
-    /// The file or folder written.
-    pub video: VideoSummary,
+    /// The video's file or folder, when one was asked for.
+    pub video: Option<VideoSummary>,
+    /// The particle files, when asked for.
+    pub particles: Option<ParticleSummary>,
     /// Simulated time at the end, seconds, as read back from the GPU: frames / fps (the state after the
     /// last frame's 1/fps).
     pub sim_time: f32,
@@ -99,19 +108,23 @@ pub struct CaptureReport {
     pub submissions: u64,
 }
 
-/// Runs the capture on `ctx`; `progress(frames written, total)` is called after every frame.
-/// Errors: bad options, a scene that cannot be simulated, an output that cannot be written (the message
-/// names the path; nothing is left under the final name).
+/// Runs a video capture on `ctx`; `progress(frames written, total)` is called after every frame.
+/// Errors: bad options (no video among them), a scene that cannot be simulated, an output that cannot be
+/// written (the message names the path; nothing is left under the final name).
 pub fn capture_scene(
     ctx: &GpuContext,
     scene: &Scene,
     opts: &OfflineOptions,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<VideoSummary, CaptureError> {
+    if opts.out.is_none() {
+        return Err(CaptureError::NoOutput);
+    }
     let total = frame_count(opts.seconds, opts.fps);
     let report = capture_scene_frames(ctx, scene, opts, |f| progress(f.written, f.total))?;
-    progress(report.video.frames, total);
-    Ok(report.video)
+    let video = report.video.ok_or(CaptureError::NoOutput)?;
+    progress(video.frames, total);
+    Ok(video)
 }
 
 /// The engine an offline capture runs: the scene (with its inflows and outflows), at `dx` if given, with
@@ -124,7 +137,8 @@ fn capture_engine(ctx: &GpuContext, scene: &Scene, dx: Option<f32>, fps: f32) ->
 }
 
 /// [`capture_scene`] reporting every frame as it is recorded (`on_frame`, with the simulated time the frame
-/// shows) and returning the simulation's totals as well as the video's.
+/// shows) and returning the simulation's totals as well as the outputs': the video (when `opts.out`) and
+/// the particle files of every frame (when `opts.particles`; file k holds the state at k / fps).
 pub fn capture_scene_frames(
     ctx: &GpuContext,
     scene: &Scene,
@@ -133,69 +147,135 @@ pub fn capture_scene_frames(
 ) -> Result<CaptureReport, CaptureError> {
     validate(opts)?;
     let mut engine = capture_engine(ctx, scene, opts.dx, opts.fps)?;
-    let target = Offscreen::new(ctx, opts.size);
-    let mut renderer = Renderer::new(ctx, target.format(), engine.terrain());
-    let (camera, settings) = batch::scene_view(&engine);
-    let settings = opts.image.apply(settings);
     let mut profiler = Profiler::new(&ctx.device);
-    let mut recorder =
-        VideoRecorder::start(&ctx.device, &opts.out, format_for(&opts.out), opts.fps, target.size, target.format())?;
-    let fail = |recorder: VideoRecorder, e: CaptureError| {
-        recorder.cancel();
-        Err(e)
+    let mut video = match &opts.out {
+        Some(out) => {
+            let target = Offscreen::new(ctx, opts.size);
+            let renderer = Renderer::new(ctx, target.format(), engine.terrain());
+            let (camera, settings) = batch::scene_view(&engine);
+            let settings = opts.image.apply(settings);
+            let rec = VideoRecorder::start(&ctx.device, out, format_for(out), opts.fps, target.size, target.format())?;
+            Some(VideoRig { rec, target, renderer, camera, settings })
+        }
+        None => None,
     };
-    let mut sim_time = match engine.sim().step_state_blocking(ctx) {
-        Ok(s) => s.time,
-        Err(e) => return fail(recorder, e.into()),
+    let mut particles = match &opts.particles {
+        Some(p) => match ParticleExporter::start(p.clone()) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                if let Some(v) = video {
+                    v.rec.cancel();
+                }
+                return Err(e);
+            }
+        },
+        None => None,
     };
-    let (mut steps, mut steps_recorded, mut submissions) = (0u64, 0u64, 0u64);
+    let result = capture_loop(ctx, &mut engine, &mut profiler, opts, video.as_mut(), particles.as_mut(), &mut on_frame);
+    let (sim_time, steps, steps_recorded, submissions) = match result {
+        Ok(totals) => totals,
+        Err(e) => {
+            if let Some(v) = video {
+                v.rec.cancel();
+            }
+            if let Some(p) = particles {
+                p.cancel();
+            }
+            return Err(e);
+        }
+    };
+    let particles = match particles {
+        Some(p) => Some(p.finish_blocking(&ctx.device).inspect_err(|_| {
+            if let Some(v) = video.take() {
+                v.rec.cancel();
+            }
+        })?),
+        None => None,
+    };
+    let video = match video {
+        Some(v) => Some(v.rec.finish_blocking(&ctx.device)?),
+        None => None,
+    };
+    Ok(CaptureReport { video, particles, sim_time, steps, steps_recorded, submissions })
+}
 
+/// What the video of an offline capture is drawn with.
+struct VideoRig {
+    rec: VideoRecorder,
+    target: Offscreen,
+    renderer: Renderer,
+    camera: crate::render::OrbitCamera,
+    settings: crate::render::RenderSettings,
+}
+
+/// The frames of [`capture_scene_frames`]: returns (simulated time at the end, steps, steps recorded,
+/// step-state reads). Errors leave the outputs to the caller to cancel.
+fn capture_loop(
+    ctx: &GpuContext,
+    engine: &mut Engine,
+    profiler: &mut Profiler,
+    opts: &OfflineOptions,
+    mut video: Option<&mut VideoRig>,
+    mut particles: Option<&mut ParticleExporter>,
+    on_frame: &mut impl FnMut(&CaptureFrame),
+) -> Result<(f32, u64, u64, u64), CaptureError> {
+    let mut sim_time = engine.sim().step_state_blocking(ctx)?.time;
+    let (mut steps, mut steps_recorded, mut submissions) = (0u64, 0u64, 0u64);
     let total = frame_count(opts.seconds, opts.fps);
     for k in 0..total {
-        // Wait (for the GPU copy or the encoder) only when every staging buffer is busy.
-        while !recorder.can_record() {
-            let _ = ctx
-                .device
-                .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
-            if let Some(e) = recorder.poll() {
-                return fail(recorder, e);
-            }
-            if !recorder.can_record() {
+        // Wait (for the GPU copies, the encoder or the particle writer) only when every staging buffer is busy.
+        let ready = |v: &Option<&mut VideoRig>, p: &Option<&mut ParticleExporter>| {
+            v.as_ref().is_none_or(|v| v.rec.can_record()) && p.as_ref().is_none_or(|p| p.can_record(engine.sim()))
+        };
+        while !ready(&video, &particles) {
+            let timeout = Some(Duration::from_millis(50));
+            let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout });
+            poll_outputs(&mut video, &mut particles)?;
+            if !ready(&video, &particles) {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
         let mut enc =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("offline capture frame") });
-        let particles = engine.particles();
-        renderer.encode(ctx, &mut enc, &profiler, &target, &camera, Some(particles), &settings);
-        recorder.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
-        engine.sim_mut().encode_stats(&mut enc, &profiler);
+        if let Some(v) = video.as_deref_mut() {
+            let p = engine.particles();
+            v.renderer.encode(ctx, &mut enc, profiler, &v.target, &v.camera, Some(p), &v.settings);
+            v.rec.record(&mut enc, &v.target.color, k as f64 / opts.fps as f64);
+        }
+        if let Some(p) = particles.as_deref_mut() {
+            p.record(&mut enc, &ctx.device, engine.sim(), k);
+        }
+        engine.sim_mut().encode_stats(&mut enc, profiler);
         profiler.resolve(&mut enc);
         ctx.queue.submit([enc.finish()]);
-        recorder.after_submit();
+        if let Some(v) = video.as_deref_mut() {
+            v.rec.after_submit();
+        }
+        if let Some(p) = particles.as_deref_mut() {
+            p.after_submit();
+        }
         engine.sim_mut().after_submit();
         profiler.end_frame(&ctx.queue);
         // Then exactly one frame of simulated time (blocking on the GPU's step state).
         let t_next = ((k + 1) as f64 / opts.fps as f64) as f32;
         let shown = sim_time;
-        match engine.sim_mut().advance_to(ctx, &mut profiler, t_next) {
-            Ok(a) => {
-                steps += a.steps as u64;
-                steps_recorded += a.steps_recorded as u64;
-                submissions += a.submissions as u64;
-                sim_time = a.time;
-            }
-            Err(e) => return fail(recorder, e.into()),
-        }
+        let a = engine.sim_mut().advance_to(ctx, profiler, t_next)?;
+        steps += a.steps as u64;
+        steps_recorded += a.steps_recorded as u64;
+        submissions += a.submissions as u64;
+        sim_time = a.time;
         let _ = ctx.device.poll(wgpu::PollType::Poll);
-        if let Some(e) = recorder.poll() {
-            return fail(recorder, e);
-        }
+        poll_outputs(&mut video, &mut particles)?;
         let _ = engine.sim_mut().poll_stats();
         if let Some(blow_up) = engine.sim().blow_up() {
-            return fail(recorder, CaptureError::BlowUp(blow_up.clone()));
+            return Err(CaptureError::BlowUp(blow_up.clone()));
         }
-        on_frame(&CaptureFrame { index: k, sim_time: shown, written: recorder.written(), total });
+        let written = match (&video, &particles) {
+            (Some(v), _) => v.rec.written(),
+            (None, Some(p)) => p.written(),
+            (None, None) => 0,
+        };
+        on_frame(&CaptureFrame { index: k, sim_time: shown, written, total });
     }
     // The last frames' statistics, still on their way.
     while engine.sim().stats_in_flight() {
@@ -203,10 +283,23 @@ pub fn capture_scene_frames(
         let _ = engine.sim_mut().poll_stats();
     }
     if let Some(blow_up) = engine.sim().blow_up() {
-        return fail(recorder, CaptureError::BlowUp(blow_up.clone()));
+        return Err(CaptureError::BlowUp(blow_up.clone()));
     }
-    let video = recorder.finish_blocking(&ctx.device)?;
-    Ok(CaptureReport { video, sim_time, steps, steps_recorded, submissions })
+    Ok((sim_time, steps, steps_recorded, submissions))
+}
+
+/// Takes what came back for the outputs; the first failure ends the capture.
+fn poll_outputs(
+    video: &mut Option<&mut VideoRig>,
+    particles: &mut Option<&mut ParticleExporter>,
+) -> Result<(), CaptureError> {
+    if let Some(e) = video.as_deref_mut().and_then(|v| v.rec.poll()) {
+        return Err(e);
+    }
+    if let Some(e) = particles.as_deref_mut().and_then(|p| p.poll()) {
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// Options of [`measure_record_cost`].
@@ -481,8 +574,13 @@ pub fn record_cost_cli(scene_path: Option<&Path>, opts: &RecordCostOptions) -> a
 /// captures with a terminal progress bar.
 pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Result<()> {
     validate(opts)?;
-    let what = if format_for(&opts.out) == VideoFormat::Mp4 { Output::File } else { Output::NewFolder };
-    super::output::check_writable(&opts.out, what)?;
+    if let Some(out) = &opts.out {
+        let what = if format_for(out) == VideoFormat::Mp4 { Output::File } else { Output::NewFolder };
+        super::output::check_writable(out, what)?;
+    }
+    if let Some(p) = &opts.particles {
+        super::output::check_writable(&p.dir, Output::NewFolder)?;
+    }
     let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
@@ -498,18 +596,33 @@ pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Resu
     let result = capture_scene_frames(&ctx, &scene, opts, |f| bar.set_position(f.written));
     bar.finish_and_clear();
     let report = result?;
-    let summary = &report.video;
     let wall = started.elapsed().as_secs_f64();
-    eprintln!(
-        "wrote {}: {} frames, {:.2} s of video at {} fps, {:.1} MB, in {:.1} s ({:.2} frames/s)",
-        summary.path.display(),
-        summary.frames,
-        summary.duration_s,
-        opts.fps,
-        summary.bytes as f64 / 1e6,
-        wall,
-        summary.frames as f64 / wall.max(1e-9)
-    );
+    if let Some(summary) = &report.video {
+        eprintln!(
+            "wrote {}: {} frames, {:.2} s of video at {} fps, {:.1} MB, in {:.1} s ({:.2} frames/s)",
+            summary.path.display(),
+            summary.frames,
+            summary.duration_s,
+            opts.fps,
+            summary.bytes as f64 / 1e6,
+            wall,
+            summary.frames as f64 / wall.max(1e-9)
+        );
+    }
+    if let Some(p) = &report.particles {
+        let bytes: u64 = p.frames.iter().map(|f| f.bytes).sum();
+        let (first, last) = (p.frames.first(), p.frames.last());
+        eprintln!(
+            "wrote {}: {} particle files, {:.1} MB, t = {} .. {} s, {} .. {} particles",
+            p.dir.display(),
+            p.frames.len(),
+            bytes as f64 / 1e6,
+            first.map_or(0.0, |f| f.time),
+            last.map_or(0.0, |f| f.time),
+            p.frames.iter().map(|f| f.particles).min().unwrap_or(0),
+            p.frames.iter().map(|f| f.particles).max().unwrap_or(0),
+        );
+    }
     eprintln!(
         "simulated {:.6} s: {} steps ({} recorded, the rest no-ops past a frame's end), {} step-state reads",
         report.sim_time, report.steps, report.steps_recorded, report.submissions

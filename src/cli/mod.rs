@@ -8,6 +8,8 @@
 pub mod run;
 
 use crate::capture::offline::{OfflineOptions, RecordCostOptions};
+use crate::capture::particles::ParticleOutput;
+use crate::particle_io::ParticleFormat;
 use crate::validate::{parse_case, parse_override, parse_solver, Cases, Solvers};
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
@@ -39,20 +41,24 @@ pub fn run(cli: Cli) -> Result<()> {
                 out: a.out,
             },
         ),
-        Some(Command::Capture(a)) => match a.out {
-            Some(out) => crate::capture::offline::run_cli(
+        Some(Command::Capture(a)) => {
+            let particles = a.particles.map(|dir| ParticleOutput { dir, format: a.particle_format });
+            if a.out.is_none() && particles.is_none() {
+                bail!("give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, or both");
+            }
+            crate::capture::offline::run_cli(
                 cli.scene.as_deref(),
                 &OfflineOptions {
                     seconds: a.seconds,
                     fps: a.fps,
                     size: a.size,
-                    out,
+                    out: a.out,
+                    particles,
                     dx: a.dx,
                     image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
                 },
-            ),
-            None => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
-        },
+            )
+        }
     }
 }
 
@@ -145,7 +151,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Record a video headless at a fixed step: every frame advances exactly 1/fps simulated seconds,
     /// rendered at --size however long it takes; `.mp4` writes H.264 MP4, any other --out a folder of
-    /// numbered PNGs. With --record-cost: measure what live recording costs the frame rate instead.
+    /// numbered PNGs; --particles DIR writes each frame's particles (PLY or VTU). With --record-cost:
+    /// measure what live recording costs the frame rate instead.
     Capture(CaptureArgs),
     /// Physical validation headless (hydrostatic tank, dam break vs Martin & Moyce 1952, density error
     /// vs iterations, sloshing energy) per solver; writes a CSV and a PNG per case and summary.md.
@@ -206,8 +213,17 @@ pub struct CaptureArgs {
     pub size: (u32, u32),
     /// Output: a `.mp4` file, or a folder for a PNG sequence (with --record-cost: where the measurement's
     /// video goes before it is deleted; default a temporary file).
-    #[arg(long, required_unless_present = "record_cost")]
+    #[arg(long, required_unless_present_any = ["record_cost", "particles"])]
     pub out: Option<PathBuf>,
+    /// Also (or, without --out, only) write the particles of every frame into this new folder:
+    /// `particles_00000.ply`, ... (file k holds the live particles at exactly k / fps simulated seconds,
+    /// its time in the file), as binary PLY or VTU (--particle-format).
+    #[arg(long, conflicts_with = "record_cost")]
+    pub particles: Option<PathBuf>,
+    /// Format of the --particles files: `ply` (binary little-endian, float x y z vx vy vz density; Houdini,
+    /// Blender, ParaView) or `vtu` (VTK XML unstructured grid with a `particles.pvd` collection; ParaView).
+    #[arg(long, default_value = "ply", requires = "particles", value_parser = parse_particle_format)]
+    pub particle_format: ParticleFormat,
     /// Measure what live recording costs instead of capturing: render the same --frames frames at --size
     /// with and without the recording path (staging ring, read-back, H.264 encoder thread), --rounds runs
     /// of each, alternating, and print ms per frame both ways (wall clock, and CPU time on Linux; medians
@@ -320,6 +336,11 @@ impl BenchArgs {
 // clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
 // so these return `String` rather than an error type).
 
+/// Parses `--particle-format`: `ply` or `vtu`.
+fn parse_particle_format(s: &str) -> Result<ParticleFormat, String> {
+    s.parse().map_err(|e: crate::particle_io::ParticleFileError| e.to_string())
+}
+
 /// Parses `--splats`: `raster` or `compute`.
 fn parse_splats(s: &str) -> Result<crate::render::SplatMethod, String> {
     match s.trim().to_ascii_lowercase().as_str() {
@@ -364,7 +385,7 @@ pub fn parse_workgroup_size(s: &str) -> Result<u32, String> {
 }
 
 /// Arguments of `waterview run`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// Simulation steps to run, rounded up to whole frames of the scene's `substeps` steps each.
     #[arg(long, conflicts_with = "seconds", value_parser = clap::value_parser!(u64).range(1..))]
@@ -383,7 +404,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     pub size: (u32, u32),
     /// Override the scene's particle spacing dx (metres).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "resume")]
     pub dx: Option<f32>,
     /// What the image (--out) shows: final (the shaded water), depth (the splats' raw depth, nearer =
     /// brighter), smoothed (the depth after the depth filter), thickness, normals (of the smoothed depth,
@@ -394,6 +415,16 @@ pub struct RunArgs {
     /// settings' default, see docs/rendering.md).
     #[arg(long, value_parser = parse_depth_filter)]
     pub depth_filter: Option<crate::render::DepthFilter>,
+    /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
+    /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
+    /// must have the checkpoint's domain, terrain and initial water). --steps and --seconds count from the
+    /// checkpoint.
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// Write a checkpoint of the whole simulation state to this file at the end of the run (also when it
+    /// is stopped by Ctrl-C).
+    #[arg(long)]
+    pub save_checkpoint: Option<PathBuf>,
 }
 
 impl RunArgs {

@@ -6,8 +6,9 @@
 use super::RunArgs;
 use crate::capture::output::{check_writable, Output};
 use crate::engine::batch::ImageOptions;
-use crate::engine::{self, batch, BuildOptions, Engine};
+use crate::engine::{self, batch, BuildOptions, Checkpoint, Engine};
 use crate::gpu::{GpuContext, Profiler};
+use crate::scene::Scene;
 use crate::sim::SimStats;
 use crate::text::printable;
 use anyhow::{bail, Context, Result};
@@ -61,15 +62,36 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
             bail!("--seconds must be a positive number, got {t}");
         }
     }
-    for (path, what) in [(&args.out, Output::File), (&args.stats, Output::File)] {
-        if let Some(path) = path {
-            check_writable(path, what)?;
-        }
+    for path in [&args.out, &args.stats, &args.save_checkpoint].into_iter().flatten() {
+        check_writable(path, Output::File)?;
     }
-    let scene = engine::load_scene(scene_path)?;
-    let ctx = GpuContext::headless()?;
-    eprintln!("adapter: {}", ctx.adapter_summary());
-    let mut engine = Engine::new(&ctx, scene, BuildOptions { dx: args.dx, ..BuildOptions::default() })?;
+    let (mut engine, ctx, args) = match &args.resume {
+        None => {
+            let scene = engine::load_scene(scene_path)?;
+            let ctx = GpuContext::headless()?;
+            eprintln!("adapter: {}", ctx.adapter_summary());
+            let engine = Engine::new(&ctx, scene, BuildOptions { dx: args.dx, ..BuildOptions::default() })?;
+            (engine, ctx, args.clone())
+        }
+        Some(path) => {
+            let scene = scene_path.map(Scene::load).transpose()?;
+            let ctx = GpuContext::headless()?;
+            eprintln!("adapter: {}", ctx.adapter_summary());
+            let checkpoint = Checkpoint::read_for(&ctx, path)?;
+            let engine = Engine::resume(&ctx, scene, &checkpoint, BuildOptions::default())?;
+            eprintln!(
+                "resumed {} at t = {} s after {} steps ({} particles with the emitters' pool)",
+                path.display(),
+                checkpoint.time(),
+                checkpoint.steps(),
+                checkpoint.capacity()
+            );
+            // --seconds counts from the checkpoint's time.
+            let seconds = args.seconds.map(|t| checkpoint.time() + t);
+            (engine, ctx, RunArgs { seconds, ..args.clone() })
+        }
+    };
+    let args = &args;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // The first Ctrl-C (or SIGTERM) ends the run at the next frame, keeping its outputs; a second quits.
@@ -152,6 +174,17 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
     print_pass_times(&profiler, engine.params().substeps as f64, engine.live_particles());
     if let Some(blow_up) = engine.sim().blow_up() {
         bail!("{blow_up}");
+    }
+    if let Some(path) = &args.save_checkpoint {
+        let checkpoint = engine.checkpoint_blocking(ctx)?;
+        checkpoint.write(path)?;
+        eprintln!(
+            "wrote checkpoint {}: t = {} s after {} steps, {} particles with the emitters' pool",
+            path.display(),
+            checkpoint.time(),
+            checkpoint.steps(),
+            checkpoint.capacity()
+        );
     }
     if let Some(out) = &args.out {
         write_image_as(ctx, engine, args.size, args.image(), out)?;

@@ -12,13 +12,18 @@
 //! it builds ([`sources::pool_size`]) and grows it, carrying the running water over, when emitters are
 //! added or speeded up later ([`Engine::set_sources`]).
 //!
+//! Checkpoints ([`checkpoint`]): [`Engine::checkpoint_blocking`] (or [`Engine::encode_checkpoint`], which
+//! never waits) saves the whole simulation state, [`Engine::resume`] builds an engine that goes on from it.
+//!
 //! Nothing reaches the GPU unchecked: a scene is validated at the spacing it is built at
 //! ([`Scene::validate`]) and its particle estimate checked against the GPU's limit ([`limits`]) before
 //! its particles are laid out; sources edited live go through the same checks as the scene file's.
 
 pub mod batch;
+pub mod checkpoint;
 pub mod limits;
 
+pub use checkpoint::{Checkpoint, CheckpointError, PendingCheckpoint};
 pub use limits::{check_fits, particle_limit, render_limit};
 
 use crate::gpu::GpuContext;
@@ -38,6 +43,9 @@ pub enum EngineError {
     /// The simulation refused the scene or the change (parameters, sources, sizes past the GPU's limits).
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// A checkpoint could not be written, read or resumed into the scene ([`checkpoint`]).
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
     /// The scene's lattice estimate plus the emitters' pool is past the GPU's particle limit (checked
     /// before any particle is built, [`limits::check_fits`]).
     #[error(

@@ -294,4 +294,3 @@ fn narrow_range_rows(ui: &mut egui::Ui, p: &mut NarrowRangeParams) {
         |ui| ui.add(egui::Slider::new(&mut p.clamp_offset, 0.0..=2.0).suffix(" dx")),
     );
 }
-
