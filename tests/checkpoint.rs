@@ -272,3 +272,42 @@ fn the_run_command_saves_and_resumes_checkpoints() {
     assert!(!ok && text.contains("cannot be used with"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The window's way of saving ("Save checkpoint…"): the state copied into a read-back ring's slot in a
+/// submission that nothing waits for, mapped asynchronously and turned into a checkpoint from the still
+/// mapped bytes (on the window's worker thread) is the blocking checkpoint, byte for byte in its file.
+#[test]
+fn a_checkpoint_read_back_asynchronously_is_the_blocking_one() {
+    let ctx = common::gpu();
+    let dir = scratch("async");
+    let mut engine = Engine::new(&ctx, flume(), BuildOptions::default()).expect("builds");
+    steps(&ctx, &mut engine, 12);
+    let mut ring =
+        waterview::gpu::readback::ReadbackRing::new(&ctx.device, "test checkpoint", engine.checkpoint_bytes(), 1);
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let dst = ring.reserve(7).expect("a free slot");
+    let pending = engine.encode_checkpoint(&mut encoder, dst).expect("recorded");
+    ctx.queue.submit([encoder.finish()]);
+    ring.submitted();
+    let (tag, mapped) = loop {
+        let _ = ctx.device.poll(wgpu::PollType::Poll);
+        if let Some(taken) = ring.try_take_mapped() {
+            break taken;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    assert_eq!(tag, 7);
+    let mapped = mapped.expect("mapped");
+    let from_copy = std::thread::spawn(move || mapped.with_bytes(|bytes| pending.finish(bytes)).flatten())
+        .join()
+        .expect("worker")
+        .expect("the copy makes a checkpoint");
+    assert!(!ring.in_flight() && ring.has_free_slot(), "the slot is free again once the worker is done");
+    let blocking = engine.checkpoint_blocking(&ctx).expect("blocking checkpoint");
+    assert_eq!(from_copy.state(), blocking.state());
+    let (a, b) = (dir.join("async.wvc"), dir.join("blocking.wvc"));
+    from_copy.write(&a).expect("write");
+    blocking.write(&b).expect("write");
+    assert_eq!(std::fs::read(&a).expect("read"), std::fs::read(&b).expect("read"), "the same file");
+    let _ = std::fs::remove_dir_all(&dir);
+}

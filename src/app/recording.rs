@@ -183,12 +183,16 @@ impl Running {
     /// Offline capture: takes the step states that came back (confirming a frame's simulated time or
     /// asking for more steps). A failure stops the capture, keeping the frames made so far. Never blocks.
     fn poll_offline(&mut self) {
-        let Some(r) = self.recording.as_mut().filter(|r| !r.stopping) else { return };
+        let Some(r) = self.recording.as_mut() else { return };
         let Some(o) = r.offline.as_mut() else { return };
+        // The particle copies go on to their worker until the last file is written, also once the last
+        // frame is rendered (the capture is stopping then).
         let particles = o.particles.as_mut().and_then(ParticleExporter::poll);
-        if let Some(e) = o.frames.poll().err().or(particles) {
-            let note = format!("capture stopped after {} frames: {e}", o.frames.frame());
-            self.ui.push_error(note.clone());
+        let frames = if r.stopping { None } else { o.frames.poll().err() };
+        let Some(e) = frames.or(particles) else { return };
+        let note = format!("capture stopped after {} frames: {e}", o.frames.frame());
+        self.ui.push_error(note.clone());
+        if !r.stopping {
             r.stopping = true;
             r.note = Some(note);
         }

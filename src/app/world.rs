@@ -174,8 +174,9 @@ impl Running {
         }
     }
 
-    /// Saves the scene with the current solver parameters, sources and camera; relative heightmap paths
-    /// are made absolute when they resolve to a file, so the saved scene works from its new folder.
+    /// Saves the scene with the current solver parameters, sources and camera; relative heightmap and
+    /// fluid-file paths are made absolute when they resolve to a file, so the saved scene works from its
+    /// new folder.
     pub(super) fn save_scene(&mut self, path: &Path) {
         let mut scene = self.world.scene().clone();
         if let Some(o) = self.recording.as_ref().and_then(|r| r.offline.as_ref()) {
@@ -190,13 +191,21 @@ impl Running {
                 }
             }
         }
+        for f in &mut scene.fluid_files {
+            let p = scene.base_dir.join(&f.path);
+            if Path::new(&f.path).is_relative() && p.is_file() {
+                if let Ok(abs) = p.canonicalize() {
+                    f.path = abs.display().to_string();
+                }
+            }
+        }
         match scene.save(path) {
             Ok(()) => {
                 log::info!("scene saved: {}", path.display());
                 self.ui.capture.status = Some(Ok(format!("Scene saved to {}", path.display())));
                 self.scene_file = Some(path.to_path_buf());
                 if let Some(engine) = self.world.engine_mut() {
-                    engine.moved_to(path, scene.terrain);
+                    engine.moved_to(path, &scene);
                 }
             }
             Err(e) => self.ui.push_error(format!("cannot save the scene: {e}")),

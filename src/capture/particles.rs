@@ -78,6 +78,8 @@ pub struct ParticleExporter {
     pub recorded: u64,
     /// Frames whose read-back or file failed (the first error is returned by `poll`).
     failed: u64,
+    /// The worker stopped taking frames: nothing more will be written.
+    stopped: bool,
 }
 
 impl ParticleExporter {
@@ -109,6 +111,7 @@ impl ParticleExporter {
             written: Vec::new(),
             recorded: 0,
             failed: 0,
+            stopped: false,
         })
     }
 
@@ -188,6 +191,8 @@ impl ParticleExporter {
                     break;
                 }
                 Err(mpsc::TrySendError::Disconnected(_)) => {
+                    self.stopped = true;
+                    self.waiting.clear();
                     error.get_or_insert(CaptureError::EncoderStopped);
                     break;
                 }
@@ -205,9 +210,9 @@ impl ParticleExporter {
         error
     }
 
-    /// True when every recorded frame has been written or has failed.
+    /// True when every recorded frame has been written or has failed (or the worker stopped).
     pub fn drained(&self) -> bool {
-        self.written.len() as u64 + self.failed >= self.recorded
+        self.stopped || self.written.len() as u64 + self.failed >= self.recorded
     }
 
     /// Waits for the frames in flight (polling `device`), ends the worker and, for VTU, writes the `.pvd`

@@ -7,8 +7,9 @@
 
 pub mod run;
 
-use crate::capture::offline::{OfflineOptions, RecordCostOptions};
+use crate::capture::offline::OfflineOptions;
 use crate::capture::particles::ParticleOutput;
+use crate::capture::record_cost::RecordCostOptions;
 use crate::particle_io::ParticleFormat;
 use crate::validate::{parse_case, parse_override, parse_solver, Cases, Solvers};
 use anyhow::{bail, Result};
@@ -29,7 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Validate(args)) => crate::validate::run(&args.plan(), args.strict),
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
-        Some(Command::Capture(a)) if a.record_cost => crate::capture::offline::record_cost_cli(
+        Some(Command::Capture(a)) if a.record_cost => crate::capture::record_cost::record_cost_cli(
             cli.scene.as_deref(),
             &RecordCostOptions {
                 frames: a.frames,

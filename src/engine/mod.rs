@@ -219,12 +219,13 @@ impl Engine {
     }
 
     /// Records that the scene now lives in the file `file` (saved there): relative paths resolve
-    /// against its folder, errors name it, and `terrain` (the same heightfield, its path rewritten, e.g.
-    /// made absolute) replaces the terrain's description. Nothing is rebuilt.
-    pub fn moved_to(&mut self, file: &Path, terrain: Option<crate::scene::TerrainDesc>) {
+    /// against its folder, errors name it, and `saved`'s terrain and fluid files (the same files, their
+    /// paths rewritten, e.g. made absolute) replace the scene's. Nothing is rebuilt.
+    pub fn moved_to(&mut self, file: &Path, saved: &Scene) {
         self.scene.base_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         self.scene.file = file.to_path_buf();
-        self.scene.terrain = terrain;
+        self.scene.terrain = saved.terrain.clone();
+        self.scene.fluid_files = saved.fluid_files.clone();
     }
 
     /// Puts the water back where the scene starts it and the clock to zero; parameters and sources stay.
