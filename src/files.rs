@@ -1,6 +1,7 @@
-//! The one way the app reads a user's file: scenes, heightmaps and their units, sky images, the
-//! settings, the headers of dropped files ([`read`], [`open`]). Whatever the path names,
-//! reading it returns promptly, with a bounded amount of memory, or fails with a message naming the path:
+//! The one way the app reads a user's file: scenes, heightmaps and their units, sky images, particle
+//! files, checkpoints, the settings, the headers of dropped files ([`read`], [`read_text`], [`open`]).
+//! Whatever the path names, reading it returns promptly, with a bounded amount of memory, or fails with a
+//! message naming the path:
 //!
 //! - **Regular files only.** The path's metadata (symbolic links followed) is checked before opening, so
 //!   a device (`/dev/zero`, a tape drive), a FIFO, a socket or a folder is refused without being opened;
@@ -42,6 +43,13 @@ pub enum FileKind {
     Settings,
     /// A mesh (for the mesh import to come), at most 256 MiB: millions of triangles.
     Mesh,
+    /// A particle file (PLY or VTU) used as a scene's water, at most 1 GiB: 38 million particles as binary
+    /// PLY with positions and velocities (28 bytes each), beyond what a GPU here simulates (32 M on an
+    /// H200, 4 M on lavapipe).
+    Particles,
+    /// A simulation checkpoint, at most 2 GiB: 32 bytes per particle (position, density, velocity,
+    /// pressure) for the 32 M particles an H200 simulates, plus a small header.
+    Checkpoint,
 }
 
 impl FileKind {
@@ -53,6 +61,8 @@ impl FileKind {
             FileKind::HeightmapUnits | FileKind::Settings => MIB,
             FileKind::Sky => 1024 * MIB,
             FileKind::Mesh => 256 * MIB,
+            FileKind::Particles => 1024 * MIB,
+            FileKind::Checkpoint => 2048 * MIB,
         }
     }
 
@@ -65,6 +75,8 @@ impl FileKind {
             FileKind::Sky => "sky image",
             FileKind::Settings => "settings file",
             FileKind::Mesh => "mesh",
+            FileKind::Particles => "particle file",
+            FileKind::Checkpoint => "checkpoint",
         }
     }
 
@@ -77,6 +89,8 @@ impl FileKind {
             FileKind::Sky => "sky images",
             FileKind::Settings => "settings files",
             FileKind::Mesh => "meshes",
+            FileKind::Particles => "particle files",
+            FileKind::Checkpoint => "checkpoints",
         }
     }
 }

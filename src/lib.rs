@@ -8,6 +8,7 @@
 
 pub mod files;
 pub mod gpu;
+pub mod particle_io;
 pub mod render;
 pub mod scene;
 pub mod sim;

@@ -70,6 +70,7 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         splats: SplatMethod::Compute,
         redraw_background: false,
         no_subgroups: false,
+        depth_filter: Default::default(),
     };
     let report = bench::run_plan(&ctx, &scene, &plan).expect("benchmark runs");
     assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
@@ -203,6 +204,7 @@ fn bad_input_is_an_error() {
         splats: SplatMethod::Raster,
         redraw_background: false,
         no_subgroups: false,
+        depth_filter: None,
         out: file.clone(),
     };
     let err = bench::run(None, &args.plan(), &args.out).expect_err("unwritable output folder");
@@ -235,6 +237,7 @@ fn experiment_options_run_and_shrink_the_table() {
         splats: SplatMethod::Compute,
         redraw_background: false,
         no_subgroups: false,
+        depth_filter: Default::default(),
     };
     let small = Plan {
         cell_split: 2,
@@ -243,6 +246,7 @@ fn experiment_options_run_and_shrink_the_table() {
         splats: SplatMethod::Raster,
         redraw_background: true,
         no_subgroups: true,
+        depth_filter: waterview::render::DepthFilter::CurvatureFlow,
         ..base.clone()
     };
     let run = |plan: &Plan| {
@@ -298,6 +302,7 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             splats: SplatMethod::Raster,
             redraw_background: false,
             no_subgroups: false,
+            depth_filter: None,
             out: temp_dir("bench-limit"),
         };
         let started = std::time::Instant::now();

@@ -67,6 +67,10 @@ fn run_exits_with_the_blow_up_and_keeps_the_statistics_up_to_it() {
         stats: Some(csv.clone()),
         size: (64, 48),
         dx: None,
+        view: Default::default(),
+        depth_filter: None,
+        resume: None,
+        save_checkpoint: None,
     };
     poison_particle(&ctx, &engine, 0);
     let err = waterview::cli::run::simulate(&ctx, &mut engine, &args, &Default::default())

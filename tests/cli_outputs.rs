@@ -131,3 +131,40 @@ fn a_long_run_reports_progress_and_stops_cleanly_on_ctrl_c() {
     assert!(rows > 2, "{rows} lines in the CSV");
     assert!(dir.join("last.png").is_file(), "the image of the last frame is written");
 }
+
+/// `run --view NAME` takes the names of the views: a bad one is refused before any work with the list of
+/// valid names (so is a bad `--depth-filter`), and `--view depth` writes a picture of the raw depth that
+/// differs from the final image.
+#[test]
+fn run_views_are_named_checked_and_drawn() {
+    let dir = scratch("views");
+    let (help, _) = waterview(&dir, &["run", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--view") && help.contains("smoothed") && help.contains("--depth-filter"), "{help}");
+    for (args, names) in [
+        (["--view", "bogus"], &["final", "depth", "smoothed", "thickness", "normals", "tiles", "spheres"][..]),
+        (["--depth-filter", "blur"], &["curvature-flow", "narrow-range"][..]),
+    ] {
+        let (out, took) = waterview(&dir, &[&["run", "--steps", "1", "--out", "x.png"][..], &args[..]].concat());
+        let text = stderr(&out);
+        assert!(!out.status.success(), "{args:?} accepted: {text}");
+        assert!(text.contains(args[1]) && names.iter().all(|n| text.contains(n)), "{args:?}: {text}");
+        assert!(!text.contains("adapter:") && took < Duration::from_secs(10), "{args:?} refused late: {text}");
+    }
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/tank.ron"), dir.join("tank.ron")).expect("copy");
+    let mut pictures = Vec::new();
+    for view in ["final", "depth"] {
+        let out = format!("{view}.png");
+        let args = ["--scene", "tank.ron", "run", "--steps", "4", "--dx", "0.08", "--size", "96x64", "--view", view];
+        let (run, _) = waterview(&dir, &[&args[..], &["--out", &out]].concat());
+        assert!(run.status.success(), "--view {view}: {}", stderr(&run));
+        pictures.push(image::open(dir.join(&out)).expect("the picture").to_rgb8());
+    }
+    let diff = pictures[0]
+        .pixels()
+        .zip(pictures[1].pixels())
+        .map(|(a, b)| (0..3).map(|c| (a[c] as f64 - b[c] as f64).abs()).sum::<f64>() / 3.0);
+    let mean = diff.sum::<f64>() / (96.0 * 64.0);
+    assert!(mean > 10.0, "--view depth differs from final by only {mean:.1} levels on average");
+    let _ = std::fs::remove_dir_all(&dir);
+}

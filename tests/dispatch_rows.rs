@@ -154,6 +154,33 @@ fn curvature_flow_tiles_in_rows_match_full_screen() {
     assert!(tiled.iter().zip(&depth).any(|(a, b)| (a - b).abs() > 1e-3), "the flow changed nothing");
 }
 
+/// The narrow-range filter's tile-skipped passes with the listed tiles in rows of 3 workgroups: the same
+/// depth as its full-screen passes.
+#[test]
+fn narrow_range_tiles_in_rows_match_full_screen() {
+    gpu::set_max_groups_x(ROWS_OF);
+    let ctx = common::gpu();
+    let size = (200u32, 136u32);
+    let depth = common::noisy_disc(size);
+    let targets = FluidTargets::new(&ctx, size, OFFSCREEN_FORMAT, false);
+    let settings = waterview::render::NarrowRangeSettings {
+        iterations: 2,
+        radius: 0.4,
+        max_radius: 16,
+        range: 0.3,
+        clamp_offset: 0.03,
+        focal_y: 2.14,
+        full_screen: false,
+    };
+    let (tiled, tiles) = common::run_narrow_range(&ctx, &targets, &depth, settings);
+    let full = waterview::render::NarrowRangeSettings { full_screen: true, ..settings };
+    let (full, _) = common::run_narrow_range(&ctx, &targets, &depth, full);
+    assert!(tiles > 4 * ROWS_OF && tiles % ROWS_OF != 0, "{tiles} tiles: several rows, the last one partly empty");
+    let worst = tiled.iter().zip(&full).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+    assert!(worst <= 1e-6, "tile-skipped filter in rows differs from the full-screen filter by {worst}");
+    assert!(tiled.iter().zip(&depth).any(|(a, b)| (a - b).abs() > 1e-3), "the filter changed nothing");
+}
+
 /// The DFSPH solves' error sums (which stop each solve) by subgroup operations, where the adapter has
 /// them, and by the workgroup-memory tree: the same tank (30 frames) settles the same way with either (the sums
 /// differ only in their fixed-point rounding, per subgroup instead of per workgroup).

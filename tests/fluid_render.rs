@@ -9,14 +9,14 @@
 
 mod common;
 
-use common::{anisotropy_of, noisy_disc, read_float_texture, run_flow};
+use common::{anisotropy_of, mean_curvature, noisy_disc, noisy_step, read_float_texture, run_flow};
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
 use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext};
 use waterview::render::{
     render_to_image, AnisotropyInput, Ellipsoid, FluidSettings, FluidTargets, FluidView, OrbitCamera, ParticleSource,
-    Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Targets, OFFSCREEN_FORMAT,
+    Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Tank, Targets, OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -38,6 +38,7 @@ fn shaders_parse_and_validate() {
     for path in [
         "render/anisotropy.wgsl",
         "render/splat.wgsl",
+        "render/fluid_tiles.wgsl",
         "render/curvature_flow.wgsl",
         "render/composite.wgsl",
         "render/sky.wgsl",
@@ -219,42 +220,6 @@ fn anisotropy_neighbours_match_brute_force() {
         parked.clone().count() > 20 && parked.clone().all(|(_, e)| e.centre[3] == 0.0),
         "parked particles are not drawn"
     );
-}
-
-/// A 128 x 96 depth image: background above row 8; left of column 80 a gently tilted plane at about
-/// 10 m with +-2 cm deterministic noise; right of it a plane at 14 m (a 4 m step).
-fn noisy_step(size: (u32, u32)) -> Vec<f32> {
-    let mut seed = 12345u32;
-    let mut noise = move || {
-        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-    };
-    (0..size.0 * size.1)
-        .map(|i| {
-            let (x, y) = (i % size.0, i / size.0);
-            if y < 8 {
-                0.0
-            } else if x < 80 {
-                10.0 + 0.002 * x as f32 + 0.004 * y as f32 + 0.04 * noise()
-            } else {
-                14.0
-            }
-        })
-        .collect()
-}
-
-/// Mean |Laplacian| (pixels) over the interior of the noisy plane: the small-slope mean curvature, up to a
-/// constant factor.
-fn mean_curvature(z: &[f32], w: usize) -> f32 {
-    let (mut sum, mut n) = (0.0, 0);
-    for y in 12..90 {
-        for x in 4..76 {
-            let i = y * w + x;
-            sum += (z[i - 1] + z[i + 1] + z[i - w] + z[i + w] - 4.0 * z[i]).abs();
-            n += 1;
-        }
-    }
-    sum / n as f32
 }
 
 #[test]
@@ -483,4 +448,66 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
     assert!(larger != sheared, "other parameters recompute");
     ctx.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&a));
     assert!(run(&mut pass, None, &settings) != larger, "no version: always recomputed");
+}
+
+/// Pixel (x, y) where world point `p` appears through `camera` in a `size` image.
+fn project(camera: &OrbitCamera, size: (u32, u32), p: Vec3) -> (u32, u32) {
+    let ndc = camera.clip_from_world(size.0 as f32 / size.1 as f32).project_point3(p);
+    let x = ((ndc.x + 1.0) * 0.5 * size.0 as f32) as u32;
+    let y = ((1.0 - ndc.y) * 0.5 * size.1 as f32) as u32;
+    (x.min(size.0 - 1), y.min(size.1 - 1))
+}
+
+fn luminance(p: image::Rgba<u8>) -> f32 {
+    0.2126 * p.0[0] as f32 + 0.7152 * p.0[1] as f32 + 0.0722 * p.0[2] as f32
+}
+
+/// A box scene's glass tank (src/render/tank.rs) against `tests/reference/tank_final.png`: a 2 x 1 x 1 m
+/// tank with a block of water at one end, seen from the front. Besides the picture: the near top edge
+/// is drawn as a dark frame over what is behind it, the water seen through the near wall still shows
+/// (blue, not hidden by the glass), and the ground reaches beyond the tank where the sky showed without it.
+#[test]
+fn tank_image_and_frame() {
+    let ctx = common::gpu();
+    let hf = Heightfield::flat(Vec2::ZERO, Vec2::new(2.0, 1.0), 0.0);
+    let dx = 0.05;
+    let particles: Vec<Vec4> = (0..16 * 10 * 20)
+        .map(|i| {
+            let (x, y, z) = ((i % 16) as f32, ((i / 16) % 10) as f32, (i / 160) as f32);
+            ((Vec3::new(x, y, z) + 0.5) * dx).extend(1000.0)
+        })
+        .collect();
+    let camera = OrbitCamera {
+        target: Vec3::new(1.0, 0.3, 0.5),
+        distance: 3.4,
+        yaw: 0.3,
+        pitch: 0.4,
+        fov_y: 50f32.to_radians(),
+    };
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
+    let positions = storage_buffer_init(&ctx.device, "tank positions", bytemuck::cast_slice(&particles));
+    let velocities = storage_buffer_init(&ctx.device, "tank velocities", &vec![0u8; particles.len() * 16]);
+    let tank = Tank { min: Vec3::ZERO, max: Vec3::new(2.0, 1.0, 1.0), floor: true };
+    let source =
+        ParticleSource { tank: Some(tank), ..ParticleSource::buffers(&positions, &velocities, particles.len() as u32) };
+    let size = (160, 120);
+    let mut settings = RenderSettings::default();
+    settings.fluid.dx = dx;
+    let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size);
+    img.save(out_dir().join("tank_final.png")).ok();
+    let bare =
+        render_to_image(&ctx, &mut renderer, &camera, Some(ParticleSource { tank: None, ..source }), &settings, size);
+    bare.save(out_dir().join("tank_none.png")).ok();
+
+    let (ex, ey) = project(&camera, size, Vec3::new(1.3, 1.0, 1.0));
+    let edge = luminance(*img.get_pixel(ex, ey));
+    let above = luminance(*img.get_pixel(ex, ey.saturating_sub(5)));
+    assert!(edge < 0.6 * above, "near top edge at ({ex}, {ey}): luminance {edge}, 5 px above it {above}");
+    let (wx, wy) = project(&camera, size, Vec3::new(0.4, 0.25, 1.0));
+    let water = img.get_pixel(wx, wy).0;
+    assert!(water[2] as i32 > water[0] as i32 + 20, "water behind the near wall at ({wx}, {wy}) is {water:?}");
+    let (gx, gy) = (4, size.1 - 4);
+    let (with, without) = (luminance(*img.get_pixel(gx, gy)), luminance(*bare.get_pixel(gx, gy)));
+    assert!((with - without).abs() > 10.0, "ground at ({gx}, {gy}): {with} with the tank, {without} without");
+    check_image(&img, "tank_final").unwrap_or_else(|e| panic!("{e}"));
 }

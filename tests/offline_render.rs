@@ -10,7 +10,7 @@
 //! - rounds of steps that fall short of a frame's end (forced with a small margin) are redone, still exact;
 //! - the video holds every frame, and the window kept drawing frames while read-backs were on their way.
 
-use waterview::capture::exact::{ExactFrame, ExactFrames};
+use waterview::capture::exact::{ExactFrame, ExactFrames, FrameOutputs};
 use waterview::capture::offline::format_for;
 use waterview::capture::VideoRecorder;
 use waterview::engine::{BuildOptions, Engine};
@@ -107,7 +107,7 @@ fn render(
         let mut enc =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("test window frame") });
         let rendered = frames
-            .encode(ctx, &mut enc, engine, &profiler, &mut recorder, &target.color, |enc, engine| {
+            .encode(ctx, &mut enc, engine, &profiler, outputs(&mut recorder, &target.color), |enc, engine| {
                 let t = &target;
                 renderer.encode(ctx, enc, &profiler, t, &camera, Some(engine.particles()), &settings);
                 let k = delivered.len() as u64;
@@ -226,4 +226,9 @@ fn window_offline_render_redoes_rounds_that_fall_short() {
     let run = render(&ctx, &scene, &mut sim, fps, total, Some((0.3, 0)), "redo");
     check_exact(&run, fps, total, 0.0, "dam break, short rounds");
     assert!(run.redos >= total - 1, "rounds fell short and were redone: {}", run.redos);
+}
+
+/// The video alone as an offline render's outputs.
+fn outputs<'a>(recorder: &'a mut VideoRecorder, target: &'a wgpu::Texture) -> FrameOutputs<'a> {
+    FrameOutputs { video: Some((recorder, target)), particles: None }
 }

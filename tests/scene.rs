@@ -3,7 +3,7 @@
 //! No GPU needed.
 
 use std::path::{Path, PathBuf};
-use waterview::scene::{load_heightfield, Scene, SceneError, BUILTIN_SCENES, MAX_PARTICLES};
+use waterview::scene::{load_heightfield, Scene, SceneError, TankStyle, BUILTIN_SCENES, MAX_PARTICLES};
 
 /// A fresh, empty directory under the system temp dir, unique to this process and `tag`.
 fn temp_dir(tag: &str) -> PathBuf {
@@ -334,6 +334,38 @@ fn save_then_load_round_trips() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `tank` field: a glass tank by default without terrain, none with terrain, either when asked; an
+/// unknown style is refused by name; a chosen style survives saving and the default is not written.
+#[test]
+fn tank_field_defaults_by_terrain_and_round_trips() {
+    let p = Path::new("tank.ron");
+    let scene = |extra: &str| Scene::from_str(&minimal(extra), p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene("").tank, TankStyle::Auto);
+    assert!(scene("").draws_tank(), "a box scene without terrain draws its tank");
+    assert!(!scene("tank: None,").draws_tank());
+    assert!(scene("tank: Glass,").draws_tank());
+    for name in ["dam_break", "tank", "wave_tank"] {
+        assert!(Scene::builtin(name).expect("built-in").draws_tank(), "{name} draws its tank");
+    }
+    for name in ["valley", "valley_river"] {
+        assert!(!Scene::builtin(name).expect("built-in").draws_tank(), "{name} (terrain) draws none");
+    }
+    let mut valley = Scene::builtin("valley").expect("built-in");
+    valley.tank = TankStyle::Glass;
+    assert!(valley.draws_tank(), "a terrain scene that asks for a tank gets one");
+    let msg = parse_err(&minimal("tank: Plastic,"), p);
+    assert!(msg.contains("tank.ron") && msg.contains("Plastic"), "{msg}");
+
+    let dir = temp_dir("tank");
+    let path = dir.join("glass.ron");
+    scene("tank: None,").save(&path).expect("save");
+    assert_eq!(Scene::load(&path).expect("load").tank, TankStyle::None);
+    scene("").save(&path).expect("save");
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(!text.contains("tank"), "the default is not written:\n{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

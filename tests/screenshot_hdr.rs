@@ -109,8 +109,18 @@ fn run_writes_an_exr_for_an_exr_path() {
     let dir = scratch("run");
     let out = dir.join("final.EXR");
     let scene = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/tank.ron");
-    let args =
-        RunArgs { steps: Some(2), seconds: None, out: Some(out.clone()), stats: None, size: (64, 48), dx: Some(0.08) };
+    let args = RunArgs {
+        steps: Some(2),
+        seconds: None,
+        out: Some(out.clone()),
+        stats: None,
+        size: (64, 48),
+        dx: Some(0.08),
+        view: Default::default(),
+        depth_filter: None,
+        resume: None,
+        save_checkpoint: None,
+    };
     waterview::cli::run::run(Some(&scene), &args).expect("waterview run --out final.EXR");
     assert!(!dir.join("final.EXR.part").exists(), "temporary file left behind");
     let img = image::open(&out).expect("decode the EXR");

@@ -167,13 +167,18 @@ fn twins() -> Vec<Twin> {
     use render::anisotropy::{AnisotropyUniform, Ellipsoid};
     use render::composite::CompositeUniform;
     use render::curvature_flow::FlowUniform;
+    use render::fluid_tiles::TilesUniform;
     use render::foam::FoamUniform;
     use render::frame::CameraUniform;
+    use render::narrow_range::NarrowRangeUniform;
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
+    use render::tank::TankUniform;
     use render::terrain::TerrainUniform;
+    use render::terrain_ao::{AoLevel, AoUniform};
     use render::wave_maker::PaddleUniform;
+    use render::wetness::WetnessUniform;
     use sim::dfsph::{IterationArgs, SolveState};
     use sim::diffuse::{DiffuseParticle, DiffuseState};
     use sim::diffuse_params::DiffuseUniform;
@@ -215,8 +220,13 @@ fn twins() -> Vec<Twin> {
         Ellipsoid => "render/ellipsoid.wgsl" :: Ellipsoid { centre, g_packed },
         SplatUniform => "render/splat.wgsl" :: Splat { size, depth_scale, fixed_scale, count, _pad },
         FlowUniform => "render/curvature_flow.wgsl" :: Flow { size, tiles_x, step, cx, cy, threshold, _pad },
+        TilesUniform => "render/fluid_tiles.wgsl" :: Tiles { size, tiles_x, _pad },
+        NarrowRangeUniform => "render/narrow_range.wgsl" :: NarrowRange {
+            size, tiles_x, max_radius, radius_scale, range, clamp_offset, _pad,
+        },
         CompositeUniform => "render/composite.wgsl" :: Composite {
             absorption, refraction, f0, view, tiles_x, sky_exposure, depth_vis, thickness_vis, thickness_scale,
+            droplet_thickness, _pad,
         },
         ParticleUniform => "render/particles.wgsl" :: Style { uniform_color, radius, range, color_mode, _pad },
         PaddleUniform => "render/wave_maker.wgsl" :: Paddle {
@@ -226,6 +236,12 @@ fn twins() -> Vec<Twin> {
             origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, _pad, sun_dir, _pad2,
         },
         SkyGenUniform => "render/sky.wgsl" :: SkyGen { sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc },
+        TankUniform => "render/tank.wgsl" :: Tank { min, frame_width, max, grid, fog_density, floor, sky_exposure, _pad },
+        AoUniform => "render/terrain_ao.wgsl" :: Ao { levels, azimuths, rings, brute_force, level },
+        AoLevel => "render/terrain_ao.wgsl" :: AoLevel { index, _pad0, _pad1, _pad2 },
+        WetnessUniform => "render/wetness.wgsl" :: Wet {
+            count, keep, contact, use_clock, dry_seconds, _pad0, _pad1, _pad2,
+        },
     ]
 }
 
@@ -352,11 +368,13 @@ fn every_documented_twin_is_checked() {
 #[test]
 fn the_paddle_reads_the_step_state_clock() {
     let mut modules = Modules::default();
-    let (_, members) =
-        wgsl_layout(modules.get("render/wave_maker.wgsl"), "SimClock").expect("SimClock in wave_maker.wgsl");
-    let offset = |name: &str| members.iter().find(|(m, _)| m == name).map(|(_, o)| *o as usize);
-    assert_eq!(offset("dt"), Some(offset_of!(sim::gpu_data::StepState, dt)));
-    assert_eq!(offset("time"), Some(offset_of!(sim::gpu_data::StepState, time)));
+    // The paddle and the ground's drying read the simulated time from the step state.
+    for file in ["render/wave_maker.wgsl", "render/wetness.wgsl"] {
+        let (_, members) = wgsl_layout(modules.get(file), "SimClock").unwrap_or_else(|| panic!("SimClock in {file}"));
+        let offset = |name: &str| members.iter().find(|(m, _)| m == name).map(|(_, o)| *o as usize);
+        assert_eq!(offset("dt"), Some(offset_of!(sim::gpu_data::StepState, dt)), "{file}");
+        assert_eq!(offset("time"), Some(offset_of!(sim::gpu_data::StepState, time)), "{file}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -484,11 +502,9 @@ fn shared_constants_match() {
         assert_eq!(declared.len(), sim::DiffuseKind::ALL.len(), "{file} declares {declared:?}");
     }
     let tile = render::targets::TILE_SIZE;
-    assert_eq!(
-        wgsl_u32(&mut modules, "render/curvature_flow.wgsl", "TILE"),
-        tile,
-        "TILE (curvature_flow.wgsl) vs TILE_SIZE"
-    );
+    for file in ["render/fluid_tiles.wgsl", "render/curvature_flow.wgsl", "render/narrow_range.wgsl"] {
+        assert_eq!(wgsl_u32(&mut modules, file, "TILE"), tile, "TILE ({file}) vs TILE_SIZE");
+    }
     assert_eq!(wgsl_u32(&mut modules, "render/composite.wgsl", "TILE"), tile, "TILE (composite.wgsl) vs TILE_SIZE");
 }
 
@@ -525,8 +541,12 @@ fn workgroup_sizes_match() {
         assert_eq!(size("render/splat.wgsl", entry), [render::splat::SPLAT_WG, 1, 1], "{entry} vs SPLAT_WG");
     }
     let tile = render::targets::TILE_SIZE;
-    for entry in ["classify", "flow_tiles", "flow_full"] {
+    assert_eq!(size("render/fluid_tiles.wgsl", "classify"), [tile, tile, 1], "classify vs TILE_SIZE");
+    for entry in ["flow_tiles", "flow_full"] {
         assert_eq!(size("render/curvature_flow.wgsl", entry), [tile, tile, 1], "{entry} vs TILE_SIZE");
+    }
+    for entry in ["filter_h_tiles", "filter_v_tiles", "filter_h_full", "filter_v_full"] {
+        assert_eq!(size("render/narrow_range.wgsl", entry), [tile, tile, 1], "{entry} vs TILE_SIZE");
     }
     for entry in ["scan_blocks", "add_offsets"] {
         let [x, y, z] = size("gpu/scan.wgsl", entry);

@@ -147,12 +147,14 @@ fn window_renders_an_offline_video_of_exact_frames() {
     require_xvfb_run();
     let dir = scratch("render");
     let scene = small_scene(&dir);
-    // The Capture panel's settings: offline, 24 fps (1/24 s is no binary fraction), 64x48, 0.25 s = 6 frames.
+    // The Capture panel's settings: offline, 24 fps (1/24 s is no binary fraction), 64x48, 0.25 s = 6 frames,
+    // and the particles of every frame as PLY files.
     let (fps, frames) = (24.0f64, 6usize);
     std::fs::create_dir_all(dir.join("config").join("waterview")).expect("config folder");
     std::fs::write(
         dir.join("config").join("waterview").join("settings.json"),
-        r#"{"capture": {"format": "Mp4", "mode": "Offline", "fps": 24.0, "offline_size": [64, 48], "offline_seconds": 0.25}}"#,
+        r#"{"capture": {"format": "Mp4", "mode": "Offline", "fps": 24.0, "offline_size": [64, 48], "offline_seconds": 0.25,
+             "particles": true, "particle_format": "Ply"}}"#,
     )
     .expect("write settings");
     let args = ["--scene".as_ref(), scene.as_os_str()];
@@ -183,14 +185,32 @@ fn window_renders_an_offline_video_of_exact_frames() {
         assert!((t as f64 - want).abs() <= 1e-5 * want.max(1.0), "frame {k} shows t = {t} s, not {want} s");
         assert_eq!(t, want as f32, "frame {k} lands on its frame end exactly");
     }
-    let videos: Vec<PathBuf> =
-        std::fs::read_dir(dir.join("captures")).expect("captures folder").map(|e| e.expect("entry").path()).collect();
+    let (folders, videos): (Vec<PathBuf>, Vec<PathBuf>) = std::fs::read_dir(dir.join("captures"))
+        .expect("captures folder")
+        .map(|e| e.expect("entry").path())
+        .partition(|p| p.is_dir());
     assert_eq!(videos.len(), 1, "one video, no temporary file: {videos:?}");
+    // The particle files beside it: one per frame, each with the time of the frame the video shows.
+    assert_eq!(folders.len(), 1, "one folder of particle files: {folders:?}");
+    assert!(folders[0].display().to_string().ends_with("-particles"), "{folders:?}");
+    for &(k, t) in &times {
+        let file = waterview::capture::particles::frame_path(
+            &folders[0],
+            waterview::particle_io::ParticleFormat::Ply,
+            k as u64,
+        );
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(waterview::particle_io::ply::time_of(&bytes), Some(t), "{} holds frame {k}'s time", file.display());
+        let particles = waterview::particle_io::decode(&bytes, &file).expect("the PLY reads back");
+        assert!(!particles.is_empty() && particles.densities.iter().all(|d| *d > 0.0), "live particles");
+    }
+    let files = std::fs::read_dir(&folders[0]).expect("particle folder").count();
+    assert_eq!(files, frames, "one file per frame, no temporary file");
     assert_eq!(videos[0].extension().and_then(|e| e.to_str()), Some("mp4"));
     let (width, height, samples) = mp4_track(&videos[0]);
     assert_eq!((width, height), (64, 48), "the video has the panel's size");
     assert_eq!(samples as usize, frames, "the video holds every frame");
-    eprintln!("rendered {frames} exact frames at 64x48");
+    eprintln!("rendered {frames} exact frames at 64x48 with their particle files");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -13,9 +13,14 @@
 //   foam (render/foam.wgsl, Ihmsen et al. 2012's diffuse particles): lit white laid over the water, and
 //   over the scene where there is no water (spray in the air, foam on the shore; depth from the foam
 //   target's nearest splat), covering 1 - exp(-opacity) per channel; a zero foam target changes nothing.
+// Droplets: where the water is thin (a lone particle or two: thickness below droplet_thickness, fading out
+// at twice it) the smoothed depth says little about the shape, so the pixel is shaded as a small droplet
+// instead: normals of the raw (unfiltered) splat depth (the splat's own round shape), the background seen
+// through it as through a lens (offset against the normal by the full refraction, not scaled down by the
+// thin water), slightly tinted and lit from inside, the sky reflected and a sharp, bright sun glint.
 #import "common/camera.wgsl"
 
-// Rust twin: CompositeUniform in src/render/composite.rs (48 bytes).
+// Rust twin: CompositeUniform in src/render/composite.rs (64 bytes).
 struct Composite {
     absorption: vec3<f32>,
     refraction: f32,
@@ -26,6 +31,10 @@ struct Composite {
     depth_vis: vec2<f32>,
     thickness_vis: f32,
     thickness_scale: f32,
+    droplet_thickness: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(1) @binding(0) var<uniform> comp: Composite;
@@ -62,11 +71,16 @@ fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
 }
 
 fn depth_at(p: vec2<i32>) -> f32 {
-    let size = vec2<i32>(textureDimensions(smoothed));
+    return depth_in(smoothed, p);
+}
+
+// Depth of `tex` (smoothed or raw) at pixel p, 0 outside the screen.
+fn depth_in(tex: texture_2d<f32>, p: vec2<i32>) -> f32 {
+    let size = vec2<i32>(textureDimensions(tex));
     if any(p < vec2<i32>(0)) || any(p >= size) {
         return 0.0;
     }
-    return textureLoad(smoothed, p, 0).x;
+    return textureLoad(tex, p, 0).x;
 }
 
 // View-space position of pixel p at linear depth z.
@@ -75,10 +89,11 @@ fn view_pos(p: vec2<i32>, z: f32) -> vec3<f32> {
     return vec3<f32>(ndc.x / camera.clip_from_view[0][0] * z, ndc.y / camera.clip_from_view[1][1] * z, -z);
 }
 
-// Of the forward and backward differences along `step`, the one with the smaller depth change.
-fn difference(p: vec2<i32>, c: vec3<f32>, z: f32, step: vec2<i32>) -> vec3<f32> {
-    let zf = depth_at(p + step);
-    let zb = depth_at(p - step);
+// Of the forward and backward differences of `tex`'s depth along `step`, the one with the smaller depth
+// change.
+fn difference(tex: texture_2d<f32>, p: vec2<i32>, c: vec3<f32>, z: f32, step: vec2<i32>) -> vec3<f32> {
+    let zf = depth_in(tex, p + step);
+    let zb = depth_in(tex, p - step);
     let fwd = view_pos(p + step, zf) - c;
     let bwd = c - view_pos(p - step, zb);
     let df = select(1e30, abs(zf - z), zf > 0.0);
@@ -89,11 +104,16 @@ fn difference(p: vec2<i32>, c: vec3<f32>, z: f32, step: vec2<i32>) -> vec3<f32> 
     return select(bwd, fwd, df < db);
 }
 
-// View-space unit normal facing the camera at pixel p (depth z > 0).
+// View-space unit normal of the smoothed depth facing the camera at pixel p (depth z > 0).
 fn normal_view(p: vec2<i32>, z: f32) -> vec3<f32> {
+    return normal_in(smoothed, p, z);
+}
+
+// View-space unit normal of `tex`'s depth facing the camera at pixel p (depth z > 0).
+fn normal_in(tex: texture_2d<f32>, p: vec2<i32>, z: f32) -> vec3<f32> {
     let c = view_pos(p, z);
-    let dx = difference(p, c, z, vec2<i32>(1, 0));
-    let dy = difference(p, c, z, vec2<i32>(0, 1));
+    let dx = difference(tex, p, c, z, vec2<i32>(1, 0));
+    let dy = difference(tex, p, c, z, vec2<i32>(0, 1));
     var n = normalize(cross(dy, dx));
     if dot(n, -c) < 0.0 {
         n = -n;
@@ -198,12 +218,37 @@ fn fs_final(in: VsOut) -> FinalOut {
     let sky_col = tonemap(textureSampleLevel(sky_cube, lin, r, 0.0).rgb * comp.sky_exposure);
     let h = normalize(camera.sun_dir - v);
     let spec = tonemap(sun * (2.0 * pow(max(dot(n, h), 0.0), 700.0) + 0.15 * pow(max(dot(n, h), 0.0), 60.0)) * f32(dot(n, camera.sun_dir) > 0.0));
-    let col = (1.0 - fresnel) * transmitted + fresnel * sky_col + spec;
+    var col = (1.0 - fresnel) * transmitted + fresnel * sky_col + spec;
+    let drop = 1.0 - smoothstep(comp.droplet_thickness, 2.0 * comp.droplet_thickness, thickness);
+    if drop > 0.0 {
+        col = mix(col, droplet(p, uv, v), drop);
+    }
 
     var out: FinalOut;
     out.color = encode(with_foam(col, foam));
     out.depth = depth_of(z);
     return out;
+}
+
+// A small droplet at pixel p (screen coordinates uv, view direction v): see the header.
+fn droplet(p: vec2<i32>, uv: vec2<f32>, v: vec3<f32>) -> vec3<f32> {
+    let zr = depth_in(raw, p);
+    if zr <= 0.0 {
+        return background_at(uv);
+    }
+    let nv = normal_in(raw, p, zr);
+    let n = world_from_view_dir(nv);
+    let cos_v = max(dot(n, -v), 0.0);
+    let fresnel = comp.f0 + (1.0 - comp.f0) * pow(1.0 - cos_v, 5.0);
+    let sky_col = tonemap(textureSampleLevel(sky_cube, lin, reflect(v, n), 0.0).rgb * comp.sky_exposure);
+    // A small sphere acts as a strong lens: the background seen through it, offset against the normal.
+    let seen = background_at(clamp(uv + nv.xy * vec2<f32>(-1.0, 1.0) * comp.refraction, vec2<f32>(0.0), vec2<f32>(1.0)));
+    let sun = sun_radiance();
+    let inside = tonemap(0.25 * (sun * (0.5 + 0.5 * dot(n, camera.sun_dir)) + sky_ambient(n)));
+    let h = normalize(camera.sun_dir - v);
+    let glint = tonemap(sun * 6.0 * pow(max(dot(n, h), 0.0), 400.0) * f32(dot(n, camera.sun_dir) > 0.0));
+    let body = mix(seen * vec3<f32>(0.82, 0.93, 0.97), inside, 0.2);
+    return (1.0 - fresnel) * body + fresnel * sky_col + glint;
 }
 
 fn depth_grey(z: f32) -> vec3<f32> {

@@ -10,15 +10,13 @@
 // same setting is stable at any depth and resolution. Derivatives across depth discontinuities (a
 // neighbour with no fluid, or more than `threshold` metres away) are zeroed, or one-sided when the other
 // side is continuous, so silhouettes stay put.
-// Empty-space skipping: `classify` marks the 16x16 tiles with fluid within one pixel (the 3x3 stencil's
-// radius), appends them to a list with an atomic counter and `write_args` turns the count into indirect
-// dispatch arguments; `flow_tiles` then runs one workgroup per listed tile, in rows of at most
-// MAX_GROUPS_X workgroups (over 65 535 tiles of 16x16 from about 5400x3000 pixels on). `flow_full` runs
-// the same per-pixel update over the whole screen (for comparison and tests). The first iteration reads
-// the raw depth; `classify` writes 0 into both ping-pong textures over every tile it does not list (the
-// raw depth is 0 there), so they hold this frame's depth everywhere without a copy of the raw depth.
+// Empty-space skipping (src/render/fluid_tiles.rs): `flow_tiles` runs one workgroup per listed tile of
+// the fluid tiles pass, dispatched indirectly; `flow_full` runs the same per-pixel update over the whole
+// screen (for comparison and tests). The first iteration reads the raw depth; the tiles pass wrote 0 into
+// both ping-pong textures over every tile it did not list, so they hold this frame's depth everywhere
+// without a copy of the raw depth.
 
-#import "common/dispatch.wgsl"
+#import "common/tiles.wgsl"
 
 // Rust twin: FlowUniform in src/render/curvature_flow.rs (32 bytes).
 struct Flow {
@@ -31,72 +29,14 @@ struct Flow {
     _pad: u32,
 }
 
-const TILE: u32 = 16u;
-
 @group(1) @binding(0) var<uniform> flow: Flow;
 @group(1) @binding(1) var src: texture_2d<f32>;
 @group(1) @binding(2) var dst: texture_storage_2d<r32float, write>;
-@group(1) @binding(3) var<storage, read> tiles: array<u32>;
-
-// Tile classification (its own bind group: binding 1 = the raw depth).
-@group(1) @binding(4) var<storage, read_write> tile_list: array<u32>;
-@group(1) @binding(5) var<storage, read_write> tile_counter: atomic<u32>;
-@group(1) @binding(6) var<storage, read_write> tile_args: array<u32>;
-@group(1) @binding(7) var<storage, read_write> tile_mask: array<u32>;
-// The flow's view of `tile_args` (x, y, 1, tile count), read-only beside its use as indirect arguments.
-@group(1) @binding(8) var<storage, read> listed: array<u32>;
-// The two ping-pong textures, zeroed by classify over the tiles it does not list.
-@group(1) @binding(9) var zero_a: texture_storage_2d<r32float, write>;
-@group(1) @binding(10) var zero_b: texture_storage_2d<r32float, write>;
+// Bindings 3 and 4: the tile list (common/tiles.wgsl).
 
 fn z_at(p: vec2<i32>) -> f32 {
     let q = clamp(p, vec2<i32>(0), vec2<i32>(flow.size) - 1);
     return textureLoad(src, q, 0).x;
-}
-
-var<workgroup> tile_has_fluid: atomic<u32>;
-
-@compute @workgroup_size(16, 16)
-fn classify(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    if all(lid.xy == vec2<u32>(0u)) {
-        atomicStore(&tile_has_fluid, 0u);
-    }
-    workgroupBarrier();
-    let p = vec2<i32>(wid.xy * TILE + lid.xy);
-    if all(p < vec2<i32>(flow.size)) {
-        var any_fluid = false;
-        for (var dy = -1; dy <= 1; dy++) {
-            for (var dx = -1; dx <= 1; dx++) {
-                any_fluid = any_fluid || z_at(p + vec2<i32>(dx, dy)) > 0.0;
-            }
-        }
-        if any_fluid {
-            atomicOr(&tile_has_fluid, 1u);
-        }
-    }
-    workgroupBarrier();
-    let flag = atomicLoad(&tile_has_fluid);
-    if flag == 0u && all(p < vec2<i32>(flow.size)) {
-        textureStore(zero_a, p, vec4<f32>(0.0));
-        textureStore(zero_b, p, vec4<f32>(0.0));
-    }
-    if all(lid.xy == vec2<u32>(0u)) {
-        let tile = wid.y * flow.tiles_x + wid.x;
-        tile_mask[tile] = flag;
-        if flag != 0u {
-            tile_list[atomicAdd(&tile_counter, 1u)] = tile;
-        }
-    }
-}
-
-@compute @workgroup_size(1)
-fn write_args() {
-    let n = atomicLoad(&tile_counter);
-    let args = dispatch_args(n);
-    tile_args[0] = args.x;
-    tile_args[1] = args.y;
-    tile_args[2] = args.z;
-    tile_args[3] = n;
 }
 
 // Whether neighbour depth n continues the surface at depth z.
@@ -165,13 +105,10 @@ fn flow_pixel(p: vec2<i32>) {
 
 @compute @workgroup_size(16, 16)
 fn flow_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let k = flat_index(wid, nwg, 1u);
-    if (k >= listed[3]) {
-        return;
+    let p = listed_pixel(wid, nwg, lid, flow.tiles_x);
+    if p.x >= 0 {
+        flow_pixel(p);
     }
-    let tile = tiles[k];
-    let origin = vec2<u32>(tile % flow.tiles_x, tile / flow.tiles_x) * TILE;
-    flow_pixel(vec2<i32>(origin + lid.xy));
 }
 
 @compute @workgroup_size(16, 16)

@@ -1,6 +1,7 @@
 //! What the panels and shortcuts ask for ([`UiAction`]), applied after the egui pass. A failure goes to
 //! the red banner and leaves the current scene running.
 
+use super::world::DialogKind;
 use super::Running;
 use crate::render::OrbitCamera;
 use crate::scene::{Scene, TerrainDesc};
@@ -59,8 +60,12 @@ impl Running {
                 }
                 Err(e) => self.ui.push_error(e.to_string()),
             },
-            UiAction::OpenSceneDialog => self.open_dialog(false),
-            UiAction::SaveSceneDialog => self.open_dialog(true),
+            UiAction::OpenSceneDialog => self.open_dialog(DialogKind::Open),
+            UiAction::SaveSceneDialog => self.open_dialog(DialogKind::SaveScene),
+            UiAction::SaveCheckpointDialog => self.open_dialog(DialogKind::SaveCheckpoint),
+            UiAction::ResumeDialog => self.open_dialog(DialogKind::Resume),
+            UiAction::SaveCheckpoint(path) => self.save_checkpoint(path),
+            UiAction::Resume(path) => self.resume(&path),
             UiAction::SaveScene(path) => self.save_scene(&path),
             UiAction::ReplaceHeightmap(path) => {
                 let mut scene = self.world.scene().clone();
@@ -105,8 +110,8 @@ impl Running {
             UiAction::CancelOffline => {
                 if let Some(r) = self.recording.take() {
                     r.rec.cancel();
-                    self.end_offline(r.offline);
-                    self.ui.capture.status = Some(Ok("Capture cancelled; nothing was written".into()));
+                    let particles = self.end_offline(r.offline).map(|p| format!(" ({p})")).unwrap_or_default();
+                    self.ui.capture.status = Some(Ok(format!("Capture cancelled; no video was written{particles}")));
                 }
             }
         }

@@ -55,6 +55,7 @@
 
 mod actions;
 mod blit;
+mod checkpoint;
 mod device;
 mod frame;
 mod input;
@@ -227,6 +228,8 @@ struct Running {
     step_requested: bool,
     screenshot_requested: Option<bool>,
     dialog: Option<Dialog>,
+    /// A checkpoint being saved (read back, then written on a worker thread).
+    checkpoint_save: Option<checkpoint::CheckpointSave>,
     last_frame: Instant,
     /// Frames and start of the current frame-rate log period.
     fps_log: (u32, Instant),
@@ -340,6 +343,7 @@ impl Running {
             step_requested: false,
             screenshot_requested: None,
             dialog: None,
+            checkpoint_save: None,
             last_frame: Instant::now(),
             fps_log: (0, Instant::now()),
             fps_log_every: std::env::var("WATERVIEW_TEST_LOG_EVERY_S")

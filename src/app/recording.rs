@@ -6,7 +6,9 @@
 
 use super::frame::encode_scene_with;
 use super::{Running, CAPTURE_DIR};
-use crate::capture::{exact::ExactFrames, offline::format_for, VideoFormat, VideoRecorder};
+use crate::capture::exact::{ExactFrames, FrameOutputs};
+use crate::capture::particles::{ParticleExporter, ParticleOutput};
+use crate::capture::{offline::format_for, VideoFormat, VideoRecorder};
 use crate::render::{targets::Offscreen, Renderer, HDR_FORMAT};
 use crate::sim::SimParams;
 use crate::ui::capture_panel::CaptureStatus;
@@ -50,6 +52,8 @@ pub(super) struct Offline {
     pub(super) texture: egui::TextureId,
     /// Which frame is due, the steps toward it and the check of its simulated time.
     pub(super) frames: ExactFrames,
+    /// The particle files of every frame, when the Capture panel asks for them.
+    pub(super) particles: Option<ParticleExporter>,
     /// Parameters and play state to restore afterwards.
     pub(super) saved_frame_dt: f32,
     pub(super) was_playing: bool,
@@ -108,11 +112,16 @@ impl Running {
                 }
             }
         }
-        let flushed = self.recording.as_ref().is_some_and(|r| r.stopping && r.rec.drained());
+        let particles_drained =
+            |r: &Recording| r.offline.as_ref().and_then(|o| o.particles.as_ref()).is_none_or(|p| p.drained());
+        let flushed = self.recording.as_ref().is_some_and(|r| r.stopping && r.rec.drained() && particles_drained(r));
         if flushed {
             if let Some(r) = self.recording.take() {
-                let note = r.note.clone();
-                self.end_offline(r.offline);
+                let particles = self.end_offline(r.offline);
+                let note = match (r.note.clone(), particles) {
+                    (Some(a), Some(b)) => Some(format!("{a}. {b}")),
+                    (a, b) => a.or(b),
+                };
                 self.finishing = Some((r.rec.into_finishing(), note));
             }
         }
@@ -139,11 +148,13 @@ impl Running {
             }
         }
         self.poll_dialog();
+        self.poll_checkpoint_save();
     }
     /// Restores what an offline capture changed (frame_dt, the simulation's `frame_end`, play state, the
-    /// preview texture).
-    pub(super) fn end_offline(&mut self, offline: Option<Offline>) {
-        let Some(o) = offline else { return };
+    /// preview texture) and completes its particle files: returns what they came to (files written, or
+    /// why they stopped), for the status line.
+    pub(super) fn end_offline(&mut self, offline: Option<Offline>) -> Option<String> {
+        let o = offline?;
         self.egui_renderer.free_texture(&o.texture);
         self.ui.sim.playing = o.was_playing;
         let params = self.world.engine().map(|engine| {
@@ -153,16 +164,35 @@ impl Running {
         if let Some(params) = params {
             self.apply(UiAction::ApplyParams(params));
         }
+        let particles = o.particles?;
+        let dir = particles.dir().display().to_string();
+        if !particles.drained() {
+            let written = particles.written();
+            particles.cancel();
+            return Some(format!("particle files stopped after {written} frames in {dir}"));
+        }
+        Some(match particles.finish_blocking(&self.ctx.device) {
+            Ok(s) => format!("Saved {} particle files in {dir}", s.frames.len()),
+            Err(e) => {
+                self.ui.push_error(format!("particle files: {e}"));
+                format!("particle files failed: {e}")
+            }
+        })
     }
 
     /// Offline capture: takes the step states that came back (confirming a frame's simulated time or
     /// asking for more steps). A failure stops the capture, keeping the frames made so far. Never blocks.
     fn poll_offline(&mut self) {
-        let Some(r) = self.recording.as_mut().filter(|r| !r.stopping) else { return };
+        let Some(r) = self.recording.as_mut() else { return };
         let Some(o) = r.offline.as_mut() else { return };
-        if let Err(e) = o.frames.poll() {
-            let note = format!("capture stopped after {} frames: {e}", o.frames.frame());
-            self.ui.push_error(note.clone());
+        // The particle copies go on to their worker until the last file is written, also once the last
+        // frame is rendered (the capture is stopping then).
+        let particles = o.particles.as_mut().and_then(ParticleExporter::poll);
+        let frames = if r.stopping { None } else { o.frames.poll().err() };
+        let Some(e) = frames.or(particles) else { return };
+        let note = format!("capture stopped after {} frames: {e}", o.frames.frame());
+        self.ui.push_error(note.clone());
+        if !r.stopping {
             r.stopping = true;
             r.note = Some(note);
         }
@@ -227,12 +257,13 @@ impl Running {
     pub(super) fn encode_offline_frame(&mut self, enc: &mut wgpu::CommandEncoder) {
         let Some(mut r) = self.recording.take() else { return };
         let Recording { rec, offline, stopping, note, .. } = &mut r;
-        if let Some(Offline { target, frames, .. }) = offline.as_mut() {
+        if let Some(Offline { target, frames, particles, .. }) = offline.as_mut() {
             match self.world.engine_mut() {
                 Some(engine) if !*stopping => {
                     let (renderer, ctx, profiler, camera, ui) =
                         (&mut self.renderer, &self.ctx, &self.profiler, &self.camera, &self.ui);
-                    let result = frames.encode(ctx, enc, engine, profiler, rec, &target.color, |enc, engine| {
+                    let outputs = FrameOutputs { video: Some((rec, &target.color)), particles: particles.as_mut() };
+                    let result = frames.encode(ctx, enc, engine, profiler, outputs, |enc, engine| {
                         encode_scene_with(renderer, ctx, profiler, enc, target, camera, Some(engine), ui)
                     });
                     if let Ok(Some(f)) = &result {
@@ -266,6 +297,9 @@ impl Running {
             r.rec.after_submit();
             if let Some(o) = r.offline.as_mut() {
                 o.frames.after_submit();
+                if let Some(p) = o.particles.as_mut() {
+                    p.after_submit();
+                }
             }
         }
     }
@@ -409,6 +443,21 @@ impl Running {
             }
             self.ui.sim.sync_from(engine.sim());
         }
+        let particles = match c.particles {
+            true => {
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let dir = path.with_file_name(format!("{stem}-particles"));
+                match ParticleExporter::start(ParticleOutput { dir, format: c.particle_format }) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        rec.cancel();
+                        self.ui.push_error(format!("cannot start the capture's particle files: {e}"));
+                        return;
+                    }
+                }
+            }
+            false => None,
+        };
         let texture =
             self.egui_renderer.register_native_texture(&self.ctx.device, &target.color_view, wgpu::FilterMode::Linear);
         let total = crate::capture::offline::frame_count(c.offline_seconds, fps);
@@ -427,6 +476,7 @@ impl Running {
                 target,
                 texture,
                 frames: ExactFrames::new(&self.ctx.device, fps, total),
+                particles,
                 saved_frame_dt,
                 was_playing,
             }),

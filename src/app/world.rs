@@ -78,8 +78,21 @@ impl World {
 
 /// A native file dialog running on its own thread.
 pub(super) struct Dialog {
-    pub(super) save: bool,
+    pub(super) kind: DialogKind,
     pub(super) rx: mpsc::Receiver<Option<PathBuf>>,
+}
+
+/// What a file dialog chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DialogKind {
+    /// A scene, heightmap or sky to open.
+    Open,
+    /// Where to save the scene.
+    SaveScene,
+    /// Where to save a checkpoint.
+    SaveCheckpoint,
+    /// A checkpoint to resume.
+    Resume,
 }
 
 impl Running {
@@ -101,13 +114,14 @@ impl Running {
         if let Some(d) = self.dialog.as_ref() {
             match d.rx.try_recv() {
                 Ok(Some(path)) => {
-                    let save = d.save;
+                    let kind = d.kind;
                     self.dialog = None;
                     self.ui.scene.dialog_open = false;
-                    if save {
-                        self.apply(UiAction::SaveScene(path));
-                    } else {
-                        self.dropped_file(path);
+                    match kind {
+                        DialogKind::SaveScene => self.apply(UiAction::SaveScene(path)),
+                        DialogKind::Open => self.dropped_file(path),
+                        DialogKind::SaveCheckpoint => self.apply(UiAction::SaveCheckpoint(path)),
+                        DialogKind::Resume => self.apply(UiAction::Resume(path)),
                     }
                 }
                 Ok(None) | Err(mpsc::TryRecvError::Disconnected) => {
@@ -124,7 +138,7 @@ impl Running {
 
     /// Opens the native file dialog on a thread of its own (never blocks the frame). Where no dialog can
     /// be shown (no portal or desktop), it returns no file and the log says so.
-    pub(super) fn open_dialog(&mut self, save: bool) {
+    pub(super) fn open_dialog(&mut self, kind: DialogKind) {
         if self.dialog.is_some() {
             return;
         }
@@ -134,29 +148,35 @@ impl Running {
             .as_ref()
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| PathBuf::from("."));
-        let name = format!("{}.ron", file_stem_for(&self.world.scene().name));
+        let stem = file_stem_for(&self.world.scene().name);
         let spawned = std::thread::Builder::new().name("file dialog".into()).spawn(move || {
             let result = std::panic::catch_unwind(move || {
                 let d = rfd::FileDialog::new().set_directory(start_dir);
-                if save {
-                    d.add_filter("scene", &["ron"]).set_file_name(name).save_file()
-                } else {
-                    d.add_filter("scene or heightmap", &["ron", "png"]).pick_file()
+                match kind {
+                    DialogKind::SaveScene => {
+                        d.add_filter("scene", &["ron"]).set_file_name(format!("{stem}.ron")).save_file()
+                    }
+                    DialogKind::Open => d.add_filter("scene or heightmap", &["ron", "png"]).pick_file(),
+                    DialogKind::SaveCheckpoint => {
+                        d.add_filter("checkpoint", &["wvc"]).set_file_name(format!("{stem}.wvc")).save_file()
+                    }
+                    DialogKind::Resume => d.add_filter("checkpoint", &["wvc"]).pick_file(),
                 }
             });
             let _ = tx.send(result.ok().flatten());
         });
         match spawned {
             Ok(_) => {
-                self.dialog = Some(Dialog { save, rx });
+                self.dialog = Some(Dialog { kind, rx });
                 self.ui.scene.dialog_open = true;
             }
             Err(e) => self.ui.push_error(format!("cannot open a file dialog: {e}")),
         }
     }
 
-    /// Saves the scene with the current solver parameters, sources and camera; relative heightmap paths
-    /// are made absolute when they resolve to a file, so the saved scene works from its new folder.
+    /// Saves the scene with the current solver parameters, sources and camera; relative heightmap and
+    /// fluid-file paths are made absolute when they resolve to a file, so the saved scene works from its
+    /// new folder.
     pub(super) fn save_scene(&mut self, path: &Path) {
         let mut scene = self.world.scene().clone();
         if let Some(o) = self.recording.as_ref().and_then(|r| r.offline.as_ref()) {
@@ -171,13 +191,21 @@ impl Running {
                 }
             }
         }
+        for f in &mut scene.fluid_files {
+            let p = scene.base_dir.join(&f.path);
+            if Path::new(&f.path).is_relative() && p.is_file() {
+                if let Ok(abs) = p.canonicalize() {
+                    f.path = abs.display().to_string();
+                }
+            }
+        }
         match scene.save(path) {
             Ok(()) => {
                 log::info!("scene saved: {}", path.display());
                 self.ui.capture.status = Some(Ok(format!("Scene saved to {}", path.display())));
                 self.scene_file = Some(path.to_path_buf());
                 if let Some(engine) = self.world.engine_mut() {
-                    engine.moved_to(path, scene.terrain);
+                    engine.moved_to(path, &scene);
                 }
             }
             Err(e) => self.ui.push_error(format!("cannot save the scene: {e}")),

@@ -79,6 +79,8 @@ pub struct Plan {
     pub redraw_background: bool,
     /// DFSPH error sums without subgroup operations.
     pub no_subgroups: bool,
+    /// The filter that smooths the fluid's depth ("curvature flow" or "narrow range" in the pass table).
+    pub depth_filter: crate::render::DepthFilter,
 }
 
 /// Median time of one labelled pass over the timed frames.
@@ -408,6 +410,7 @@ pub fn run_config(
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
     settings.fluid.splats = plan.splats;
+    settings.fluid.depth_filter = plan.depth_filter;
     settings.cache_background = !plan.redraw_background;
     settings.particle.radius = engine.sim().particle_radius();
     let (mut sim_samples, mut render_samples, mut spans_ms) = (Vec::new(), Vec::new(), Vec::new());

@@ -166,8 +166,8 @@ pub fn summary_markdown(report: &Report) -> String {
     let sums = if p.no_subgroups { "workgroup tree" } else { "subgroups where the GPU has them" };
     let _ = writeln!(
         s,
-        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}; terrain and sky: {background}; DFSPH error sums: {sums}",
-        p.cell_split, p.cells_per_particle, p.splats
+        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}; depth filter: {}; terrain and sky: {background}; DFSPH error sums: {sums}",
+        p.cell_split, p.cells_per_particle, p.splats, p.depth_filter.name()
     );
     if report.is_cpu {
         s.push_str(

@@ -9,8 +9,9 @@
 //!    into a staging buffer of a [`ReadbackRing`] and mapped asynchronously. When it arrives (a frame or
 //!    more later), its time is t0, and that state is frame 0.
 //! 2. A frame whose time is confirmed is rendered (by the caller, into the capture target) and its copy
-//!    recorded into the [`VideoRecorder`], whose ring hands it to the encoder thread; when the recorder has
-//!    no room the frame waits (nothing else is recorded meanwhile).
+//!    recorded into the [`VideoRecorder`], whose ring hands it to the encoder thread, and/or its particles
+//!    copied for their file ([`ParticleExporter`]); when an output has no room the frame waits (nothing
+//!    else is recorded meanwhile).
 //! 3. Then, in the same encoder, the steps toward the next frame: the simulation's `frame_end` uniform is
 //!    set to that frame's time ([`crate::sim::Simulation::set_frame_end`]: the step that reaches it lands on it, the
 //!    steps after it are exact no-ops with dt = 0), a generous number of steps is recorded,
@@ -27,6 +28,7 @@
 //! nothing, and the recorder needs no way to take an image back. The cost over the headless capture is the
 //! no-op steps of the margin and a read-back's latency (a frame or two of the window) per video frame.
 
+use super::particles::ParticleExporter;
 use super::recorder::VideoRecorder;
 use super::CaptureError;
 use crate::engine::Engine;
@@ -47,6 +49,21 @@ pub const MAX_STEPS_PER_FRAME: u32 = 256;
 pub const TIME_TOLERANCE: f32 = 1e-6;
 /// Most rounds of steps toward one frame's end before the render gives up.
 const MAX_ROUNDS: u32 = 1000;
+
+/// Where each exact frame goes: a video (its recorder and the texture the caller renders the frame
+/// into) and/or the particle files of the frame.
+pub struct FrameOutputs<'a> {
+    pub video: Option<(&'a mut VideoRecorder, &'a wgpu::Texture)>,
+    pub particles: Option<&'a mut ParticleExporter>,
+}
+
+impl FrameOutputs<'_> {
+    /// Whether every output has room for a frame of `engine` now.
+    fn can_record(&self, engine: &Engine) -> bool {
+        self.video.as_ref().is_none_or(|(r, _)| r.can_record())
+            && self.particles.as_ref().is_none_or(|p| p.can_record(engine.sim()))
+    }
+}
 
 /// One video frame as [`ExactFrames::encode`] rendered and recorded it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -193,36 +210,43 @@ impl ExactFrames {
     }
 
     /// Records this window frame's share of the render into `enc`: when a frame is confirmed and the
-    /// `recorder` has room, `render(enc, sim)` (which must draw the simulation into `target`), the copy of
-    /// `target` for the video (shown at k / fps) and then the steps toward the next frame; at the start,
-    /// the first copy of the step state; after a round that fell short, more steps. Nothing while a copy
-    /// of the step state is on its way back. Returns the frame rendered, if one was.
+    /// `outputs` have room, `render(enc, engine)` (which must draw the simulation into the video's
+    /// texture; skipped without a video), the copy of that texture for the video (shown at k / fps), the
+    /// copy of the particles for their file, and then the steps toward the next frame; at the start, the
+    /// first copy of the step state; after a round that fell short, more steps. Nothing while a copy of
+    /// the step state is on its way back. Returns the frame recorded, if one was.
     /// Call [`ExactFrames::after_submit`] after submitting `enc`.
-    /// Errors: the recorder refused the frame (a target not of the recorder's size).
-    #[allow(clippy::too_many_arguments)]
+    /// Errors: an output refused the frame (a texture not of the recorder's size, a simulation whose
+    /// particle count changed under the particle export).
     pub fn encode(
         &mut self,
         ctx: &GpuContext,
         enc: &mut wgpu::CommandEncoder,
         engine: &mut Engine,
         profiler: &Profiler,
-        recorder: &mut VideoRecorder,
-        target: &wgpu::Texture,
+        outputs: FrameOutputs<'_>,
         render: impl FnOnce(&mut wgpu::CommandEncoder, &Engine),
     ) -> Result<Option<ExactFrame>, CaptureError> {
         let mut rendered = None;
         if let Phase::Due { state } = self.phase {
-            if !recorder.can_record() {
+            if !outputs.can_record(engine) {
                 return Ok(None);
             }
-            render(enc, engine);
             let video_time = self.frame as f64 / self.fps;
-            if !recorder.record(enc, target, video_time) {
-                return Err(CaptureError::FrameRefused {
-                    frame: self.frame,
-                    target: (target.width(), target.height()),
-                    video: recorder.size(),
-                });
+            if let Some((recorder, target)) = outputs.video {
+                render(enc, engine);
+                if !recorder.record(enc, target, video_time) {
+                    return Err(CaptureError::FrameRefused {
+                        frame: self.frame,
+                        target: (target.width(), target.height()),
+                        video: recorder.size(),
+                    });
+                }
+            }
+            if let Some(p) = outputs.particles {
+                if !p.record(enc, &ctx.device, engine.sim(), self.frame) {
+                    return Err(CaptureError::ParticlesRefused { frame: self.frame });
+                }
             }
             rendered = Some(ExactFrame { index: self.frame, sim_time: state.time, video_time });
             self.frame += 1;

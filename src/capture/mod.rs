@@ -16,7 +16,8 @@
 //! second renderer, made for that format, drew the scene (never the UI).
 //!
 //! Video: [`video`] writes frames as H.264/MP4 or numbered PNGs on a worker thread, [`recorder`] brings
-//! them back from the GPU through a ring of staging buffers, [`offline`] runs fixed-step captures
+//! them back from the GPU through a ring of staging buffers, [`particles`] does the same with the
+//! simulation's particles (PLY or VTU files per frame), [`offline`] runs fixed-step captures
 //! without a window (`waterview capture`, blocking on the simulation's step state), and [`exact`] makes
 //! the window's offline render exact the same way without ever blocking (the step state comes back
 //! through a read-back ring; see `src/app/recording.rs`).
@@ -24,6 +25,8 @@
 pub mod exact;
 pub mod offline;
 pub mod output;
+pub mod particles;
+pub mod record_cost;
 pub mod recorder;
 pub mod video;
 
@@ -120,6 +123,14 @@ pub enum CaptureError {
     #[error("the video recorder refused frame {frame} ({}x{} target, {}x{} video)", target.0, target.1, video.0, video.1)]
     FrameRefused { frame: u64, target: (u32, u32), video: (u32, u32) },
 
+    // Particle files (`particles`).
+    #[error("frame {frame}: the particles could not be read back from the GPU")]
+    ParticleReadback { frame: u64 },
+    #[error("frame {frame}: the particle export refused the frame (the simulation's particle count changed)")]
+    ParticlesRefused { frame: u64 },
+    #[error("the particle files did not all come back: {written} of {recorded} written")]
+    ParticlesUnfinished { recorded: u64, written: u64 },
+
     // Offline captures (`offline`): options and the simulation.
     #[error("--seconds must be in (0, 86400], got {0}")]
     Seconds(f32),
@@ -129,6 +140,8 @@ pub enum CaptureError {
     Size { width: u32, height: u32 },
     #[error("--frames and the number of rounds must be at least 1")]
     NoRuns,
+    #[error("nothing to capture: give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, or both")]
+    NoOutput,
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
     #[error(transparent)]

@@ -7,7 +7,10 @@
 
 pub mod run;
 
-use crate::capture::offline::{OfflineOptions, RecordCostOptions};
+use crate::capture::offline::OfflineOptions;
+use crate::capture::particles::ParticleOutput;
+use crate::capture::record_cost::RecordCostOptions;
+use crate::particle_io::ParticleFormat;
 use crate::validate::{parse_case, parse_override, parse_solver, Cases, Solvers};
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
@@ -27,7 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Validate(args)) => crate::validate::run(&args.plan(), args.strict),
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
-        Some(Command::Capture(a)) if a.record_cost => crate::capture::offline::record_cost_cli(
+        Some(Command::Capture(a)) if a.record_cost => crate::capture::record_cost::record_cost_cli(
             cli.scene.as_deref(),
             &RecordCostOptions {
                 frames: a.frames,
@@ -39,13 +42,24 @@ pub fn run(cli: Cli) -> Result<()> {
                 out: a.out,
             },
         ),
-        Some(Command::Capture(a)) => match a.out {
-            Some(out) => crate::capture::offline::run_cli(
+        Some(Command::Capture(a)) => {
+            let particles = a.particles.map(|dir| ParticleOutput { dir, format: a.particle_format });
+            if a.out.is_none() && particles.is_none() {
+                bail!("give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, or both");
+            }
+            crate::capture::offline::run_cli(
                 cli.scene.as_deref(),
-                &OfflineOptions { seconds: a.seconds, fps: a.fps, size: a.size, out, dx: a.dx },
-            ),
-            None => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
-        },
+                &OfflineOptions {
+                    seconds: a.seconds,
+                    fps: a.fps,
+                    size: a.size,
+                    out: a.out,
+                    particles,
+                    dx: a.dx,
+                    image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
+                },
+            )
+        }
     }
 }
 
@@ -138,7 +152,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Record a video headless at a fixed step: every frame advances exactly 1/fps simulated seconds,
     /// rendered at --size however long it takes; `.mp4` writes H.264 MP4, any other --out a folder of
-    /// numbered PNGs. With --record-cost: measure what live recording costs the frame rate instead.
+    /// numbered PNGs; --particles DIR writes each frame's particles (PLY or VTU). With --record-cost:
+    /// measure what live recording costs the frame rate instead.
     Capture(CaptureArgs),
     /// Physical validation headless (hydrostatic tank, dam break vs Martin & Moyce 1952, density error
     /// vs iterations, sloshing energy) per solver; writes a CSV and a PNG per case and summary.md.
@@ -199,8 +214,17 @@ pub struct CaptureArgs {
     pub size: (u32, u32),
     /// Output: a `.mp4` file, or a folder for a PNG sequence (with --record-cost: where the measurement's
     /// video goes before it is deleted; default a temporary file).
-    #[arg(long, required_unless_present = "record_cost")]
+    #[arg(long, required_unless_present_any = ["record_cost", "particles"])]
     pub out: Option<PathBuf>,
+    /// Also (or, without --out, only) write the particles of every frame into this new folder:
+    /// `particles_00000.ply`, ... (file k holds the live particles at exactly k / fps simulated seconds,
+    /// its time in the file), as binary PLY or VTU (--particle-format).
+    #[arg(long, conflicts_with = "record_cost")]
+    pub particles: Option<PathBuf>,
+    /// Format of the --particles files: `ply` (binary little-endian, float x y z vx vy vz density; Houdini,
+    /// Blender, ParaView) or `vtu` (VTK XML unstructured grid with a `particles.pvd` collection; ParaView).
+    #[arg(long, default_value = "ply", requires = "particles", value_parser = parse_particle_format)]
+    pub particle_format: ParticleFormat,
     /// Measure what live recording costs instead of capturing: render the same --frames frames at --size
     /// with and without the recording path (staging ring, read-back, H.264 encoder thread), --rounds runs
     /// of each, alternating, and print ms per frame both ways (wall clock, and CPU time on Linux; medians
@@ -219,6 +243,12 @@ pub struct CaptureArgs {
     /// Override the scene's particle spacing dx (metres).
     #[arg(long, allow_negative_numbers = true)]
     pub dx: Option<f32>,
+    /// What the video shows: final, depth, smoothed, thickness, normals, tiles or spheres (as `run --view`).
+    #[arg(long, default_value = "final", value_parser = parse_view, conflicts_with = "record_cost")]
+    pub view: crate::render::FluidView,
+    /// The filter that smooths the water's depth: curvature-flow or narrow-range (as `run --depth-filter`).
+    #[arg(long, value_parser = parse_depth_filter, conflicts_with = "record_cost")]
+    pub depth_filter: Option<crate::render::DepthFilter>,
 }
 
 /// Arguments of `waterview bench` (the scene comes from the global `--scene`).
@@ -269,6 +299,10 @@ pub struct BenchArgs {
     /// stands still).
     #[arg(long)]
     pub redraw_background: bool,
+    /// The filter that smooths the water's depth: curvature-flow or narrow-range (default: the app's, see
+    /// docs/rendering.md).
+    #[arg(long, value_parser = parse_depth_filter)]
+    pub depth_filter: Option<crate::render::DepthFilter>,
     /// Sum the DFSPH solves' errors by a tree in workgroup memory even where the GPU has subgroup
     /// operations (an optimisation experiment; the app uses subgroups when present).
     #[arg(long)]
@@ -295,12 +329,18 @@ impl BenchArgs {
             splats: self.splats,
             redraw_background: self.redraw_background,
             no_subgroups: self.no_subgroups,
+            depth_filter: self.depth_filter.unwrap_or_default(),
         }
     }
 }
 
 // clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
 // so these return `String` rather than an error type).
+
+/// Parses `--particle-format`: `ply` or `vtu`.
+fn parse_particle_format(s: &str) -> Result<ParticleFormat, String> {
+    s.parse().map_err(|e: crate::particle_io::ParticleFileError| e.to_string())
+}
 
 /// Parses `--splats`: `raster` or `compute`.
 fn parse_splats(s: &str) -> Result<crate::render::SplatMethod, String> {
@@ -346,7 +386,7 @@ pub fn parse_workgroup_size(s: &str) -> Result<u32, String> {
 }
 
 /// Arguments of `waterview run`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// Simulation steps to run, rounded up to whole frames of the scene's `substeps` steps each.
     #[arg(long, conflicts_with = "seconds", value_parser = clap::value_parser!(u64).range(1..))]
@@ -365,12 +405,56 @@ pub struct RunArgs {
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     pub size: (u32, u32),
     /// Override the scene's particle spacing dx (metres).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "resume")]
     pub dx: Option<f32>,
+    /// What the image (--out) shows: final (the shaded water), depth (the splats' raw depth, nearer =
+    /// brighter), smoothed (the depth after the depth filter), thickness, normals (of the smoothed depth,
+    /// rgb = n/2 + 1/2), tiles (the depth filter's active tiles), foam (the foam target), spheres (sphere impostors).
+    #[arg(long, default_value = "final", value_parser = parse_view)]
+    pub view: crate::render::FluidView,
+    /// The filter that smooths the water's depth: curvature-flow or narrow-range (default: the render
+    /// settings' default, see docs/rendering.md).
+    #[arg(long, value_parser = parse_depth_filter)]
+    pub depth_filter: Option<crate::render::DepthFilter>,
+    /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
+    /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
+    /// must have the checkpoint's domain, terrain and initial water). --steps and --seconds count from the
+    /// checkpoint.
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// Write a checkpoint of the whole simulation state to this file at the end of the run (also when it
+    /// is stopped by Ctrl-C).
+    #[arg(long)]
+    pub save_checkpoint: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// What the image shows.
+    pub fn image(&self) -> crate::engine::batch::ImageOptions {
+        crate::engine::batch::ImageOptions { view: self.view, depth_filter: self.depth_filter }
+    }
 }
 
 // clap value parsers: their message is shown by clap as is (the command line is an edge of the program,
 // so these return `String` rather than an error type).
+
+/// Parses `--view`: a [`crate::render::FluidView::key`].
+pub fn parse_view(s: &str) -> Result<crate::render::FluidView, String> {
+    use crate::render::FluidView;
+    FluidView::from_key(s).ok_or_else(|| {
+        let names: Vec<&str> = FluidView::ALL.iter().map(|v| v.key()).collect();
+        format!("unknown view `{}`: the views are {}", crate::text::printable(s), names.join(", "))
+    })
+}
+
+/// Parses `--depth-filter`: a [`crate::render::DepthFilter::key`].
+pub fn parse_depth_filter(s: &str) -> Result<crate::render::DepthFilter, String> {
+    use crate::render::DepthFilter;
+    DepthFilter::from_key(s).ok_or_else(|| {
+        let names: Vec<&str> = DepthFilter::ALL.iter().map(|d| d.key()).collect();
+        format!("unknown depth filter `{}`: the filters are {}", crate::text::printable(s), names.join(", "))
+    })
+}
 
 /// Parses "WIDTHxHEIGHT" (each 1..=16384).
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {

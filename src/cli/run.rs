@@ -5,8 +5,10 @@
 
 use super::RunArgs;
 use crate::capture::output::{check_writable, Output};
-use crate::engine::{self, batch, BuildOptions, Engine};
+use crate::engine::batch::ImageOptions;
+use crate::engine::{self, batch, BuildOptions, Checkpoint, Engine};
 use crate::gpu::{GpuContext, Profiler};
+use crate::scene::Scene;
 use crate::sim::SimStats;
 use crate::text::printable;
 use anyhow::{bail, Context, Result};
@@ -60,15 +62,36 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
             bail!("--seconds must be a positive number, got {t}");
         }
     }
-    for (path, what) in [(&args.out, Output::File), (&args.stats, Output::File)] {
-        if let Some(path) = path {
-            check_writable(path, what)?;
-        }
+    for path in [&args.out, &args.stats, &args.save_checkpoint].into_iter().flatten() {
+        check_writable(path, Output::File)?;
     }
-    let scene = engine::load_scene(scene_path)?;
-    let ctx = GpuContext::headless()?;
-    eprintln!("adapter: {}", ctx.adapter_summary());
-    let mut engine = Engine::new(&ctx, scene, BuildOptions { dx: args.dx, ..BuildOptions::default() })?;
+    let (mut engine, ctx, args) = match &args.resume {
+        None => {
+            let scene = engine::load_scene(scene_path)?;
+            let ctx = GpuContext::headless()?;
+            eprintln!("adapter: {}", ctx.adapter_summary());
+            let engine = Engine::new(&ctx, scene, BuildOptions { dx: args.dx, ..BuildOptions::default() })?;
+            (engine, ctx, args.clone())
+        }
+        Some(path) => {
+            let scene = scene_path.map(Scene::load).transpose()?;
+            let ctx = GpuContext::headless()?;
+            eprintln!("adapter: {}", ctx.adapter_summary());
+            let checkpoint = Checkpoint::read_for(&ctx, path)?;
+            let engine = Engine::resume(&ctx, scene, &checkpoint, BuildOptions::default())?;
+            eprintln!(
+                "resumed {} at t = {} s after {} steps ({} particles with the emitters' pool)",
+                path.display(),
+                checkpoint.time(),
+                checkpoint.steps(),
+                checkpoint.capacity()
+            );
+            // --seconds counts from the checkpoint's time.
+            let seconds = args.seconds.map(|t| checkpoint.time() + t);
+            (engine, ctx, RunArgs { seconds, ..args.clone() })
+        }
+    };
+    let args = &args;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // The first Ctrl-C (or SIGTERM) ends the run at the next frame, keeping its outputs; a second quits.
@@ -152,8 +175,19 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
     if let Some(blow_up) = engine.sim().blow_up() {
         bail!("{blow_up}");
     }
+    if let Some(path) = &args.save_checkpoint {
+        let checkpoint = engine.checkpoint_blocking(ctx)?;
+        checkpoint.write(path)?;
+        eprintln!(
+            "wrote checkpoint {}: t = {} s after {} steps, {} particles with the emitters' pool",
+            path.display(),
+            checkpoint.time(),
+            checkpoint.steps(),
+            checkpoint.capacity()
+        );
+    }
     if let Some(out) = &args.out {
-        write_image(ctx, engine, args.size, out)?;
+        write_image_as(ctx, engine, args.size, args.image(), out)?;
         eprintln!("wrote {}", out.display());
     }
     Ok(())
@@ -209,11 +243,23 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
 /// else a PNG ([`batch::render_image`]). Written under a temporary name and renamed; an error names the
 /// file and the cause and leaves no file behind. Blocking; headless only.
 pub fn write_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32), out: &Path) -> Result<()> {
+    write_image_as(ctx, engine, size, ImageOptions::default(), out)
+}
+
+/// As [`write_image`], showing what `options` ask for (a view of an intermediate target, another depth
+/// filter).
+pub fn write_image_as(
+    ctx: &GpuContext,
+    engine: &Engine,
+    size: (u32, u32),
+    options: ImageOptions,
+    out: &Path,
+) -> Result<()> {
     let exr = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"));
     if exr {
-        crate::capture::save_exr_blocking(&batch::render_image_hdr(ctx, engine, size), out)?;
+        crate::capture::save_exr_blocking(&batch::render_image_hdr_as(ctx, engine, size, options), out)?;
     } else {
-        crate::capture::save_png_blocking(&batch::render_image(ctx, engine, size), out)?;
+        crate::capture::save_png_blocking(&batch::render_image_as(ctx, engine, size, options), out)?;
     }
     Ok(())
 }

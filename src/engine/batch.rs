@@ -5,7 +5,7 @@
 
 use super::Engine;
 use crate::gpu::{GpuContext, Profiler};
-use crate::render::{self, OrbitCamera, RenderSettings, Renderer};
+use crate::render::{self, DepthFilter, FluidView, OrbitCamera, RenderSettings, Renderer};
 use crate::sim::{SimStats, Simulation};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -107,11 +107,38 @@ pub fn scene_view(engine: &Engine) -> (OrbitCamera, RenderSettings) {
     (OrbitCamera::from_desc(&engine.scene().camera), settings)
 }
 
+/// What a headless image shows where it differs from the default render settings (`waterview run --view
+/// --depth-filter`, `capture`): the view (the final image or an intermediate target) and the depth filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImageOptions {
+    /// What the image shows.
+    pub view: FluidView,
+    /// The depth filter (`None`: the default of `FluidSettings`).
+    pub depth_filter: Option<DepthFilter>,
+}
+
+impl ImageOptions {
+    /// `settings` with these options applied.
+    pub fn apply(&self, mut settings: RenderSettings) -> RenderSettings {
+        settings.view = self.view;
+        if let Some(filter) = self.depth_filter {
+            settings.fluid.depth_filter = filter;
+        }
+        settings
+    }
+}
+
 /// Renders the engine's current state from the scene's camera at `size` pixels (8-bit sRGB).
 /// **Blocking**; headless only.
 pub fn render_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32)) -> image::RgbaImage {
+    render_image_as(ctx, engine, size, ImageOptions::default())
+}
+
+/// As [`render_image`], showing what `options` ask for.
+pub fn render_image_as(ctx: &GpuContext, engine: &Engine, size: (u32, u32), options: ImageOptions) -> image::RgbaImage {
     let mut renderer = Renderer::new(ctx, render::OFFSCREEN_FORMAT, engine.terrain());
     let (camera, settings) = scene_view(engine);
+    let settings = options.apply(settings);
     render::render_to_image(ctx, &mut renderer, &camera, Some(engine.particles()), &settings, size)
 }
 
@@ -119,8 +146,19 @@ pub fn render_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32)) -> imag
 /// encoding) as float RGBA, alpha 1. Encoding its values to sRGB gives [`render_image`]'s bytes (within
 /// rounding). **Blocking**; headless only.
 pub fn render_image_hdr(ctx: &GpuContext, engine: &Engine, size: (u32, u32)) -> image::Rgba32FImage {
+    render_image_hdr_as(ctx, engine, size, ImageOptions::default())
+}
+
+/// As [`render_image_hdr`], showing what `options` ask for.
+pub fn render_image_hdr_as(
+    ctx: &GpuContext,
+    engine: &Engine,
+    size: (u32, u32),
+    options: ImageOptions,
+) -> image::Rgba32FImage {
     let mut renderer = Renderer::new(ctx, render::HDR_FORMAT, engine.terrain());
     let (camera, settings) = scene_view(engine);
+    let settings = options.apply(settings);
     render::render_to_image_hdr(ctx, &mut renderer, &camera, Some(engine.particles()), &settings, size)
 }
 

@@ -12,17 +12,22 @@
 //! it builds ([`sources::pool_size`]) and grows it, carrying the running water over, when emitters are
 //! added or speeded up later ([`Engine::set_sources`]).
 //!
+//! Checkpoints ([`checkpoint`]): [`Engine::checkpoint_blocking`] (or [`Engine::encode_checkpoint`], which
+//! never waits) saves the whole simulation state, [`Engine::resume`] builds an engine that goes on from it.
+//!
 //! Nothing reaches the GPU unchecked: a scene is validated at the spacing it is built at
 //! ([`Scene::validate`]) and its particle estimate checked against the GPU's limit ([`limits`]) before
 //! its particles are laid out; sources edited live go through the same checks as the scene file's.
 
 pub mod batch;
+pub mod checkpoint;
 pub mod limits;
 
+pub use checkpoint::{Checkpoint, CheckpointError, PendingCheckpoint};
 pub use limits::{check_fits, particle_limit, render_limit};
 
 use crate::gpu::GpuContext;
-use crate::render::{DiffuseSource, PaddleUniform, ParticleSource};
+use crate::render::{DiffuseSource, PaddleUniform, ParticleSource, Tank};
 use crate::scene::{Emitter, Scene, SceneError, SceneSetup, Sink};
 use crate::sim::{sources, ParticleLimit, SimError, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
@@ -38,6 +43,9 @@ pub enum EngineError {
     /// The simulation refused the scene or the change (parameters, sources, sizes past the GPU's limits).
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// A checkpoint could not be written, read or resumed into the scene ([`checkpoint`]).
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
     /// The scene's lattice estimate plus the emitters' pool is past the GPU's particle limit (checked
     /// before any particle is built, [`limits::check_fits`]).
     #[error(
@@ -211,12 +219,13 @@ impl Engine {
     }
 
     /// Records that the scene now lives in the file `file` (saved there): relative paths resolve
-    /// against its folder, errors name it, and `terrain` (the same heightfield, its path rewritten, e.g.
-    /// made absolute) replaces the terrain's description. Nothing is rebuilt.
-    pub fn moved_to(&mut self, file: &Path, terrain: Option<crate::scene::TerrainDesc>) {
+    /// against its folder, errors name it, and `saved`'s terrain and fluid files (the same files, their
+    /// paths rewritten, e.g. made absolute) replace the scene's. Nothing is rebuilt.
+    pub fn moved_to(&mut self, file: &Path, saved: &Scene) {
         self.scene.base_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         self.scene.file = file.to_path_buf();
-        self.scene.terrain = terrain;
+        self.scene.terrain = saved.terrain.clone();
+        self.scene.fluid_files = saved.fluid_files.clone();
     }
 
     /// Puts the water back where the scene starts it and the clock to zero; parameters and sources stay.
@@ -226,12 +235,19 @@ impl Engine {
 
     /// The particles for the renderer, as buffers and plain data: the positions and velocities, the
     /// count, the version that tells a paused simulation, the wave maker's paddle on the simulated
-    /// clock when there is one, and the diffuse particles (spray, foam, bubbles) while they are on.
+    /// clock when there is one, the diffuse particles (spray, foam, bubbles) while they are on, and the
+    /// glass tank of a box scene ([`Scene::draws_tank`]).
     pub fn particles(&self) -> ParticleSource<'_> {
         let sim = &self.sim;
         let paddle = sim.params().wave_maker.map(|w| {
             let d = sim.domain();
             (PaddleUniform::new(d.min, d.max, w.axis.index() as u32, w.rest, w.amplitude, w.omega()), sim.step_state())
+        });
+        let d = sim.domain();
+        let tank = self.scene.draws_tank().then(|| Tank {
+            min: d.min.into(),
+            max: d.max.into(),
+            floor: self.scene.terrain.is_none(),
         });
         ParticleSource {
             positions: sim.positions(),
@@ -245,6 +261,8 @@ impl Engine {
                 draw_offset: d.draw_offset,
                 capacity: d.capacity,
             }),
+            tank,
+            clock: Some(sim.step_state()),
         }
     }
 }

@@ -13,6 +13,8 @@ const RECORDED: u8 = 1;
 const MAPPING: u8 = 2;
 const READY: u8 = 3;
 const FAILED: u8 = 4;
+/// Handed out by [`ReadbackRing::try_take_mapped`], still mapped.
+const TAKEN: u8 = 5;
 
 struct Slot {
     buffer: wgpu::Buffer,
@@ -116,9 +118,55 @@ impl ReadbackRing {
         data.map(|d| (slot.tag, d))
     }
 
+    /// Takes the oldest finished read-back without copying it: its tag and the mapped slot, which may go to
+    /// another thread; the slot is unmapped and free again when the [`Mapped`] is dropped. A failed
+    /// mapping gives `None` for the bytes (the slot is freed at once). Never blocks.
+    pub fn try_take_mapped(&mut self) -> Option<(u64, Option<Mapped>)> {
+        let slot = self
+            .slots
+            .iter_mut()
+            .filter(|s| matches!(s.state.load(Ordering::Acquire), READY | FAILED))
+            .min_by_key(|s| s.seq)?;
+        if slot.state.load(Ordering::Acquire) == FAILED {
+            slot.state.store(IDLE, Ordering::Release);
+            return Some((slot.tag, None));
+        }
+        // Taken: neither READY (taken again) nor IDLE (reused) until the `Mapped` is dropped.
+        slot.state.store(TAKEN, Ordering::Release);
+        Some((slot.tag, Some(Mapped { buffer: slot.buffer.clone(), state: slot.state.clone() })))
+    }
+
     /// True when some read-back is recorded or mapping (used by headless runs to know when to poll-wait).
     pub fn in_flight(&self) -> bool {
-        self.slots.iter().any(|s| s.state.load(Ordering::Acquire) != IDLE)
+        self.slots.iter().any(|s| !matches!(s.state.load(Ordering::Acquire), IDLE | TAKEN))
+    }
+
+    /// True when a slot is free for a new copy.
+    pub fn has_free_slot(&self) -> bool {
+        self.slots.iter().any(|s| s.state.load(Ordering::Acquire) == IDLE)
+    }
+}
+
+/// A finished read-back, still mapped ([`ReadbackRing::try_take_mapped`]): read it where it is (on a
+/// worker thread, so a large copy never runs on the frame's thread); dropping it unmaps the staging buffer
+/// and frees its slot.
+pub struct Mapped {
+    buffer: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+}
+
+impl Mapped {
+    /// Runs `read` on the mapped bytes (the whole staging buffer); `None` if they cannot be viewed.
+    pub fn with_bytes<R>(&self, read: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        let view = self.buffer.get_mapped_range(..).ok()?;
+        Some(read(&view))
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        self.buffer.unmap();
+        self.state.store(IDLE, Ordering::Release);
     }
 }
 

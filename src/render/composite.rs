@@ -35,8 +35,13 @@ pub struct CompositeUniform {
     pub thickness_vis: f32,
     /// Multiplier of the thickness target's values (1).
     pub thickness_scale: f32,
+    /// Thickness (m) at and below which water is shaded as a droplet (a lone particle or two: normals of
+    /// the splat's own round shape, the background seen through it as through a lens, the sky reflected,
+    /// a sharp sun glint), fading to the water's shading at twice it; 0 = off.
+    pub droplet_thickness: f32,
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<CompositeUniform>() == 48);
+const _: () = assert!(size_of::<CompositeUniform>() == 64);
 
 /// The bind groups of the two smoothed-depth results over one set of targets, the sky they bind, and
 /// the refraction background the frame's colour is copied into.
@@ -82,7 +87,7 @@ pub struct CompositePass {
 #[derive(Clone, Copy)]
 pub struct CompositeInput<'a> {
     pub params: CompositeUniform,
-    /// Which curvature-flow target holds the smoothed depth (`CurvatureFlowPass::result_index`).
+    /// Which of `FluidTargets::smooth` holds the filtered depth (the depth filter's `result_index`).
     pub smoothed: usize,
     /// The sky cubemap reflected by the water, and its version (rebinds when it changes).
     pub sky: (&'a wgpu::TextureView, u64),

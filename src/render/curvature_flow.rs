@@ -1,21 +1,20 @@
 //! Screen-space curvature flow of the fluid depth (`shaders/render/curvature_flow.wgsl`): van der Laan,
 //! Green & Sainz, "Screen space fluid rendering with curvature flow" (I3D 2009), with empty-space skipping.
 //!
-//! Per frame: "tiles" classifies 16x16 screen tiles holding fluid (dilated by the 3x3 stencil), compacts
-//! them into a list through an atomic counter and writes indirect dispatch arguments; "curvature flow"
+//! Per frame, after "tiles" ([`super::fluid_tiles`]) listed the screen tiles holding fluid: "curvature flow"
 //! runs N explicit Euler iterations, each `dispatch_workgroups_indirect` over the listed tiles only: the
 //! first reads the raw depth, the others alternate between two ping-pong textures. Every pixel of a listed
 //! tile is written by every iteration, the raw depth is 0 (no fluid) everywhere outside the listed tiles,
-//! and "tiles" writes 0 into both ping-pong textures over the tiles it does not list, so they hold this
-//! frame's depth everywhere without copies of the raw depth (two copies cost 0.31 ms per frame at 1080p
-//! on an H200, two render-pass clears as much).
+//! and "tiles" wrote 0 into both ping-pong textures over the tiles it did not list, so they hold this
+//! frame's depth everywhere without copies of the raw depth.
 //! `full_screen` runs every iteration over every pixel instead (same per-pixel arithmetic, so the results
 //! agree to the bit).
 //!
 //! Pipelines are screen-independent; the bind groups over the [`FluidTargets`] are rebuilt by
 //! [`Pass::resize`].
 
-use super::frame::{self, RAW_DEPTH_FORMAT};
+use super::fluid_tiles::{self, PingPong};
+use super::frame;
 use super::pass::{Frame, Pass, Targets};
 use super::targets::FluidTargets;
 use crate::gpu::{self, GpuContext};
@@ -53,32 +52,25 @@ pub struct FlowSettings {
     pub full_screen: bool,
 }
 
-/// What the flow uses of one set of targets: its bind groups and the textures and buffers it copies,
-/// clears and dispatches from.
+/// What the flow uses of one set of targets: its bind groups and the textures and buffers it copies and
+/// dispatches from.
 struct Bound {
-    tiles: wgpu::BindGroup,
-    /// The first iteration: reads the raw depth, writes `smooth[1]`.
-    first: wgpu::BindGroup,
-    /// `[0]`: reads `smooth[0]`, writes `smooth[1]`; `[1]`: the reverse.
-    flow: [wgpu::BindGroup; 2],
+    /// Iteration k reads [`PingPong::step`]`(k)`.
+    groups: PingPong,
     raw_depth: wgpu::Texture,
     smooth: [wgpu::Texture; 2],
-    tile_counter: wgpu::Buffer,
     tile_args: wgpu::Buffer,
     /// Pixels, and tiles across and down.
     size: (u32, u32),
     tiles_xy: (u32, u32),
-    /// One workgroup per tile (checked when bound; `None`, and the flow skipped, where the device cannot
-    /// dispatch that many: never for a texture it can make).
+    /// One workgroup per tile, the full-screen flow's dispatch (checked when bound; `None`, and the flow
+    /// skipped, where the device cannot dispatch that many: never for a texture it can make).
     tile_groups: Option<gpu::Workgroups>,
 }
 
 /// The curvature-flow pass: pipelines, uniform, and bind groups over the current targets.
 pub struct CurvatureFlowPass {
     flow_layout: wgpu::BindGroupLayout,
-    tiles_layout: wgpu::BindGroupLayout,
-    classify: wgpu::ComputePipeline,
-    write_args: wgpu::ComputePipeline,
     flow_tiles: wgpu::ComputePipeline,
     flow_full: wgpu::ComputePipeline,
     uniform: wgpu::Buffer,
@@ -90,47 +82,14 @@ impl CurvatureFlowPass {
     pub fn new(ctx: &GpuContext, _color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
         let vis = wgpu::ShaderStages::COMPUTE;
-        let d2 = wgpu::TextureViewDimension::D2;
-        let depth_out = |binding| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: vis,
-            ty: wgpu::BindingType::StorageTexture {
-                access: wgpu::StorageTextureAccess::WriteOnly,
-                format: RAW_DEPTH_FORMAT,
-                view_dimension: d2,
-            },
-            count: None,
-        };
+        let [a, b, c, d] = fluid_tiles::filter_layout_entries();
         let flow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("curvature flow bind group layout"),
-            entries: &[
-                gpu::uniform_entry::<FlowUniform>(0, vis),
-                frame::texture_entry(1, vis, false, d2),
-                depth_out(2),
-                gpu::storage_entry::<u32>(3, true, vis),
-                gpu::storage_entry::<[u32; 4]>(8, true, vis),
-            ],
-        });
-        let tiles_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("fluid tiles bind group layout"),
-            entries: &[
-                gpu::uniform_entry::<FlowUniform>(0, vis),
-                frame::texture_entry(1, vis, false, d2),
-                gpu::storage_entry::<u32>(4, false, vis),
-                gpu::storage_entry::<u32>(5, false, vis),
-                gpu::storage_entry::<[u32; 4]>(6, false, vis),
-                gpu::storage_entry::<u32>(7, false, vis),
-                depth_out(9),
-                depth_out(10),
-            ],
+            entries: &[gpu::uniform_entry::<FlowUniform>(0, vis), a, b, c, d],
         });
         let module = gpu::shader::module(device, "render/curvature_flow.wgsl");
         let flow_pl = frame::pass_pipeline_layout(device, "curvature flow pipeline layout", &flow_layout);
-        let tiles_pl = frame::pass_pipeline_layout(device, "fluid tiles pipeline layout", &tiles_layout);
-        let max_groups = [("MAX_GROUPS_X", gpu::row_length(&device.limits()) as f64)];
         Self {
-            classify: gpu::compute_pipeline(device, &module, &tiles_pl, "classify"),
-            write_args: gpu::compute_pipeline_with(device, &module, &tiles_pl, "write_args", &max_groups),
             flow_tiles: gpu::compute_pipeline(device, &module, &flow_pl, "flow_tiles"),
             flow_full: gpu::compute_pipeline(device, &module, &flow_pl, "flow_full"),
             uniform: gpu::uniform_buffer_init(
@@ -139,7 +98,6 @@ impl CurvatureFlowPass {
                 bytemuck::bytes_of(&FlowUniform::zeroed()),
             ),
             flow_layout,
-            tiles_layout,
             bound: None,
         }
     }
@@ -158,7 +116,8 @@ impl Pass for CurvatureFlowPass {
         self.bound = targets.map(|t| bind(device, self, t.fluid));
     }
 
-    /// Records the copies, "tiles" and "curvature flow" (see the module doc). The smoothed depth ends in
+    /// Records "curvature flow" (see the module doc; "tiles" must have run this frame), or with no
+    /// iterations a copy of the raw depth. The smoothed depth ends in
     /// `targets.smooth[Self::result_index(settings.iterations)]`.
     fn encode(&mut self, frame: &mut Frame<'_>, settings: FlowSettings) {
         let Some(bound) = self.bound.as_ref() else {
@@ -181,25 +140,12 @@ impl Pass for CurvatureFlowPass {
             let result = &bound.smooth[Self::result_index(0)];
             frame.encoder.copy_texture_to_texture(bound.raw_depth.as_image_copy(), result.as_image_copy(), extent);
         }
-        frame.encoder.clear_buffer(&bound.tile_counter, 0, None);
-        let Some(tile_groups) = bound.tile_groups else { return };
-        {
-            let mut pass = frame.compute_pass("tiles");
-            pass.set_bind_group(1, &bound.tiles, &[]);
-            pass.set_pipeline(&self.classify);
-            gpu::dispatch(&mut pass, tile_groups);
-            pass.set_pipeline(&self.write_args);
-            gpu::dispatch(&mut pass, gpu::Workgroups::ONE);
-        }
-        if settings.iterations == 0 {
-            return;
-        }
+        let Some(tile_groups) = bound.tile_groups.filter(|_| settings.iterations > 0) else { return };
         let mut pass = frame.compute_pass("curvature flow");
         let pipeline = if settings.full_screen { &self.flow_full } else { &self.flow_tiles };
         pass.set_pipeline(pipeline);
         for k in 0..settings.iterations {
-            let group = if k == 0 { &bound.first } else { &bound.flow[(k % 2) as usize] };
-            pass.set_bind_group(1, group, &[]);
+            pass.set_bind_group(1, bound.groups.step(k), &[]);
             if settings.full_screen {
                 gpu::dispatch(&mut pass, tile_groups);
             } else {
@@ -211,43 +157,10 @@ impl Pass for CurvatureFlowPass {
 
 /// The flow's bind groups over `targets`, and the handles it records copies and dispatches with.
 fn bind(device: &wgpu::Device, pass: &CurvatureFlowPass, targets: &FluidTargets) -> Bound {
-    let tex = |v| wgpu::BindingResource::TextureView(v);
-    let entry = |binding, resource| wgpu::BindGroupEntry { binding, resource };
-    let tiles = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("fluid tiles bind group"),
-        layout: &pass.tiles_layout,
-        entries: &[
-            entry(0, pass.uniform.as_entire_binding()),
-            entry(1, tex(&targets.raw_depth_view)),
-            entry(4, targets.tile_list.as_entire_binding()),
-            entry(5, targets.tile_counter.as_entire_binding()),
-            entry(6, targets.tile_args.as_entire_binding()),
-            entry(7, targets.tile_mask.as_entire_binding()),
-            entry(9, tex(&targets.smooth_views[0])),
-            entry(10, tex(&targets.smooth_views[1])),
-        ],
-    });
-    let flow = |src: &wgpu::TextureView, dst: &wgpu::TextureView| {
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("curvature flow bind group"),
-            layout: &pass.flow_layout,
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: pass.uniform.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(src) },
-                wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(dst) },
-                wgpu::BindGroupEntry { binding: 3, resource: targets.tile_list.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 8, resource: targets.tile_args.as_entire_binding() },
-            ],
-        })
-    };
-    let [s0, s1] = &targets.smooth_views;
     Bound {
-        tiles,
-        first: flow(&targets.raw_depth_view, s1),
-        flow: [flow(s0, s1), flow(s1, s0)],
+        groups: PingPong::new(device, "curvature flow bind group", &pass.flow_layout, &pass.uniform, targets),
         raw_depth: targets.raw_depth.clone(),
         smooth: targets.smooth.clone(),
-        tile_counter: targets.tile_counter.clone(),
         tile_args: targets.tile_args.clone(),
         size: targets.size,
         tiles_xy: targets.tiles,

@@ -6,17 +6,21 @@
 //! is in the leaf module [`frame`]. Per frame, in order:
 //!
 //! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows) and "sky"
+//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
 //!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, Preetham
-//!    daylight, when the sun moved); while the view stands still both are restored from the
-//!    [`background`] cache instead (two texture copies);
+//!    daylight, when the sun moved) and, in a box scene, "tank" ([`tank`]: the ground and the far glass
+//!    walls); while the view stands still they are restored from the [`background`] cache instead (two
+//!    texture copies);
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
-//!    thickness"; [`curvature_flow`] runs "tiles" and "curvature flow" (empty-space skipping, indirect
-//!    dispatch); [`foam`] splats the diffuse particles (spray, foam, bubbles) into the foam target
-//!    ("foam"); [`composite`] copies the scene colour as the refraction background and draws "fluid
-//!    composite", the shaded water with its foam over the scene with its depth, or an intermediate target.
+//!    thickness"; [`fluid_tiles`] lists the screen tiles holding fluid ("tiles") and the chosen depth filter
+//!    smooths the depth over them (indirect dispatch): [`curvature_flow`] ("curvature flow") or
+//!    [`narrow_range`] ("narrow range"); [`foam`] splats the diffuse particles (spray, foam, bubbles) into
+//!    the foam target ("foam"); [`composite`] copies the scene colour as the refraction background and draws
+//!    "fluid composite", the shaded water with its foam over the scene with its depth, or an intermediate
+//!    target;
+//! 5. "tank glass" ([`tank`]): the near glass walls of a box scene's tank over the water.
 //!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
@@ -33,30 +37,38 @@ pub mod background;
 pub mod camera;
 pub mod composite;
 pub mod curvature_flow;
+pub mod fluid_tiles;
 pub mod foam;
 pub mod frame;
+pub mod narrow_range;
 pub mod particles;
 pub mod pass;
 pub mod settings;
 pub mod sky;
 pub mod sky_image;
 pub mod splat;
+pub mod tank;
 pub mod targets;
 pub mod terrain;
+pub mod terrain_ao;
 pub mod wave_maker;
+pub mod wetness;
 
 pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid};
 pub use camera::{sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
+pub use fluid_tiles::FluidTilesPass;
 pub use foam::{DiffuseSource, FoamInput, FoamPass, FoamSettings, FoamUniform};
 pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
+pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
-pub use settings::{FluidSettings, FluidView, RenderSettings};
+pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
 pub use sky::{SkyInput, SkyPass, SkySource};
 pub use sky_image::{load_sky, SkyCube, SkyError};
 pub use splat::{SplatInput, SplatMethod, SplatPass};
+pub use tank::{Tank, TankInput, TankPart, TankPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
 pub use terrain::{TerrainInput, TerrainPass};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
@@ -83,12 +95,18 @@ pub struct ParticleSource<'a> {
     pub paddle: Option<(PaddleUniform, &'a wgpu::Buffer)>,
     /// Diffuse particles (spray, foam, bubbles) to draw as foam ([`foam`]); `None`: none.
     pub diffuse: Option<DiffuseSource<'a>>,
+    /// The glass tank around the simulation box and its ground, in a box scene (static, drawn with the
+    /// background).
+    pub tank: Option<Tank>,
+    /// The simulation's step state, whose bytes 4..8 hold the simulated time in seconds: wet ground dries
+    /// on it (on the renderer's wall clock when `None`).
+    pub clock: Option<&'a wgpu::Buffer>,
 }
 
 impl<'a> ParticleSource<'a> {
     /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
     pub fn buffers(positions: &'a wgpu::Buffer, velocities: &'a wgpu::Buffer, count: u32) -> Self {
-        Self { positions, velocities, count, version: None, paddle: None, diffuse: None }
+        Self { positions, velocities, count, version: None, paddle: None, diffuse: None, tank: None, clock: None }
     }
 }
 
@@ -104,9 +122,14 @@ pub struct Renderer {
     particles: ParticlePass,
     anisotropy: AnisotropyPass,
     splat: SplatPass,
+    tiles: FluidTilesPass,
     curvature_flow: CurvatureFlowPass,
     foam: FoamPass,
+    narrow_range: NarrowRangePass,
+    /// Which of `targets.smooth` holds the last frame's filtered depth.
+    smoothed: usize,
     composite: CompositePass,
+    tank: TankPass,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
     /// identity, with the thickness resolution); the passes are resized when another comes.
@@ -117,6 +140,8 @@ pub struct Renderer {
     /// Whether the last frame's background came from the cache.
     background_restored: bool,
     start: std::time::Instant,
+    /// The time (seconds since `start`) of the last frame, for the ground's drying.
+    last_time: Option<f32>,
 }
 
 impl Renderer {
@@ -146,15 +171,20 @@ impl Renderer {
             particles: ParticlePass::new(ctx, color_format),
             anisotropy: AnisotropyPass::new(ctx, color_format),
             splat: SplatPass::new(ctx, color_format),
+            tiles: FluidTilesPass::new(ctx, color_format),
             curvature_flow: CurvatureFlowPass::new(ctx, color_format),
             foam: FoamPass::new(ctx, color_format),
+            narrow_range: NarrowRangePass::new(ctx, color_format),
+            smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
+            tank: TankPass::new(ctx, color_format),
             targets: None,
             bound_to: None,
             background: BackgroundCache::default(),
             background_epoch: 0,
             background_restored: false,
             start: std::time::Instant::now(),
+            last_time: None,
         }
     }
 
@@ -167,6 +197,19 @@ impl Renderer {
     /// drawn); see [`background`].
     pub fn background_restored(&self) -> bool {
         self.background_restored
+    }
+
+    /// The fluid renderer's screen-sized targets of the last frame that drew water (`None` before one, or
+    /// after [`Renderer::release_targets`]): its raw depth, thickness and filtered depth, for tests and
+    /// measurements.
+    pub fn fluid_targets(&self) -> Option<&FluidTargets> {
+        self.targets.as_ref()
+    }
+
+    /// The texture of [`Renderer::fluid_targets`] holding the last frame's filtered depth (`R32Float`,
+    /// linear view depth in metres, 0 = no fluid).
+    pub fn smoothed_depth(&self) -> Option<&wgpu::Texture> {
+        self.targets.as_ref().map(|t| &t.smooth[self.smoothed.min(1)])
     }
 
     /// Replaces the terrain (e.g. on a scene change).
@@ -182,8 +225,10 @@ impl Renderer {
         self.targets = None;
         self.bound_to = None;
         self.splat.resize(&self.device, None);
+        self.tiles.resize(&self.device, None);
         self.curvature_flow.resize(&self.device, None);
         self.foam.resize(&self.device, None);
+        self.narrow_range.resize(&self.device, None);
         self.composite.resize(&self.device, None);
     }
 
@@ -223,8 +268,10 @@ impl Renderer {
         let Some(fluid) = self.targets.as_ref() else { return };
         let targets = Some(Targets { scene: target, fluid });
         self.splat.resize(&ctx.device, targets);
+        self.tiles.resize(&ctx.device, targets);
         self.curvature_flow.resize(&ctx.device, targets);
         self.foam.resize(&ctx.device, targets);
+        self.narrow_range.resize(&ctx.device, targets);
         self.composite.resize(&ctx.device, targets);
         self.bound_to = Some(key);
     }
@@ -249,6 +296,11 @@ impl Renderer {
         let uniform = camera.uniform(target.size, sun, settings.sun_intensity.max(0.0), time);
         ctx.queue.write_buffer(&self.camera_buffer, 0, bytemuck::bytes_of(&uniform));
         let paddle = particles.and_then(|p| p.paddle);
+        let tank = settings.tank(particles.and_then(|p| p.tank));
+        // The water wets the ground whether it is drawn or not.
+        let wetting = particles;
+        let dt = self.last_time.map_or(0.0, |last| (time - last).clamp(0.0, 0.25));
+        self.last_time = Some(time);
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
         if fluid.is_some() {
@@ -278,17 +330,24 @@ impl Renderer {
             size: target.size,
             format: target.format(),
             show_terrain: settings.show_terrain,
+            tank,
             sky: [settings.sky_turbidity, settings.sky_exposure],
             epoch: self.background_epoch,
         };
         let restored =
             settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
+        // A tank's ground covers a box scene's flat floor.
+        let terrain_drawn = settings.show_terrain && !tank.is_some_and(|t| t.floor);
         if !restored {
-            self.terrain.encode(&mut frame, TerrainInput { sun, draw: settings.show_terrain });
+            self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));
         if !restored {
+            // The ground overdraws the sky below the horizon; the glass blends over both.
+            let sky = (self.sky.cube_view(), self.sky.version());
+            let sky_exposure = self.sky.exposure();
+            self.tank.encode(&mut frame, TankInput { tank, part: TankPart::Behind, sky, sky_exposure });
             if settings.cache_background {
                 self.background.store(ctx, frame.encoder, key, &target.color, &target.depth);
             } else {
@@ -296,25 +355,47 @@ impl Renderer {
             }
         }
         self.background_restored = restored;
+        // The wet ground over the terrain, drawn or restored.
+        let wet = self.terrain.encode_wet(&mut frame, settings.wet(wetting.filter(|_| terrain_drawn), dt));
         // The moving opaque things over the background, then the water.
         self.wave_maker.encode(&mut frame, paddle);
         if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
             self.particles.encode(&mut frame, (p, &settings.particle));
         }
+        // The near glass over everything (none over the intermediate targets' views).
+        let front = TankInput {
+            tank: tank.filter(|_| settings.view.shaded()),
+            part: TankPart::Front,
+            sky: (self.sky.cube_view(), self.sky.version()),
+            sky_exposure: self.sky.exposure(),
+        };
         let (Some(p), Some(ellipsoids), Some(targets)) = (fluid, self.anisotropy.ellipsoids(), self.targets.as_ref())
         else {
+            self.tank.encode(&mut frame, front);
             return;
         };
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
-        let flow = settings.flow(&uniform);
-        self.curvature_flow.encode(&mut frame, flow);
+        self.tiles.encode(&mut frame, ());
+        let smoothed = match settings.fluid.depth_filter {
+            DepthFilter::CurvatureFlow => {
+                let flow = settings.flow(&uniform);
+                self.curvature_flow.encode(&mut frame, flow);
+                CurvatureFlowPass::result_index(flow.iterations)
+            }
+            DepthFilter::NarrowRange => {
+                let filter = settings.narrow_range(&uniform);
+                self.narrow_range.encode(&mut frame, filter);
+                NarrowRangePass::result_index(filter.iterations)
+            }
+        };
+        self.smoothed = smoothed;
         self.foam.encode(&mut frame, settings.foam(p.diffuse));
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
-        let smoothed = CurvatureFlowPass::result_index(flow.iterations);
         // The background cache holds the frame's colour before the water when nothing was drawn over it.
-        let background = self.background.colour_for(&key).filter(|_| paddle.is_none());
+        let background = self.background.colour_for(&key).filter(|_| paddle.is_none() && !wet);
         let sky = (self.sky.cube_view(), self.sky.version());
         self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
+        self.tank.encode(&mut frame, front);
     }
 }
 

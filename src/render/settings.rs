@@ -1,11 +1,16 @@
 //! The user-facing render settings (serde, edited live in the render panel): what the frame shows
-//! ([`FluidView`]), the screen-space fluid's parameters ([`FluidSettings`]) and the scene's light, sky
-//! and visibility ([`RenderSettings`]). Each pass's per-frame input is derived from them here, in one
-//! place (`RenderSettings::anisotropy_uniform`, `splat`, `flow`, `composite`, `sky`).
+//! ([`FluidView`]), the screen-space fluid's parameters ([`FluidSettings`], with the depth filter's choice
+//! [`DepthFilter`] and [`NarrowRangeParams`]) and the scene's light, sky and visibility
+//! ([`RenderSettings`]). Each pass's per-frame input is derived from them here, in one place
+//! (`RenderSettings::anisotropy_uniform`, `splat`, `flow`, `narrow_range`, `composite`, `sky`).
 
 use super::foam::{DiffuseSource, FoamInput, FoamSettings, FoamUniform};
 use super::frame::CameraUniform;
-use super::{AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod};
+use super::narrow_range::NarrowRangeSettings;
+use super::wetness::WetInput;
+use super::{
+    AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod, Tank,
+};
 use serde::{Deserialize, Serialize};
 
 /// What the frame shows: the shaded water, one intermediate target of the fluid renderer, or the old
@@ -17,13 +22,13 @@ pub enum FluidView {
     Final,
     /// Nearest splat's linear depth (grey, nearer = brighter).
     RawDepth,
-    /// Depth after curvature flow.
+    /// Depth after the depth filter (curvature flow or narrow range).
     SmoothedDepth,
     /// Summed path length through the splats.
     Thickness,
     /// World-space normals of the smoothed depth (rgb = n / 2 + 1/2).
     Normals,
-    /// The curvature flow's active tiles (red) over the scene, fluid pixels in blue.
+    /// The depth filter's active tiles (red) over the scene, fluid pixels in blue.
     TileMask,
     /// The foam target: foam and bubbles white, spray orange, water pixels dark blue.
     Foam,
@@ -58,6 +63,25 @@ impl FluidView {
         }
     }
 
+    /// The view's name on the command line (`waterview run --view NAME`): one lower-case word.
+    pub fn key(self) -> &'static str {
+        match self {
+            FluidView::Final => "final",
+            FluidView::RawDepth => "depth",
+            FluidView::SmoothedDepth => "smoothed",
+            FluidView::Thickness => "thickness",
+            FluidView::Normals => "normals",
+            FluidView::TileMask => "tiles",
+            FluidView::Foam => "foam",
+            FluidView::Spheres => "spheres",
+        }
+    }
+
+    /// The view whose [`FluidView::key`] is `key` (ASCII case ignored), or `None`.
+    pub fn from_key(key: &str) -> Option<FluidView> {
+        FluidView::ALL.into_iter().find(|v| v.key().eq_ignore_ascii_case(key.trim()))
+    }
+
     /// The composite shader's `view` code (0 = the shaded water).
     pub fn code(self) -> u32 {
         match self {
@@ -69,6 +93,74 @@ impl FluidView {
             FluidView::TileMask => 5,
             FluidView::Foam => 6,
         }
+    }
+
+    /// Whether the view shows the shaded scene (the water or the spheres), not an intermediate target.
+    pub fn shaded(self) -> bool {
+        matches!(self, FluidView::Final | FluidView::Spheres)
+    }
+}
+
+/// Which filter smooths the fluid's depth before it is shaded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DepthFilter {
+    /// Curvature flow (van der Laan, Green & Sainz 2009; `src/render/curvature_flow.rs`).
+    CurvatureFlow,
+    /// Narrow-range filter (Truong & Yuksel 2018; `src/render/narrow_range.rs`), the default: a calm
+    /// surface comes out about ten times flatter than with curvature flow while splash edges are kept as
+    /// well (docs/rendering.md).
+    #[default]
+    NarrowRange,
+}
+
+impl DepthFilter {
+    /// Every filter, in UI order.
+    pub const ALL: [DepthFilter; 2] = [DepthFilter::CurvatureFlow, DepthFilter::NarrowRange];
+
+    /// Name for menus.
+    pub fn name(self) -> &'static str {
+        match self {
+            DepthFilter::CurvatureFlow => "curvature flow",
+            DepthFilter::NarrowRange => "narrow range",
+        }
+    }
+
+    /// The filter's name on the command line (`--depth-filter NAME`).
+    pub fn key(self) -> &'static str {
+        match self {
+            DepthFilter::CurvatureFlow => "curvature-flow",
+            DepthFilter::NarrowRange => "narrow-range",
+        }
+    }
+
+    /// The filter whose [`DepthFilter::key`] is `key` (ASCII case ignored), or `None`.
+    pub fn from_key(key: &str) -> Option<DepthFilter> {
+        DepthFilter::ALL.into_iter().find(|d| d.key().eq_ignore_ascii_case(key.trim()))
+    }
+}
+
+/// Parameters of the narrow-range depth filter (serde; lengths "x dx" scale with the particle spacing).
+/// See `src/render/narrow_range.rs` and `docs/rendering.md`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NarrowRangeParams {
+    /// Iterations per frame, each a horizontal and a vertical pass (0 = the raw depth).
+    pub iterations: u32,
+    /// Filter radius in the world, x dx (projected to pixels at each pixel's depth).
+    pub radius: f32,
+    /// Largest filter radius on screen, pixels (1 ..= 64): bounds the cost of near water.
+    pub max_radius_px: u32,
+    /// Depth range averaged as it is, x dx: the largest distance of a pair of neighbours' mean (mirrored
+    /// about the pixel) from the pixel's depth, i.e. of the surface from the plane through the pixel.
+    pub range: f32,
+    /// How far behind a neighbour across a silhouette (behind the range, or without fluid) counts, x dx
+    /// (at most `range`): how much silhouettes round off.
+    pub clamp_offset: f32,
+}
+
+impl Default for NarrowRangeParams {
+    fn default() -> Self {
+        Self { iterations: 2, radius: 2.0, max_radius_px: 24, range: 1.0, clamp_offset: 0.1 }
     }
 }
 
@@ -97,20 +189,27 @@ pub struct FluidSettings {
     pub half_res_thickness: bool,
     /// How the splats reach the pixels (rasteriser or compute).
     pub splats: SplatMethod,
+    /// The filter that smooths the depth.
+    pub depth_filter: DepthFilter,
     /// Curvature-flow iterations per frame.
     pub flow_iterations: u32,
     /// Curvature-flow Euler step, as a fraction of its stability limit (0..1].
     pub flow_step: f32,
     /// Depth jump that counts as a silhouette (not smoothed across), x dx.
     pub depth_threshold: f32,
-    /// Curvature flow over every pixel instead of the fluid tiles only (for comparison).
+    /// The depth filter (either) over every pixel instead of the fluid tiles only (for comparison).
     pub full_screen_flow: bool,
+    /// The narrow-range filter's parameters.
+    pub narrow_range: NarrowRangeParams,
     /// Beer-Lambert absorption per channel (r, g, b), 1/m.
     pub absorption: [f32; 3],
     /// Refraction: background offset in screen fractions for thick water.
     pub refraction: f32,
     /// Fresnel reflectance at normal incidence (water: 0.02).
     pub fresnel_f0: f32,
+    /// Thickness at and below which water is shaded as a droplet (fading to water at twice it), x dx;
+    /// 0 = off. A lone particle's splat is at most 2 x `splat_radius` thick.
+    pub droplet_thickness: f32,
 }
 
 impl Default for FluidSettings {
@@ -126,13 +225,16 @@ impl Default for FluidSettings {
             centre_smoothing: 0.9,
             half_res_thickness: true,
             splats: SplatMethod::default(),
+            depth_filter: DepthFilter::default(),
             flow_iterations: 40,
             flow_step: 0.8,
             depth_threshold: 3.0,
             full_screen_flow: false,
+            narrow_range: NarrowRangeParams::default(),
             absorption: [0.9, 0.4, 0.15],
             refraction: 0.03,
             fresnel_f0: 0.02,
+            droplet_thickness: 2.0,
         }
     }
 }
@@ -153,6 +255,10 @@ pub struct RenderSettings {
     pub show_terrain: bool,
     /// Draw the water (in the chosen view).
     pub show_particles: bool,
+    /// Draw a box scene's glass tank and the ground it stands on (off: the flat floor alone).
+    pub show_tank: bool,
+    /// Darken the terrain where the water has passed, drying over about a minute.
+    pub wet_ground: bool,
     /// What the frame shows.
     pub view: FluidView,
     /// Screen-space fluid parameters.
@@ -178,6 +284,8 @@ impl Default for RenderSettings {
             sun_intensity: 2.6,
             show_terrain: true,
             show_particles: true,
+            show_tank: true,
+            wet_ground: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
             sky_turbidity: 2.5,
@@ -232,6 +340,19 @@ impl RenderSettings {
         }
     }
 
+    /// The scene's tank when the settings draw it.
+    pub fn tank(&self, tank: Option<Tank>) -> Option<Tank> {
+        tank.filter(|_| self.show_tank)
+    }
+
+    /// What wets the terrain this frame: `particles` (when any, and the setting is on), drying on their
+    /// simulation's clock or else `dt` wall-clock seconds after the last frame, soaking the ground within
+    /// 1.5 particle spacings of it.
+    pub fn wet<'a>(&self, particles: Option<super::ParticleSource<'a>>, dt: f32) -> Option<WetInput<'a>> {
+        let p = particles.filter(|_| self.wet_ground)?;
+        Some(WetInput { positions: p.positions, count: p.count, clock: p.clock, dt, contact: 1.5 * self.dx() })
+    }
+
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.
     pub fn splat<'a>(&self, ellipsoids: &'a wgpu::Buffer, count: u32) -> SplatInput<'a> {
         SplatInput { ellipsoids, count, method: self.fluid.splats, dx: self.dx() }
@@ -258,6 +379,20 @@ impl RenderSettings {
         }
     }
 
+    /// The narrow-range filter's settings for a frame seen through `camera`.
+    pub fn narrow_range(&self, camera: &CameraUniform) -> NarrowRangeSettings {
+        let (p, dx) = (&self.fluid.narrow_range, self.dx());
+        NarrowRangeSettings {
+            iterations: p.iterations,
+            radius: p.radius * dx,
+            max_radius: p.max_radius_px,
+            range: p.range * dx,
+            clamp_offset: p.clamp_offset * dx,
+            focal_y: camera.clip_from_view[1][1],
+            full_screen: self.fluid.full_screen_flow,
+        }
+    }
+
     /// The composite's shading parameters: `tiles_x` tiles across the screen, a loaded sky's exposure
     /// `sky_exposure`, the orbit distance `distance` (m) centring the depth views' grey ramp.
     pub fn composite(&self, tiles_x: u32, sky_exposure: f32, distance: f32) -> CompositeUniform {
@@ -272,6 +407,8 @@ impl RenderSettings {
             depth_vis: [distance * 0.75, distance * 1.25],
             thickness_vis: 4.0 * self.dx(),
             thickness_scale: 1.0,
+            droplet_thickness: f.droplet_thickness.max(0.0) * self.dx(),
+            _pad: [0; 3],
         }
     }
 }

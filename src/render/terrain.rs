@@ -5,11 +5,17 @@
 //! distance fog; writes reversed-Z depth so particles and terrain occlude each other. The soft shadows are
 //! ray-marched once per height sample by a compute pass ("terrain shadow",
 //! `shaders/render/terrain_shadow.wgsl`) whenever the sun or the terrain changes, and interpolated per
-//! pixel: on an H100 at 1920x1080 the per-pixel march cost 3.1 of the pass's 5.6 ms every frame.
+//! pixel: on an H100 at 1920x1080 the per-pixel march cost 3.1 of the pass's 5.6 ms every frame. The sky
+//! light is scaled by the terrain's sky visibility, baked once per terrain ([`super::terrain_ao`]) and
+//! interpolated the same way. Where water has passed, "terrain wet" darkens the ground and gives it a
+//! wet sheen every frame, over the (possibly cached) background: the mesh drawn again with a depth test
+//! for equality (its clip position `@invariant`), reading the wetness of [`super::wetness`].
 //! The "terrain" pass clears the frame's colour and depth and draws the mesh into them.
 
 use super::frame;
 use super::pass::{Frame, Pass};
+use super::terrain_ao::{AoData, AoMethod, TerrainAo};
+use super::wetness::{WetInput, WetnessUpdate, DRY_SECONDS};
 use crate::gpu::{self, GpuContext};
 use crate::terrain::Heightfield;
 
@@ -71,10 +77,17 @@ pub struct TerrainPass {
     layout: wgpu::BindGroupLayout,
     shadow_pipeline: wgpu::ComputePipeline,
     shadow_layout: wgpu::BindGroupLayout,
+    ao: TerrainAo,
+    wet_pipeline: wgpu::RenderPipeline,
+    wet_update: WetnessUpdate,
+    /// Seconds since particles last soaked the ground (`None`: dry since the terrain was loaded).
+    wet_seconds: Option<f32>,
     data: TerrainData,
     /// The grid uniform as uploaded (its `sun_dir` is what `shadow` holds when `shadow_valid`).
     uniform_data: TerrainUniform,
     shadow_valid: bool,
+    /// Whether `data.ao` holds the bake of the current heightfield.
+    ao_valid: bool,
 }
 
 /// The GPU copies of one heightfield.
@@ -83,6 +96,10 @@ struct TerrainData {
     heights: wgpu::Buffer,
     /// Sun shadow factor per height sample (f32, 1 = lit); held here, used through the bind groups.
     _shadow: wgpu::Buffer,
+    /// Sky visibility per height sample (f32, 1 = the whole sky) and its bake.
+    ao: AoData,
+    /// Wetness per height sample (f32, 0 dry .. 1 soaked).
+    wetness: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     shadow_bind_group: wgpu::BindGroup,
 }
@@ -109,6 +126,8 @@ impl TerrainPass {
                 gpu::uniform_entry::<TerrainUniform>(0, stages),
                 gpu::storage_entry::<f32>(1, true, stages),
                 gpu::storage_entry::<f32>(2, true, wgpu::ShaderStages::FRAGMENT),
+                gpu::storage_entry::<f32>(3, true, wgpu::ShaderStages::FRAGMENT),
+                gpu::storage_entry::<f32>(4, true, wgpu::ShaderStages::FRAGMENT),
             ],
         });
         let cs = wgpu::ShaderStages::COMPUTE;
@@ -132,10 +151,41 @@ impl TerrainPass {
         };
         let pipeline =
             frame::opaque_pipeline(device, "terrain pipeline", &pipeline_layout, &module, strips, color_format);
+        // Over the terrain already drawn: the same fragments (equal depth), premultiplied alpha.
+        let wet_target = wgpu::ColorTargetState {
+            format: color_format,
+            blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+            write_mask: wgpu::ColorWrites::ALL,
+        };
+        let wet_pipeline = frame::render_pipeline(
+            device,
+            "terrain wet pipeline",
+            &pipeline_layout,
+            &module,
+            ("vs_main", "fs_wet"),
+            strips,
+            wet_target,
+            Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
+            &frame::output_constants(color_format),
+        );
         let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
         let uniform_data = TerrainUniform::from_heightfield(&flat);
-        let data = upload(ctx, &layout, &shadow_layout, &flat, &uniform_data);
-        Self { pipeline, layout, shadow_pipeline, shadow_layout, data, uniform_data, shadow_valid: false }
+        let ao = TerrainAo::new(device);
+        let data = upload(ctx, &layout, &shadow_layout, &ao, &flat, &uniform_data);
+        Self {
+            pipeline,
+            layout,
+            shadow_pipeline,
+            shadow_layout,
+            ao,
+            wet_pipeline,
+            wet_update: WetnessUpdate::new(ctx),
+            wet_seconds: None,
+            data,
+            uniform_data,
+            shadow_valid: false,
+            ao_valid: false,
+        }
     }
 
     /// Uploads a new heightfield (e.g. on a scene change); buffers are recreated when its sample count changes.
@@ -145,10 +195,59 @@ impl TerrainPass {
         if !bytes.is_empty() && bytes.len() as u64 == self.data.heights.size() {
             ctx.queue.write_buffer(&self.data.heights, 0, bytes);
             ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
+            ctx.queue.write_buffer(&self.data.wetness, 0, &vec![0u8; bytes.len()]);
         } else {
-            self.data = upload(ctx, &self.layout, &self.shadow_layout, hf, &self.uniform_data);
+            self.data = upload(ctx, &self.layout, &self.shadow_layout, &self.ao, hf, &self.uniform_data);
         }
         self.shadow_valid = false;
+        self.ao_valid = false;
+        self.wet_seconds = None;
+    }
+
+    /// The wetness per height sample (f32, 0 dry .. 1 soaked, index `iz * nx + ix`).
+    pub fn wetness(&self) -> &wgpu::Buffer {
+        &self.data.wetness
+    }
+
+    /// Every frame after the background: records "terrain wetness" (the ground dries by `input.dt` and
+    /// the particles soak it) and, while any of it may still be wet, "terrain wet" over the terrain in
+    /// the frame's targets. Nothing without `input` (no particles, or the terrain not drawn). Returns
+    /// whether it drew over the terrain.
+    pub fn encode_wet(&mut self, frame: &mut Frame<'_>, input: Option<WetInput<'_>>) -> bool {
+        let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
+        let Some(input) = input.filter(|_| nx >= 2 && nz >= 2) else { return false };
+        let buffers = (&self.data.uniform, &self.data.heights, &self.data.wetness);
+        let (device, queue) = (frame.device, frame.queue);
+        if let Err(e) = self.wet_update.encode(frame.encoder, frame.profiler, device, queue, buffers, (nx, nz), input) {
+            log::error!("{e}: the ground does not get wet");
+            return false;
+        }
+        self.wet_seconds = match (input.count, self.wet_seconds) {
+            (1.., _) => Some(0.0),
+            (0, seconds) => seconds.map(|s| s + input.dt.max(0.0)),
+        };
+        // After five drying times the wettest sample is under 1% wet: nothing to draw.
+        if !self.wet_seconds.is_some_and(|s| s < 5.0 * DRY_SECONDS) {
+            return false;
+        }
+        let mut pass = frame.target_pass("terrain wet", false);
+        pass.set_pipeline(&self.wet_pipeline);
+        pass.set_bind_group(1, &self.data.bind_group, &[]);
+        pass.draw(0..2 * nx, 0..nz - 1);
+        true
+    }
+
+    /// Records the sky-visibility bake ("terrain ao pyramid", "terrain ao") when the terrain changed since
+    /// the last one; nothing otherwise.
+    fn update_ao(&mut self, frame: &mut Frame<'_>) {
+        if self.ao_valid {
+            return;
+        }
+        let limits = frame.device.limits();
+        if let Err(e) = self.ao.encode(frame.encoder, frame.profiler, &limits, &self.data.ao) {
+            log::error!("{e}: the terrain's sky light is not occluded");
+        }
+        self.ao_valid = true;
     }
 
     /// Records "terrain shadow" when the sun (unit vector toward it) or the terrain changed since the last
@@ -185,6 +284,7 @@ impl Pass for TerrainPass {
         let draw = input.draw && nx >= 2 && nz >= 2;
         if draw {
             self.update_shadow(frame, input.sun);
+            self.update_ao(frame);
         }
         let mut pass = frame.target_pass("terrain", true);
         if draw {
@@ -199,6 +299,7 @@ fn upload(
     ctx: &GpuContext,
     layout: &wgpu::BindGroupLayout,
     shadow_layout: &wgpu::BindGroupLayout,
+    ao: &TerrainAo,
     hf: &Heightfield,
     uniform_data: &TerrainUniform,
 ) -> TerrainData {
@@ -207,8 +308,15 @@ fn upload(
     let uniform = crate::gpu::uniform_buffer_init(device, "terrain uniform", bytemuck::bytes_of(uniform_data));
     let heights = crate::gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
     let shadow = crate::gpu::storage_buffer(device, "terrain shadow", (hf.heights.len().max(1) * 4) as u64);
-    let bind_group = crate::gpu::bind_buffers(device, "terrain bind group", layout, &[&uniform, &heights, &shadow]);
+    let ao = ao.data(device, hf, &uniform, &heights, AoMethod::Pyramid);
+    let wetness = crate::gpu::storage_buffer(device, "terrain wetness", (hf.heights.len().max(1) * 4) as u64);
+    let bind_group = crate::gpu::bind_buffers(
+        device,
+        "terrain bind group",
+        layout,
+        &[&uniform, &heights, &shadow, &ao.ao, &wetness],
+    );
     let shadow_bind_group =
         crate::gpu::bind_buffers(device, "terrain shadow bind group", shadow_layout, &[&uniform, &heights, &shadow]);
-    TerrainData { uniform, heights, _shadow: shadow, bind_group, shadow_bind_group }
+    TerrainData { uniform, heights, _shadow: shadow, ao, wetness, bind_group, shadow_bind_group }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 mod dropped;
+mod fluid_files;
 mod heightmap;
 mod validate;
 
@@ -37,6 +38,19 @@ pub struct FluidBlock {
     /// Initial velocity, m/s.
     #[serde(default)]
     pub velocity: [f32; 3],
+}
+
+/// Water read from a particle file (binary or ASCII PLY, or VTU; see [`crate::particle_io`]): every
+/// particle in it, moved by `offset`, with the file's velocities (zero where it has none). The particles
+/// should lie about dx apart, as the blocks' lattice does (each gets the mass of a lattice particle).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FluidFile {
+    /// Path of the `.ply` or `.vtu` file, relative to the scene file.
+    pub path: String,
+    /// Added to every position in the file, metres.
+    #[serde(default)]
+    pub offset: [f32; 3],
 }
 
 /// An inflow: water enters through a disc at `center`, facing along `velocity`, at `rate` cubic metres per
@@ -86,6 +100,26 @@ fn one() -> f32 {
     1.0
 }
 
+/// Whether the simulation box is drawn as a glass tank standing on a ground plane (the water in a box
+/// scene then stands in something, not in the air). Only what is drawn; the walls the water feels are the
+/// domain's either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TankStyle {
+    /// A glass tank for scenes without terrain, none for scenes with terrain.
+    #[default]
+    Auto,
+    /// Glass walls around the domain with a frame at their edges, on a ground plane.
+    Glass,
+    /// No tank and no ground: the terrain (or the flat floor) alone.
+    None,
+}
+
+impl TankStyle {
+    fn is_auto(&self) -> bool {
+        *self == TankStyle::Auto
+    }
+}
+
 /// Orbit camera placement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,7 +151,16 @@ pub struct Scene {
     /// Terrain heightfield; `None` gives a flat floor at the domain's bottom.
     #[serde(default)]
     pub terrain: Option<TerrainDesc>,
+    /// The glass tank drawn around the domain: `Auto` (the default) is `Glass` without terrain, `None`
+    /// with terrain ([`Scene::draws_tank`]).
+    #[serde(default, skip_serializing_if = "TankStyle::is_auto")]
+    pub tank: TankStyle,
+    /// Boxes of water; may be empty when `fluid_files` bring the water.
+    #[serde(default)]
     pub fluid_blocks: Vec<FluidBlock>,
+    /// Water from particle files (PLY or VTU); empty by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fluid_files: Vec<FluidFile>,
     /// Inflows (rivers, fountains); empty by default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub emitters: Vec<Emitter>,
@@ -277,6 +320,16 @@ impl Scene {
         s
     }
 
+    /// Whether the domain is drawn as a glass tank on a ground plane: [`TankStyle::Glass`], or
+    /// [`TankStyle::Auto`] in a scene without terrain.
+    pub fn draws_tank(&self) -> bool {
+        match self.tank {
+            TankStyle::Auto => self.terrain.is_none(),
+            TankStyle::Glass => true,
+            TankStyle::None => false,
+        }
+    }
+
     /// Particle spacing actually used, metres: `solver.dx`, times `cpu_dx_scale` on a CPU adapter.
     pub fn effective_dx(&self, on_cpu_adapter: bool) -> f32 {
         self.solver.dx * if on_cpu_adapter { self.cpu_dx_scale } else { 1.0 }
@@ -298,8 +351,11 @@ impl Scene {
 
     /// Builds the initial particles and the terrain. Each block is filled on a cubic lattice of spacing
     /// [`Scene::effective_dx`] (points at `min + (i + 0.5) dx`), skipping points closer than dx/2 to the
-    /// terrain, to a domain wall or to a wave maker's paddle at its rest position (and those behind it). Fails on an invalid scene, a bad heightmap, more than
-    /// [`MAX_PARTICLES`] or no particle at all.
+    /// terrain, to a domain wall or to a wave maker's paddle at its rest position (and those behind it);
+    /// then every particle of each fluid file follows, moved by its offset (read through the bounded
+    /// reader; see `fluid_files.rs` for the checks). Fails on an invalid scene, a bad heightmap, a
+    /// particle file that cannot be read or holds particles outside the domain, inside the terrain or
+    /// not finite, more than [`MAX_PARTICLES`] or no particle at all.
     pub fn build(&self, on_cpu_adapter: bool) -> Result<SceneSetup, SceneError> {
         self.validate()?;
         let dx = self.effective_dx(on_cpu_adapter);
@@ -351,6 +407,16 @@ impl Scene {
                     }
                 }
             }
+        }
+        for (k, f) in self.fluid_files.iter().enumerate() {
+            let water = self.load_fluid_file(k, f, &terrain)?;
+            if positions.len() as u64 + water.positions.len() as u64 > MAX_PARTICLES {
+                return Err(
+                    self.invalid(format!("fluid file {}: its particles make more than {MAX_PARTICLES} in all", k + 1))
+                );
+            }
+            positions.extend(water.positions);
+            velocities.extend(water.velocities);
         }
         if positions.is_empty() {
             return Err(self.invalid(format!(

@@ -256,8 +256,20 @@ impl Scene {
             w.validate_in(d.min, d.max)
                 .map_err(|e| InvalidValue::new("solver", e.field, e.value, format!("is out of range: {}", e.range)))?;
         }
-        if self.fluid_blocks.is_empty() {
-            return Err(InvalidValue::new("scene", "fluid_blocks", "[]", "is empty: the scene has no water"));
+        if self.fluid_blocks.is_empty() && self.fluid_files.is_empty() {
+            return Err(InvalidValue::new(
+                "scene",
+                "fluid_blocks",
+                "[]",
+                "is empty and so is fluid_files: the scene has no water",
+            ));
+        }
+        for (k, f) in self.fluid_files.iter().enumerate() {
+            let item = format!("fluid file {}", k + 1);
+            if f.path.trim().is_empty() {
+                return Err(InvalidValue::new(item, "path", "\"\"", "is empty"));
+            }
+            finite(&item, "offset", &f.offset)?;
         }
         for (k, b) in self.fluid_blocks.iter().enumerate() {
             let item = format!("fluid block {}", k + 1);

@@ -201,6 +201,7 @@ impl Simulation {
             latest: None,
             blow_up: None,
             fresh_after: 0,
+            restored_iterations: None,
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             dispatch,

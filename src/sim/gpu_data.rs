@@ -131,7 +131,7 @@ pub fn wcsph_sound_speed(params: &SimParams, domain: &Aabb) -> f32 {
 /// WGSL twin: `StepState` in shaders/sim/common.wgsl (dt, simulated time and the solvers' convergence
 /// state live on the GPU).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct StepState {
     pub dt: f32,
     pub time: f32,

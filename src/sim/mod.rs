@@ -30,6 +30,7 @@ mod pcisph;
 pub mod reference;
 pub mod sources;
 mod stage;
+pub mod state;
 mod stats;
 mod surface_tension;
 mod time_step;
@@ -40,6 +41,7 @@ pub use diffuse::{DiffuseBuffers, DiffuseKind, DiffuseParticle, DiffuseState, DI
 pub use diffuse_params::DiffuseParams;
 pub use grid::GRID_BOX_PAD;
 pub use params::{Method, SimParams};
+pub use state::{SimState, StateLayout, StateView};
 pub use stats::{DiffuseCounts, SimStats, STATS_WG};
 
 use thiserror::Error;
@@ -76,6 +78,9 @@ pub enum SimError {
     /// [`Simulation::advance_to`] could not reach its target time.
     #[error("cannot advance the simulation to t = {target} s (now at {time} s): {reason}")]
     Advance { target: f32, time: f32, reason: &'static str },
+    /// A state could not be copied out of or put back into the simulation ([`Simulation::restore`]).
+    #[error("simulation state: {0}")]
+    State(&'static str),
 }
 
 use crate::gpu::{self, readback::ReadbackRing, GpuContext, Profiler};
@@ -198,6 +203,9 @@ pub struct Simulation {
     blow_up: Option<BlowUp>,
     /// Records of frames up to this one were recorded before the last reset: ignored when they land.
     fresh_after: u64,
+    /// Solver iteration counts (density, divergence) of a restored state, bounding the iterations
+    /// recorded until statistics come back ([`Simulation::restore`]).
+    restored_iterations: Option<(u32, u32)>,
     options: SimOptions,
     /// The inflows and outflows as uploaded (emission state zeroed).
     sources: sources::SourcesGpu,
@@ -287,6 +295,7 @@ impl Simulation {
         self.latest = None;
         self.blow_up = None;
         self.fresh_after = self.frame;
+        self.restored_iterations = None;
         self.grid_shape = self.initial_grid;
         self.write_grid_box();
         if let Some(d) = &self.stages.diffuse {
@@ -323,10 +332,10 @@ impl Simulation {
             // (from the asynchronously read statistics, which count the iterations that ran, so a solve cut
             // short here gets more next time; the GPU still stops each solve on its own).
             let cap = |used: Option<u32>, max: u32| used.map_or(max, |u| (2 * u + 4).min(max));
-            let last = self.latest.as_ref();
+            let last = self.solver_iterations();
             let iterations = (
-                cap(last.map(|s| s.divergence_iterations), self.params.divergence_iterations),
-                cap(last.map(|s| s.density_iterations), self.params.density_iterations),
+                cap(last.map(|(_, divergence)| divergence), self.params.divergence_iterations),
+                cap(last.map(|(density, _)| density), self.params.density_iterations),
             );
             s.dfsph.encode(&mut step, (iterations, surface_tension));
         } else {

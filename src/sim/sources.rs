@@ -220,6 +220,7 @@ impl Simulation {
         sim.dispatch.emit = self.dispatch.emit;
         ctx.queue.write_buffer(&sim.buffers.sources, 0, bytemuck::bytes_of(&sim.sources));
         sim.latest = self.latest.clone();
+        sim.restored_iterations = self.restored_iterations;
         sim.frame = self.frame;
         sim.particles_version = self.particles_version + 1;
         sim.follow_fluid();

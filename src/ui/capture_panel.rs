@@ -2,11 +2,12 @@
 //! state, video frame k shows exactly k/fps simulated seconds later, rendered at a chosen size however
 //! long it takes while the window stays responsive, with a progress bar, the time left and cancel), the output kind (H.264 MP4 or a PNG sequence), and screenshots
 //! at a multiple of the window's resolution, as PNG or as OpenEXR of the linear image
-//! ([`ScreenshotFormat`]). The recording itself lives in the app; this panel edits settings and shows the
+//! ([`ScreenshotFormat`]); offline renders can also write every frame's particles (PLY or VTU). The recording itself lives in the app; this panel edits settings and shows the
 //! status the app hands it in [`CaptureStatus`].
 
 use super::UiAction;
 use crate::capture::VideoFormat;
+use crate::particle_io::ParticleFormat;
 use serde::{Deserialize, Serialize};
 
 /// How a recording gets its frames.
@@ -47,6 +48,10 @@ pub struct CapturePanelState {
     pub screenshot_scale: u32,
     /// PNG or EXR (linear HDR) screenshots.
     pub screenshot_format: ScreenshotFormat,
+    /// Offline: also write every frame's particles (a folder beside the video).
+    pub particles: bool,
+    /// Format of those particle files.
+    pub particle_format: ParticleFormat,
     /// Last recording's result, for the status line.
     #[serde(skip)]
     pub status: Option<Result<String, String>>,
@@ -62,6 +67,8 @@ impl Default for CapturePanelState {
             offline_seconds: 10.0,
             screenshot_scale: 1,
             screenshot_format: ScreenshotFormat::Png,
+            particles: false,
+            particle_format: ParticleFormat::Ply,
             status: None,
         }
     }
@@ -152,6 +159,20 @@ pub fn capture_panel_ui(
                     ui.add(
                         egui::DragValue::new(&mut state.offline_seconds).range(0.1..=3600.0).speed(0.1).suffix(" s"),
                     );
+                    ui.end_row();
+                    ui.label("Particles").on_hover_text(
+                        "Also write the particles of every video frame (exactly 1/fps simulated seconds apart, the \
+                         time in each file) into a folder beside the video, captures/waterview-…-particles/: \
+                         binary PLY (x y z vx vy vz density; Houdini, Blender, ParaView) or VTU with a .pvd \
+                         collection (ParaView)",
+                    );
+                    ui.horizontal(|ui| {
+                        ui.checkbox(&mut state.particles, "write");
+                        ui.add_enabled_ui(state.particles, |ui| {
+                            ui.radio_value(&mut state.particle_format, ParticleFormat::Ply, "PLY");
+                            ui.radio_value(&mut state.particle_format, ParticleFormat::Vtu, "VTU");
+                        });
+                    });
                     ui.end_row();
                 }
             });

@@ -59,6 +59,16 @@ pub enum UiAction {
     StartOffline,
     /// Cancel the offline capture (its file is deleted).
     CancelOffline,
+    /// Choose where to save a checkpoint of the whole simulation state (native file dialog).
+    SaveCheckpointDialog,
+    /// Choose a checkpoint to resume (native file dialog).
+    ResumeDialog,
+    /// Save a checkpoint to this path: the state comes back from the GPU asynchronously and is written on
+    /// a worker thread (the frame never waits).
+    SaveCheckpoint(PathBuf),
+    /// Resume the checkpoint at this path: its scene, parameters, sources and state replace the running
+    /// scene (which keeps running if it cannot be resumed).
+    Resume(PathBuf),
 }
 
 /// Everything the panels edit or remember between frames.

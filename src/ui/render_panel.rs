@@ -1,11 +1,12 @@
 //! Render panel: the view (final water, any intermediate target of the screen-space fluid renderer, or the
-//! sphere impostors), every fluid-rendering parameter live (anisotropy, splats, curvature flow, shading),
+//! sphere impostors), every fluid-rendering parameter live (anisotropy, splats, the depth filter: curvature
+//! flow or narrow range, shading),
 //! the sun and sky, the sphere impostors' colouring; and the screenshot button with its "include UI" option
 //! and the status line of the last screenshot.
 
 use super::sky_panel::{sky_ui, SkyPanelState};
 use super::{row, UiAction};
-use crate::render::{ColorMode, FluidView, RenderSettings, SplatMethod};
+use crate::render::{ColorMode, DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings, SplatMethod};
 
 /// State of the render panel: the renderer's settings (applied every frame) and the screenshot options.
 pub struct RenderPanelState {
@@ -66,6 +67,8 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut s.show_terrain, "terrain");
                     ui.checkbox(&mut s.show_particles, "water");
+                    ui.checkbox(&mut s.show_tank, "tank");
+                    ui.checkbox(&mut s.wet_ground, "wet ground");
                 });
             });
             row(ui, "Sun azimuth", "Sun direction around the vertical, degrees", |ui| {
@@ -167,7 +170,7 @@ fn spheres_ui(ui: &mut egui::Ui, s: &mut RenderSettings, radius_scale: &mut f32)
     });
 }
 
-/// Every screen-space fluid parameter: anisotropy, splats, curvature flow, shading.
+/// Every screen-space fluid parameter: anisotropy, splats, depth filter, shading.
 fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
     let f = &mut s.fluid;
     egui::Grid::new("fluid_grid").num_columns(2).striped(true).show(ui, |ui| {
@@ -212,16 +215,23 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
                 });
             },
         );
-        row(ui, "Flow iterations", "Curvature-flow smoothing iterations per frame (0 = raw splats)", |ui| {
-            ui.add(egui::Slider::new(&mut f.flow_iterations, 0..=200))
-        });
-        row(ui, "Flow step", "Euler step as a fraction of the stability limit", |ui| {
-            ui.add(egui::Slider::new(&mut f.flow_step, 0.05..=1.0))
-        });
-        row(ui, "Silhouette threshold", "Depth jump (× dx) not smoothed across", |ui| {
-            ui.add(egui::Slider::new(&mut f.depth_threshold, 0.2..=20.0).logarithmic(true).suffix(" dx"))
-        });
-        row(ui, "Full-screen flow", "Smooth every pixel instead of the fluid tiles only (for comparison)", |ui| {
+        row(
+            ui,
+            "Depth filter",
+            "What smooths the splats' depth before shading (docs/rendering.md compares them)",
+            |ui| {
+                egui::ComboBox::from_id_salt("depth_filter").selected_text(f.depth_filter.name()).show_ui(ui, |ui| {
+                    for d in DepthFilter::ALL {
+                        ui.selectable_value(&mut f.depth_filter, d, d.name());
+                    }
+                });
+            },
+        );
+        match f.depth_filter {
+            DepthFilter::CurvatureFlow => curvature_flow_rows(ui, f),
+            DepthFilter::NarrowRange => narrow_range_rows(ui, &mut f.narrow_range),
+        }
+        row(ui, "Full-screen filter", "Filter every pixel instead of the fluid tiles only (for comparison)", |ui| {
             ui.checkbox(&mut f.full_screen_flow, "")
         });
         row(ui, "Absorption", "Beer-Lambert absorption per metre: the colour light loses in the water", |ui| {
@@ -237,5 +247,50 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
         row(ui, "Fresnel F0", "Reflectance at normal incidence (water 0.02)", |ui| {
             ui.add(egui::Slider::new(&mut f.fresnel_f0, 0.0..=0.2))
         });
+        row(
+            ui,
+            "Droplet thickness",
+            "Water thinner than this (× dx; a lone particle is at most 2 × splat radius) is shaded as droplets: \
+             round, lens-like, with a sun glint (0 = off)",
+            |ui| ui.add(egui::Slider::new(&mut f.droplet_thickness, 0.0..=6.0).suffix(" dx")),
+        );
     });
+}
+
+/// The curvature flow's parameters (rows of the fluid grid).
+fn curvature_flow_rows(ui: &mut egui::Ui, f: &mut FluidSettings) {
+    row(ui, "Flow iterations", "Curvature-flow smoothing iterations per frame (0 = raw splats)", |ui| {
+        ui.add(egui::Slider::new(&mut f.flow_iterations, 0..=200))
+    });
+    row(ui, "Flow step", "Euler step as a fraction of the stability limit", |ui| {
+        ui.add(egui::Slider::new(&mut f.flow_step, 0.05..=1.0))
+    });
+    row(ui, "Silhouette threshold", "Depth jump (× dx) not smoothed across", |ui| {
+        ui.add(egui::Slider::new(&mut f.depth_threshold, 0.2..=20.0).logarithmic(true).suffix(" dx"))
+    });
+}
+
+/// The narrow-range filter's parameters (rows of the fluid grid).
+fn narrow_range_rows(ui: &mut egui::Ui, p: &mut NarrowRangeParams) {
+    row(ui, "Filter iterations", "Narrow-range iterations per frame, each a horizontal and a vertical pass", |ui| {
+        ui.add(egui::Slider::new(&mut p.iterations, 0..=8))
+    });
+    row(ui, "Filter radius", "Radius of the filter in the world (× dx), projected at each pixel's depth", |ui| {
+        ui.add(egui::Slider::new(&mut p.radius, 0.25..=8.0).logarithmic(true).suffix(" dx"))
+    });
+    row(ui, "Largest radius", "Largest filter radius on screen, pixels (bounds the cost of near water)", |ui| {
+        ui.add(egui::Slider::new(&mut p.max_radius_px, 1..=64).suffix(" px"))
+    });
+    row(
+        ui,
+        "Depth range",
+        "Surface within this of the plane through a pixel (× dx) is averaged; layers in front are ignored",
+        |ui| ui.add(egui::Slider::new(&mut p.range, 0.1..=10.0).logarithmic(true).suffix(" dx")),
+    );
+    row(
+        ui,
+        "Clamp offset",
+        "Depths farther than the range count as this far behind (× dx): rounds silhouettes",
+        |ui| ui.add(egui::Slider::new(&mut p.clamp_offset, 0.0..=2.0).suffix(" dx")),
+    );
 }

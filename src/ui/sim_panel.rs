@@ -1,4 +1,4 @@
-//! Simulation panel: play/pause, single step, reset; particle spacing dx with a live particle-count
+//! Simulation panel: play/pause, single step, reset, save a checkpoint and resume one; particle spacing dx with a live particle-count
 //! estimate and an explicit "Apply (rebuild)" (new buffers, the scene restarts from its initial state at
 //! the new spacing, as do h / dx and rho0); and the solver parameters that apply live through
 //! `Simulation::set_params`, each with its unit, hover help and a reset to the scene file's value,
@@ -32,6 +32,10 @@ pub struct SimPanelState {
     pub defaults: SimParams,
     /// Cached (dx, estimated particle count) so the estimate is recomputed only when dx moves.
     estimate: Option<(f32, u64)>,
+    /// A checkpoint is being read back or written (its buttons wait).
+    pub checkpoint_busy: bool,
+    /// The last checkpoint saved or resumed (or why not), shown under its buttons.
+    pub checkpoint_status: Option<Result<String, String>>,
 }
 
 impl SimPanelState {
@@ -53,6 +57,8 @@ impl SimPanelState {
             wave_maker,
             defaults,
             estimate: None,
+            checkpoint_busy: false,
+            checkpoint_status: None,
         }
     }
 
@@ -105,6 +111,7 @@ pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameIn
                 actions.push(UiAction::Reset);
             }
         });
+        checkpoint_ui(ui, state, info, &mut actions);
         ui.add_space(4.0);
         dx_ui(ui, state, info, &mut actions);
         ui.add_space(4.0);
@@ -116,6 +123,45 @@ pub fn sim_panel_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameIn
             .show(ui, |ui| wave_maker_ui(ui, state, info, &mut actions));
     });
     actions
+}
+
+/// "Save checkpoint…" and "Resume…" with the last result.
+fn checkpoint_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, actions: &mut Vec<UiAction>) {
+    ui.horizontal(|ui| {
+        let can_save = info.sim.is_some() && !state.checkpoint_busy;
+        if ui
+            .add_enabled(can_save, egui::Button::new("Save checkpoint…"))
+            .on_hover_text(
+                "Save the whole simulation state (particles, time, time step, emitters' pool and owed volume, wave \
+                 maker phase, solver parameters, the scene) to one file; the frame never waits for it",
+            )
+            .clicked()
+        {
+            actions.push(UiAction::SaveCheckpointDialog);
+        }
+        if ui
+            .add_enabled(!state.checkpoint_busy, egui::Button::new("Resume…"))
+            .on_hover_text(
+                "Go on from a checkpoint: its scene, parameters, sources and state replace the running scene, which \
+                 goes on as the run that saved it would (also `waterview run --resume FILE`)",
+            )
+            .clicked()
+        {
+            actions.push(UiAction::ResumeDialog);
+        }
+        if state.checkpoint_busy {
+            ui.add(egui::Spinner::new());
+        }
+    });
+    match &state.checkpoint_status {
+        Some(Ok(m)) => {
+            ui.weak(m);
+        }
+        Some(Err(e)) => {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        None => {}
+    }
 }
 
 fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, actions: &mut Vec<UiAction>) {

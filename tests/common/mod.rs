@@ -7,8 +7,8 @@ use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
 use waterview::render::frame::frame_bind_group_layout;
 use waterview::render::{
-    AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets, Frame,
-    Offscreen, OrbitCamera, Pass, RenderSettings, Targets,
+    AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets,
+    FluidTilesPass, Frame, NarrowRangePass, NarrowRangeSettings, Offscreen, OrbitCamera, Pass, RenderSettings, Targets,
 };
 use waterview::sim::SimStats;
 
@@ -149,18 +149,55 @@ pub fn write_depth(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32]) {
     );
 }
 
-/// Writes `depth` (row-major, metres, 0 = no fluid) as the raw depth of `targets`, runs 40 curvature-flow
-/// iterations (tile-skipped, or over the whole screen) and reads back (smoothed depth, listed tiles).
+/// Writes `depth` (row-major, metres, 0 = no fluid) as the raw depth of `targets`, lists its fluid tiles,
+/// runs 40 curvature-flow iterations (tile-skipped, or over the whole screen) and reads back (smoothed
+/// depth, listed tiles).
 pub fn run_flow(ctx: &GpuContext, targets: &FluidTargets, depth: &[f32], full_screen: bool) -> (Vec<f32>, u32) {
     let scene = Offscreen::new(ctx, targets.size);
     let mut pass = CurvatureFlowPass::new(ctx, scene.format());
     pass.resize(&ctx.device, Some(Targets { scene: &scene, fluid: targets }));
-    write_depth(ctx, targets, depth);
     let settings = FlowSettings { iterations: 40, step: 0.8, threshold: 0.5, focal: (1.6, 2.14), full_screen };
-    record_frame(ctx, &scene, &default_camera(targets.size), |frame| pass.encode(frame, settings));
-    let out = read_float_texture(ctx, &targets.smooth[CurvatureFlowPass::result_index(settings.iterations)]);
-    let count = u32::from_le_bytes(read_buffer_blocking(ctx, &targets.tile_counter)[..4].try_into().unwrap());
-    (out, count)
+    let out = run_filter(ctx, targets, depth, |frame| pass.encode(frame, settings));
+    (out[CurvatureFlowPass::result_index(settings.iterations)].clone(), tile_count(ctx, targets))
+}
+
+/// Writes `depth` (row-major, metres, 0 = no fluid) as the raw depth of `targets`, records the tiles pass
+/// and then `filter` in one frame, and reads back both ping-pong textures `targets.smooth`.
+pub fn run_filter(
+    ctx: &GpuContext,
+    targets: &FluidTargets,
+    depth: &[f32],
+    filter: impl FnOnce(&mut Frame<'_>),
+) -> [Vec<f32>; 2] {
+    let scene = Offscreen::new(ctx, targets.size);
+    let mut tiles = FluidTilesPass::new(ctx, scene.format());
+    tiles.resize(&ctx.device, Some(Targets { scene: &scene, fluid: targets }));
+    write_depth(ctx, targets, depth);
+    record_frame(ctx, &scene, &default_camera(targets.size), |frame| {
+        tiles.encode(frame, ());
+        filter(frame);
+    });
+    targets.smooth.each_ref().map(|t| read_float_texture(ctx, t))
+}
+
+/// Writes `depth` as the raw depth of `targets`, lists its tiles and runs the narrow-range filter with
+/// `settings`; returns (filtered depth, listed tiles).
+pub fn run_narrow_range(
+    ctx: &GpuContext,
+    targets: &FluidTargets,
+    depth: &[f32],
+    settings: NarrowRangeSettings,
+) -> (Vec<f32>, u32) {
+    let scene = Offscreen::new(ctx, targets.size);
+    let mut pass = NarrowRangePass::new(ctx, scene.format());
+    pass.resize(&ctx.device, Some(Targets { scene: &scene, fluid: targets }));
+    let out = run_filter(ctx, targets, depth, |frame| pass.encode(frame, settings));
+    (out[NarrowRangePass::result_index(settings.iterations)].clone(), tile_count(ctx, targets))
+}
+
+/// The number of tiles the last tiles pass over `targets` listed.
+pub fn tile_count(ctx: &GpuContext, targets: &FluidTargets) -> u32 {
+    u32::from_le_bytes(read_buffer_blocking(ctx, &targets.tile_counter)[..4].try_into().unwrap())
 }
 
 /// A noisy disc of fluid depth (about 8 m, radius 45 px around (90, 70)) on an empty `size` screen.
@@ -183,4 +220,40 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch folder");
     dir
+}
+
+/// A 128 x 96 depth image: background above row 8; left of column 80 a gently tilted plane at about
+/// 10 m with +-2 cm deterministic noise; right of it a plane at 14 m (a 4 m step).
+pub fn noisy_step(size: (u32, u32)) -> Vec<f32> {
+    let mut seed = 12345u32;
+    let mut noise = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    };
+    (0..size.0 * size.1)
+        .map(|i| {
+            let (x, y) = (i % size.0, i / size.0);
+            if y < 8 {
+                0.0
+            } else if x < 80 {
+                10.0 + 0.002 * x as f32 + 0.004 * y as f32 + 0.04 * noise()
+            } else {
+                14.0
+            }
+        })
+        .collect()
+}
+
+/// Mean |Laplacian| (pixels) over the interior of the noisy plane: the small-slope mean curvature, up to a
+/// constant factor.
+pub fn mean_curvature(z: &[f32], w: usize) -> f32 {
+    let (mut sum, mut n) = (0.0, 0);
+    for y in 12..90 {
+        for x in 4..76 {
+            let i = y * w + x;
+            sum += (z[i - 1] + z[i + 1] + z[i - w] + z[i + w] - 4.0 * z[i]).abs();
+            n += 1;
+        }
+    }
+    sum / n as f32
 }

@@ -1,0 +1,155 @@
+//! Particle files as a scene's water (`fluid_files`), with no GPU: hostile files (truncated, a count far
+//! past their bytes, NaN, outside the domain, inside the terrain, a FIFO, too fast) are refused when the
+//! scene is built, each with a message naming the scene, the file and, for bad particles, how many there
+//! are and the first of them.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use waterview::particle_io::{self, ParticleFormat, Particles};
+use waterview::scene::Scene;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("waterview-fluid-files-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
+/// A 1 m box without blocks whose water is `file` (in `dir`), over `terrain` (RON, or "None").
+fn scene(dir: &Path, file: &str, terrain: &str) -> Scene {
+    let text = format!(
+        "(name: \"cached\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)), terrain: {terrain},
+          fluid_files: [(path: \"{file}\")],
+          camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+          solver: (dx: 0.05), cpu_dx_scale: 1.0)"
+    );
+    Scene::from_str(&text, &dir.join("cached.ron")).expect("the scene file itself is valid")
+}
+
+/// The error building `file` as the water gives.
+fn refused(dir: &Path, file: &str, terrain: &str) -> String {
+    match scene(dir, file, terrain).build(false) {
+        Ok(s) => panic!("{file} built {} particles", s.positions.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn cloud(points: &[[f32; 3]]) -> Particles {
+    Particles { positions: points.to_vec(), velocities: vec![[0.0; 3]; points.len()], densities: vec![] }
+}
+
+#[test]
+fn hostile_particle_files_are_refused_with_the_reason() {
+    let dir = scratch("hostile");
+    let good = cloud(&[[0.5, 0.5, 0.5], [0.55, 0.5, 0.5], [0.6, 0.5, 0.5], [0.65, 0.5, 0.5]]);
+    let whole = particle_io::encode(&good, ParticleFormat::Ply, 0.0);
+    let prefix = format!("scene {}: fluid file 1 (", dir.join("cached.ron").display());
+
+    std::fs::write(dir.join("truncated.ply"), &whole[..whole.len() - 10]).expect("write");
+    let e = refused(&dir, "truncated.ply", "None");
+    assert!(e.starts_with(&format!("{prefix}truncated.ply): particle file ")), "{e}");
+    assert!(e.contains("declares 4 vertices, which need at least 112 bytes") && e.contains("102 bytes"), "{e}");
+
+    let huge = String::from_utf8_lossy(&whole).replace("element vertex 4\n", "element vertex 999999999999\n");
+    std::fs::write(dir.join("huge.ply"), huge.as_bytes()).expect("write");
+    let started = std::time::Instant::now();
+    let e = refused(&dir, "huge.ply", "None");
+    assert!(e.contains("declares 999999999999 vertices"), "{e}");
+    assert!(started.elapsed().as_secs_f32() < 1.0, "refused from the sizes, nothing allocated");
+
+    let mut nan = good.clone();
+    nan.positions[2][1] = f32::NAN;
+    nan.velocities[3][0] = f32::INFINITY;
+    particle_io::write(&dir.join("nan.ply"), &nan, ParticleFormat::Ply, 0.0).expect("write");
+    let e = refused(&dir, "nan.ply", "None");
+    assert_eq!(
+        e,
+        format!(
+            "{prefix}nan.ply): 2 of 4 particles have a position or velocity that is not finite (NaN or infinite); \
+             the first is particle 2 at (0.6, NaN, 0.5) with velocity (0, 0, 0)"
+        )
+    );
+    // The same file as VTU: the same check, whatever the format.
+    particle_io::write(&dir.join("nan.vtu"), &nan, ParticleFormat::Vtu, 0.0).expect("write");
+    assert!(
+        refused(&dir, "nan.vtu", "None").contains("2 of 4 particles have a position or velocity that is not finite")
+    );
+
+    let outside = cloud(&[[0.5, 0.5, 0.5], [1.5, 0.2, 0.3], [0.5, -0.1, 0.5]]);
+    particle_io::write(&dir.join("outside.ply"), &outside, ParticleFormat::Ply, 0.0).expect("write");
+    let e = refused(&dir, "outside.ply", "None");
+    assert_eq!(
+        e,
+        format!(
+            "{prefix}outside.ply): 2 of 3 particles lie outside the domain (0, 0, 0) .. (1, 1, 1); the first is \
+             particle 1 at (1.5, 0.2, 0.3)"
+        )
+    );
+
+    let mut fast = good.clone();
+    fast.velocities[1] = [0.0, 150.0, 0.0];
+    particle_io::write(&dir.join("fast.ply"), &fast, ParticleFormat::Ply, 0.0).expect("write");
+    assert!(
+        refused(&dir, "fast.ply", "None").contains("1 of 4 particles are faster than 100 m/s; the first is particle 1")
+    );
+
+    let e = refused(&dir, "missing.ply", "None");
+    assert!(e.contains("missing.ply") && e.contains("cannot read particle file"), "{e}");
+    std::fs::write(dir.join("cube.stl"), "solid cube\nendsolid\n").expect("write");
+    assert!(refused(&dir, "cube.stl", "None").contains("is neither PLY"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Particles under a heightfield terrain are refused as inside it, with the ground's height there.
+#[test]
+fn particles_inside_the_terrain_are_refused() {
+    let dir = scratch("terrain");
+    // 2 x 2 heightmap: the west column at the top of the 16-bit range (0.25 m: a quarter of the 1 m
+    // extent without a units JSON), the east column at 0.
+    let mut img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::new(2, 2);
+    for (x, _, p) in img.enumerate_pixels_mut() {
+        *p = image::Luma([if x == 0 { 65535 } else { 0 }]);
+    }
+    img.save(dir.join("ramp.png")).expect("write heightmap");
+    let terrain = "Some((heightmap: \"ramp.png\", extent: (1.0, 1.0)))";
+    let under = cloud(&[[0.9, 0.5, 0.5], [0.1, 0.1, 0.5], [0.2, 0.05, 0.5]]);
+    particle_io::write(&dir.join("under.ply"), &under, ParticleFormat::Ply, 0.0).expect("write");
+    let e = refused(&dir, "under.ply", terrain);
+    let first =
+        "2 of 3 particles lie inside the terrain; the first is particle 1 at (0.1, 0.1, 0.5), under the ground at 0.22";
+    assert!(e.contains(first), "{e}");
+    let above = cloud(&[[0.9, 0.5, 0.5], [0.1, 0.3, 0.5]]);
+    particle_io::write(&dir.join("above.ply"), &above, ParticleFormat::Ply, 0.0).expect("write");
+    assert_eq!(scene(&dir, "above.ply", terrain).build(false).expect("above the ground").positions.len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A FIFO named as a fluid file is refused without blocking (the bounded reader's check).
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("pipe.ply");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let e = refused(&dir, "pipe.ply", "None");
+    assert!(e.contains("is a FIFO (named pipe), not a regular file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A scene needs water from a block or a file; fluid files need a path and a finite offset.
+#[test]
+fn fluid_files_are_validated_with_the_scene() {
+    let parse = |fields: &str| {
+        let text = format!(
+            "(name: \"s\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)), {fields}
+              camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0), solver: (dx: 0.05))"
+        );
+        Scene::from_str(&text, Path::new("s.ron")).map(|_| ()).map_err(|e| e.to_string())
+    };
+    let e = parse("").unwrap_err();
+    assert!(e.contains("`fluid_blocks` = [] is empty and so is fluid_files"), "{e}");
+    let e = parse("fluid_files: [(path: \" \")],").unwrap_err();
+    assert!(e.contains("fluid file 1: `path` = \"\" is empty"), "{e}");
+    let e = parse("fluid_files: [(path: \"a.ply\", offset: (0.0, inf, 0.0))],").unwrap_err();
+    assert!(e.contains("fluid file 1: `offset` = (0, inf, 0) must be finite"), "{e}");
+    parse("fluid_files: [(path: \"a.ply\")],").expect("a fluid file alone is water enough");
+}
