@@ -1,5 +1,5 @@
 //! The one way the app reads a user's file: scenes, heightmaps and their units, sky images, particle
-//! files, checkpoints, the settings, the headers of dropped files ([`read`], [`read_text`], [`open`]).
+//! files, checkpoints, the settings, the headers of dropped files ([`read`], [`open`]).
 //! Whatever the path names, reading it returns promptly, with a bounded amount of memory, or fails with a
 //! message naming the path:
 //!
