@@ -252,11 +252,7 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
     let estimate = scene.estimate_particle_count_at(dx0);
     // Built only when the GPU could hold it; past that (or when it does not build) the lattice estimate
     // is close enough to start from, and nothing is laid out in memory.
-    let n0 = if estimate <= limit.max {
-        scene_at(scene, dx0).map_or(estimate, |s| s.positions.len() as u64)
-    } else {
-        estimate
-    };
+    let n0 = if estimate <= limit.max { scene_at(scene, dx0).map_or(estimate, |s| s.len()) } else { estimate };
     let mut report = Report {
         adapter: ctx.adapter_summary(),
         is_cpu: ctx.is_cpu(),
@@ -307,10 +303,10 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
                 continue;
             }
         };
-        let target = target.unwrap_or(setup.positions.len() as u64);
+        let target = target.unwrap_or(setup.len());
         let mut stop = false;
         for &wg in &plan.workgroup_sizes {
-            eprint!("  {target} particles (built {}, dx = {dx:.4} m), workgroup {wg}: ", setup.positions.len());
+            eprint!("  {target} particles (built {}, dx = {dx:.4} m), workgroup {wg}: ", setup.len());
             match run_config(ctx, scene, &setup, dx, wg, plan) {
                 Ok(mut r) => {
                     r.target_particles = target;
@@ -367,7 +363,7 @@ pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<
     let mut best: Option<(f64, f32, SceneSetup)> = None;
     for _ in 0..6 {
         let setup = scene_at(scene, dx).with_context(|| format!("building {target} particles (dx = {dx} m)"))?;
-        let n = setup.positions.len() as f64;
+        let n = setup.len() as f64;
         let err = (n / target as f64 - 1.0).abs();
         let next = dx * (n / target as f64).cbrt() as f32;
         if best.as_ref().is_none_or(|b| err < b.0) {
@@ -401,7 +397,7 @@ pub fn run_config(
         ..SimOptions::default()
     };
     let options = BuildOptions { dx: Some(dx), sim: sim_options, sources: false };
-    let mut engine = Engine::with_setup(ctx, scene.clone(), setup.clone(), options)?;
+    let mut engine = Engine::with_setup(ctx, scene.clone(), setup, options)?;
     let substeps = engine.params().substeps;
     let mut sim_profiler = Profiler::new(&ctx.device);
     let mut render_profiler = Profiler::new(&ctx.device);
@@ -498,7 +494,7 @@ pub fn run_config(
     let stats = |samples: &[Vec<PassTime>]| medians(samples, substeps);
     let mean = |k: usize| solver.iter().map(|s| s[k]).sum::<f64>() / solver.len().max(1) as f64;
     Ok(ConfigResult {
-        target_particles: setup.positions.len() as u64,
+        target_particles: setup.len(),
         particles: n,
         dx,
         workgroup_size,
