@@ -308,7 +308,7 @@ fn spacing(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> f32 {
 
 /// A simulation of `scene`'s particles `setup` (built at `dx`) with `params` (their dx replaced by `dx`),
 /// the scene's sources when `options.sources` (and a pool sized for its emitters), limited to what the
-/// renderer can draw.
+/// renderer can draw and to the GPU memory the engine's buffers need ([`check_memory`], on the exact count).
 fn simulate(
     ctx: &GpuContext,
     scene: &Scene,
@@ -322,6 +322,7 @@ fn simulate(
         if options.sources { (&scene.emitters, &scene.sinks) } else { (&[], &[]) };
     let sim_options =
         SimOptions { pool: sources::pool_size(emitters, dx), limit: Some(render_limit(ctx)), ..options.sim };
+    check_memory(&scene.origin(), setup.len() + sim_options.pool as u64, &sim_options)?;
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
     sim.set_sources(ctx, emitters, sinks)?;
     Ok(sim)
