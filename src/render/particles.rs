@@ -10,7 +10,7 @@
 use super::frame;
 use super::pass::{Frame, Pass};
 use super::ParticleSource;
-use crate::gpu::{self, GpuContext};
+use crate::gpu::{self, split, GpuContext};
 use serde::{Deserialize, Serialize};
 
 /// Which per-particle quantity picks the colour.
@@ -116,7 +116,8 @@ impl From<&ParticleStyle> for ParticleUniform {
     }
 }
 
-/// The bind group over one pair of particle buffers, and those buffers (kept to compare identity).
+/// The bind group over one pair of particle arrays, and their first chunks (kept to compare identity: a
+/// new array has new chunks).
 struct Bound {
     positions: wgpu::Buffer,
     velocities: wgpu::Buffer,
@@ -140,19 +141,21 @@ impl ParticlePass {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles bind group layout"),
             entries: &[
-                gpu::uniform_entry::<ParticleUniform>(0, stages),
-                gpu::storage_entry::<[f32; 4]>(1, true, wgpu::ShaderStages::VERTEX),
-                gpu::storage_entry::<[f32; 4]>(2, true, wgpu::ShaderStages::VERTEX),
-            ],
+                [gpu::uniform_entry::<ParticleUniform>(0, stages)].as_slice(),
+                &split::layout_entries::<[f32; 4]>(1, true, wgpu::ShaderStages::VERTEX, split::MAX_CHUNKS),
+                &split::layout_entries::<[f32; 4]>(2, true, wgpu::ShaderStages::VERTEX, split::MAX_CHUNKS),
+            ]
+            .concat(),
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "particles pipeline layout", &layout);
-        let pipeline = frame::opaque_pipeline(
+        let pipeline = frame::opaque_pipeline_with(
             device,
             "particles pipeline",
             &pipeline_layout,
             &module,
             wgpu::PrimitiveState::default(),
             color_format,
+            &[split::constant(&device.limits())],
         );
         let style = ParticleUniform::from(&ParticleStyle::default());
         let uniform = gpu::uniform_buffer_init(device, "particles style uniform", bytemuck::bytes_of(&style));
@@ -175,14 +178,15 @@ impl Pass for ParticlePass {
         }
         frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&ParticleUniform::from(style)));
         let (positions, velocities) = (source.positions, source.velocities);
-        if self.bound.as_ref().is_none_or(|b| b.positions != *positions || b.velocities != *velocities) {
-            let bind_group = gpu::bind_buffers(
-                frame.device,
-                "particles bind group",
-                &self.layout,
-                &[&self.uniform, positions, velocities],
-            );
-            self.bound = Some(Bound { positions: positions.clone(), velocities: velocities.clone(), bind_group });
+        let same = |b: &Bound| b.positions == positions.chunks()[0] && b.velocities == velocities.chunks()[0];
+        if self.bound.as_ref().is_none_or(|b| !same(b)) {
+            let buffers = [(0, &self.uniform)]
+                .into_iter()
+                .chain(positions.bindings(1, split::MAX_CHUNKS))
+                .chain(velocities.bindings(2, split::MAX_CHUNKS));
+            let bind_group = gpu::bind_at(frame.device, "particles bind group", &self.layout, buffers);
+            let (positions, velocities) = (positions.chunks()[0].clone(), velocities.chunks()[0].clone());
+            self.bound = Some(Bound { positions, velocities, bind_group });
         }
         let Some(b) = self.bound.as_ref() else { return };
         let mut pass = frame.target_pass("particles", false);

@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// What bounds [`Simulation::particle_limit`], for its error message.
+const SPLIT_WHY: &str = "its per-particle arrays hold 16 bytes per particle in the storage bindings a kernel has";
+
+/// Split per-particle arrays bound by the simulation's kernels (pos, vel, spos, svel, vstar, rho_p).
+const SPLIT_ARRAYS: u32 = 6;
+
+/// Other storage buffers a simulation kernel binds at most: 7 of bind group 0 (step, cell_start, heights,
+/// boundary table, partials, stats, sources) and 3 of a stage's group 1 (DFSPH, diffuse).
+const OTHER_STORAGE: u32 = 10;
+
 /// The particles a simulation starts from (and a reset returns to): the scene's, then the parked pool,
 /// as the GPU holds them (positions with density in w, velocities with pressure in w).
 #[derive(Clone)]
@@ -15,13 +25,15 @@ pub(super) struct Initial {
 }
 
 impl Simulation {
-    /// The most particles (the pool included) a simulation holds on `ctx`: its largest per-particle
-    /// buffer, one `vec4<f32>` each, must fit one storage binding (and the count a `u32`).
+    /// The most particles (the pool included) a simulation holds on `ctx`: its per-particle arrays,
+    /// one `vec4<f32>` each at most, are split over up to [`gpu::split::MAX_CHUNKS`] storage bindings of
+    /// [`gpu::split::per_binding`] particles each (4 x 134 M = 536 M on NVIDIA's Vulkan), as many as the
+    /// device's storage buffers per shader stage allow for 6 arrays besides the other buffers (3 on
+    /// lavapipe's 32), and the count is a `u32`.
     pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
-        ParticleLimit {
-            max: (ctx.max_storage_binding() / BYTES_PER_PARTICLE_BUFFER).min(u32::MAX as u64),
-            why: "its largest storage buffer holds that many 16-byte particles",
-        }
+        let limits = ctx.device.limits();
+        let chunks = gpu::split::chunks_fitting(&limits, SPLIT_ARRAYS, OTHER_STORAGE);
+        ParticleLimit { max: gpu::split::max_elements(&limits, chunks), why: SPLIT_WHY }
     }
 
     /// Uploads the scene's particles and terrain and builds all stages. The terrain is clamped into the
@@ -123,17 +135,25 @@ impl Simulation {
         let dispatch = Dispatches::new(n32, wg, &device.limits())?;
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
-        let vec4s = n * 16;
+        let q = &ctx.queue;
+        // The limits were checked above (`particle_limit`): a refusal here is the same error.
+        let split = |r: Result<SplitBuffer, gpu::split::SplitError>| {
+            r.map_err(|e| SimError::TooManyParticles {
+                count: e.len,
+                max: Self::particle_limit(ctx).max,
+                why: SPLIT_WHY,
+            })
+        };
         let buffers = Buffers {
             uniforms: gpu::uniform_buffer_init(device, "sim params", bytemuck::bytes_of(&uniforms)),
             step: gpu::storage_buffer_init(device, "sim step state", bytemuck::bytes_of(&StepState::default())),
-            pos: gpu::storage_buffer_init(device, "sim pos", bytemuck::cast_slice(&initial.pos)),
-            vel: gpu::storage_buffer_init(device, "sim vel", bytemuck::cast_slice(&initial.vel)),
-            spos: gpu::storage_buffer(device, "sim sorted pos", vec4s),
-            svel: gpu::storage_buffer(device, "sim sorted vel", vec4s),
+            pos: split(SplitBuffer::new_init(device, q, "sim pos", 16, bytemuck::cast_slice(&initial.pos)))?,
+            vel: split(SplitBuffer::new_init(device, q, "sim vel", 16, bytemuck::cast_slice(&initial.vel)))?,
+            spos: split(SplitBuffer::new(device, "sim sorted pos", n, 16))?,
+            svel: split(SplitBuffer::new(device, "sim sorted vel", n, 16))?,
             cell_start: gpu::storage_buffer(device, "sim cell_start", (cells + 2) * 4),
-            vstar: gpu::storage_buffer(device, "sim v*", vec4s),
-            rho_p: gpu::storage_buffer(device, "sim density+pressure", n * 8),
+            vstar: split(SplitBuffer::new(device, "sim v*", n, 16))?,
+            rho_p: split(SplitBuffer::new(device, "sim density+pressure", n, 8))?,
             heights: gpu::storage_buffer_init(device, "sim terrain heights", bytemuck::cast_slice(&terrain.heights)),
             boundary_table: gpu::storage_buffer_init(device, "sim boundary table", bytemuck::cast_slice(&table)),
             partials: gpu::storage_buffer(device, "sim stats partials", StatsStage::partials_bytes(n)),
@@ -166,6 +186,8 @@ impl Simulation {
             grid: pipeline_layout("sim grid pipeline layout", &grid_layout),
             workgroup_size: wg,
             subgroups: options.subgroups && ctx.has_subgroups(),
+            split: (gpu::split::CONSTANT, buffers.pos.per_binding() as f64),
+            chunks: buffers.chunks(),
         };
         let stages = Stages {
             grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32)?,
