@@ -126,7 +126,12 @@ struct Bound {
 
 /// The particle pass: pipeline, style uniform and the bind group over the last particle buffers drawn.
 pub struct ParticlePass {
-    pipeline: wgpu::RenderPipeline,
+    /// The pipeline and the chunk length of the split arrays it reads (its `SPLIT_N`): made again when
+    /// the particles come in chunks of another length (only where a test lowers it).
+    pipeline: (u32, wgpu::RenderPipeline),
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    color_format: wgpu::TextureFormat,
     layout: wgpu::BindGroupLayout,
     uniform: wgpu::Buffer,
     bound: Option<Bound>,
@@ -148,18 +153,30 @@ impl ParticlePass {
             .concat(),
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "particles pipeline layout", &layout);
-        let pipeline = frame::opaque_pipeline_with(
-            device,
-            "particles pipeline",
-            &pipeline_layout,
-            &module,
-            wgpu::PrimitiveState::default(),
-            color_format,
-            &[split::constant(&device.limits())],
-        );
+        let per_binding = split::per_binding(&device.limits());
+        let pipeline = (per_binding, Self::pipeline(device, &module, &pipeline_layout, color_format, per_binding));
         let style = ParticleUniform::from(&ParticleStyle::default());
         let uniform = gpu::uniform_buffer_init(device, "particles style uniform", bytemuck::bytes_of(&style));
-        Self { pipeline, layout, uniform, bound: None }
+        Self { pipeline, module, pipeline_layout, color_format, layout, uniform, bound: None }
+    }
+
+    /// The pipeline reading split arrays in chunks of `per_binding` particles.
+    fn pipeline(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        color_format: wgpu::TextureFormat,
+        per_binding: u32,
+    ) -> wgpu::RenderPipeline {
+        frame::opaque_pipeline_with(
+            device,
+            "particles pipeline",
+            layout,
+            module,
+            wgpu::PrimitiveState::default(),
+            color_format,
+            &[(split::CONSTANT, per_binding as f64)],
+        )
     }
 }
 
@@ -188,9 +205,15 @@ impl Pass for ParticlePass {
             let (positions, velocities) = (positions.chunks()[0].clone(), velocities.chunks()[0].clone());
             self.bound = Some(Bound { positions, velocities, bind_group });
         }
+        let per_binding = positions.per_binding();
+        if self.pipeline.0 != per_binding {
+            let pipeline =
+                Self::pipeline(frame.device, &self.module, &self.pipeline_layout, self.color_format, per_binding);
+            self.pipeline = (per_binding, pipeline);
+        }
         let Some(b) = self.bound.as_ref() else { return };
         let mut pass = frame.target_pass("particles", false);
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(&self.pipeline.1);
         pass.set_bind_group(1, &b.bind_group, &[]);
         pass.draw(0..6, 0..source.count);
     }

@@ -10,7 +10,7 @@
 
 use crate::gpu::{
     self,
-    split::{self, constant, SplitBuffer},
+    split::{self, SplitBuffer},
     GpuContext,
 };
 
@@ -57,7 +57,11 @@ pub struct WetInput<'a> {
 pub struct WetnessUpdate {
     layout: wgpu::BindGroupLayout,
     dry: wgpu::ComputePipeline,
-    soak: wgpu::ComputePipeline,
+    /// The chunk length of the split positions it reads (its `SPLIT_N`) and the pipeline: made again
+    /// when the particles come in chunks of another length (only where a test lowers it).
+    soak: (u32, wgpu::ComputePipeline),
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
     stamp: wgpu::ComputePipeline,
     uniform: wgpu::Buffer,
     /// The simulated time of the last update and whether there was one (`WetClock` in the shader).
@@ -96,7 +100,8 @@ impl WetnessUpdate {
         });
         let module = gpu::shader::module(device, "render/wetness.wgsl");
         let dry = gpu::compute_pipeline(device, &module, &pipeline_layout, "dry");
-        let soak = gpu::compute_pipeline_with(device, &module, &pipeline_layout, "soak", &[constant(&device.limits())]);
+        let per_binding = split::per_binding(&device.limits());
+        let soak = (per_binding, Self::soak(device, &module, &pipeline_layout, per_binding));
         let stamp = gpu::compute_pipeline(device, &module, &pipeline_layout, "stamp");
         let zero = WetnessUniform {
             count: 0,
@@ -111,7 +116,17 @@ impl WetnessUpdate {
         let uniform = gpu::uniform_buffer_init(device, "terrain wetness uniform", bytemuck::bytes_of(&zero));
         let state = gpu::storage_buffer(device, "terrain wetness clock", 16);
         let no_clock = gpu::storage_buffer(device, "terrain wetness no clock", 16);
-        Self { layout, dry, soak, stamp, uniform, state, no_clock, bound: None }
+        Self { layout, dry, soak, module, pipeline_layout, stamp, uniform, state, no_clock, bound: None }
+    }
+
+    /// The `soak` pipeline reading positions in chunks of `per_binding` particles.
+    fn soak(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        per_binding: u32,
+    ) -> wgpu::ComputePipeline {
+        gpu::compute_pipeline_with(device, module, layout, "soak", &[(split::CONSTANT, per_binding as f64)])
     }
 
     /// Records "terrain wetness" over the `nx` x `nz` samples of `wetness` (f32 each), whose heights and
@@ -152,13 +167,17 @@ impl WetnessUpdate {
             let group = gpu::bind_at(device, "terrain wetness bind group", &self.layout, entries);
             self.bound = Some((buffers, group));
         }
+        let per_binding = input.positions.per_binding();
+        if self.soak.0 != per_binding {
+            self.soak = (per_binding, Self::soak(device, &self.module, &self.pipeline_layout, per_binding));
+        }
         let Some((_, group)) = &self.bound else { return Ok(()) };
         let mut pass = profiler.compute_pass(encoder, "terrain wetness");
         pass.set_bind_group(1, group, &[]);
         pass.set_pipeline(&self.dry);
         gpu::dispatch(&mut pass, grid);
         if input.count > 0 {
-            pass.set_pipeline(&self.soak);
+            pass.set_pipeline(&self.soak.1);
             gpu::dispatch(&mut pass, particles);
         }
         pass.set_pipeline(&self.stamp);
