@@ -11,7 +11,7 @@ mod common;
 use common::{mean_curvature, noisy_disc, noisy_step, read_float_texture, run_narrow_range};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
-use waterview::gpu::{storage_buffer_init, GpuContext};
+use waterview::gpu::GpuContext;
 use waterview::render::narrow_range::NarrowRangeUniform;
 use waterview::render::{
     render_to_image, CameraUniform, DepthFilter, FluidTargets, FluidView, NarrowRangeSettings, OrbitCamera,
@@ -223,8 +223,8 @@ impl Rig {
         let ctx = &self.ctx;
         let hf = waterview::terrain::Heightfield::flat(Vec2::splat(-1.0), Vec2::splat(3.0), -0.01);
         let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, &hf);
-        let positions = split_buffer(&ctx, "comparison positions", bytemuck::cast_slice(particles));
-        let velocities = split_buffer(&ctx, "comparison velocities", &vec![0u8; particles.len() * 16]);
+        let positions = split_buffer(ctx, "comparison positions", bytemuck::cast_slice(particles));
+        let velocities = split_buffer(ctx, "comparison velocities", &vec![0u8; particles.len() * 16]);
         let source = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
         let img = render_to_image(ctx, &mut renderer, camera, Some(source), settings, SIZE);
         let targets = renderer.fluid_targets().expect("the water was drawn");

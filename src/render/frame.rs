@@ -126,6 +126,9 @@ pub fn render_pipeline(
     render_pipeline_with(device, label, layout, module, (vs, fs), primitive, target, depth_stencil, (&[], constants))
 }
 
+/// Pipeline-overridable constants of one stage: (name, value).
+pub type Constants<'a> = &'a [(&'a str, f64)];
+
 /// [`render_pipeline`] with constants for both stages: `(vertex, fragment)`.
 #[allow(clippy::too_many_arguments)]
 pub fn render_pipeline_with(
@@ -137,7 +140,7 @@ pub fn render_pipeline_with(
     primitive: wgpu::PrimitiveState,
     target: wgpu::ColorTargetState,
     depth_stencil: Option<wgpu::DepthStencilState>,
-    (vertex_constants, constants): (&[(&str, f64)], &[(&str, f64)]),
+    (vertex_constants, constants): (Constants<'_>, Constants<'_>),
 ) -> wgpu::RenderPipeline {
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(label),
