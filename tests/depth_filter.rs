@@ -11,7 +11,7 @@ mod common;
 use common::{mean_curvature, noisy_disc, noisy_step, read_float_texture, run_narrow_range};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
-use waterview::gpu::{storage_buffer_init, GpuContext};
+use waterview::gpu::GpuContext;
 use waterview::render::narrow_range::NarrowRangeUniform;
 use waterview::render::{
     render_to_image, CameraUniform, DepthFilter, FluidTargets, FluidView, NarrowRangeSettings, OrbitCamera,
@@ -223,8 +223,8 @@ impl Rig {
         let ctx = &self.ctx;
         let hf = waterview::terrain::Heightfield::flat(Vec2::splat(-1.0), Vec2::splat(3.0), -0.01);
         let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, &hf);
-        let positions = storage_buffer_init(&ctx.device, "comparison positions", bytemuck::cast_slice(particles));
-        let velocities = storage_buffer_init(&ctx.device, "comparison velocities", &vec![0u8; particles.len() * 16]);
+        let positions = split_buffer(ctx, "comparison positions", bytemuck::cast_slice(particles));
+        let velocities = split_buffer(ctx, "comparison velocities", &vec![0u8; particles.len() * 16]);
         let source = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
         let img = render_to_image(ctx, &mut renderer, camera, Some(source), settings, SIZE);
         let targets = renderer.fluid_targets().expect("the water was drawn");
@@ -455,4 +455,9 @@ fn droplets_close_up(rig: &Rig, particles: &[Vec4], dir: &std::path::Path) {
     assert!(thin.1 > 200 && thick.1 > 1000, "too few pixels measured: {} thin, {} thick", thin.1, thick.1);
     assert!(thin_diff > 8.0, "the droplet shading hardly changes the droplets ({thin_diff:.1} levels)");
     assert!(thick_diff < 0.5, "the droplet shading changes thick water ({thick_diff:.2} levels)");
+}
+
+/// A split per-particle array holding `data` (one chunk unless a test lowers `gpu::split::per_binding`).
+fn split_buffer(ctx: &GpuContext, label: &str, data: &[u8]) -> waterview::gpu::split::SplitBuffer {
+    waterview::gpu::split::SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, data).expect("fits")
 }

@@ -378,8 +378,8 @@ fn image_checks_of_every_target() {
     let ctx = common::gpu();
     let (hf, particles, camera) = image_scene();
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
-    let positions = storage_buffer_init(&ctx.device, "image positions", bytemuck::cast_slice(&particles));
-    let velocities = storage_buffer_init(&ctx.device, "image velocities", &vec![0u8; particles.len() * 16]);
+    let positions = split_buffer(&ctx, "image positions", bytemuck::cast_slice(&particles));
+    let velocities = split_buffer(&ctx, "image velocities", &vec![0u8; particles.len() * 16]);
     let source = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
     let mut failures = Vec::new();
     // Both splat methods against the same references: they must draw the same picture.
@@ -485,8 +485,8 @@ fn tank_image_and_frame() {
         fov_y: 50f32.to_radians(),
     };
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
-    let positions = storage_buffer_init(&ctx.device, "tank positions", bytemuck::cast_slice(&particles));
-    let velocities = storage_buffer_init(&ctx.device, "tank velocities", &vec![0u8; particles.len() * 16]);
+    let positions = split_buffer(&ctx, "tank positions", bytemuck::cast_slice(&particles));
+    let velocities = split_buffer(&ctx, "tank velocities", &vec![0u8; particles.len() * 16]);
     let tank = Tank { min: Vec3::ZERO, max: Vec3::new(2.0, 1.0, 1.0), floor: true };
     let source =
         ParticleSource { tank: Some(tank), ..ParticleSource::buffers(&positions, &velocities, particles.len() as u32) };
@@ -510,4 +510,9 @@ fn tank_image_and_frame() {
     let (with, without) = (luminance(*img.get_pixel(gx, gy)), luminance(*bare.get_pixel(gx, gy)));
     assert!((with - without).abs() > 10.0, "ground at ({gx}, {gy}): {with} with the tank, {without} without");
     check_image(&img, "tank_final").unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A split per-particle array holding `data` (one chunk unless a test lowers `gpu::split::per_binding`).
+fn split_buffer(ctx: &GpuContext, label: &str, data: &[u8]) -> waterview::gpu::split::SplitBuffer {
+    waterview::gpu::split::SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, data).expect("fits")
 }

@@ -4,7 +4,7 @@
 //! message; nothing is skipped.
 
 use glam::{Vec2, Vec3, Vec4};
-use waterview::gpu::{storage_buffer_init, GpuContext};
+use waterview::gpu::{split::SplitBuffer, GpuContext};
 use waterview::render::{
     render_to_image, ColorMode, FluidView, OrbitCamera, ParticleSource, RenderSettings, Renderer, Tank,
     OFFSCREEN_FORMAT,
@@ -34,8 +34,8 @@ fn valley() -> Heightfield {
     Heightfield { nx, nz, origin, extent, heights }
 }
 
-fn vec4_buffer(ctx: &GpuContext, label: &str, data: &[Vec4]) -> wgpu::Buffer {
-    storage_buffer_init(&ctx.device, label, bytemuck::cast_slice(data))
+fn vec4_buffer(ctx: &GpuContext, label: &str, data: &[Vec4]) -> SplitBuffer {
+    SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, bytemuck::cast_slice(data)).expect("fits")
 }
 
 fn is_bluish(p: &image::Rgba<u8>) -> bool {

@@ -31,15 +31,20 @@ fn has_entry_point(path: &str) -> bool {
         .any(|l| ["@compute", "@vertex", "@fragment"].iter().any(|stage| l.contains(stage)))
 }
 
-/// The files a file imports, directly or through other imports (not itself).
+/// The files a file imports, directly or through other imports (not itself); a split array
+/// (`#split_array`) imports `common/split.wgsl`.
 fn imports(path: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut todo = vec![path.to_string()];
     while let Some(p) = todo.pop() {
         let src = shader::raw_source(&p).unwrap_or_else(|| panic!("{p} is not embedded"));
         for line in src.lines() {
-            if let Some(rest) = line.trim_start().strip_prefix("#import") {
-                let dep = rest.trim().trim_matches('"').to_string();
+            let line = line.trim_start();
+            let dep = match line.strip_prefix("#import") {
+                Some(rest) => Some(rest.trim().trim_matches('"').to_string()),
+                None => line.starts_with("#split_array").then(|| "common/split.wgsl".to_string()),
+            };
+            if let Some(dep) = dep {
                 if seen.insert(dep.clone()) {
                     todo.push(dep);
                 }
@@ -52,7 +57,11 @@ fn imports(path: &str) -> BTreeSet<String> {
 /// `path` resolved with `defines`, parsed and validated; the error names the file, the defines and naga's
 /// message.
 fn validated(path: &str, defines: &[&str]) -> Result<Module, String> {
-    let src = shader::resolve_with(path, defines);
+    validated_source(path, defines, shader::resolve_with(path, defines))
+}
+
+/// [`validated`] of the resolved text `src` of `path`.
+fn validated_source(path: &str, defines: &[&str], src: String) -> Result<Module, String> {
     // Line numbers in naga's messages count in the resolved text (imports inlined).
     let path = &format!("{path}, resolved");
     let module = naga::front::wgsl::parse_str(&src)
@@ -121,6 +130,20 @@ fn every_shader_and_variant_validates() {
         checked.iter().any(|(p, d)| p == "sim/dfsph.wgsl" && d == &["SUBGROUPS"]),
         "the SUBGROUPS variant was not checked"
     );
+    // Split arrays (src/gpu/split.rs) at every chunk count a simulation or pass resolves them with.
+    let split: Vec<&str> = entry_files.iter().copied().filter(|f| imports(f).contains("common/split.wgsl")).collect();
+    for must in ["sim/dfsph.wgsl", "sim/grid.wgsl", "render/particles.wgsl", "render/wetness.wgsl"] {
+        assert!(split.contains(&must), "{must} has no split arrays: {split:?}");
+    }
+    for path in split {
+        for chunks in 1..=waterview::gpu::split::MAX_CHUNKS {
+            let src = shader::resolve_split(path, &[], chunks);
+            assert!(src.contains(&format!("_{}: array<", chunks - 1)), "{path} in {chunks} chunks");
+            if let Err(e) = validated_source(path, &[], src) {
+                panic!("{path} in {chunks} chunks:\n{e}");
+            }
+        }
+    }
     // Include-only files are checked through the files that import them: none may be left out.
     for f in shader::files().filter(|f| !has_entry_point(f)) {
         assert!(

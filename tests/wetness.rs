@@ -33,7 +33,7 @@ fn particles_soak_the_ground_under_them_and_it_dries() {
         Vec4::new(10.0, 1.0, 10.0, -1.0),  // parked: no
         Vec4::new(40.0, 1.0, 4.0, 1000.0), // beyond the terrain: no
     ];
-    let positions = storage_buffer_init(&ctx.device, "wet positions", bytemuck::cast_slice(&particles));
+    let positions = split_buffer(&ctx, "wet positions", bytemuck::cast_slice(&particles));
     let target = Offscreen::new(&ctx, (1, 1));
     let camera = common::default_camera((1, 1));
     let mut update = |count: u32, dt: f32| {
@@ -60,8 +60,7 @@ fn the_ground_dries_on_the_simulated_clock() {
     let hf = grid(8, |_, _| 0.0);
     let mut terrain = TerrainPass::new(&ctx, OFFSCREEN_FORMAT);
     terrain.set_heightfield(&ctx, &hf);
-    let positions =
-        storage_buffer_init(&ctx.device, "wet positions", bytemuck::cast_slice(&[Vec4::new(2.0, 0.05, 3.0, 1000.0)]));
+    let positions = split_buffer(&ctx, "wet positions", bytemuck::cast_slice(&[Vec4::new(2.0, 0.05, 3.0, 1000.0)]));
     let clock = storage_buffer_init(&ctx.device, "test clock", bytemuck::cast_slice(&[0.0f32, 10.0, 0.0, 0.0]));
     let target = Offscreen::new(&ctx, (1, 1));
     let camera = common::default_camera((1, 1));
@@ -96,8 +95,8 @@ fn wet_ground_is_darker_where_the_water_lies() {
             Vec4::new(x, hf.height_at(x, z) + 0.1, z, 1000.0)
         })
         .collect();
-    let positions = storage_buffer_init(&ctx.device, "sheet positions", bytemuck::cast_slice(&particles));
-    let velocities = storage_buffer_init(&ctx.device, "sheet velocities", &vec![0u8; particles.len() * 16]);
+    let positions = split_buffer(&ctx, "sheet positions", bytemuck::cast_slice(&particles));
+    let velocities = split_buffer(&ctx, "sheet velocities", &vec![0u8; particles.len() * 16]);
     let source = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
     let camera = OrbitCamera {
         target: Vec3::new(12.0, 1.0, 12.0),
@@ -132,4 +131,9 @@ fn wet_ground_is_darker_where_the_water_lies() {
     assert!(under_wet < 0.9 * under_dry, "under the water: {under_wet} wet, {under_dry} dry");
     let (far_wet, far_dry) = (pixel(&wet, 20.0, 20.0), pixel(&dry, 20.0, 20.0));
     assert!((far_wet - far_dry).abs() <= 1.0, "away from the water: {far_wet} wet, {far_dry} dry");
+}
+
+/// A split per-particle array holding `data` (one chunk unless a test lowers `gpu::split::per_binding`).
+fn split_buffer(ctx: &waterview::gpu::GpuContext, label: &str, data: &[u8]) -> waterview::gpu::split::SplitBuffer {
+    waterview::gpu::split::SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, data).expect("fits")
 }

@@ -19,9 +19,9 @@ struct Style {
 
 @group(1) @binding(0) var<uniform> style: Style;
 // xyz = position (m), w = density (kg/m^3).
-@group(1) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+#split_array 1 1 read positions vec4<f32>
 // xyz = velocity (m/s), w = pressure (Pa).
-@group(1) @binding(2) var<storage, read> velocities: array<vec4<f32>>;
+#split_array 1 2 read velocities vec4<f32>
 
 const MODE_SPEED: u32 = 0u;
 const MODE_DENSITY: u32 = 1u;
@@ -61,9 +61,9 @@ fn particle_color(i: u32) -> vec3<f32> {
     }
     var q: f32;
     switch style.color_mode {
-        case MODE_SPEED: { q = length(velocities[i].xyz); }
-        case MODE_DENSITY: { q = positions[i].w; }
-        default: { q = velocities[i].w; }
+        case MODE_SPEED: { q = length(velocities_load(i).xyz); }
+        case MODE_DENSITY: { q = positions_load(i).w; }
+        default: { q = velocities_load(i).w; }
     }
     let span = style.range.y - style.range.x;
     let t = clamp(select(0.0, (q - style.range.x) / span, abs(span) > 1e-20), 0.0, 1.0);
@@ -73,13 +73,13 @@ fn particle_color(i: u32) -> vec3<f32> {
 @vertex
 fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> VsOut {
     var out: VsOut;
-    let c = positions[i].xyz;
+    let c = positions_load(i).xyz;
     let r = style.radius;
     let to_eye = camera.eye - c;
     let d = length(to_eye);
     // Culled: eye inside the sphere, a non-finite position (NaN fails every comparison), or a particle
     // parked in the emitters' pool (w < 0).
-    if !(d > r * 1.001) || !(d < 3.0e38) || positions[i].w < 0.0 {
+    if !(d > r * 1.001) || !(d < 3.0e38) || positions_load(i).w < 0.0 {
         out.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return out;
     }

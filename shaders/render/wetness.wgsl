@@ -33,7 +33,7 @@ struct WetClock {
 
 @group(1) @binding(2) var<uniform> wet: Wet;
 @group(1) @binding(3) var<storage, read_write> wetness: array<f32>;
-@group(1) @binding(4) var<storage, read> positions: array<vec4<f32>>;
+#split_array 1 4 read positions vec4<f32>
 @group(1) @binding(5) var<storage, read> clock: SimClock;
 @group(1) @binding(6) var<storage, read_write> state: WetClock;
 
@@ -57,7 +57,7 @@ fn soak(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if i >= wet.count {
         return;
     }
-    let p = positions[i];
+    let p = positions_load(i);
     if p.w < 0.0 || p.y - height_at(p.xz) > wet.contact {
         return;
     }

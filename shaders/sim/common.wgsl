@@ -72,24 +72,25 @@ struct StepState {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> step: StepState;
 // Unsorted state from the previous step (xyz, w = density) and (xyz velocity, w = pressure).
-@group(0) @binding(2) var<storage, read_write> pos: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> vel: array<vec4<f32>>;
+#split_array 0 2 read_write pos vec4<f32>
+#split_array 0 3 read_write vel vec4<f32>
 // The same, reordered so every grid cell is contiguous.
 // binding 4: spos, the sorted positions, declared per file: written only by the grid build (grid.wgsl),
 // read-only everywhere else (cells.wgsl), which lets the driver use its read-only cache path.
-@group(0) @binding(5) var<storage, read_write> svel: array<vec4<f32>>;
+#split_array 0 5 read_write svel vec4<f32>
 // binding 6: cell_start (cells + 1 entries), declared per file (atomic while counting).
 // binding 7: unused (was the per-particle (cell, slot) of the counting sort; the scatter re-derives both).
 // Velocity after non-pressure forces (v*), per sorted particle.
-@group(0) @binding(8) var<storage, read_write> vstar: array<vec4<f32>>;
-// Per-step scratch, valid only between the grid's scatter and `integrate`: the same buffers as `pos`
-// (binding 9) and `vel` (binding 10), whose unsorted contents are dead in that window (src/sim/mod.rs).
+#split_array 0 8 read_write vstar vec4<f32>
+// Per-step scratch, valid only between the grid's scatter and `integrate`: the same buffers as `pos` and
+// `vel` (their accessors: bindings 9 and 10 are unused), whose unsorted contents are dead in that window
+// (src/sim/buffers.rs).
 // pred: PCISPH predicted position (xyz); DFSPH (alpha, kappa, kappa_v, -). Never read `pos` there.
-@group(0) @binding(9) var<storage, read_write> pred: array<vec4<f32>>;
+#split_alias pred pos vec4<f32>
 // accel: pressure acceleration (xyz) of PCISPH/WCSPH; surface normals before that. Never read `vel` there.
-@group(0) @binding(10) var<storage, read_write> accel: array<vec4<f32>>;
+#split_alias accel vel vec4<f32>
 // density (x) and pressure (y) per sorted particle.
-@group(0) @binding(11) var<storage, read_write> rho_p: array<vec2<f32>>;
+#split_array 0 11 read_write rho_p vec2<f32>
 @group(0) @binding(12) var<storage, read> heights: array<f32>;
 // (Phi(d), I(|d|)) for d in [-2h, 2h]: boundary volume fraction and its derivative (see src/sim/kernel.rs).
 @group(0) @binding(13) var<storage, read> boundary_table: array<vec2<f32>>;

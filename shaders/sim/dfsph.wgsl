@@ -83,8 +83,8 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 fn factor_and_divergence_source(i: u32) -> f32 {
     let h = params.h;
     let m = params.mass;
-    let xi = spos[i].xyz;
-    let vi = svel[i].xyz;
+    let xi = spos_load(i).xyz;
+    let vi = svel_load(i).xyz;
     let c = cell_coord(xi);
     var rho = 0.0;
     var grad_sum = vec3<f32>(0.0);
@@ -92,13 +92,13 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     var rate = 0.0;
     let fuse = fused_forces();
     var f = ForceSums(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
-    let ki_rho = warm_kappa_over_rho(svel[i].w, spos[i].w);
+    let ki_rho = warm_kappa_over_rho(svel_load(i).w, spos_load(i).w);
     let k = wendland(h);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xj = spos[j];
+                let xj = spos_load(j);
                 let xij = xi - xj.xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h) {
@@ -107,7 +107,7 @@ fn factor_and_divergence_source(i: u32) -> f32 {
                     rho += w;
                     // j = i adds only its W(0): its gradient, v_ii and x_ii vanish.
                     let grad = wendland_grad(k, xij, r);
-                    let vj = svel[j];
+                    let vj = svel_load(j);
                     grad_sum += grad;
                     grad_sq += dot(grad, grad);
                     rate += dot(vi - vj.xyz, grad);
@@ -141,15 +141,15 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     rate = select(0.0, max(rate, 0.0), rho >= params.rho0);
     let dt = step.dt;
     let kappa_v = select(0.0, rate * alpha / dt, dt > 0.0);
-    pred[i] = vec4<f32>(alpha, 0.0, kappa_v, 0.0);
-    accel[i] = vec4<f32>(xi, kappa_v / rho);
+    pred_store(i, vec4<f32>(alpha, 0.0, kappa_v, 0.0));
+    accel_store(i, vec4<f32>(xi, kappa_v / rho));
     var p_display = kappa_v * rho;
     if (fuse) {
         // v* before the divergence solve's corrections, which df_divergence_update adds to it as well.
-        vstar[i] = vec4<f32>(vi + nonpressure_change(f, ki_rho, push), 0.0);
-        p_display += ki_rho * spos[i].w * spos[i].w;
+        vstar_store(i, vec4<f32>(vi + nonpressure_change(f, ki_rho, push), 0.0));
+        p_display += ki_rho * spos_load(i).w * spos_load(i).w;
     }
-    rho_p[i] = vec2<f32>(rho, p_display);
+    rho_p_store(i, vec2<f32>(rho, p_display));
     return rate * dt / params.rho0;
 }
 
@@ -197,10 +197,10 @@ fn nonpressure_change(f: ForceSums, ki_rho: f32, push: vec3<f32>) -> vec3<f32> {
 fn density_rate(i: u32, use_vstar: bool) -> f32 {
     let h = params.h;
     let m = params.mass;
-    let xi = spos[i].xyz;
-    var vi = svel[i].xyz;
+    let xi = spos_load(i).xyz;
+    var vi = svel_load(i).xyz;
     if (use_vstar) {
-        vi = vstar[i].xyz;
+        vi = vstar_load(i).xyz;
     }
     let c = cell_coord(xi);
     let k = wendland(h);
@@ -211,13 +211,13 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
             // (Unrolled as in kappa_velocity_change this loop ran no faster: its velocity loads wait
             // on the test.)
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 // j = i adds nothing: v_ii and x_ii vanish.
                 if (r2 < 4.0 * h * h) {
-                    var vj = svel[j].xyz;
+                    var vj = svel_load(j).xyz;
                     if (use_vstar) {
-                        vj = vstar[j].xyz;
+                        vj = vstar_load(j).xyz;
                     }
                     let t = wendland_t(k, sqrt(r2));
                     rate += t * t * t * dot(vi - vj, xij);
@@ -239,18 +239,18 @@ fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     let i = flat_index(gid, nwg, 128u);
     var e = 0.0;
     if (i < active_end()) {
-        let rp = rho_p[i];
+        let rp = rho_p_load(i);
         var rate = 0.0;
         // Particles short of neighbours (free surface) take no part: their density deficit is no divergence.
         if (rp.x >= params.rho0) {
             rate = max(density_rate(i, false), 0.0);
         }
         let dt = step.dt;
-        var pr = pred[i];
+        var pr = pred_load(i);
         pr.z = select(0.0, rate * pr.x / dt, dt > 0.0);
-        pred[i] = pr;
-        rho_p[i] = vec2<f32>(rp.x, rp.y + pr.z * rp.x);
-        accel[i] = vec4<f32>(spos[i].xyz, pr.z / rp.x);
+        pred_store(i, pr);
+        rho_p_store(i, vec2<f32>(rp.x, rp.y + pr.z * rp.x));
+        accel_store(i, vec4<f32>(spos_load(i).xyz, pr.z / rp.x));
         e = rate * dt / params.rho0;
     }
     add_error(lid.x, e);
@@ -268,7 +268,7 @@ fn kappa_term(xij: vec3<f32>, r2: f32, k_sum: f32, k: Wendland) -> vec3<f32> {
 fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let h = params.h;
     let m = params.mass;
-    let own = accel[i];
+    let own = accel_load(i);
     let xi = own.xyz;
     let c = cell_coord(xi);
     let k = wendland(h);
@@ -281,8 +281,8 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
             // with a helper that tests inside ran no faster), then the odd one.
             var j = range.x;
             for (; j + 1u < range.y; j += 2u) {
-                let q0 = accel[j];
-                let q1 = accel[j + 1u];
+                let q0 = accel_load(j);
+                let q1 = accel_load(j + 1u);
                 let x0 = xi - q0.xyz;
                 let x1 = xi - q1.xyz;
                 let r0 = dot(x0, x0);
@@ -295,7 +295,7 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
                 }
             }
             if (j < range.y) {
-                let q0 = accel[j];
+                let q0 = accel_load(j);
                 let x0 = xi - q0.xyz;
                 let r0 = dot(x0, x0);
                 if (r0 < 4.0 * h * h) {
@@ -324,9 +324,9 @@ fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
         step.divergence_iterations = next_iteration(params.target_divergence, MIN_DIVERGENCE_ITERATIONS, params.divergence_max_iter);
     }
     let dv = kappa_velocity_change(i, true);
-    svel[i] = vec4<f32>(svel[i].xyz + dv, svel[i].w);
+    svel_store(i, vec4<f32>(svel_load(i).xyz + dv, svel_load(i).w));
     if (fused_forces()) {
-        vstar[i] = vec4<f32>(vstar[i].xyz + dv, 0.0);
+        vstar_store(i, vec4<f32>(vstar_load(i).xyz + dv, 0.0));
     }
 }
 
@@ -341,24 +341,24 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
         return;
     }
     let h = params.h;
-    let xi = spos[i].xyz;
-    let vi = svel[i].xyz;
+    let xi = spos_load(i).xyz;
+    let vi = svel_load(i).xyz;
     let c = cell_coord(xi);
-    var rp = rho_p[i];
-    let ki_rho = warm_kappa_over_rho(svel[i].w, rp.x);
+    var rp = rho_p_load(i);
+    let ki_rho = warm_kappa_over_rho(svel_load(i).w, rp.x);
     var f = ForceSums(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
     let k = wendland(h);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 // j = i adds nothing: v_ii, x_ii and gradW_ii vanish.
                 if (r2 < 4.0 * h * h) {
                     let r = sqrt(r2);
-                    let vj = svel[j];
-                    let k_sum = ki_rho + warm_kappa_over_rho(vj.w, rho_p[j].x);
+                    let vj = svel_load(j);
+                    let k_sum = ki_rho + warm_kappa_over_rho(vj.w, rho_p_load(j).x);
                     f = add_forces(f, vi - vj.xyz, xij, r2, wendland_w(k, r), wendland_grad(k, xij, r), k_sum);
                 }
             }
@@ -369,10 +369,10 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     if (params.surface_tension > 0.0) {
         st = step.dt * surface_tension_accel(i);
     }
-    vstar[i] = vec4<f32>(vi + nonpressure_change(f, ki_rho, push) + st, 0.0);
+    vstar_store(i, vec4<f32>(vi + nonpressure_change(f, ki_rho, push) + st, 0.0));
     // `accel` is left alone: it may hold the surface normals other threads read; integrate ignores it for DFSPH.
     rp.y = rp.y + ki_rho * rp.x * rp.x;
-    rho_p[i] = rp;
+    rho_p_store(i, rp);
 }
 
 @compute @workgroup_size(128)
@@ -381,15 +381,15 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     var e = 0.0;
     if (i < active_end()) {
         let dt = step.dt;
-        var rp = rho_p[i];
+        var rp = rho_p_load(i);
         let rho_star = rp.x + dt * density_rate(i, true);
         let excess = max(rho_star - params.rho0, 0.0);
-        var pr = pred[i];
+        var pr = pred_load(i);
         pr.y = select(0.0, excess * pr.x / (dt * dt), dt > 0.0);
-        pred[i] = pr;
+        pred_store(i, pr);
         rp.y = rp.y + pr.y * rp.x;
-        rho_p[i] = rp;
-        accel[i] = vec4<f32>(spos[i].xyz, pr.y / rp.x);
+        rho_p_store(i, rp);
+        accel_store(i, vec4<f32>(spos_load(i).xyz, pr.y / rp.x));
         e = excess / params.rho0;
     }
     add_error(lid.x, e);
@@ -405,7 +405,7 @@ fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
         step.density_iterations = next_iteration(params.target_density, 2u, params.density_max_iter);
     }
     let dv = kappa_velocity_change(i, false);
-    vstar[i] = vec4<f32>(vstar[i].xyz + dv, 0.0);
+    vstar_store(i, vec4<f32>(vstar_load(i).xyz + dv, 0.0));
 }
 
 // ---- convergence control (group 1: this solve's SolveState and iteration arguments) ----

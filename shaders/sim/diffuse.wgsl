@@ -136,13 +136,13 @@ fn diffuse_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     }
     // Only particles at least half as fast as the kinetic-energy threshold's speed: the others neither
     // make diffuse particles nor, usually, neighbour one that does (their normal counts as none).
-    let vi = svel[i].xyz;
+    let vi = svel_load(i).xyz;
     if (0.5 * dot(vi, vi) < 0.25 * diffuse.kinetic_energy.x) {
-        vstar[i] = vec4<f32>(0.0);
+        vstar_store(i, vec4<f32>(0.0));
         return;
     }
     let h = params.h;
-    let xi = spos[i].xyz;
+    let xi = spos_load(i).xyz;
     let c = cell_coord(xi);
     let k = wendland(h);
     var g = vec3<f32>(0.0);
@@ -150,7 +150,7 @@ fn diffuse_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h && r2 > 0.0) {
                     g += wendland_grad(k, xij, sqrt(r2));
@@ -160,19 +160,19 @@ fn diffuse_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     }
     // The colour field's gradient, the boundary's volume fraction included (so walls are no surface).
     let grad_c = (params.mass / params.rho0) * g + boundary_density(xi).grad / params.rho0;
-    vstar[i] = vec4<f32>(-2.0 * h * grad_c, 0.0);
+    vstar_store(i, vec4<f32>(-2.0 * h * grad_c, 0.0));
 }
 
 // Expected new diffuse particles of sorted fluid particle i this run (before the budget's scale).
 fn expected_new(i: u32) -> f32 {
-    let vi = svel[i].xyz;
+    let vi = svel_load(i).xyz;
     let ik = phi(0.5 * dot(vi, vi), diffuse.kinetic_energy);
     if (ik <= 0.0 || state.dt <= 0.0) {
         return 0.0; // slow water makes nothing: no neighbour loop
     }
     let h = params.h;
-    let xi = spos[i].xyz;
-    let ni = vstar[i].xyz;
+    let xi = spos_load(i).xyz;
+    let ni = vstar_load(i).xyz;
     let surface = length(ni) > SURFACE_NORMAL;
     let nhat = select(vec3<f32>(0.0), normalize(ni), surface);
     let c = cell_coord(xi);
@@ -182,17 +182,17 @@ fn expected_new(i: u32) -> f32 {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h && r2 > 0.0) {
                     let r = sqrt(r2);
                     let w = 1.0 - r / (2.0 * h);
-                    let vij = vi - svel[j].xyz;
+                    let vij = vi - svel_load(j).xyz;
                     let s = length(vij);
                     if (s > 1e-6) {
                         ta += s * (1.0 - dot(vij / s, xij / r)) * w;
                     }
-                    let nj = vstar[j].xyz;
+                    let nj = vstar_load(j).xyz;
                     // x_ji . n_i < 0: j lies below i's surface (a convex crest).
                     if (surface && dot(xij, nhat) > 0.0 && length(nj) > SURFACE_NORMAL) {
                         wc += (1.0 - dot(nhat, normalize(nj))) * w;
@@ -229,7 +229,7 @@ fn diffuse_generate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     var seed = pcg(i ^ pcg(state.frame));
     if (i < active_end()) {
         let e = expected_new(i);
-        vstar[i].w = e;
+        vstar_store(i, vec4<f32>(vstar_load(i).xyz, e));
         n = min(u32(e * state.scale + rand01(&seed)), MAX_NEW);
     }
     let slot = atomicAdd(&wg_count, n);
@@ -244,8 +244,8 @@ fn diffuse_generate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     if (n == 0u) {
         return;
     }
-    let xi = spos[i].xyz;
-    let vi = svel[i].xyz;
+    let xi = spos_load(i).xyz;
+    let vi = svel_load(i).xyz;
     let speed = length(vi);
     let axis = select(vec3<f32>(0.0, 1.0, 0.0), vi / speed, speed > 1e-6);
     let b = basis(axis);
@@ -306,13 +306,13 @@ fn advect(p: DiffuseParticle) -> Advected {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(x, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = x - spos[j].xyz;
+                let xij = x - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h) {
                     let w = wendland_w(k, sqrt(r2));
                     count += 1.0;
                     wsum += w;
-                    vf += w * svel[j].xyz;
+                    vf += w * svel_load(j).xyz;
                 }
             }
         }

@@ -8,7 +8,7 @@
 #import "sim/common.wgsl"
 
 @group(0) @binding(6) var<storage, read_write> cell_start: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> spos: array<vec4<f32>>;
+#split_array 0 4 read_write spos vec4<f32>
 
 fn cell_start_at(i: u32) -> u32 {
     return atomicLoad(&cell_start[i]);
@@ -28,7 +28,7 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     if (i >= params.num_particles) {
         return;
     }
-    atomicAdd(&cell_start[table_cell(pos[i])], 1u);
+    atomicAdd(&cell_start[table_cell(pos_load(i))], 1u);
 }
 
 @compute @workgroup_size(WG)
@@ -37,8 +37,8 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     if (i >= params.num_particles) {
         return;
     }
-    let p = pos[i];
+    let p = pos_load(i);
     let dst = atomicAdd(&cell_start[table_cell(p)], 1u);
-    spos[dst] = p;
-    svel[dst] = vel[i];
+    spos_store(dst, p);
+    svel_store(dst, vel_load(i));
 }

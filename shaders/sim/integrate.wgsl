@@ -22,25 +22,25 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     if (i >= active_end()) {
         // The emitters' pool: stays parked (w < 0) until an emitter takes it.
-        pos[i] = spos[i];
-        vel[i] = svel[i];
+        pos_store(i, spos_load(i));
+        vel_store(i, svel_load(i));
         return;
     }
     if (step.dt <= 0.0) {
         // A no-op step (past an offline capture's frame_end): the state as it was, in this step's order;
         // the speed still feeds the next step's CFL condition.
-        pos[i] = spos[i];
-        vel[i] = svel[i];
-        atomicMax(&step.max_speed_bits, bitcast<u32>(length(svel[i].xyz)));
+        pos_store(i, spos_load(i));
+        vel_store(i, svel_load(i));
+        atomicMax(&step.max_speed_bits, bitcast<u32>(length(svel_load(i).xyz)));
         return;
     }
     let dt = step.dt;
     // DFSPH has its pressure in v* already; its `accel` holds the surface normals of surface_tension.wgsl.
-    var v = vstar[i].xyz;
+    var v = vstar_load(i).xyz;
     if (params.method != METHOD_DFSPH) {
-        v += dt * accel[i].xyz;
+        v += dt * accel_load(i).xyz;
     }
-    var x = spos[i].xyz + dt * v;
+    var x = spos_load(i).xyz + dt * v;
     let rc = params.r_collide;
 
     let t = terrain_plane(x);
@@ -63,7 +63,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             v = apply_contact(v, -n);
         }
     }
-    var rp = rho_p[i];
+    var rp = rho_p_load(i);
     for (var s = 0u; s < sources.num_sinks; s++) {
         let k = sources.sinks[s];
         if (all(x >= k.min) && all(x <= k.max)) {
@@ -71,7 +71,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             v = vec3<f32>(0.0);
         }
     }
-    pos[i] = vec4<f32>(x, rp.x);
-    vel[i] = vec4<f32>(v, rp.y);
+    pos_store(i, vec4<f32>(x, rp.x));
+    vel_store(i, vec4<f32>(v, rp.y));
     atomicMax(&step.max_speed_bits, bitcast<u32>(length(v)));
 }

@@ -22,8 +22,8 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     let h = params.h;
     let r_max2 = 4.0 * h * h;
     let m = params.mass;
-    let xi = spos[i].xyz;
-    let vi = svel[i].xyz;
+    let xi = spos_load(i).xyz;
+    let vi = svel_load(i).xyz;
     let c = cell_coord(xi);
     var rho = 0.0;
     var visc = vec3<f32>(0.0);
@@ -33,13 +33,13 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < r_max2) {
                     let r = sqrt(r2);
                     let w = wendland_w(k, r);
                     rho += w;
-                    let vj = svel[j].xyz;
+                    let vj = svel_load(j).xyz;
                     let vij = vi - vj;
                     visc += dot(vij, xij) / (r2 + 0.01 * h * h) * wendland_grad(k, xij, r);
                     xsph += (vj - vi) * w;
@@ -55,15 +55,15 @@ fn density_forces(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
         a += surface_tension_accel(i);
     }
     let v_star = vi + dt * a + per_step(params.xsph) * vol * xsph;
-    vstar[i] = vec4<f32>(v_star, 0.0);
-    var p = params.warm_start * max(svel[i].w, 0.0);
+    vstar_store(i, vec4<f32>(v_star, 0.0));
+    var p = params.warm_start * max(svel_load(i).w, 0.0);
     if (params.method == METHOD_WCSPH) {
         // Tait equation (Becker & Teschner 2007), clamped at zero: no tension at the free surface.
         let r = rho / params.rho0;
         let r2 = r * r;
         p = max(params.tait_b * (r2 * r2 * r2 * r - 1.0), 0.0);
     }
-    rho_p[i] = vec2<f32>(rho, p);
+    rho_p_store(i, vec2<f32>(rho, p));
 }
 
 @compute @workgroup_size(WG)
@@ -75,8 +75,8 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     let h = params.h;
     let r_max2 = 4.0 * h * h;
     let m = params.mass;
-    let xi = spos[i].xyz;
-    let rp_i = rho_p[i];
+    let xi = spos_load(i).xyz;
+    let rp_i = rho_p_load(i);
     let rho_i = max(rp_i.x, 0.5 * params.rho0);
     let pi_rho2 = rp_i.y / (rho_i * rho_i);
     let c = cell_coord(xi);
@@ -86,11 +86,11 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 // j = i adds nothing: x_ii vanishes.
                 if (r2 < r_max2) {
-                    let rp_j = rho_p[j];
+                    let rp_j = rho_p_load(j);
                     let rho_j = max(rp_j.x, 0.5 * params.rho0);
                     let t = wendland_t(k, sqrt(r2));
                     a -= ((pi_rho2 + rp_j.y / (rho_j * rho_j)) * t * t * t) * xij;
@@ -102,9 +102,9 @@ fn pressure_force(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     a *= m * k.g_coef;
     a -= params.boundary_factor * pi_rho2 * boundary_density(xi).grad;
     a *= params.grad_correction;
-    accel[i] = vec4<f32>(a, 0.0);
+    accel_store(i, vec4<f32>(a, 0.0));
     let dt = step.dt;
-    pred[i] = vec4<f32>(project_out(xi + dt * (vstar[i].xyz + dt * a)), 0.0);
+    pred_store(i, vec4<f32>(project_out(xi + dt * (vstar_load(i).xyz + dt * a)), 0.0));
 }
 
 @compute @workgroup_size(WG)
@@ -116,15 +116,15 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let h = params.h;
     let r_max2 = 4.0 * h * h;
     let m = params.mass;
-    let xi = pred[i].xyz;
-    let c = cell_coord(spos[i].xyz);
+    let xi = pred_load(i).xyz;
+    let c = cell_coord(spos_load(i).xyz);
     let k = wendland(h);
     var rho = 0.0;
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_block(c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - pred[j].xyz;
+                let xij = xi - pred_load(j).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < r_max2) {
                     rho += wendland_w(k, sqrt(r2));
@@ -135,6 +135,6 @@ fn predict_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     rho = m * rho + boundary_density(xi).rho;
     let dt = step.dt;
     let delta = select(0.0, params.delta_unit / (dt * dt), dt > 0.0);
-    let p = max(rho_p[i].y + delta * (rho - params.rho0), 0.0);
-    rho_p[i] = vec2<f32>(rho, p);
+    let p = max(rho_p_load(i).y + delta * (rho - params.rho0), 0.0);
+    rho_p_store(i, vec2<f32>(rho, p));
 }

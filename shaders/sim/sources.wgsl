@@ -50,6 +50,6 @@ fn emit(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let r = em.radius * sqrt((f32(t) + 0.5) / f32(em.layer_points));
     let a = f32(t) * GOLDEN_ANGLE;
     let x = project_out(em.center + r * (cos(a) * em.axis_u + sin(a) * em.axis_v));
-    pos[st.base + t] = vec4<f32>(x, params.rho0);
-    vel[st.base + t] = vec4<f32>(em.velocity, 0.0);
+    pos_store(st.base + t, vec4<f32>(x, params.rho0));
+    vel_store(st.base + t, vec4<f32>(em.velocity, 0.0));
 }

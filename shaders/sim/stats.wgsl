@@ -50,8 +50,8 @@ fn stats_partial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     var hi = vec4<f32>(-BIG);
     var lo = vec4<f32>(-BIG);
     if (i < params.num_particles) {
-        let p = pos[i];
-        let v = vel[i].xyz;
+        let p = pos_load(i);
+        let v = vel_load(i).xyz;
         if (p.w < 0.0) {
             // parked in the emitters' pool: not part of the fluid
         } else if (is_finite3(p.xyz) && is_finite3(v) && abs(p.w) < BIG) {

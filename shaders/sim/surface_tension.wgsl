@@ -22,7 +22,7 @@
 
 // Density of sorted particle j from the previous step (spos.w), kept away from zero.
 fn st_density(j: u32) -> f32 {
-    return max(spos[j].w, 0.1 * params.rho0);
+    return max(spos_load(j).w, 0.1 * params.rho0);
 }
 
 // Akinci et al. 2013's cohesion spline C(r) for support radius `big_r`, 1/m^3 (written in q = r / R to
@@ -50,7 +50,7 @@ fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     }
     let h = params.h;
     let m = params.mass;
-    let xi = spos[i].xyz;
+    let xi = spos_load(i).xyz;
     let c = cell_coord(xi);
     let k = wendland(h);
     var n = vec3<f32>(0.0);
@@ -58,7 +58,7 @@ fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h && j != i) {
                     n += m / st_density(j) * wendland_grad(k, xij, sqrt(r2));
@@ -66,7 +66,7 @@ fn surface_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
             }
         }
     }
-    accel[i] = vec4<f32>(2.0 * h * n, 1.0);
+    accel_store(i, vec4<f32>(2.0 * h * n, 1.0));
 }
 
 // Surface tension acceleration of sorted particle i (m/s^2), from the normals of `surface_normals`.
@@ -75,8 +75,8 @@ fn surface_tension_accel(i: u32) -> vec3<f32> {
     let h = params.h;
     let big_r = 2.0 * h;
     let m = params.mass;
-    let xi = spos[i].xyz;
-    let ni = accel[i].xyz;
+    let xi = spos_load(i).xyz;
+    let ni = accel_load(i).xyz;
     let rho_i = st_density(i);
     let c = cell_coord(xi);
     var a = vec3<f32>(0.0);
@@ -84,13 +84,13 @@ fn surface_tension_accel(i: u32) -> vec3<f32> {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos[j].xyz;
+                let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < big_r * big_r && j != i && r2 > 1e-12 * h * h) {
                     let r = sqrt(r2);
                     let k_ij = 2.0 * params.rho0 / (rho_i + st_density(j));
                     let cohesion = m * akinci_cohesion(r, big_r) / r * xij;
-                    let curvature = ni - accel[j].xyz;
+                    let curvature = ni - accel_load(j).xyz;
                     a += k_ij * (cohesion + curvature);
                 }
             }

@@ -169,6 +169,6 @@ pub fn poison_particle(ctx: &GpuContext, engine: &Engine, index: u32) {
     let particles = engine.particles();
     if index < particles.count {
         let nan = [f32::NAN; 4];
-        ctx.queue.write_buffer(particles.velocities, index as u64 * 16, bytemuck::cast_slice(&nan));
+        particles.velocities.write(&ctx.queue, index as u64, bytemuck::cast_slice(&nan));
     }
 }

@@ -11,17 +11,26 @@ use crate::scene::Scene;
 use crate::sim::{gib, sources, ParticleLimit, SimOptions, Simulation};
 
 /// The most particles the renderer can draw: its largest per-particle buffer, the 32-byte
-/// [`Ellipsoid`]s, must fit one storage binding of `ctx`.
+/// [`Ellipsoid`]s, must fit one storage binding of `ctx`, and the anisotropy reads the positions from
+/// one (the first chunk of the split array, [`crate::gpu::split::per_binding`]: lower than the ellipsoids'
+/// bound only where a test lowers it).
 pub fn render_limit(ctx: &GpuContext) -> ParticleLimit {
-    ParticleLimit {
-        max: ctx.max_storage_binding() / size_of::<Ellipsoid>() as u64,
-        why: "the renderer keeps a 32-byte ellipsoid per particle in one storage buffer",
+    let ellipsoids = ctx.max_storage_binding() / size_of::<Ellipsoid>() as u64;
+    let chunk = crate::gpu::split::per_binding(&ctx.device.limits()) as u64;
+    if chunk < ellipsoids {
+        ParticleLimit { max: chunk, why: "the renderer's anisotropy reads the positions from one storage binding" }
+    } else {
+        ParticleLimit {
+            max: ellipsoids,
+            why: "the renderer keeps a 32-byte ellipsoid per particle in one storage buffer",
+        }
     }
 }
 
 /// The most particles (the emitters' pool included) the engine builds on `ctx`: the smaller of the
 /// renderer's limit ([`render_limit`]: [`crate::gpu::GpuContext::max_storage_binding`] / 32 bytes) and the
-/// simulation's ([`Simulation::particle_limit`]: / 16 bytes). 4 194 304 on lavapipe (a 128 MiB binding).
+/// simulation's ([`Simulation::particle_limit`]: 4 bindings of that / 16 bytes). 4 194 304 on lavapipe (a
+/// 128 MiB binding).
 pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
     let (render, sim) = (render_limit(ctx), Simulation::particle_limit(ctx));
     if render.max <= sim.max {

@@ -7,6 +7,7 @@ pub mod profiler;
 pub mod readback;
 pub mod scan;
 pub mod shader;
+pub mod split;
 
 pub use context::{GpuContext, GpuError};
 pub use dispatch::{
@@ -109,6 +110,20 @@ pub fn uniform_entry<T>(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::B
 /// `size_of::<T>()` as a binding size (`None` for a zero-sized `T`).
 fn min_size<T>() -> Option<std::num::NonZeroU64> {
     std::num::NonZeroU64::new(size_of::<T>() as u64)
+}
+
+/// Bind group over whole buffers at the given bindings (e.g. a split array's [`split::SplitBuffer::bindings`]).
+pub fn bind_at<'a>(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    buffers: impl IntoIterator<Item = (u32, &'a wgpu::Buffer)>,
+) -> wgpu::BindGroup {
+    let entries: Vec<_> = buffers
+        .into_iter()
+        .map(|(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout, entries: &entries })
 }
 
 /// Bind group over whole buffers, binding `i` = `buffers[i]`.

@@ -3,7 +3,10 @@
 //! - `#import "common/kernels.wgsl"` is replaced by that file's text (each file at most once per module);
 //! - `#ifdef NAME` / `#else` / `#endif` keep or drop the lines between them by whether the define `NAME`
 //!   was given ([`module_with`]); they nest. This is how shader variants are made (e.g. DFSPH's error sums
-//!   with subgroup operations, `SUBGROUPS`), never by editing the text.
+//!   with subgroup operations, `SUBGROUPS`), never by editing the text;
+//! - `#split_array GROUP BINDING ACCESS NAME TYPE` declares a per-particle array held in several
+//!   bindings and its accessors `NAME_load(i)` / `NAME_store(i, v)` ([`super::split`]), importing
+//!   `common/split.wgsl` (the chunk length `SPLIT_N`) once.
 //!
 //! Shared WGSL lives in `shaders/common/`; each pass's or stage's shader sits at
 //! `shaders/<family>/<module>.wgsl`, named like its Rust module. [`VARIANTS`] lists every (file, defines)
@@ -12,6 +15,9 @@
 use std::collections::HashSet;
 
 include!(concat!(env!("OUT_DIR"), "/shader_files.rs"));
+
+/// The file that declares the split arrays' chunk length (imported by the first `#split_array`).
+const SPLIT_FILE: &str = "common/split.wgsl";
 
 /// Every shader module the crate builds other than with no defines: (path, defines). The contract test
 /// (`tests/shader_contract.rs`) validates each embedded file without defines and each of these.
@@ -33,26 +39,35 @@ pub fn resolve(path: &str) -> String {
     resolve_with(path, &[])
 }
 
-/// Resolves `#import` lines recursively and keeps the `#ifdef` branches of `defines`.
+/// Resolves `#import` lines recursively and keeps the `#ifdef` branches of `defines`; split arrays get
+/// [`super::split::MAX_CHUNKS`] chunks.
 pub fn resolve_with(path: &str, defines: &[&str]) -> String {
+    resolve_split(path, defines, super::split::MAX_CHUNKS)
+}
+
+/// As [`resolve_with`], every `#split_array` declared in `chunks` bindings (1 ..= [`super::split::MAX_CHUNKS`]).
+pub fn resolve_split(path: &str, defines: &[&str], chunks: usize) -> String {
     let mut out = String::new();
-    resolve_into(path, defines, &raw_source, &mut HashSet::new(), &mut out);
+    let source = Source { defines, files: &raw_source, chunks };
+    resolve_into(path, &source, &mut HashSet::new(), &mut out);
     out
 }
 
-/// Appends `path` (looked up by `files`) to `out` with its imports and `#ifdef`s resolved; files in `seen`
-/// are skipped.
-fn resolve_into(
-    path: &str,
-    defines: &[&str],
-    files: &dyn Fn(&str) -> Option<&'static str>,
-    seen: &mut HashSet<String>,
-    out: &mut String,
-) {
+/// What a module is resolved with: its defines, where its files come from, the split arrays' chunks.
+struct Source<'a> {
+    defines: &'a [&'a str],
+    files: &'a dyn Fn(&str) -> Option<&'static str>,
+    chunks: usize,
+}
+
+/// Appends `path` (looked up in `source.files`) to `out` with its imports, `#ifdef`s and split arrays
+/// resolved; files in `seen` are skipped.
+fn resolve_into(path: &str, source: &Source<'_>, seen: &mut HashSet<String>, out: &mut String) {
     if !seen.insert(path.to_string()) {
         return;
     }
-    let src = files(path).unwrap_or_else(|| panic!("shader file {path} is not embedded"));
+    let defines = source.defines;
+    let src = (source.files)(path).unwrap_or_else(|| panic!("shader file {path} is not embedded"));
     // One entry per open #ifdef: whether its current branch is kept.
     let mut branches: Vec<bool> = Vec::new();
     for line in src.lines() {
@@ -65,8 +80,21 @@ fn resolve_into(
         } else if trimmed.starts_with("#endif") {
             branches.pop().unwrap_or_else(|| panic!("{path}: #endif without #ifdef"));
         } else if branches.iter().all(|&kept| kept) {
+            if let Some(args) = trimmed.strip_prefix("#split_array") {
+                let text = super::split::wgsl(args, source.chunks)
+                    .unwrap_or_else(|| panic!("{path}: `#split_array{args}` is not GROUP BINDING ACCESS NAME TYPE"));
+                resolve_into(SPLIT_FILE, source, seen, out);
+                out.push_str(&text);
+                continue;
+            }
+            if let Some(args) = trimmed.strip_prefix("#split_alias") {
+                let text = super::split::alias_wgsl(args)
+                    .unwrap_or_else(|| panic!("{path}: `#split_alias{args}` is not NAME ARRAY TYPE"));
+                out.push_str(&text);
+                continue;
+            }
             match trimmed.strip_prefix("#import") {
-                Some(rest) => resolve_into(rest.trim().trim_matches('"'), defines, files, seen, out),
+                Some(rest) => resolve_into(rest.trim().trim_matches('"'), source, seen, out),
                 None => {
                     out.push_str(line);
                     out.push('\n');
@@ -84,13 +112,19 @@ pub fn module(device: &wgpu::Device, path: &str) -> wgpu::ShaderModule {
 
 /// As [`module`], with `defines` set for the file's `#ifdef`s (list the combination in [`VARIANTS`]).
 pub fn module_with(device: &wgpu::Device, path: &str, defines: &[&str]) -> wgpu::ShaderModule {
+    module_split(device, path, defines, super::split::MAX_CHUNKS)
+}
+
+/// As [`module_with`], its split arrays declared in `chunks` bindings each (the chunks a simulation's
+/// arrays have: one up to [`super::split::per_binding`] particles).
+pub fn module_split(device: &wgpu::Device, path: &str, defines: &[&str], chunks: usize) -> wgpu::ShaderModule {
     debug_assert!(
         defines.is_empty() || VARIANTS.iter().any(|(p, d)| *p == path && *d == defines),
         "{path} {defines:?} is not in VARIANTS"
     );
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(path),
-        source: wgpu::ShaderSource::Wgsl(resolve_with(path, defines).into()),
+        source: wgpu::ShaderSource::Wgsl(resolve_split(path, defines, chunks).into()),
     })
 }
 
@@ -102,8 +136,25 @@ mod tests {
         let lookup =
             |p: &str| -> Option<&'static str> { files.iter().find(|(name, _)| *name == p).map(|(_, text)| *text) };
         let mut out = String::new();
-        resolve_into(path, defines, &lookup, &mut HashSet::new(), &mut out);
+        resolve_into(path, &Source { defines, files: &lookup, chunks: 2 }, &mut HashSet::new(), &mut out);
         out
+    }
+
+    #[test]
+    fn split_arrays_import_their_constant_once() {
+        let files = [
+            (
+                "a.wgsl",
+                "#split_array 0 2 read a vec4<f32>\n#split_array 0 3 read_write b u32\n#split_alias c b u32\nend",
+            ),
+            (SPLIT_FILE, "override SPLIT_N: u32;"),
+        ];
+        let s = resolve_in(&files, "a.wgsl", &[]);
+        assert_eq!(s.matches("override SPLIT_N").count(), 1, "{s}");
+        assert!(s.starts_with("override SPLIT_N: u32;\n@group(0) @binding(2) var<storage, read> a_0"), "{s}");
+        assert!(s.contains("@binding(35) var<storage, read_write> b_1: array<u32>;") && !s.contains("b_2"), "{s}");
+        assert!(s.contains("fn c_store(i: u32, v: u32) {\n    b_store(i, v);\n}"), "{s}");
+        assert!(s.ends_with("end\n"), "{s}");
     }
 
     #[test]

@@ -123,13 +123,32 @@ pub fn render_pipeline(
     depth_stencil: Option<wgpu::DepthStencilState>,
     constants: &[(&str, f64)],
 ) -> wgpu::RenderPipeline {
+    render_pipeline_with(device, label, layout, module, (vs, fs), primitive, target, depth_stencil, (&[], constants))
+}
+
+/// Pipeline-overridable constants of one stage: (name, value).
+pub type Constants<'a> = &'a [(&'a str, f64)];
+
+/// [`render_pipeline`] with constants for both stages: `(vertex, fragment)`.
+#[allow(clippy::too_many_arguments)]
+pub fn render_pipeline_with(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    (vs, fs): (&str, &str),
+    primitive: wgpu::PrimitiveState,
+    target: wgpu::ColorTargetState,
+    depth_stencil: Option<wgpu::DepthStencilState>,
+    (vertex_constants, constants): (Constants<'_>, Constants<'_>),
+) -> wgpu::RenderPipeline {
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(label),
         layout: Some(layout),
         vertex: wgpu::VertexState {
             module,
             entry_point: Some(vs),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions { constants: vertex_constants, ..Default::default() },
             buffers: &[],
         },
         primitive,
@@ -168,9 +187,22 @@ pub fn opaque_pipeline(
     primitive: wgpu::PrimitiveState,
     color_format: wgpu::TextureFormat,
 ) -> wgpu::RenderPipeline {
+    opaque_pipeline_with(device, label, layout, module, primitive, color_format, &[])
+}
+
+/// [`opaque_pipeline`] with constants for the vertex stage (`SPLIT_N` of a shader reading split arrays).
+pub fn opaque_pipeline_with(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    primitive: wgpu::PrimitiveState,
+    color_format: wgpu::TextureFormat,
+    vertex_constants: &[(&str, f64)],
+) -> wgpu::RenderPipeline {
     let constants = output_constants(color_format);
     let depth = depth_state(DEPTH_COMPARE, true);
-    render_pipeline(
+    render_pipeline_with(
         device,
         label,
         layout,
@@ -179,7 +211,7 @@ pub fn opaque_pipeline(
         primitive,
         color_format.into(),
         Some(depth),
-        &constants,
+        (vertex_constants, &constants),
     )
 }
 

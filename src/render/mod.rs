@@ -73,7 +73,7 @@ pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscr
 pub use terrain::{TerrainInput, TerrainPass};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
-use crate::gpu::{GpuContext, Profiler};
+use crate::gpu::{split::SplitBuffer, GpuContext, Profiler};
 use crate::terrain::Heightfield;
 use background::{BackgroundCache, BackgroundKey};
 
@@ -81,10 +81,12 @@ use background::{BackgroundCache, BackgroundKey};
 /// this from one, `Engine::particles`).
 #[derive(Clone, Copy)]
 pub struct ParticleSource<'a> {
-    /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3; < 0 = not drawn, e.g. parked).
-    pub positions: &'a wgpu::Buffer,
-    /// `array<vec4<f32>>`: xyz = velocity (m/s), w = pressure (Pa).
-    pub velocities: &'a wgpu::Buffer,
+    /// `array<vec4<f32>>` split over bindings ([`crate::gpu::split`]): xyz = position (m), w = density
+    /// (kg/m^3; < 0 = not drawn, e.g. parked). The anisotropy reads only its first chunk (the engine's
+    /// [`crate::engine::render_limit`] keeps the count within it).
+    pub positions: &'a SplitBuffer,
+    /// `array<vec4<f32>>` split over bindings: xyz = velocity (m/s), w = pressure (Pa).
+    pub velocities: &'a SplitBuffer,
     /// Particles to draw (at most the buffers' length / 16 bytes).
     pub count: u32,
     /// Changes whenever the particles move (`Simulation::particles_version`): while it stays, the
@@ -105,7 +107,7 @@ pub struct ParticleSource<'a> {
 
 impl<'a> ParticleSource<'a> {
     /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
-    pub fn buffers(positions: &'a wgpu::Buffer, velocities: &'a wgpu::Buffer, count: u32) -> Self {
+    pub fn buffers(positions: &'a SplitBuffer, velocities: &'a SplitBuffer, count: u32) -> Self {
         Self { positions, velocities, count, version: None, paddle: None, diffuse: None, tank: None, clock: None }
     }
 }
@@ -320,7 +322,7 @@ impl Renderer {
             let params = settings.anisotropy_uniform();
             self.anisotropy.encode(
                 &mut frame,
-                AnisotropyInput { positions: p.positions, count: p.count, params, version: p.version },
+                AnisotropyInput { positions: &p.positions.chunks()[0], count: p.count, params, version: p.version },
             );
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else

@@ -10,7 +10,7 @@
 use super::frame;
 use super::pass::{Frame, Pass};
 use super::ParticleSource;
-use crate::gpu::{self, GpuContext};
+use crate::gpu::{self, split, GpuContext};
 use serde::{Deserialize, Serialize};
 
 /// Which per-particle quantity picks the colour.
@@ -116,7 +116,8 @@ impl From<&ParticleStyle> for ParticleUniform {
     }
 }
 
-/// The bind group over one pair of particle buffers, and those buffers (kept to compare identity).
+/// The bind group over one pair of particle arrays, and their first chunks (kept to compare identity: a
+/// new array has new chunks).
 struct Bound {
     positions: wgpu::Buffer,
     velocities: wgpu::Buffer,
@@ -125,7 +126,12 @@ struct Bound {
 
 /// The particle pass: pipeline, style uniform and the bind group over the last particle buffers drawn.
 pub struct ParticlePass {
-    pipeline: wgpu::RenderPipeline,
+    /// The pipeline and the chunk length of the split arrays it reads (its `SPLIT_N`): made again when
+    /// the particles come in chunks of another length (only where a test lowers it).
+    pipeline: (u32, wgpu::RenderPipeline),
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    color_format: wgpu::TextureFormat,
     layout: wgpu::BindGroupLayout,
     uniform: wgpu::Buffer,
     bound: Option<Bound>,
@@ -140,23 +146,37 @@ impl ParticlePass {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles bind group layout"),
             entries: &[
-                gpu::uniform_entry::<ParticleUniform>(0, stages),
-                gpu::storage_entry::<[f32; 4]>(1, true, wgpu::ShaderStages::VERTEX),
-                gpu::storage_entry::<[f32; 4]>(2, true, wgpu::ShaderStages::VERTEX),
-            ],
+                [gpu::uniform_entry::<ParticleUniform>(0, stages)].as_slice(),
+                &split::layout_entries::<[f32; 4]>(1, true, wgpu::ShaderStages::VERTEX, split::MAX_CHUNKS),
+                &split::layout_entries::<[f32; 4]>(2, true, wgpu::ShaderStages::VERTEX, split::MAX_CHUNKS),
+            ]
+            .concat(),
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "particles pipeline layout", &layout);
-        let pipeline = frame::opaque_pipeline(
-            device,
-            "particles pipeline",
-            &pipeline_layout,
-            &module,
-            wgpu::PrimitiveState::default(),
-            color_format,
-        );
+        let per_binding = split::per_binding(&device.limits());
+        let pipeline = (per_binding, Self::pipeline(device, &module, &pipeline_layout, color_format, per_binding));
         let style = ParticleUniform::from(&ParticleStyle::default());
         let uniform = gpu::uniform_buffer_init(device, "particles style uniform", bytemuck::bytes_of(&style));
-        Self { pipeline, layout, uniform, bound: None }
+        Self { pipeline, module, pipeline_layout, color_format, layout, uniform, bound: None }
+    }
+
+    /// The pipeline reading split arrays in chunks of `per_binding` particles.
+    fn pipeline(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        color_format: wgpu::TextureFormat,
+        per_binding: u32,
+    ) -> wgpu::RenderPipeline {
+        frame::opaque_pipeline_with(
+            device,
+            "particles pipeline",
+            layout,
+            module,
+            wgpu::PrimitiveState::default(),
+            color_format,
+            &[(split::CONSTANT, per_binding as f64)],
+        )
     }
 }
 
@@ -175,18 +195,25 @@ impl Pass for ParticlePass {
         }
         frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&ParticleUniform::from(style)));
         let (positions, velocities) = (source.positions, source.velocities);
-        if self.bound.as_ref().is_none_or(|b| b.positions != *positions || b.velocities != *velocities) {
-            let bind_group = gpu::bind_buffers(
-                frame.device,
-                "particles bind group",
-                &self.layout,
-                &[&self.uniform, positions, velocities],
-            );
-            self.bound = Some(Bound { positions: positions.clone(), velocities: velocities.clone(), bind_group });
+        let same = |b: &Bound| b.positions == positions.chunks()[0] && b.velocities == velocities.chunks()[0];
+        if self.bound.as_ref().is_none_or(|b| !same(b)) {
+            let buffers = [(0, &self.uniform)]
+                .into_iter()
+                .chain(positions.bindings(1, split::MAX_CHUNKS))
+                .chain(velocities.bindings(2, split::MAX_CHUNKS));
+            let bind_group = gpu::bind_at(frame.device, "particles bind group", &self.layout, buffers);
+            let (positions, velocities) = (positions.chunks()[0].clone(), velocities.chunks()[0].clone());
+            self.bound = Some(Bound { positions, velocities, bind_group });
+        }
+        let per_binding = positions.per_binding();
+        if self.pipeline.0 != per_binding {
+            let pipeline =
+                Self::pipeline(frame.device, &self.module, &self.pipeline_layout, self.color_format, per_binding);
+            self.pipeline = (per_binding, pipeline);
         }
         let Some(b) = self.bound.as_ref() else { return };
         let mut pass = frame.target_pass("particles", false);
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(&self.pipeline.1);
         pass.set_bind_group(1, &b.bind_group, &[]);
         pass.draw(0..6, 0..source.count);
     }

@@ -8,7 +8,11 @@
 //! The terrain pass draws the result over the terrain as its own overlay
 //! ([`super::TerrainPass::encode_wet`]), so the cached background stays valid while the ground dries.
 
-use crate::gpu::{self, GpuContext};
+use crate::gpu::{
+    self,
+    split::{self, SplitBuffer},
+    GpuContext,
+};
 
 /// Seconds for wet ground to dry to 1/e (about a minute to look dry).
 pub const DRY_SECONDS: f32 = 20.0;
@@ -38,7 +42,7 @@ const _: () = assert!(size_of::<WetnessUniform>() == 32);
 #[derive(Clone, Copy)]
 pub struct WetInput<'a> {
     /// `array<vec4<f32>>`: xyz = position (m), w < 0 = parked (not water).
-    pub positions: &'a wgpu::Buffer,
+    pub positions: &'a SplitBuffer,
     /// Particles in `positions` (0: the ground only dries).
     pub count: u32,
     /// The simulation's step state (bytes 4..8: simulated time, s), the clock the ground dries on.
@@ -53,7 +57,11 @@ pub struct WetInput<'a> {
 pub struct WetnessUpdate {
     layout: wgpu::BindGroupLayout,
     dry: wgpu::ComputePipeline,
-    soak: wgpu::ComputePipeline,
+    /// The chunk length of the split positions it reads (its `SPLIT_N`) and the pipeline: made again
+    /// when the particles come in chunks of another length (only where a test lowers it).
+    soak: (u32, wgpu::ComputePipeline),
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
     stamp: wgpu::ComputePipeline,
     uniform: wgpu::Buffer,
     /// The simulated time of the last update and whether there was one (`WetClock` in the shader).
@@ -72,14 +80,18 @@ impl WetnessUpdate {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("terrain wetness bind group layout"),
             entries: &[
-                gpu::uniform_entry::<super::terrain::TerrainUniform>(0, cs),
-                gpu::storage_entry::<f32>(1, true, cs),
-                gpu::uniform_entry::<WetnessUniform>(2, cs),
-                gpu::storage_entry::<f32>(3, false, cs),
-                gpu::storage_entry::<[f32; 4]>(4, true, cs),
-                gpu::storage_entry::<[f32; 2]>(5, true, cs),
-                gpu::storage_entry::<[f32; 2]>(6, false, cs),
-            ],
+                [
+                    gpu::uniform_entry::<super::terrain::TerrainUniform>(0, cs),
+                    gpu::storage_entry::<f32>(1, true, cs),
+                    gpu::uniform_entry::<WetnessUniform>(2, cs),
+                    gpu::storage_entry::<f32>(3, false, cs),
+                    gpu::storage_entry::<[f32; 2]>(5, true, cs),
+                    gpu::storage_entry::<[f32; 2]>(6, false, cs),
+                ]
+                .as_slice(),
+                &split::layout_entries::<[f32; 4]>(4, true, cs, split::MAX_CHUNKS),
+            ]
+            .concat(),
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain wetness pipeline layout"),
@@ -88,7 +100,8 @@ impl WetnessUpdate {
         });
         let module = gpu::shader::module(device, "render/wetness.wgsl");
         let dry = gpu::compute_pipeline(device, &module, &pipeline_layout, "dry");
-        let soak = gpu::compute_pipeline(device, &module, &pipeline_layout, "soak");
+        let per_binding = split::per_binding(&device.limits());
+        let soak = (per_binding, Self::soak(device, &module, &pipeline_layout, per_binding));
         let stamp = gpu::compute_pipeline(device, &module, &pipeline_layout, "stamp");
         let zero = WetnessUniform {
             count: 0,
@@ -103,7 +116,17 @@ impl WetnessUpdate {
         let uniform = gpu::uniform_buffer_init(device, "terrain wetness uniform", bytemuck::bytes_of(&zero));
         let state = gpu::storage_buffer(device, "terrain wetness clock", 16);
         let no_clock = gpu::storage_buffer(device, "terrain wetness no clock", 16);
-        Self { layout, dry, soak, stamp, uniform, state, no_clock, bound: None }
+        Self { layout, dry, soak, module, pipeline_layout, stamp, uniform, state, no_clock, bound: None }
+    }
+
+    /// The `soak` pipeline reading positions in chunks of `per_binding` particles.
+    fn soak(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        per_binding: u32,
+    ) -> wgpu::ComputePipeline {
+        gpu::compute_pipeline_with(device, module, layout, "soak", &[(split::CONSTANT, per_binding as f64)])
     }
 
     /// Records "terrain wetness" over the `nx` x `nz` samples of `wetness` (f32 each), whose heights and
@@ -135,17 +158,18 @@ impl WetnessUpdate {
         };
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
         let clock = input.clock.unwrap_or(&self.no_clock);
-        let buffers = [input.positions.clone(), wetness.clone(), clock.clone()];
+        let buffers = [input.positions.chunks()[0].clone(), wetness.clone(), clock.clone()];
         if self.bound.as_ref().is_none_or(|(b, _)| *b != buffers) {
             // Another clock: no last update on it yet.
             queue.write_buffer(&self.state, 0, &[0u8; 16]);
-            let group = gpu::bind_buffers(
-                device,
-                "terrain wetness bind group",
-                &self.layout,
-                &[terrain, heights, &self.uniform, wetness, input.positions, clock, &self.state],
-            );
+            let fixed = [(0, terrain), (1, heights), (2, &self.uniform), (3, wetness), (5, clock), (6, &self.state)];
+            let entries = fixed.into_iter().chain(input.positions.bindings(4, split::MAX_CHUNKS));
+            let group = gpu::bind_at(device, "terrain wetness bind group", &self.layout, entries);
             self.bound = Some((buffers, group));
+        }
+        let per_binding = input.positions.per_binding();
+        if self.soak.0 != per_binding {
+            self.soak = (per_binding, Self::soak(device, &self.module, &self.pipeline_layout, per_binding));
         }
         let Some((_, group)) = &self.bound else { return Ok(()) };
         let mut pass = profiler.compute_pass(encoder, "terrain wetness");
@@ -153,7 +177,7 @@ impl WetnessUpdate {
         pass.set_pipeline(&self.dry);
         gpu::dispatch(&mut pass, grid);
         if input.count > 0 {
-            pass.set_pipeline(&self.soak);
+            pass.set_pipeline(&self.soak.1);
             gpu::dispatch(&mut pass, particles);
         }
         pass.set_pipeline(&self.stamp);

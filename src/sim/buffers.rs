@@ -3,19 +3,19 @@
 
 use super::gpu_data::{SimUniforms, StepState};
 use super::sources::SourcesGpu;
-use crate::gpu;
+use crate::gpu::{self, split::SplitBuffer};
 
-/// Every GPU buffer of the simulation (bind group 0 of all simulation kernels, binding = field order).
+/// Every GPU buffer of the simulation (bind group 0 of all simulation kernels, see [`Buffers::all`]).
 pub(super) struct Buffers {
     pub(super) uniforms: wgpu::Buffer,
     pub(super) step: wgpu::Buffer,
-    pub(super) pos: wgpu::Buffer,
-    pub(super) vel: wgpu::Buffer,
-    pub(super) spos: wgpu::Buffer,
-    pub(super) svel: wgpu::Buffer,
+    pub(super) pos: SplitBuffer,
+    pub(super) vel: SplitBuffer,
+    pub(super) spos: SplitBuffer,
+    pub(super) svel: SplitBuffer,
     pub(super) cell_start: wgpu::Buffer,
-    pub(super) vstar: wgpu::Buffer,
-    pub(super) rho_p: wgpu::Buffer,
+    pub(super) vstar: SplitBuffer,
+    pub(super) rho_p: SplitBuffer,
     pub(super) heights: wgpu::Buffer,
     pub(super) boundary_table: wgpu::Buffer,
     pub(super) partials: wgpu::Buffer,
@@ -24,33 +24,36 @@ pub(super) struct Buffers {
 }
 
 impl Buffers {
-    /// (binding, buffer) for every binding of the simulation's bind group 0 (binding 7 is unused).
-    pub(super) fn all(&self) -> [(u32, &wgpu::Buffer); 16] {
-        [
-            (0, &self.uniforms),
-            (1, &self.step),
-            (2, &self.pos),
-            (3, &self.vel),
-            (4, &self.spos),
-            (5, &self.svel),
-            (6, &self.cell_start),
-            (8, &self.vstar),
-            // Scratch that lives only between the grid's scatter and `integrate`, bound onto the unsorted
-            // state, which is dead in that window (the scatter has read it, integrate rewrites it):
-            // `pred` (PCISPH predicted positions, DFSPH alpha and kappas) aliases `pos`, `accel` (pressure
-            // acceleration, surface normals) aliases `vel`. Saves 32 bytes per particle.
-            (9, &self.pos),
-            (10, &self.vel),
-            (11, &self.rho_p),
+    /// (binding, buffer) for every binding of the simulation's bind group 0 (bindings 7, 9 and 10 are
+    /// unused). The per-particle arrays are split ([`SplitBuffer::bindings`]): their chunks past the first
+    /// sit at `binding + k * gpu::split::BINDING_STRIDE`. Scratch that lives only between the grid's
+    /// scatter and `integrate` uses the unsorted state's buffers, dead in that window (the scatter has read
+    /// them, integrate rewrites them): `pred` (PCISPH predicted positions, DFSPH alpha and kappas) is
+    /// `pos`, `accel` (pressure acceleration, surface normals) is `vel` (`#split_alias` in
+    /// shaders/sim/common.wgsl). Saves 32 bytes per particle.
+    pub(super) fn all(&self) -> Vec<(u32, &wgpu::Buffer)> {
+        let chunks = self.chunks();
+        let mut all = vec![(0, &self.uniforms), (1, &self.step), (6, &self.cell_start)];
+        let split =
+            [(2, &self.pos), (3, &self.vel), (4, &self.spos), (5, &self.svel), (8, &self.vstar), (11, &self.rho_p)];
+        all.extend(split.into_iter().flat_map(|(b, s)| s.bindings(b, chunks)));
+        all.extend([
             (12, &self.heights),
             (13, &self.boundary_table),
             (14, &self.partials),
             (15, &self.stats_out),
             (16, &self.sources),
-        ]
+        ]);
+        all
     }
 
-    /// A layout over every binding of [`Self::all`], the bindings in `read_only` read-only; each binding's
+    /// Chunks of every per-particle array (they have one length), the bindings each takes.
+    pub(super) fn chunks(&self) -> usize {
+        self.pos.chunks().len()
+    }
+
+    /// A layout over every binding of [`Self::all`], the bindings in `read_only` (every chunk of a split
+    /// array declared there) read-only; each binding's
     /// `min_binding_size` is its WGSL type's (the struct, or the element of its array).
     pub(super) fn layout(&self, device: &wgpu::Device, label: &str, read_only: &[u32]) -> wgpu::BindGroupLayout {
         let vis = wgpu::ShaderStages::COMPUTE;
@@ -58,8 +61,8 @@ impl Buffers {
             .all()
             .iter()
             .map(|&(b, _)| {
-                let ro = read_only.contains(&b);
-                match b {
+                let ro = read_only.contains(&(b % gpu::split::BINDING_STRIDE));
+                match b % gpu::split::BINDING_STRIDE {
                     0 => gpu::uniform_entry::<SimUniforms>(0, vis),
                     1 => gpu::storage_entry::<StepState>(b, ro, vis),
                     6 => gpu::storage_entry::<u32>(b, ro, vis),
@@ -74,15 +77,6 @@ impl Buffers {
     }
 
     pub(super) fn bind_group(&self, device: &wgpu::Device, layout: &wgpu::BindGroupLayout) -> wgpu::BindGroup {
-        let entries: Vec<_> = self
-            .all()
-            .iter()
-            .map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() })
-            .collect();
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("sim bind group"),
-            layout,
-            entries: &entries,
-        })
+        gpu::bind_at(device, "sim bind group", layout, self.all())
     }
 }

@@ -4,13 +4,23 @@
 
 use super::*;
 
+/// What bounds [`Simulation::particle_limit`], for its error message.
+const SPLIT_WHY: &str = "its per-particle arrays hold 16 bytes per particle in the storage bindings a kernel has";
+
+/// Split per-particle arrays bound by the simulation's kernels (pos, vel, spos, svel, vstar, rho_p).
+const SPLIT_ARRAYS: u32 = 6;
+
+/// Other storage buffers a simulation kernel binds at most: 7 of bind group 0 (step, cell_start, heights,
+/// boundary table, partials, stats, sources) and 3 of a stage's group 1 (DFSPH, diffuse).
+const OTHER_STORAGE: u32 = 10;
+
 /// The particles a simulation starts from (and a reset returns to), kept on the GPU: the scene's, then
 /// the parked pool, as the simulation's own buffers hold them (positions with density in w, velocities
-/// with pressure in w), 32 bytes per particle. `reset` and `with_pool` copy from them; the CPU keeps no
-/// particle.
+/// with pressure in w), 32 bytes per particle, chunked like the live arrays. `reset` and `with_pool`
+/// copy from them; the CPU keeps no particle.
 pub(super) struct Initial {
-    pub(super) pos: wgpu::Buffer,
-    pub(super) vel: wgpu::Buffer,
+    pub(super) pos: SplitBuffer,
+    pub(super) vel: SplitBuffer,
     /// Leading entries that are the scene's particles (the rest is the pool).
     pub(super) scene: usize,
     /// Bounds (min, max) of the scene's particles, metres (the neighbour grid's first box).
@@ -40,13 +50,15 @@ pub fn bytes_per_particle(options: &SimOptions) -> f64 {
 const UPLOAD_BATCH: u64 = 8 * crate::scene::lattice::CHUNK_POINTS;
 
 impl Simulation {
-    /// The most particles (the pool included) a simulation holds on `ctx`: its largest per-particle
-    /// buffer, one `vec4<f32>` each, must fit one storage binding (and the count a `u32`).
+    /// The most particles (the pool included) a simulation holds on `ctx`: its per-particle arrays,
+    /// one `vec4<f32>` each at most, are split over up to [`gpu::split::MAX_CHUNKS`] storage bindings of
+    /// [`gpu::split::per_binding`] particles each (4 x 134 M = 536 M on NVIDIA's Vulkan), as many as the
+    /// device's storage buffers per shader stage allow for 6 arrays besides the other buffers (3 on
+    /// lavapipe's 32), and the count is a `u32`.
     pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
-        ParticleLimit {
-            max: (ctx.max_storage_binding() / BYTES_PER_PARTICLE_BUFFER).min(u32::MAX as u64),
-            why: "its largest storage buffer holds that many 16-byte particles",
-        }
+        let limits = ctx.device.limits();
+        let chunks = gpu::split::chunks_fitting(&limits, SPLIT_ARRAYS, OTHER_STORAGE);
+        ParticleLimit { max: gpu::split::max_elements(&limits, chunks), why: SPLIT_WHY }
     }
 
     /// Uploads the scene's particles and terrain and builds all stages. The terrain is clamped into the
@@ -150,17 +162,24 @@ impl Simulation {
         let dispatch = Dispatches::new(n32, wg, &device.limits())?;
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
-        let vec4s = n * 16;
+        // The limits were checked above (`particle_limit`): a refusal here is the same error.
+        let split = |r: Result<SplitBuffer, gpu::split::SplitError>| {
+            r.map_err(|e| SimError::TooManyParticles {
+                count: e.len,
+                max: Self::particle_limit(ctx).max,
+                why: SPLIT_WHY,
+            })
+        };
         let buffers = Buffers {
             uniforms: gpu::uniform_buffer_init(device, "sim params", bytemuck::bytes_of(&uniforms)),
             step: gpu::storage_buffer_init(device, "sim step state", bytemuck::bytes_of(&StepState::default())),
-            pos: gpu::storage_buffer(device, "sim pos", vec4s),
-            vel: gpu::storage_buffer(device, "sim vel", vec4s),
-            spos: gpu::storage_buffer(device, "sim sorted pos", vec4s),
-            svel: gpu::storage_buffer(device, "sim sorted vel", vec4s),
+            pos: split(SplitBuffer::new(device, "sim pos", n, 16))?,
+            vel: split(SplitBuffer::new(device, "sim vel", n, 16))?,
+            spos: split(SplitBuffer::new(device, "sim sorted pos", n, 16))?,
+            svel: split(SplitBuffer::new(device, "sim sorted vel", n, 16))?,
             cell_start: gpu::storage_buffer(device, "sim cell_start", (cells + 2) * 4),
-            vstar: gpu::storage_buffer(device, "sim v*", vec4s),
-            rho_p: gpu::storage_buffer(device, "sim density+pressure", n * 8),
+            vstar: split(SplitBuffer::new(device, "sim v*", n, 16))?,
+            rho_p: split(SplitBuffer::new(device, "sim density+pressure", n, 8))?,
             heights: gpu::storage_buffer_init(device, "sim terrain heights", bytemuck::cast_slice(&terrain.heights)),
             boundary_table: gpu::storage_buffer_init(device, "sim boundary table", bytemuck::cast_slice(&table)),
             partials: gpu::storage_buffer(device, "sim stats partials", StatsStage::partials_bytes(n)),
@@ -193,6 +212,8 @@ impl Simulation {
             grid: pipeline_layout("sim grid pipeline layout", &grid_layout),
             workgroup_size: wg,
             subgroups: options.subgroups && ctx.has_subgroups(),
+            split: (gpu::split::CONSTANT, buffers.pos.per_binding() as f64),
+            chunks: buffers.chunks(),
         };
         let stages = Stages {
             grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32)?,
@@ -209,15 +230,15 @@ impl Simulation {
             },
         };
         let initial = Initial {
-            pos: copy_buffer(device, "sim initial pos", vec4s),
-            vel: copy_buffer(device, "sim initial vel", vec4s),
+            pos: split(SplitBuffer::new(device, "sim initial pos", n, 16))?,
+            vel: split(SplitBuffer::new(device, "sim initial vel", n, 16))?,
             scene: scene as usize,
             bounds: scene_bounds,
         };
         fill_initial(ctx, &initial, source, initial::Hydrostatic::new(params), park, n)?;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim start") });
-        encoder.copy_buffer_to_buffer(&initial.pos, 0, &buffers.pos, 0, vec4s);
-        encoder.copy_buffer_to_buffer(&initial.vel, 0, &buffers.vel, 0, vec4s);
+        initial.pos.copy_to(&mut encoder, &buffers.pos, n);
+        initial.vel.copy_to(&mut encoder, &buffers.vel, n);
         ctx.queue.submit([encoder.finish()]);
         if let Some(e) = pollster::block_on(oom.pop()) {
             log::error!("building a simulation of {n} particles: {e}");
@@ -251,16 +272,6 @@ impl Simulation {
     }
 }
 
-/// A buffer that is only copied from and into (the initial state), `size` bytes.
-fn copy_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: size.max(16),
-        usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    })
-}
-
 /// Writes `initial`'s buffers for `capacity` particles: the scene's from `source` (chunk by chunk, with
 /// their first density and pressure, [`initial::Hydrostatic`]; or copied from another simulation's), then the
 /// pool, parked at `park` (w < 0) with zero velocity. The queue is submitted every [`UPLOAD_BATCH`]
@@ -276,8 +287,8 @@ fn fill_initial(
     let q = &ctx.queue;
     let mut pending = 0u64;
     let mut write = |offset: u64, pos: &[[f32; 4]], vel: &[[f32; 4]]| -> Result<(), SimError> {
-        q.write_buffer(&initial.pos, offset * 16, bytemuck::cast_slice(pos));
-        q.write_buffer(&initial.vel, offset * 16, bytemuck::cast_slice(vel));
+        initial.pos.write(q, offset, bytemuck::cast_slice(pos));
+        initial.vel.write(q, offset, bytemuck::cast_slice(vel));
         pending += pos.len() as u64;
         if pending >= UPLOAD_BATCH {
             q.submit([]);
@@ -291,8 +302,8 @@ fn fill_initial(
         Source::Gpu(from) => {
             let mut encoder =
                 ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim initial copy") });
-            encoder.copy_buffer_to_buffer(&from.pos, 0, &initial.pos, 0, scene * 16);
-            encoder.copy_buffer_to_buffer(&from.vel, 0, &initial.vel, 0, scene * 16);
+            from.pos.copy_to(&mut encoder, &initial.pos, scene);
+            from.vel.copy_to(&mut encoder, &initial.vel, scene);
             q.submit([encoder.finish()]);
         }
     }

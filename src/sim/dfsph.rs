@@ -69,7 +69,7 @@ impl DfsphStage {
     pub fn new(layouts: &StageLayouts) -> Self {
         let device = layouts.device;
         let defines: &[&str] = if layouts.subgroups { &["SUBGROUPS"] } else { &[] };
-        let module = gpu::shader::module_with(device, "sim/dfsph.wgsl", defines);
+        let module = layouts.module("sim/dfsph.wgsl", defines);
         let vis = wgpu::ShaderStages::COMPUTE;
         let begin_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("dfsph solve begin layout"),
@@ -102,6 +102,7 @@ impl DfsphStage {
             ("WALL_FACTOR", super::gpu_data::DFSPH_WALL_FACTOR as f64),
             ("MIN_DIVERGENCE_ITERATIONS", super::gpu_data::DFSPH_MIN_DIVERGENCE_ITERATIONS as f64),
             ("MAX_GROUPS_X", gpu::row_length(&device.limits()) as f64),
+            layouts.split,
         ];
         let pipe = |pl: &wgpu::PipelineLayout, entry: &str| gpu::compute_pipeline_with(device, &module, pl, entry, &wg);
         let solve = |label: &str| {

@@ -154,7 +154,7 @@ impl DiffuseStage {
         let device = layouts.device;
         let capacity = capacity.max(1);
         let workgroups = gpu::workgroups("diffuse particles", capacity as u64, DIFFUSE_WG, 1, &device.limits())?;
-        let module = gpu::shader::module(device, "sim/diffuse.wgsl");
+        let module = layouts.module("sim/diffuse.wgsl", &[]);
         let vis = wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("diffuse layout"),
@@ -170,7 +170,7 @@ impl DiffuseStage {
             bind_group_layouts: &[Some(layouts.bind_group_layout), Some(&layout)],
             immediate_size: 0,
         });
-        let wg = [("WG", layouts.workgroup_size as f64)];
+        let wg = layouts.per_particle_constants();
         let pipe = |entry: &str| gpu::compute_pipeline_with(device, &module, &pipeline_layout, entry, &wg);
         let uniform = gpu::uniform_buffer_init(
             device,
@@ -334,8 +334,8 @@ impl Simulation {
     pub fn read_diffuse_inputs_blocking(&self, ctx: &GpuContext) -> [Vec<[f32; 4]>; 3] {
         let (starts, spos) = self.read_grid_blocking(ctx);
         let active = starts.last().copied().unwrap_or(0) as usize;
-        let read = |b: &wgpu::Buffer| -> Vec<[f32; 4]> {
-            bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, b)[..active * 16]).to_vec()
+        let read = |b: &gpu::split::SplitBuffer| -> Vec<[f32; 4]> {
+            bytemuck::cast_slice(&b.read_blocking(ctx)[..active * 16]).to_vec()
         };
         [spos[..active].to_vec(), read(&self.buffers.svel), read(&self.buffers.vstar)]
     }

@@ -35,8 +35,8 @@ impl GridStage {
     /// the total).
     /// Errors: the scan's dispatch exceeds the device's limits.
     pub fn new(layouts: &StageLayouts, cell_start: &wgpu::Buffer, num_cells: u32) -> Result<Self, gpu::DispatchError> {
-        let module = gpu::shader::module(layouts.device, "sim/grid.wgsl");
-        let wg = [("WG", layouts.workgroup_size as f64)];
+        let module = layouts.module("sim/grid.wgsl", &[]);
+        let wg = layouts.per_particle_constants();
         Ok(Self {
             count: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "count", &wg),
             scatter: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "scatter", &wg),

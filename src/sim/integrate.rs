@@ -12,7 +12,7 @@ pub(super) struct IntegrateStage {
 
 impl IntegrateStage {
     pub fn new(layouts: &StageLayouts) -> Self {
-        let module = gpu::shader::module(layouts.device, "sim/integrate.wgsl");
+        let module = layouts.module("sim/integrate.wgsl", &[]);
         Self { integrate: layouts.per_particle(&module, "integrate") }
     }
 }

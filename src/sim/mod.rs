@@ -101,7 +101,7 @@ pub(crate) fn gib(bytes: u64) -> String {
     }
 }
 
-use crate::gpu::{self, readback::ReadbackRing, GpuContext, Profiler};
+use crate::gpu::{self, readback::ReadbackRing, split::SplitBuffer, GpuContext, Profiler};
 use crate::scene::{Aabb, SceneSetup};
 use crate::terrain::Heightfield;
 use buffers::Buffers;
@@ -114,9 +114,6 @@ use stats::{decode_stats, StatsStage, STATS_BYTES};
 
 /// Most grid cells (u32 indices, plus the parking cell and the total); the storage binding bounds it first.
 const MAX_CELLS: u64 = u32::MAX as u64 - 2;
-
-/// Bytes per particle of the simulation's largest per-particle buffer (one `vec4<f32>`).
-const BYTES_PER_PARTICLE_BUFFER: u64 = 16;
 
 /// Every stage of a step, built once per simulation (see [`stage`]).
 struct Stages {
@@ -319,9 +316,8 @@ impl Simulation {
         self.particles_version += 1;
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim reset") });
-        let bytes = self.capacity as u64 * 16;
-        encoder.copy_buffer_to_buffer(&self.initial.pos, 0, &self.buffers.pos, 0, bytes);
-        encoder.copy_buffer_to_buffer(&self.initial.vel, 0, &self.buffers.vel, 0, bytes);
+        self.initial.pos.copy_to(&mut encoder, &self.buffers.pos, self.capacity as u64);
+        self.initial.vel.copy_to(&mut encoder, &self.buffers.vel, self.capacity as u64);
         q.submit([encoder.finish()]);
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&StepState::default()));
         q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
@@ -455,12 +451,12 @@ impl Simulation {
     }
 
     /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3; < 0 = parked).
-    pub fn positions(&self) -> &wgpu::Buffer {
+    pub fn positions(&self) -> &SplitBuffer {
         &self.buffers.pos
     }
 
     /// `array<vec4<f32>>`: xyz = velocity (m/s), w = pressure (Pa).
-    pub fn velocities(&self) -> &wgpu::Buffer {
+    pub fn velocities(&self) -> &SplitBuffer {
         &self.buffers.vel
     }
 
@@ -509,9 +505,9 @@ impl Simulation {
     pub fn bytes_allocated(&self) -> u64 {
         let mut seen: Vec<&wgpu::Buffer> = Vec::new();
         let diffuse = self.stages.diffuse.iter().flat_map(|d| d.all_buffers());
-        let initial = [&self.initial.pos, &self.initial.vel];
+        let initial = self.initial.pos.chunks().iter().chain(self.initial.vel.chunks());
         for b in self.buffers.all().into_iter().map(|(_, b)| b).chain(diffuse).chain(initial) {
-            // Aliased bindings (pred = pos, accel = vel) count once.
+            // Aliased bindings (pred = pos, accel = vel, the unused chunks' bindings) count once.
             if !seen.contains(&b) {
                 seen.push(b);
             }
@@ -529,8 +525,8 @@ impl Simulation {
     /// order of the last step. For tests and headless runs only: it waits for the GPU.
     pub fn read_particles_blocking(&self, ctx: &GpuContext) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
         (
-            bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.pos)).to_vec(),
-            bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.vel)).to_vec(),
+            bytemuck::cast_slice(&self.buffers.pos.read_blocking(ctx)).to_vec(),
+            bytemuck::cast_slice(&self.buffers.vel.read_blocking(ctx)).to_vec(),
         )
     }
 
@@ -542,12 +538,12 @@ impl Simulation {
             bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.cell_start)).to_vec();
         let cells = self.grid_shape.num_cells() as usize;
         let starts = std::iter::once(0).chain(ends[..cells].iter().copied()).collect();
-        (starts, bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.spos)).to_vec())
+        (starts, bytemuck::cast_slice(&self.buffers.spos.read_blocking(ctx)).to_vec())
     }
 
     /// Blocking read of (density, pressure) per sorted particle from the last step. For tests.
     pub fn read_density_blocking(&self, ctx: &GpuContext) -> Vec<[f32; 2]> {
-        bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.rho_p)).to_vec()
+        bytemuck::cast_slice(&self.buffers.rho_p.read_blocking(ctx)).to_vec()
     }
 
     /// Records only the grid build (for tests of the counting sort).

@@ -16,7 +16,7 @@ pub(super) struct PcisphStage {
 
 impl PcisphStage {
     pub fn new(layouts: &StageLayouts) -> Self {
-        let module = gpu::shader::module(layouts.device, "sim/pcisph.wgsl");
+        let module = layouts.module("sim/pcisph.wgsl", &[]);
         Self {
             density_forces: layouts.per_particle(&module, "density_forces"),
             pressure_force: layouts.per_particle(&module, "pressure_force"),

@@ -22,7 +22,7 @@ pub const EMIT_WG: u32 = 64;
 
 impl EmitStage {
     pub fn new(layouts: &StageLayouts) -> Self {
-        let module = crate::gpu::shader::module(layouts.device, "sim/sources.wgsl");
+        let module = layouts.module("sim/sources.wgsl", &[]);
         Self { plan: layouts.fixed(&module, "emit_plan"), emit: layouts.fixed(&module, "emit") }
     }
 }
@@ -210,11 +210,11 @@ impl Simulation {
             Source::Gpu(&self.initial),
         )?;
         // Every particle where the last step left it; the new pool's particles follow, parked.
-        let carried = self.capacity as u64 * 16;
+        let carried = self.capacity as u64;
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim pool resize") });
-        encoder.copy_buffer_to_buffer(&self.buffers.pos, 0, &sim.buffers.pos, 0, carried);
-        encoder.copy_buffer_to_buffer(&self.buffers.vel, 0, &sim.buffers.vel, 0, carried);
+        self.buffers.pos.copy_to(&mut encoder, &sim.buffers.pos, carried);
+        self.buffers.vel.copy_to(&mut encoder, &sim.buffers.vel, carried);
         encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());
         if let (Some(new), Some(old)) = (&sim.stages.diffuse, &self.stages.diffuse) {
             if new.capacity() >= old.capacity() {

@@ -75,17 +75,33 @@ pub(super) struct StageLayouts<'a> {
     pub workgroup_size: u32,
     /// Sum the DFSPH solves' errors with subgroup operations (the device has them and they are wanted).
     pub subgroups: bool,
+    /// The split per-particle arrays' pipeline constant `(SPLIT_N, elements per chunk)` (src/gpu/split.rs),
+    /// which every simulation pipeline sets.
+    pub split: (&'static str, f64),
+    /// Chunks (bindings) of every split per-particle array: the shaders are resolved with as many.
+    pub chunks: usize,
 }
 
 impl StageLayouts<'_> {
+    /// The shader module at `path` (under `shaders/`) with `defines`, its split arrays in [`Self::chunks`]
+    /// bindings each.
+    pub fn module(&self, path: &str, defines: &[&str]) -> wgpu::ShaderModule {
+        gpu::shader::module_split(self.device, path, defines, self.chunks)
+    }
+
     /// A per-particle kernel of `module` (workgroups of `WG` = [`Self::workgroup_size`] threads) on the
     /// read-only layout.
     pub fn per_particle(&self, module: &wgpu::ShaderModule, entry: &str) -> wgpu::ComputePipeline {
-        gpu::compute_pipeline_with(self.device, module, &self.sim, entry, &[("WG", self.workgroup_size as f64)])
+        gpu::compute_pipeline_with(self.device, module, &self.sim, entry, &self.per_particle_constants())
     }
 
     /// A kernel of fixed workgroup size (one-thread planners, reductions) on the read-only layout.
     pub fn fixed(&self, module: &wgpu::ShaderModule, entry: &str) -> wgpu::ComputePipeline {
-        gpu::compute_pipeline(self.device, module, &self.sim, entry)
+        gpu::compute_pipeline_with(self.device, module, &self.sim, entry, &[self.split])
+    }
+
+    /// The constants of a per-particle kernel: `WG` and `SPLIT_N`.
+    pub fn per_particle_constants(&self) -> [(&'static str, f64); 2] {
+        [("WG", self.workgroup_size as f64), self.split]
     }
 }

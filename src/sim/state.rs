@@ -96,11 +96,11 @@ impl Simulation {
         let layout = self.state_layout();
         let b = &self.buffers;
         let sources = size_of::<SourcesGpu>() as u64;
-        let particles = self.capacity as u64 * 16;
         encoder.copy_buffer_to_buffer(&b.step, 0, dst, offset, size_of::<StepState>() as u64);
         encoder.copy_buffer_to_buffer(&b.sources, 0, dst, offset + StateLayout::SOURCES, sources);
-        encoder.copy_buffer_to_buffer(&b.pos, 0, dst, offset + StateLayout::POSITIONS, particles);
-        encoder.copy_buffer_to_buffer(&b.vel, 0, dst, offset + layout.velocities(), particles);
+        let n = self.capacity as u64;
+        b.pos.copy_to_buffer(encoder, 0, n, dst, offset + StateLayout::POSITIONS);
+        b.vel.copy_to_buffer(encoder, 0, n, dst, offset + layout.velocities());
     }
 
     /// The state from a copy's `bytes` ([`Simulation::encode_state_copy`]) and the CPU part as it is now.
@@ -170,8 +170,8 @@ impl Simulation {
             *s = EmitState { carry, ..EmitState::default() };
         }
         let q = &ctx.queue;
-        q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&state.positions));
-        q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&state.velocities));
+        self.buffers.pos.write(q, 0, bytemuck::cast_slice(&state.positions));
+        self.buffers.vel.write(q, 0, bytemuck::cast_slice(&state.velocities));
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&state.step));
         // The owed volume lives on the GPU only (the CPU's copy keeps it at zero, for `reset`).
         q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&sources));

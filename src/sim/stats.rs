@@ -16,7 +16,7 @@ pub const STATS_WG: u32 = 128;
 
 impl StatsStage {
     pub fn new(layouts: &StageLayouts) -> Self {
-        let module = gpu::shader::module(layouts.device, "sim/stats.wgsl");
+        let module = layouts.module("sim/stats.wgsl", &[]);
         Self { partial: layouts.fixed(&module, "stats_partial"), finish: layouts.fixed(&module, "stats_final") }
     }
 

@@ -14,7 +14,7 @@ pub(super) struct SurfaceTensionStage {
 
 impl SurfaceTensionStage {
     pub fn new(layouts: &StageLayouts) -> Self {
-        let module = gpu::shader::module(layouts.device, "sim/surface_tension.wgsl");
+        let module = layouts.module("sim/surface_tension.wgsl", &[]);
         Self { surface_normals: layouts.per_particle(&module, "surface_normals") }
     }
 }

@@ -12,7 +12,7 @@ pub(super) struct TimeStepStage {
 
 impl TimeStepStage {
     pub fn new(layouts: &StageLayouts) -> Self {
-        let module = crate::gpu::shader::module(layouts.device, "sim/time_step.wgsl");
+        let module = layouts.module("sim/time_step.wgsl", &[]);
         Self { time_step: layouts.fixed(&module, "time_step") }
     }
 }
