@@ -403,7 +403,10 @@ pub fn run_config(
         ..SimOptions::default()
     };
     let options = BuildOptions { dx: Some(dx), sim: sim_options, sources: false };
+    let built = Instant::now();
     let mut engine = Engine::with_setup(ctx, scene.clone(), setup, options)?;
+    let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+    eprint!("uploaded in {:.2} s; ", built.elapsed().as_secs_f64());
     let substeps = engine.params().substeps;
     let mut sim_profiler = Profiler::new(&ctx.device);
     let mut render_profiler = Profiler::new(&ctx.device);
