@@ -316,3 +316,18 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
         assert!(took < 2.0, "refused only after {took:.1} s");
     }
 }
+
+/// A count at the GPU's limit runs: the spacing search keeps only builds within the limit (the count is a
+/// step function of dx, so aiming at the limit itself lands above it half the time). CPU only: a build
+/// only counts the particles. (`bench --particles 4194304` on lavapipe found no spacing before.)
+#[test]
+fn a_target_at_the_limit_builds_within_it() {
+    let scene = waterview::scene::Scene::builtin("valley").expect("valley");
+    let dx0 = scene.solver.dx;
+    let n0 = scene.build(false).expect("builds").len();
+    for max in [4_194_304u64, 1_000_000, 134_217_727] {
+        let (dx, setup) = waterview::bench::setup_for_count(&scene, n0, dx0, max, max).expect("a spacing fits");
+        println!("limit {max}: {} particles at dx = {dx} m", setup.len());
+        assert!(setup.len() <= max && setup.len() as f64 >= 0.97 * max as f64, "{} for {max}", setup.len());
+    }
+}

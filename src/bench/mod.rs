@@ -356,25 +356,28 @@ fn scene_at(scene: &Scene, dx: f32) -> Result<SceneSetup> {
 }
 
 /// The spacing and particles closest to `target` from the scene's `n0` particles at `dx0`:
-/// `dx = dx0 (n0 / target)^(1/3)`, corrected from the built count up to five times (the lattice and
+/// `dx = dx0 (n0 / target)^(1/3)`, corrected from the built count up to seven times (the lattice and
 /// the terrain make the count a step function of dx; the closest build of at most `max` particles, the
 /// GPU's limit, is kept, so a target at the limit runs). A build only counts the particles (the lattice
 /// is generated when the simulation is made), so each try takes milliseconds even at 200 M.
 pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64, max: u64) -> Result<(f32, SceneSetup)> {
-    let mut dx = dx0 * (n0.max(1) as f32 / target.max(1) as f32).cbrt();
+    // Aim a little under the limit when the target is at it: the count jumps by whole lattice layers.
+    let aim = target.min((max as f64 * 0.995) as u64).max(1) as f64;
+    let mut dx = dx0 * (n0.max(1) as f64 / aim).cbrt() as f32;
     let mut best: Option<(f64, f32, SceneSetup)> = None;
     for _ in 0..8 {
         let setup = scene_at(scene, dx).with_context(|| format!("building {target} particles (dx = {dx} m)"))?;
         let n = setup.len() as f64;
         let err = (n / target as f64 - 1.0).abs();
-        let mut next = dx * (n / target as f64).cbrt() as f32;
-        if setup.len() > max {
-            // Over the GPU's limit: never kept; a slightly larger spacing next.
-            next = next.max(dx * 1.002);
+        let mut next = dx * (n / aim).cbrt() as f32;
+        let over = setup.len() > max;
+        if over {
+            // Over the GPU's limit: never kept; a larger spacing next.
+            next = next.max(dx * 1.001);
         } else if best.as_ref().is_none_or(|b| err < b.0) {
             best = Some((err, dx, setup));
         }
-        if err < 0.02 || next == dx {
+        if (!over && err < 0.02) || next == dx {
             break;
         }
         dx = next;
@@ -403,7 +406,10 @@ pub fn run_config(
         ..SimOptions::default()
     };
     let options = BuildOptions { dx: Some(dx), sim: sim_options, sources: false };
+    let built = Instant::now();
     let mut engine = Engine::with_setup(ctx, scene.clone(), setup, options)?;
+    let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+    eprint!("uploaded in {:.2} s; ", built.elapsed().as_secs_f64());
     let substeps = engine.params().substeps;
     let mut sim_profiler = Profiler::new(&ctx.device);
     let mut render_profiler = Profiler::new(&ctx.device);

@@ -172,7 +172,8 @@ impl Tops<'_> {
         let mut top = self.listed.get(&bin).copied().unwrap_or(f32::MIN);
         for s in blocks {
             let ((x0, x1), (z0, z1)) = self.ranges[s];
-            if bin.0 < x0 - 1 || bin.0 > x1 + 1 || bin.1 < z0 - 1 || bin.1 > z1 + 1 {
+            let near = |b: i64, (lo, hi): (i64, i64)| b >= lo.saturating_sub(1) && b <= hi.saturating_add(1);
+            if !near(bin.0, (x0, x1)) || !near(bin.1, (z0, z1)) {
                 continue;
             }
             if let Some(t) = self.lattice.block_top(self.terrain, &self.lattice.blocks[s], bin, &self.first) {
@@ -224,9 +225,12 @@ impl SceneSetup {
         let l = &self.lattice;
         let b = &l.blocks[piece.block];
         let overlapping: Vec<usize> = (0..l.blocks.len())
+            .filter(|_| tops.first.on())
             .filter(|&s| {
                 let (((ax0, ax1), (az0, az1)), ((bx0, bx1), (bz0, bz1))) = (tops.ranges[piece.block], tops.ranges[s]);
-                ax0 <= bx1 + 1 && bx0 <= ax1 + 1 && az0 <= bz1 + 1 && bz0 <= az1 + 1
+                let meet =
+                    |a0: i64, a1: i64, b0: i64, b1: i64| a0 <= b1.saturating_add(1) && b0 <= a1.saturating_add(1);
+                meet(ax0, ax1, bx0, bx1) && meet(az0, az1, bz0, bz1)
             })
             .collect();
         // Per column of the piece: the kept run and the top of its bin.

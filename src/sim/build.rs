@@ -155,6 +155,10 @@ impl Simulation {
         if let Some(memory) = options.memory.filter(|&m| bytes > m) {
             return Err(SimError::OutOfMemory { count: n, bytes, memory: Some(memory) });
         }
+        // Everything below runs inside two error scopes: an allocation the GPU refuses is an error here,
+        // and so is what follows from it (a bind group over a buffer that could not be made fails
+        // validation), never the uncaptured-error panic.
+        let validation = ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = ctx.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let derived = Derived::new(params);
         let device = &ctx.device;
@@ -240,9 +244,14 @@ impl Simulation {
         initial.pos.copy_to(&mut encoder, &buffers.pos, n);
         initial.vel.copy_to(&mut encoder, &buffers.vel, n);
         ctx.queue.submit([encoder.finish()]);
-        if let Some(e) = pollster::block_on(oom.pop()) {
+        let (oom, validation) = (pollster::block_on(oom.pop()), pollster::block_on(validation.pop()));
+        if let Some(e) = oom {
             log::error!("building a simulation of {n} particles: {e}");
             return Err(SimError::OutOfMemory { count: n, bytes, memory: None });
+        }
+        if let Some(e) = validation {
+            log::error!("building a simulation of {n} particles: {e}");
+            return Err(SimError::State("the GPU refused the simulation's buffers (the log has its message)"));
         }
         Ok(Self {
             params: params.clone(),
