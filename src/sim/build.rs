@@ -205,6 +205,7 @@ impl Simulation {
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             dispatch,
+            ids: None,
         })
     }
 }

@@ -6,6 +6,7 @@
 //! ([`super::gpu_data::GridShape`]).
 
 use super::gpu_data::SimUniforms;
+use super::ids::IdTrack;
 use super::stage::{Stage, StageLayouts, StepContext};
 use super::Simulation;
 use crate::gpu::{self, scan::ScanPass};
@@ -46,10 +47,18 @@ impl GridStage {
     }
 }
 
-impl Stage for GridStage {
-    type Input<'a> = ();
+impl GridStage {
+    /// The layout of the grid build's bind group 0 (for the `scatter_ids` pipeline of [`super::ids`]).
+    pub(super) fn bind_group_layout(&self) -> wgpu::BindGroupLayout {
+        self.count.get_bind_group_layout(0)
+    }
+}
 
-    fn encode(&self, step: &mut StepContext<'_>, (): ()) {
+/// The input: the ids to carry through the sort, if tracked (`scatter_ids` instead of `scatter`).
+impl Stage for GridStage {
+    type Input<'a> = Option<&'a IdTrack>;
+
+    fn encode(&self, step: &mut StepContext<'_>, ids: Option<&IdTrack>) {
         step.encoder.clear_buffer(&self.cell_start, 0, None);
         let groups = step.dispatch.particles;
         let mut pass = step.profiler.compute_pass(step.encoder, "grid");
@@ -58,7 +67,13 @@ impl Stage for GridStage {
         gpu::dispatch(&mut pass, groups);
         self.scan.encode(&mut pass);
         pass.set_bind_group(0, step.grid_bind, &[]);
-        pass.set_pipeline(&self.scatter);
+        match ids {
+            None => pass.set_pipeline(&self.scatter),
+            Some(t) => {
+                pass.set_pipeline(&t.scatter);
+                pass.set_bind_group(1, t.bind_group(), &[]);
+            }
+        }
         gpu::dispatch(&mut pass, groups);
     }
 }

@@ -22,6 +22,7 @@ pub mod diffuse;
 pub mod diffuse_params;
 pub mod gpu_data;
 pub mod grid;
+mod ids;
 pub mod initial;
 mod integrate;
 pub mod kernel;
@@ -40,6 +41,7 @@ pub use blow_up::{BlowUp, Cause};
 pub use diffuse::{DiffuseBuffers, DiffuseKind, DiffuseParticle, DiffuseState, DIFFUSE_POOL};
 pub use diffuse_params::DiffuseParams;
 pub use grid::GRID_BOX_PAD;
+pub use ids::RankParticles;
 pub use params::{Method, SimParams};
 pub use state::{SimState, StateLayout, StateView};
 pub use stats::{DiffuseCounts, SimStats, STATS_WG};
@@ -211,6 +213,8 @@ pub struct Simulation {
     sources: sources::SourcesGpu,
     /// Dispatch sizes, checked when built (the emission's when the sources are set).
     dispatch: stage::Dispatches,
+    /// Particle ids carried through the sort (ranks of src/cluster only; `None` records as before).
+    ids: Option<ids::IdTrack>,
 }
 
 impl Simulation {
@@ -325,7 +329,7 @@ impl Simulation {
         let s = &self.stages;
         let surface_tension = (self.params.surface_tension > 0.0).then_some(&s.surface_tension);
         let mut step = self.step_context(encoder, profiler);
-        s.grid.encode(&mut step, ());
+        s.grid.encode(&mut step, self.ids.as_ref());
         if self.params.method == Method::Dfsph {
             s.time_step.encode(&mut step, ());
             // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
@@ -351,6 +355,7 @@ impl Simulation {
         if self.sources.num_emitters > 0 {
             s.emit.encode(&mut step, ());
         }
+        self.ids_stepped();
     }
 
     /// Records the statistics reduction and its copy into the read-back ring (skipped when the ring is full).
@@ -517,14 +522,14 @@ impl Simulation {
 
     /// Records only the grid build (for tests of the counting sort).
     pub fn encode_grid(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        self.stages.grid.encode(&mut self.step_context(encoder, profiler), ());
+        self.stages.grid.encode(&mut self.step_context(encoder, profiler), self.ids.as_ref());
     }
 
     /// Records the grid build, the time step and PCISPH's density pass with no pressure iteration (for
     /// tests of the density summation).
     pub fn encode_density_only(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         let mut step = self.step_context(encoder, profiler);
-        self.stages.grid.encode(&mut step, ());
+        self.stages.grid.encode(&mut step, self.ids.as_ref());
         self.stages.time_step.encode(&mut step, ());
         self.stages.pcisph.encode(&mut step, 0);
     }

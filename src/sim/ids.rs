@@ -1,0 +1,179 @@
+//! Particle ids and the particle arrays of one rank of a decomposed simulation (src/cluster): a
+//! simulation built from given particles with room for more ([`Simulation::for_rank`]), an id per
+//! particle carried through the grid's counting sort (the `IDS` variant of shaders/sim/grid.wgsl, bind
+//! group 1 of its `scatter_ids`), and whole-state writes and blocking reads with the ids. A simulation
+//! without ids (every single-GPU one) records exactly what it did before.
+
+use super::build::Initial;
+use super::*;
+
+/// The id buffer and the scatter that carries it (built by [`Simulation::track_ids`]).
+pub(super) struct IdTrack {
+    /// `2 * capacity` u32: the ids in the order of `pos` (written by the host), then in the sorted order
+    /// of the last step (written by `scatter_ids`), which is the order of `pos` after that step.
+    buffer: wgpu::Buffer,
+    bind: wgpu::BindGroup,
+    pub(super) scatter: wgpu::ComputePipeline,
+    /// True once a step ran since the last write: the ids of `pos` are the second half.
+    stepped: bool,
+}
+
+impl IdTrack {
+    /// Bind group 1 of `scatter_ids`.
+    pub(super) fn bind_group(&self) -> &wgpu::BindGroup {
+        &self.bind
+    }
+}
+
+/// Particles as one rank writes them: positions (xyz m, w density kg/m^3), velocities (xyz m/s, w
+/// pressure Pa) and ids, all the same length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RankParticles {
+    pub pos: Vec<[f32; 4]>,
+    pub vel: Vec<[f32; 4]>,
+    pub ids: Vec<u32>,
+}
+
+impl RankParticles {
+    /// Particles held.
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+
+    /// Appends particle `i` of `other`.
+    pub fn push_from(&mut self, other: &RankParticles, i: usize) {
+        self.pos.push(other.pos[i]);
+        self.vel.push(other.vel[i]);
+        self.ids.push(other.ids[i]);
+    }
+
+    /// Appends all of `other`.
+    pub fn extend(&mut self, other: &RankParticles) {
+        self.pos.extend_from_slice(&other.pos);
+        self.vel.extend_from_slice(&other.vel);
+        self.ids.extend_from_slice(&other.ids);
+    }
+}
+
+impl Simulation {
+    /// A simulation of the particles `start` (at least one) with room for `capacity` in all (the rest
+    /// parked), ids tracked ([`Simulation::track_ids`]); no pool for emitters beyond that room, no
+    /// sources. `params.dx` must be the spacing the particles were built with.
+    /// Errors: as [`Simulation::new_with`]; [`SimError::NoParticles`] when `start` is empty,
+    /// [`SimError::TooManyParticles`] when `capacity` is less than `start` holds.
+    pub fn for_rank(
+        ctx: &GpuContext,
+        domain: &Aabb,
+        terrain: &Heightfield,
+        params: &SimParams,
+        options: SimOptions,
+        capacity: u32,
+        start: &RankParticles,
+    ) -> Result<Self, SimError> {
+        if start.is_empty() {
+            return Err(SimError::NoParticles);
+        }
+        let n = start.len() as u64;
+        if n > capacity as u64 {
+            let why = "the rank's capacity";
+            return Err(SimError::TooManyParticles { count: n, max: capacity as u64, why });
+        }
+        let initial = Initial { pos: start.pos.clone(), vel: start.vel.clone(), scene: start.len() };
+        let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, ..options };
+        let mut sim = Self::from_initial(ctx, domain, terrain, params, options, initial)?;
+        sim.track_ids(ctx);
+        sim.write_rank_particles(ctx, start)?;
+        Ok(sim)
+    }
+
+    /// Carries a particle id through every step's sort from now on (see the module docs); ids start at
+    /// 0 (write them with [`Simulation::write_rank_particles`]).
+    pub fn track_ids(&mut self, ctx: &GpuContext) {
+        let device = &ctx.device;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sim ids layout"),
+            entries: &[gpu::storage_entry::<u32>(0, false, wgpu::ShaderStages::COMPUTE)],
+        });
+        let buffer = gpu::storage_buffer(device, "sim ids", self.capacity as u64 * 8);
+        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("sim ids bind group"),
+            layout: &layout,
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: buffer.as_entire_binding() }],
+        });
+        let grid_layout = self.stages.grid.bind_group_layout();
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("sim grid ids pipeline layout"),
+            bind_group_layouts: &[Some(&grid_layout), Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = gpu::shader::module_with(device, "sim/grid.wgsl", &["IDS"]);
+        let wg = [("WG", self.options.workgroup_size as f64)];
+        let scatter = gpu::compute_pipeline_with(device, &module, &pipeline_layout, "scatter_ids", &wg);
+        self.ids = Some(IdTrack { buffer, bind, scatter, stepped: false });
+    }
+
+    /// Puts `particles` into slots `0..len` and parks every other slot; the ids ride along when tracked.
+    /// Errors: [`SimError::State`] when the arrays differ in length or exceed the capacity.
+    pub fn write_rank_particles(&mut self, ctx: &GpuContext, particles: &RankParticles) -> Result<(), SimError> {
+        let n = particles.len();
+        if particles.vel.len() != n || particles.ids.len() != n {
+            return Err(SimError::State("positions, velocities and ids differ in length"));
+        }
+        if n > self.capacity as usize {
+            return Err(SimError::State("more particles than the simulation's capacity"));
+        }
+        let cap = self.capacity as usize;
+        let d = &self.domain;
+        let park = [0.5 * (d.min[0] + d.max[0]), 0.5 * (d.min[1] + d.max[1]), 0.5 * (d.min[2] + d.max[2]), -1.0];
+        let mut pos = particles.pos.clone();
+        let mut vel = particles.vel.clone();
+        pos.resize(cap, park);
+        vel.resize(cap, [0.0; 4]);
+        let q = &ctx.queue;
+        q.write_buffer(&self.buffers.pos, 0, bytemuck::cast_slice(&pos));
+        q.write_buffer(&self.buffers.vel, 0, bytemuck::cast_slice(&vel));
+        if let Some(ids) = &mut self.ids {
+            let mut all = particles.ids.clone();
+            all.resize(cap, u32::MAX);
+            q.write_buffer(&ids.buffer, 0, bytemuck::cast_slice(&all));
+            ids.stepped = false;
+        }
+        self.particles_version += 1;
+        Ok(())
+    }
+
+    /// Blocking read of every slot (the parked ones too: w < 0) with its id (`u32::MAX` where no ids
+    /// are tracked), in the order of the last step. For the ranks of src/cluster, tests and batch tools.
+    pub fn read_rank_particles_blocking(&self, ctx: &GpuContext) -> RankParticles {
+        let (pos, vel) = self.read_particles_blocking(ctx);
+        let ids = match &self.ids {
+            Some(t) => {
+                let all: Vec<u32> = bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &t.buffer)).to_vec();
+                let half = if t.stepped { self.capacity as usize } else { 0 };
+                all.get(half..half + self.capacity as usize).map(<[u32]>::to_vec).unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let ids = if ids.len() == pos.len() { ids } else { vec![u32::MAX; pos.len()] };
+        RankParticles { pos, vel, ids }
+    }
+
+    /// Sets the largest particle speed (m/s) the next step's CFL time step reads (`max_speed_bits` of the
+    /// step state): ranks write the same all-reduced maximum, so they all take the same dt.
+    pub fn set_max_speed(&self, ctx: &GpuContext, speed: f32) {
+        let offset = std::mem::offset_of!(StepState, max_speed_bits) as u64;
+        ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&speed.to_bits()));
+    }
+
+    /// Marks that a step was recorded (the ids of `pos` are now the sorted half).
+    pub(super) fn ids_stepped(&mut self) {
+        if let Some(t) = &mut self.ids {
+            t.stepped = true;
+        }
+    }
+}
