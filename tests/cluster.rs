@@ -20,7 +20,16 @@ struct Outcome {
 
 /// Runs `scene` at spacing `dx` with `method` on `ranks` ranks for `steps` steps; `shape` may change the
 /// initial particles (velocities) first.
-fn run(name: &str, dx: f32, method: Method, ranks: usize, steps: usize, shape: fn(&mut RankParticles)) -> Outcome {
+/// `balance`: steps between load-balancing decisions (0 = off), any time difference counting.
+fn run(
+    name: &str,
+    dx: f32,
+    method: Method,
+    ranks: usize,
+    steps: usize,
+    shape: fn(&mut RankParticles),
+    balance: u32,
+) -> Outcome {
     let mut scene = Scene::builtin(name).expect("built-in scene");
     scene.solver.dx = dx;
     let params = SimParams { method, ..scene.solver.clone() };
@@ -28,7 +37,7 @@ fn run(name: &str, dx: f32, method: Method, ranks: usize, steps: usize, shape: f
     let mut all = initial_particles(&setup, &params);
     shape(&mut all);
     let contexts = (0..ranks).map(|_| common::gpu()).collect();
-    let config = RankConfig { balance_every: 0, ..RankConfig::for_params(&params) };
+    let config = RankConfig { balance_every: balance, balance_tolerance: 0.0, ..RankConfig::for_params(&params) };
     let per_rank = run_threads(contexts, |t, ctx| {
         let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
         let stats = (0..steps).map(|_| rank.step()).collect::<Result<Vec<_>, _>>()?;
@@ -79,12 +88,12 @@ fn kinetic(p: &RankParticles, mass: f32) -> f64 {
 /// within `centroid_tol` m, kinetic energy within `ke_tol` (relative), every particle within `pos_tol` m
 /// of its single-rank position.
 fn compare(name: &str, dx: f32, method: Method, steps: usize, tols: (f64, f64, f32)) {
-    let one = run(name, dx, method, 1, steps, unchanged);
+    let one = run(name, dx, method, 1, steps, unchanged, 0);
     let n = one.particles.len();
     let reference = by_id(&one.particles, n, "1 rank");
     for ranks in [2, 3] {
         let what = format!("{name}, {ranks} ranks");
-        let many = run(name, dx, method, ranks, steps, unchanged);
+        let many = run(name, dx, method, ranks, steps, unchanged, 0);
         assert_eq!(many.particles.len(), n, "{what}: particle count");
         assert_eq!(many.mass.to_bits(), one.mass.to_bits(), "{what}: particle mass");
         assert_eq!(n as f64 * many.mass as f64, n as f64 * one.mass as f64, "{what}: total mass");
@@ -144,7 +153,7 @@ fn sloshing_across_the_border_loses_nothing() {
             v[0] = if q[0] < 0.5 { 1.0 } else { -1.0 };
         }
     }
-    let out = run("tank", 0.06, Method::Dfsph, 2, 40, toward_centre);
+    let out = run("tank", 0.06, Method::Dfsph, 2, 40, toward_centre, 0);
     let n = out.particles.len();
     by_id(&out.particles, n, "tank");
     let mut crossed = [0u32; 2];
@@ -155,4 +164,59 @@ fn sloshing_across_the_border_loses_nothing() {
     }
     println!("tank: {n} particles, {} crossed left to right, {} right to left", crossed[0], crossed[1]);
     assert!(crossed[0] > 0 && crossed[1] > 0, "no migration both ways: {crossed:?}");
+}
+
+/// Load balancing on (every 4 steps, any difference in step time moves a border): the borders move
+/// and still no particle is lost or doubled (the policy itself: unit tests in src/cluster/slab.rs).
+#[test]
+fn balancing_moves_borders_and_loses_nothing() {
+    let out = run("dam_break", 0.06, Method::Dfsph, 3, 24, unchanged, 4);
+    let n = out.particles.len();
+    by_id(&out.particles, n, "balanced dam break");
+    let first = &out.steps[0][0].borders;
+    let last = &out.steps.last().unwrap()[0].borders;
+    println!("borders {first:?} -> {last:?}");
+    assert_ne!(first, last, "no border moved");
+    for (k, s) in out.steps.iter().enumerate() {
+        assert_eq!(s.iter().map(|r| r.owned as usize).sum::<usize>(), n, "owned count at step {k}");
+        assert!(s.iter().all(|r| r.borders == s[0].borders), "ranks disagree on the borders at step {k}");
+    }
+}
+
+/// `waterview run --gpus 2 --stats FILE`: every step's per-rank counts and times in the CSV (the owned
+/// counts summing to the scene's particles every step), the table on stdout; what needs one GPU refused.
+#[test]
+fn cli_runs_on_two_gpus_and_reports_each_rank() {
+    let dir = std::env::temp_dir().join(format!("waterview-cluster-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("ranks.csv");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_waterview"))
+            .args(["--scene", "assets/scenes/dam_break.ron", "run", "--dx", "0.08", "--steps", "12"])
+            .args(extra)
+            .output()
+            .expect("waterview runs")
+    };
+    let out = run(&["--gpus", "2", "--stats", csv.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("| rank | owned | ghosts | step ms | exchange ms |"), "{stdout}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(waterview::cli::multi::CSV_HEADER));
+    let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    assert_eq!(rows.len(), 24, "12 steps x 2 ranks");
+    let n = rows[0][3] + rows[1][3];
+    for pair in rows.chunks(2) {
+        assert_eq!((pair[0][2], pair[1][2]), (0.0, 1.0), "ranks in order");
+        assert_eq!(pair[0][3] + pair[1][3], n, "owned counts sum to the particles at step {}", pair[0][0]);
+        assert!(pair.iter().all(|r| r[4] > 0.0 && r[5] > 0.0 && r[6] >= 0.0), "ghosts and times: {pair:?}");
+    }
+    let refused = run(&["--gpus", "2", "--out", dir.join("x.png").to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("need one GPU for now"));
+    let zero = run(&["--gpus", "0"]);
+    assert!(!zero.status.success());
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("is not a GPU count"));
+    std::fs::remove_dir_all(&dir).ok();
 }

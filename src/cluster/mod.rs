@@ -46,6 +46,11 @@ pub enum ClusterError {
     TooManyParticles { count: u64 },
     #[error("rank {rank} panicked")]
     Panicked { rank: usize },
+    /// A rank held a non-finite particle after the step that ended at `time`.
+    #[error(
+        "the simulation blew up after t = {time} s (non-finite particles); try a smaller time step (cfl) or larger dx"
+    )]
+    BlowUp { time: f32 },
     #[error("emitters and sinks are not supported on several GPUs yet; run this scene with --gpus 1")]
     Sources,
 }

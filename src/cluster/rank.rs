@@ -65,6 +65,8 @@ pub struct RankStats {
     pub ghosts: u32,
     /// Particles received from the neighbours as migrants this step (left, right).
     pub migrated_in: [u32; 2],
+    /// Simulated time after the step, s (the same on every rank: the time step is joint).
+    pub time: f32,
     /// Wall-clock time of the step's GPU work (recorded to finished), ms.
     pub step_ms: f64,
     /// Wall-clock time of the read-back, exchange and upload, ms.
@@ -157,6 +159,28 @@ impl<T: Transport> Rank<T> {
         self.last.as_ref()
     }
 
+    /// Every rank's (owned, ghosts, step ms, exchange ms) of `stats` (this rank's last step), by rank, on
+    /// every rank (one all-reduce). Every rank must call it together.
+    /// Errors: a peer is gone.
+    pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; 4]>, ClusterError> {
+        let size = self.transport.size();
+        let mut mine = vec![0.0; 4 * size];
+        let r = self.transport.rank();
+        mine[4 * r..4 * r + 4].copy_from_slice(&[
+            stats.owned as f64,
+            stats.ghosts as f64,
+            stats.step_ms,
+            stats.exchange_ms,
+        ]);
+        let all = self.transport.all_reduce(&mine, Reduce::Sum)?;
+        Ok(all.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+    }
+
+    /// This rank (0 ..< ranks).
+    pub fn rank(&self) -> usize {
+        self.transport.rank()
+    }
+
     /// Blocking read of the particles this rank owns (ghosts and parked slots left out), with their ids.
     pub fn owned_blocking(&self) -> RankParticles {
         let all = self.sim.read_rank_particles_blocking(&self.ctx);
@@ -246,9 +270,17 @@ impl<T: Transport> Rank<T> {
         for id in &mut ghosts.ids {
             *id |= GHOST;
         }
-        // 4. The joint time step: the largest owned speed over all ranks.
+        // 4. The joint time step: the largest owned speed over all ranks; and whether any rank holds a
+        //    non-finite particle (a blow-up ends the run on every rank).
         let speed = keep.vel.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0f32, f32::max);
-        let speed = self.transport.all_reduce(&[speed as f64], Reduce::Max)?[0] as f32;
+        let finite = |v: &[f32; 4]| v[..3].iter().all(|c| c.is_finite());
+        let broken = keep.pos.iter().zip(&keep.vel).any(|(p, v)| !finite(p) || !finite(v));
+        let joint = self.transport.all_reduce(&[speed as f64, broken as u8 as f64], Reduce::Max)?;
+        if joint[1] > 0.0 {
+            let time = self.last.as_ref().map_or(0.0, |l| l.time);
+            return Err(ClusterError::BlowUp { time });
+        }
+        let speed = joint[0] as f32;
         // 5. Owned then ghosts onto the GPU; the grid's box around them; the step.
         let owned = keep.len() as u32;
         let ghost_count = ghosts.len() as u32;
@@ -271,6 +303,7 @@ impl<T: Transport> Rank<T> {
         let _ = self.ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
         let t2 = Instant::now();
         let step_ms = (t2 - t1).as_secs_f64() * 1e3;
+        let time = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?.time;
         self.busy_ms += step_ms;
         self.steps += 1;
         let stats = RankStats {
@@ -278,6 +311,7 @@ impl<T: Transport> Rank<T> {
             owned,
             ghosts: ghost_count,
             migrated_in,
+            time,
             step_ms,
             exchange_ms: (t1 - t0).as_secs_f64() * 1e3,
             borders: (0..self.slabs.borders().len()).map(|k| self.slabs.border(k)).collect(),
