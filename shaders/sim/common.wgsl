@@ -79,7 +79,8 @@ struct StepState {
 // read-only everywhere else (cells.wgsl), which lets the driver use its read-only cache path.
 @group(0) @binding(5) var<storage, read_write> svel: array<vec4<f32>>;
 // binding 6: cell_start (cells + 1 entries), declared per file (atomic while counting).
-// binding 7: unused (was the per-particle (cell, slot) of the counting sort; the scatter re-derives both).
+// binding 7: particle ids of a decomposed simulation's ranks (src/sim/ids.rs; a 2-entry stand-in otherwise),
+// declared by the files that read them (grid.wgsl, dfsph.wgsl: their IDS and GHOSTS variants).
 // Velocity after non-pressure forces (v*), per sorted particle.
 @group(0) @binding(8) var<storage, read_write> vstar: array<vec4<f32>>;
 // Per-step scratch, valid only between the grid's scatter and `integrate`: the same buffers as `pos`

@@ -47,7 +47,7 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 #ifdef IDS
 // Particle ids (src/sim/ids.rs): the first num_particles entries in the order of `pos`, the next
 // num_particles written here in the sorted order.
-@group(1) @binding(0) var<storage, read_write> ids: array<u32>;
+@group(0) @binding(7) var<storage, read_write> ids: array<u32>;
 
 @compute @workgroup_size(WG)
 fn scatter_ids(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -34,6 +34,12 @@ pub enum ClusterError {
     Gpu { rank: usize, cause: GpuError },
     #[error("rank {rank}: {cause}")]
     Sim { rank: usize, cause: SimError },
+    /// A host-driven step failed on the GPU side.
+    #[error("a rank's step: {0}")]
+    Step(SimError),
+    /// A particle the neighbours expect as a ghost was not found after the sort (a bug).
+    #[error("rank {rank}: particle {id} went missing within a step")]
+    Missing { rank: usize, id: u32 },
     /// The domain along the decomposition axis has too few layers for the slabs.
     #[error(
         "the domain is {extent} m along the decomposition axis: too thin for {ranks} slabs of at least \
@@ -53,6 +59,12 @@ pub enum ClusterError {
     BlowUp { time: f32 },
     #[error("emitters and sinks are not supported on several GPUs yet; run this scene with --gpus 1")]
     Sources,
+}
+
+impl From<SimError> for ClusterError {
+    fn from(e: SimError) -> Self {
+        ClusterError::Step(e)
+    }
 }
 
 /// Every particle of a scene as the ranks start from it (the same on every rank): positions with rest

@@ -15,20 +15,22 @@
 //!
 //! The halo is `halo_supports` support radii deep. A WCSPH step reads the ghosts' densities, which need
 //! their own neighbours: 2 support radii make an owned particle's step the single-GPU one (up to the
-//! order of the sums); surface tension (normals from densities) needs 3. PCISPH and DFSPH iterate their
-//! pressure solves on the GPU with each rank's own convergence test, so near a border they see ghosts
-//! whose pressure values lag by the iterations: close to the single-GPU result, not equal to it (the
-//! per-iteration exchange and joint convergence are the next step of issue 16).
+//! order of the sums); surface tension (normals from densities) needs 3. DFSPH's solves run host-driven
+//! on several ranks (src/sim/ranked_step.rs): every iteration the ghosts' velocities come fresh from
+//! their owners and the convergence test is the joint mean error over all ranks' owned particles, so
+//! every rank takes the single-GPU iteration count. PCISPH still iterates on each rank's GPU with its
+//! own convergence test: near a border its ghosts' pressures lag, close to the single-GPU result but not
+//! equal to it.
 //! Everything goes through host memory (wgpu has no peer-to-peer copies); this first version reads the
 //! whole state back each step rather than only the border particles.
 
-use super::exchange::{decode, encode};
+use super::exchange::{decode, decode_vec4, encode, encode_vec4};
 use super::slab::{longest_axis, Slabs};
 use super::transport::{Reduce, Side, Transport};
 use super::ClusterError;
 use crate::gpu::{GpuContext, Profiler};
 use crate::scene::Aabb;
-use crate::sim::{RankParticles, SimOptions, SimParams, Simulation};
+use crate::sim::{Method, RankExchange, RankParticles, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
 use std::time::Instant;
 
@@ -67,6 +69,9 @@ pub struct RankStats {
     pub migrated_in: [u32; 2],
     /// Simulated time after the step, s (the same on every rank: the time step is joint).
     pub time: f32,
+    /// DFSPH's (density, divergence) solve iterations of the step (the same on every rank: the
+    /// convergence test is joint).
+    pub iterations: (u32, u32),
     /// Wall-clock time of the step's GPU work (recorded to finished), ms.
     pub step_ms: f64,
     /// Wall-clock time of the read-back, exchange and upload, ms.
@@ -294,16 +299,30 @@ impl<T: Transport> Rank<T> {
             self.sim.set_grid_box(blo, bhi);
         }
         let t1 = Instant::now();
+        let mut exchange_s = 0.0;
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank step") });
-        self.sim.encode_step(&mut encoder, &self.profiler);
+        if self.transport.size() > 1 && self.sim.params().method == Method::Dfsph {
+            // Host-driven solves with the ghosts' velocities exchanged every iteration (src/sim/ranked_step.rs).
+            let mut x = IterationExchange {
+                transport: &self.transport,
+                sent: [halo[0].ids.clone(), halo[1].ids.clone()],
+                ghost_ids: &keep.ids[owned as usize..],
+                owned,
+                seconds: 0.0,
+            };
+            self.sim.step_ranked(&self.ctx, &mut self.profiler, &mut x)?;
+            exchange_s = x.seconds;
+        } else {
+            self.sim.encode_step(&mut encoder, &self.profiler);
+        }
         self.profiler.resolve(&mut encoder);
         self.ctx.queue.submit([encoder.finish()]);
         self.profiler.end_frame(&self.ctx.queue);
         let _ = self.ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
         let t2 = Instant::now();
-        let step_ms = (t2 - t1).as_secs_f64() * 1e3;
-        let time = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?.time;
+        let step_ms = ((t2 - t1).as_secs_f64() - exchange_s) * 1e3;
+        let state = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?;
         self.busy_ms += step_ms;
         self.steps += 1;
         let stats = RankStats {
@@ -311,12 +330,70 @@ impl<T: Transport> Rank<T> {
             owned,
             ghosts: ghost_count,
             migrated_in,
-            time,
+            time: state.time,
+            iterations: (state.density_iterations, state.divergence_iterations),
             step_ms,
-            exchange_ms: (t1 - t0).as_secs_f64() * 1e3,
+            exchange_ms: ((t1 - t0).as_secs_f64() + exchange_s) * 1e3,
             borders: (0..self.slabs.borders().len()).map(|k| self.slabs.border(k)).collect(),
         };
         self.last = Some(stats.clone());
         Ok(stats)
+    }
+}
+
+/// The per-iteration exchange of one host-driven step (src/sim/ranked_step.rs) over the rank's transport:
+/// the sent particles and the ghosts are those of this step's ghost exchange, in its order, so both
+/// sides agree on the order of the values without sending ids again.
+struct IterationExchange<'a, T: Transport> {
+    transport: &'a T,
+    /// Ids sent as ghosts to the left and to the right neighbour, in the order sent.
+    sent: [Vec<u32>; 2],
+    /// Ids (ghost bit set) of the ghosts, from the left neighbour first, in the order received.
+    ghost_ids: &'a [u32],
+    owned: u32,
+    /// Wall-clock time in the exchange and the joint error, s.
+    seconds: f64,
+}
+
+impl<T: Transport> RankExchange for IterationExchange<'_, T> {
+    type Error = ClusterError;
+
+    fn slots(&mut self, sorted_ids: &[u32]) -> Result<(Vec<u32>, Vec<u32>), ClusterError> {
+        let rank = self.transport.rank();
+        let mut slot_of = std::collections::HashMap::with_capacity(sorted_ids.len());
+        for (slot, &id) in sorted_ids.iter().enumerate() {
+            if id != u32::MAX {
+                slot_of.insert(id, slot as u32);
+            }
+        }
+        let find = |id: u32| slot_of.get(&id).copied().ok_or(ClusterError::Missing { rank, id: id & !GHOST });
+        let send = self.sent.iter().flatten().map(|&id| find(id)).collect::<Result<Vec<_>, _>>()?;
+        let ghosts = self.ghost_ids.iter().map(|&id| find(id)).collect::<Result<Vec<_>, _>>()?;
+        Ok((send, ghosts))
+    }
+
+    fn exchange(&mut self, gathered: &[[f32; 4]]) -> Result<Vec<[f32; 4]>, ClusterError> {
+        let t = Instant::now();
+        let split = (2 * self.sent[0].len()).min(gathered.len());
+        for (side, part) in [(Side::Left, &gathered[..split]), (Side::Right, &gathered[split..])] {
+            if self.transport.neighbour(side).is_some() {
+                self.transport.send(side, encode_vec4(part))?;
+            }
+        }
+        let mut out = Vec::with_capacity(2 * self.ghost_ids.len());
+        for side in [Side::Left, Side::Right] {
+            if self.transport.neighbour(side).is_some() {
+                out.extend(decode_vec4(&self.transport.recv(side)?)?);
+            }
+        }
+        self.seconds += t.elapsed().as_secs_f64();
+        Ok(out)
+    }
+
+    fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), ClusterError> {
+        let t = Instant::now();
+        let joint = self.transport.all_reduce(&[err_sum, self.owned as f64], Reduce::Sum)?;
+        self.seconds += t.elapsed().as_secs_f64();
+        Ok((joint[0], joint[1]))
     }
 }

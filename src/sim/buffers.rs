@@ -21,11 +21,13 @@ pub(super) struct Buffers {
     pub(super) partials: wgpu::Buffer,
     pub(super) stats_out: wgpu::Buffer,
     pub(super) sources: wgpu::Buffer,
+    /// Particle ids, `2 * capacity` u32 (src/sim/ids.rs), or a 2-entry stand-in when not tracked.
+    pub(super) ids: wgpu::Buffer,
 }
 
 impl Buffers {
-    /// (binding, buffer) for every binding of the simulation's bind group 0 (binding 7 is unused).
-    pub(super) fn all(&self) -> [(u32, &wgpu::Buffer); 16] {
+    /// (binding, buffer) for every binding of the simulation's bind group 0.
+    pub(super) fn all(&self) -> [(u32, &wgpu::Buffer); 17] {
         [
             (0, &self.uniforms),
             (1, &self.step),
@@ -34,6 +36,7 @@ impl Buffers {
             (4, &self.spos),
             (5, &self.svel),
             (6, &self.cell_start),
+            (7, &self.ids),
             (8, &self.vstar),
             // Scratch that lives only between the grid's scatter and `integrate`, bound onto the unsorted
             // state, which is dead in that window (the scatter has read it, integrate rewrites it):
@@ -62,7 +65,7 @@ impl Buffers {
                 match b {
                     0 => gpu::uniform_entry::<SimUniforms>(0, vis),
                     1 => gpu::storage_entry::<StepState>(b, ro, vis),
-                    6 => gpu::storage_entry::<u32>(b, ro, vis),
+                    6 | 7 => gpu::storage_entry::<u32>(b, ro, vis),
                     11 | 13 => gpu::storage_entry::<[f32; 2]>(b, ro, vis),
                     12 => gpu::storage_entry::<f32>(b, ro, vis),
                     16 => gpu::storage_entry::<SourcesGpu>(b, ro, vis),

@@ -143,11 +143,12 @@ impl Simulation {
                 "sim sources",
                 bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?),
             ),
+            ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 8 } else { 8 }),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the
         // driver use its read-only cache path. The terrain (12) and boundary table (13) are read-only.
-        let layout = buffers.layout(device, "sim layout", &[4, 6, 12, 13]);
+        let layout = buffers.layout(device, "sim layout", &[4, 6, 7, 12, 13]);
         let grid_layout = buffers.layout(device, "sim grid layout", &[12, 13]);
         let bind = buffers.bind_group(device, &layout);
         let grid_bind = buffers.bind_group(device, &grid_layout);
@@ -166,6 +167,7 @@ impl Simulation {
             grid: pipeline_layout("sim grid pipeline layout", &grid_layout),
             workgroup_size: wg,
             subgroups: options.subgroups && ctx.has_subgroups(),
+            ghosts: options.track_ids,
         };
         let stages = Stages {
             grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32)?,
@@ -179,6 +181,10 @@ impl Simulation {
             diffuse: match diffuse_pool as u32 {
                 0 => None,
                 pool => Some(diffuse::DiffuseStage::new(&layouts, pool, &params.diffuse, (params.dx, params.h()))?),
+            },
+            halo: match options.track_ids {
+                true => Some(halo::HaloStage::new(&layouts, n32)?),
+                false => None,
             },
         };
         Ok(Self {
@@ -205,7 +211,7 @@ impl Simulation {
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             dispatch,
-            ids: None,
+            ids: options.track_ids.then_some(ids::IdTrack { stepped: false }),
         })
     }
 }

@@ -6,7 +6,6 @@
 //! ([`super::gpu_data::GridShape`]).
 
 use super::gpu_data::SimUniforms;
-use super::ids::IdTrack;
 use super::stage::{Stage, StageLayouts, StepContext};
 use super::Simulation;
 use crate::gpu::{self, scan::ScanPass};
@@ -26,6 +25,8 @@ pub(super) fn bounds(points: impl IntoIterator<Item = [f32; 3]>) -> ([f32; 3], [
 pub(super) struct GridStage {
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
+    /// The scatter that also carries the particle ids (`IDS` variant), when they are tracked.
+    scatter_ids: Option<wgpu::ComputePipeline>,
     scan: ScanPass,
     /// The cell table (ends of the cells after the build), cleared first.
     cell_start: wgpu::Buffer,
@@ -41,24 +42,20 @@ impl GridStage {
         Ok(Self {
             count: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "count", &wg),
             scatter: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "scatter", &wg),
+            scatter_ids: layouts.ghosts.then(|| {
+                let module = gpu::shader::module_with(layouts.device, "sim/grid.wgsl", &["IDS"]);
+                gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "scatter_ids", &wg)
+            }),
             scan: ScanPass::new(layouts.device, cell_start, num_cells + 2)?,
             cell_start: cell_start.clone(),
         })
     }
 }
 
-impl GridStage {
-    /// The layout of the grid build's bind group 0 (for the `scatter_ids` pipeline of [`super::ids`]).
-    pub(super) fn bind_group_layout(&self) -> wgpu::BindGroupLayout {
-        self.count.get_bind_group_layout(0)
-    }
-}
-
-/// The input: the ids to carry through the sort, if tracked (`scatter_ids` instead of `scatter`).
 impl Stage for GridStage {
-    type Input<'a> = Option<&'a IdTrack>;
+    type Input<'a> = ();
 
-    fn encode(&self, step: &mut StepContext<'_>, ids: Option<&IdTrack>) {
+    fn encode(&self, step: &mut StepContext<'_>, (): ()) {
         step.encoder.clear_buffer(&self.cell_start, 0, None);
         let groups = step.dispatch.particles;
         let mut pass = step.profiler.compute_pass(step.encoder, "grid");
@@ -67,13 +64,7 @@ impl Stage for GridStage {
         gpu::dispatch(&mut pass, groups);
         self.scan.encode(&mut pass);
         pass.set_bind_group(0, step.grid_bind, &[]);
-        match ids {
-            None => pass.set_pipeline(&self.scatter),
-            Some(t) => {
-                pass.set_pipeline(&t.scatter);
-                pass.set_bind_group(1, t.bind_group(), &[]);
-            }
-        }
+        pass.set_pipeline(self.scatter_ids.as_ref().unwrap_or(&self.scatter));
         gpu::dispatch(&mut pass, groups);
     }
 }

@@ -1,28 +1,19 @@
 //! Particle ids and the particle arrays of one rank of a decomposed simulation (src/cluster): a
 //! simulation built from given particles with room for more ([`Simulation::for_rank`]), an id per
-//! particle carried through the grid's counting sort (the `IDS` variant of shaders/sim/grid.wgsl, bind
-//! group 1 of its `scatter_ids`), and whole-state writes and blocking reads with the ids. A simulation
-//! without ids (every single-GPU one) records exactly what it did before.
+//! particle carried through the grid's counting sort (binding 7, `2 * capacity` u32: the ids in the order
+//! of `pos` as written, then in the sorted order of the last step, written by the `IDS` variant's
+//! `scatter_ids` in shaders/sim/grid.wgsl, which is the order of `pos` after that step; ids with bit 31
+//! set are ghosts, left out of the DFSPH errors by dfsph.wgsl's `GHOSTS` variant), and whole-state
+//! writes and blocking reads with the ids. A simulation without ids (every single-GPU one, the default
+//! [`SimOptions::track_ids`] = false) records exactly what it did before.
 
 use super::build::Initial;
 use super::*;
 
-/// The id buffer and the scatter that carries it (built by [`Simulation::track_ids`]).
+/// Whether the ids of `pos` are in the buffer's first half (as written) or second (sorted by a step).
 pub(super) struct IdTrack {
-    /// `2 * capacity` u32: the ids in the order of `pos` (written by the host), then in the sorted order
-    /// of the last step (written by `scatter_ids`), which is the order of `pos` after that step.
-    buffer: wgpu::Buffer,
-    bind: wgpu::BindGroup,
-    pub(super) scatter: wgpu::ComputePipeline,
     /// True once a step ran since the last write: the ids of `pos` are the second half.
-    stepped: bool,
-}
-
-impl IdTrack {
-    /// Bind group 1 of `scatter_ids`.
-    pub(super) fn bind_group(&self) -> &wgpu::BindGroup {
-        &self.bind
-    }
+    pub(super) stepped: bool,
 }
 
 /// Particles as one rank writes them: positions (xyz m, w density kg/m^3), velocities (xyz m/s, w
@@ -62,8 +53,9 @@ impl RankParticles {
 
 impl Simulation {
     /// A simulation of the particles `start` (at least one) with room for `capacity` in all (the rest
-    /// parked), ids tracked ([`Simulation::track_ids`]); no pool for emitters beyond that room, no
+    /// parked), ids tracked ([`SimOptions::track_ids`]); no pool for emitters beyond that room, no
     /// sources. `params.dx` must be the spacing the particles were built with.
+    /// `options.track_ids` is set here.
     /// Errors: as [`Simulation::new_with`]; [`SimError::NoParticles`] when `start` is empty,
     /// [`SimError::TooManyParticles`] when `capacity` is less than `start` holds.
     pub fn for_rank(
@@ -84,37 +76,10 @@ impl Simulation {
             return Err(SimError::TooManyParticles { count: n, max: capacity as u64, why });
         }
         let initial = Initial { pos: start.pos.clone(), vel: start.vel.clone(), scene: start.len() };
-        let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, ..options };
+        let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, track_ids: true, ..options };
         let mut sim = Self::from_initial(ctx, domain, terrain, params, options, initial)?;
-        sim.track_ids(ctx);
         sim.write_rank_particles(ctx, start)?;
         Ok(sim)
-    }
-
-    /// Carries a particle id through every step's sort from now on (see the module docs); ids start at
-    /// 0 (write them with [`Simulation::write_rank_particles`]).
-    pub fn track_ids(&mut self, ctx: &GpuContext) {
-        let device = &ctx.device;
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sim ids layout"),
-            entries: &[gpu::storage_entry::<u32>(0, false, wgpu::ShaderStages::COMPUTE)],
-        });
-        let buffer = gpu::storage_buffer(device, "sim ids", self.capacity as u64 * 8);
-        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("sim ids bind group"),
-            layout: &layout,
-            entries: &[wgpu::BindGroupEntry { binding: 0, resource: buffer.as_entire_binding() }],
-        });
-        let grid_layout = self.stages.grid.bind_group_layout();
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sim grid ids pipeline layout"),
-            bind_group_layouts: &[Some(&grid_layout), Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = gpu::shader::module_with(device, "sim/grid.wgsl", &["IDS"]);
-        let wg = [("WG", self.options.workgroup_size as f64)];
-        let scatter = gpu::compute_pipeline_with(device, &module, &pipeline_layout, "scatter_ids", &wg);
-        self.ids = Some(IdTrack { buffer, bind, scatter, stepped: false });
     }
 
     /// Puts `particles` into slots `0..len` and parks every other slot; the ids ride along when tracked.
@@ -140,7 +105,7 @@ impl Simulation {
         if let Some(ids) = &mut self.ids {
             let mut all = particles.ids.clone();
             all.resize(cap, u32::MAX);
-            q.write_buffer(&ids.buffer, 0, bytemuck::cast_slice(&all));
+            q.write_buffer(&self.buffers.ids, 0, bytemuck::cast_slice(&all));
             ids.stepped = false;
         }
         self.particles_version += 1;
@@ -153,7 +118,8 @@ impl Simulation {
         let (pos, vel) = self.read_particles_blocking(ctx);
         let ids = match &self.ids {
             Some(t) => {
-                let all: Vec<u32> = bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &t.buffer)).to_vec();
+                let all: Vec<u32> =
+                    bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.ids)).to_vec();
                 let half = if t.stepped { self.capacity as usize } else { 0 };
                 all.get(half..half + self.capacity as usize).map(<[u32]>::to_vec).unwrap_or_default()
             }

@@ -22,12 +22,14 @@ pub mod diffuse;
 pub mod diffuse_params;
 pub mod gpu_data;
 pub mod grid;
+mod halo;
 mod ids;
 pub mod initial;
 mod integrate;
 pub mod kernel;
 pub mod params;
 mod pcisph;
+mod ranked_step;
 pub mod reference;
 pub mod sources;
 mod stage;
@@ -43,6 +45,7 @@ pub use diffuse_params::DiffuseParams;
 pub use grid::GRID_BOX_PAD;
 pub use ids::RankParticles;
 pub use params::{Method, SimParams};
+pub use ranked_step::RankExchange;
 pub use state::{SimState, StateLayout, StateView};
 pub use stats::{DiffuseCounts, SimStats, STATS_WG};
 
@@ -113,6 +116,8 @@ struct Stages {
     stats: StatsStage,
     /// `None` without a diffuse pool ([`SimOptions::diffuse_pool`] = 0).
     diffuse: Option<diffuse::DiffuseStage>,
+    /// The halo exchange of a rank's host-driven steps (only with [`SimOptions::track_ids`]).
+    halo: Option<halo::HaloStage>,
 }
 
 /// A bound on the particle count from outside the simulation, e.g. the renderer's largest per-particle
@@ -152,6 +157,9 @@ pub struct SimOptions {
     /// particle capacity (0 ..= 4; 0 = no pool, the stage never runs; default [`DIFFUSE_POOL`], 16 bytes per
     /// fluid particle). Changing it needs a new simulation.
     pub diffuse_pool: f64,
+    /// Carry a particle id through every step's sort and leave ghosts out of the DFSPH errors (the ranks
+    /// of src/cluster, [`Simulation::for_rank`]); false (the default) records exactly as before.
+    pub track_ids: bool,
 }
 
 /// Default [`SimOptions::cells_per_particle`]: 2 cells per particle (8 bytes each) ran as fast as the
@@ -172,6 +180,7 @@ impl Default for SimOptions {
             subgroups: true,
             limit: None,
             diffuse_pool: DIFFUSE_POOL,
+            track_ids: false,
         }
     }
 }
@@ -329,7 +338,7 @@ impl Simulation {
         let s = &self.stages;
         let surface_tension = (self.params.surface_tension > 0.0).then_some(&s.surface_tension);
         let mut step = self.step_context(encoder, profiler);
-        s.grid.encode(&mut step, self.ids.as_ref());
+        s.grid.encode(&mut step, ());
         if self.params.method == Method::Dfsph {
             s.time_step.encode(&mut step, ());
             // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
@@ -522,14 +531,14 @@ impl Simulation {
 
     /// Records only the grid build (for tests of the counting sort).
     pub fn encode_grid(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        self.stages.grid.encode(&mut self.step_context(encoder, profiler), self.ids.as_ref());
+        self.stages.grid.encode(&mut self.step_context(encoder, profiler), ());
     }
 
     /// Records the grid build, the time step and PCISPH's density pass with no pressure iteration (for
     /// tests of the density summation).
     pub fn encode_density_only(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         let mut step = self.step_context(encoder, profiler);
-        self.stages.grid.encode(&mut step, self.ids.as_ref());
+        self.stages.grid.encode(&mut step, ());
         self.stages.time_step.encode(&mut step, ());
         self.stages.pcisph.encode(&mut step, 0);
     }

@@ -75,6 +75,9 @@ pub(super) struct StageLayouts<'a> {
     pub workgroup_size: u32,
     /// Sum the DFSPH solves' errors with subgroup operations (the device has them and they are wanted).
     pub subgroups: bool,
+    /// Particle ids are tracked (binding 7, [`super::SimOptions::track_ids`]): the grid carries them
+    /// through the sort and the DFSPH solves leave ghosts out of their errors.
+    pub ghosts: bool,
 }
 
 impl StageLayouts<'_> {
