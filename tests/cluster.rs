@@ -235,7 +235,8 @@ fn balancing_moves_borders_and_loses_nothing() {
 }
 
 /// `waterview run --gpus 2 --stats FILE`: every step's per-rank counts and times in the CSV (the owned
-/// counts summing to the scene's particles every step), the table on stdout; what needs one GPU refused.
+/// counts summing to the scene's particles every step), the table on stdout; what needs one GPU, a count
+/// that is no count and more slabs than the domain holds refused with the reason.
 #[test]
 fn cli_runs_on_two_gpus_and_reports_each_rank() {
     let dir = std::env::temp_dir().join(format!("waterview-cluster-cli-{}", std::process::id()));
@@ -269,5 +270,12 @@ fn cli_runs_on_two_gpus_and_reports_each_rank() {
     let zero = run(&["--gpus", "0"]);
     assert!(!zero.status.success());
     assert!(String::from_utf8_lossy(&zero.stderr).contains("is not a GPU count"));
+    // More slabs than the domain has room for: every rank stops with the reason, none hangs.
+    let thin = std::process::Command::new(env!("CARGO_BIN_EXE_waterview"))
+        .args(["--scene", "assets/scenes/tank.ron", "run", "--dx", "0.08", "--steps", "2", "--gpus", "8"])
+        .output()
+        .expect("waterview runs");
+    assert!(!thin.status.success());
+    assert!(String::from_utf8_lossy(&thin.stderr).contains("too thin for 8 slabs"), "{thin:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
