@@ -29,7 +29,8 @@ use super::*;
 /// What a host-driven step asks of its rank (src/cluster implements it over its transport).
 pub trait RankExchange {
     type Error: From<SimError>;
-    /// After the grid build, given the id of every sorted slot (capacity entries, `u32::MAX` parked):
+    /// After the grid build, given the id of every sorted slot of the rank's particles (owned and ghosts,
+    /// which sort before the parked rest):
     /// the sorted slots whose velocities the neighbours hold as ghosts, in the order they expect them,
     /// and the slots of this rank's ghosts, in the order their values arrive.
     fn slots(&mut self, sorted_ids: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Self::Error>;
@@ -184,11 +185,12 @@ impl Simulation {
 
     /// Reads the sorted ids back and sets the halo's slots from the rank's lists.
     fn ranked_slots<X: RankExchange>(&mut self, ctx: &GpuContext, rank: &mut X) -> Result<(), X::Error> {
-        let cap = self.capacity as usize;
-        let ids = gpu::readback::read_buffer_blocking(ctx, &self.buffers.ids);
-        let sorted: &[u32] = bytemuck::cast_slice(&ids);
-        let sorted = sorted.get(cap..2 * cap).ok_or(SimError::State("the ids could not be read back"))?;
-        let (send, ghosts) = rank.slots(sorted)?;
+        let sorted = self.read_sorted_ids_blocking(ctx);
+        let live = self.ids.as_ref().map_or(0, |t| t.live as usize);
+        if sorted.len() != live {
+            return Err(SimError::State("the ids could not be read back").into());
+        }
+        let (send, ghosts) = rank.slots(&sorted)?;
         if let Some(h) = &mut self.stages.halo {
             h.set_slots(&ctx.queue, &send, &ghosts);
         }
