@@ -15,6 +15,7 @@ pub mod sim;
 pub mod terrain;
 pub mod text;
 
+pub mod cluster;
 pub mod engine;
 
 pub mod app;

@@ -206,6 +206,7 @@ fn bad_input_is_an_error() {
         no_subgroups: false,
         depth_filter: None,
         out: file.clone(),
+        gpus: waterview::cluster::GpuCount::N(1),
     };
     let err = bench::run(None, &args.plan(), &args.out).expect_err("unwritable output folder");
     assert!(format!("{err:#}").contains("not a folder"), "{err:#}");
@@ -304,6 +305,7 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             no_subgroups: false,
             depth_filter: None,
             out: temp_dir("bench-limit"),
+            gpus: waterview::cluster::GpuCount::N(1),
         };
         let started = std::time::Instant::now();
         let report = bench::run_plan(&ctx, scene, &args.plan()).expect("the plan runs");

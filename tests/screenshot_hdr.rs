@@ -120,6 +120,7 @@ fn run_writes_an_exr_for_an_exr_path() {
         depth_filter: None,
         resume: None,
         save_checkpoint: None,
+        gpus: waterview::cluster::GpuCount::N(1),
     };
     waterview::cli::run::run(Some(&scene), &args).expect("waterview run --out final.EXR");
     assert!(!dir.join("final.EXR.part").exists(), "temporary file left behind");

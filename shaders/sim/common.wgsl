@@ -79,7 +79,8 @@ struct StepState {
 // read-only everywhere else (cells.wgsl), which lets the driver use its read-only cache path.
 #split_array 0 5 read_write svel vec4<f32>
 // binding 6: cell_start (cells + 1 entries), declared per file (atomic while counting).
-// binding 7: unused (was the per-particle (cell, slot) of the counting sort; the scatter re-derives both).
+// binding 7: particle ids of a decomposed simulation's ranks (src/sim/ids.rs; a 2-entry stand-in otherwise),
+// declared by the files that read them (grid.wgsl, dfsph.wgsl: their IDS and GHOSTS variants).
 // Velocity after non-pressure forces (v*), per sorted particle.
 #split_array 0 8 read_write vstar vec4<f32>
 // Per-step scratch, valid only between the grid's scatter and `integrate`: the same buffers as `pos` and

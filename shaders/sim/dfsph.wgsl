@@ -18,6 +18,21 @@
 #import "sim/cells.wgsl"
 #import "sim/surface_tension.wgsl"
 
+// The error term of particle i in its solve's mean: a decomposed simulation's ghosts (src/cluster) count on
+// the rank that owns them only (GHOSTS variant: ids by sorted slot after the first num_particles of the ids,
+// binding 7, written by grid.wgsl's scatter_ids; bit 31 = ghost).
+#ifdef GHOSTS
+@group(0) @binding(7) var<storage, read> ids: array<u32>;
+
+fn error_of(i: u32, e: f32) -> f32 {
+    return select(e, 0.0, (ids[params.num_particles + i] & 0x80000000u) != 0u);
+}
+#else
+fn error_of(i: u32, e: f32) -> f32 {
+    return e;
+}
+#endif
+
 // Rust twin: SolveState in src/sim/dfsph.rs. A solve's iteration count, group 1 binding 0 of df_begin and
 // of the update kernels.
 struct SolveState {
@@ -74,7 +89,7 @@ fn df_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let i = flat_index(gid, nwg, 128u);
     var e = 0.0;
     if (i < active_end()) {
-        e = factor_and_divergence_source(i);
+        e = error_of(i, factor_and_divergence_source(i));
     }
     add_error(lid.x, e);
 }
@@ -251,7 +266,7 @@ fn df_divergence_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
         pred_store(i, pr);
         rho_p_store(i, vec2<f32>(rp.x, rp.y + pr.z * rp.x));
         accel_store(i, vec4<f32>(spos_load(i).xyz, pr.z / rp.x));
-        e = rate * dt / params.rho0;
+        e = error_of(i, rate * dt / params.rho0);
     }
     add_error(lid.x, e);
 }
@@ -390,7 +405,7 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
         rp.y = rp.y + pr.y * rp.x;
         rho_p_store(i, rp);
         accel_store(i, vec4<f32>(spos_load(i).xyz, pr.y / rp.x));
-        e = excess / params.rho0;
+        e = error_of(i, excess / params.rho0);
     }
     add_error(lid.x, e);
 }

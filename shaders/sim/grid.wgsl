@@ -4,7 +4,8 @@
 // cell's start, so each cell's particles are contiguous (in arbitrary order within the cell, as the
 // count's slots were). No per-particle (cell, slot) is stored: the scatter re-derives the cell from the
 // position, and leaves cell_start[c] at the end of cell c (the layout every neighbour loop reads, see
-// row_range in common.wgsl).
+// row_range in common.wgsl). The IDS variant (`scatter_ids`, src/sim/ids.rs) also carries each particle's
+// id into the sorted order, for the ranks of a decomposed simulation (src/cluster).
 #import "sim/common.wgsl"
 
 @group(0) @binding(6) var<storage, read_write> cell_start: array<atomic<u32>>;
@@ -42,3 +43,22 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     spos_store(dst, p);
     svel_store(dst, vel_load(i));
 }
+
+#ifdef IDS
+// Particle ids (src/sim/ids.rs): the first num_particles entries in the order of `pos`, the next
+// num_particles written here in the sorted order.
+@group(0) @binding(7) var<storage, read_write> ids: array<u32>;
+
+@compute @workgroup_size(WG)
+fn scatter_ids(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat_index(gid, nwg, WG);
+    if (i >= params.num_particles) {
+        return;
+    }
+    let p = pos_load(i);
+    let dst = atomicAdd(&cell_start[table_cell(p)], 1u);
+    spos_store(dst, p);
+    svel_store(dst, vel_load(i));
+    ids[params.num_particles + dst] = ids[i];
+}
+#endif

@@ -5,6 +5,7 @@
 //! `capture` records a video headless at a fixed step, or (`--record-cost`) measures what live recording
 //! costs the frame rate; `validate` runs the physical checks. Nothing below this module knows clap.
 
+pub mod multi;
 pub mod run;
 
 use crate::capture::offline::OfflineOptions;
@@ -24,11 +25,17 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     match cli.command {
         None => crate::app::run(cli.scene, &cli.window.options()),
+        Some(Command::Run(args)) if crate::cluster::devices::resolve(args.gpus) > 1 => {
+            run_multi(cli.scene.as_deref(), &args)
+        }
         Some(Command::Run(args)) => run::run(cli.scene.as_deref(), &args),
         Some(Command::Validate(_)) if cli.scene.is_some() => {
             bail!("validate runs its own scenes (tank, dam break, sloshing); --scene does not apply")
         }
         Some(Command::Validate(args)) => crate::validate::run(&args.plan(), args.strict),
+        Some(Command::Bench(args)) if crate::cluster::devices::resolve(args.gpus) > 1 => {
+            bench_multi(cli.scene.as_deref(), &args)
+        }
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
         Some(Command::Capture(a)) if a.record_cost => crate::capture::record_cost::record_cost_cli(
             cli.scene.as_deref(),
@@ -61,6 +68,66 @@ pub fn run(cli: Cli) -> Result<()> {
             )
         }
     }
+}
+
+/// `waterview run --gpus N` with N > 1 (src/cluster): no image or checkpoint yet; `--stats` is the
+/// per-rank CSV ([`multi::CSV_HEADER`]).
+fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
+    let ranks = crate::cluster::devices::resolve(args.gpus);
+    if args.out.is_some() || args.resume.is_some() || args.save_checkpoint.is_some() {
+        bail!("--out, --resume and --save-checkpoint need one GPU for now: give --gpus 1 (several GPUs simulate and report only)");
+    }
+    if args.steps.is_none() && args.seconds.is_none() {
+        bail!("give --steps N or --seconds T");
+    }
+    if let Some(t) = args.seconds {
+        if !(t.is_finite() && t > 0.0) {
+            bail!("--seconds must be a positive number, got {t}");
+        }
+    }
+    if let Some(p) = &args.stats {
+        crate::capture::output::check_writable(p, crate::capture::output::Output::File)?;
+    }
+    let opts = multi::MultiRun {
+        ranks,
+        dx: args.dx,
+        steps: args.steps,
+        seconds: args.seconds,
+        warmup: 0,
+        csv: args.stats.as_deref(),
+        refuse_sources: true,
+    };
+    let summary = multi::run(scene, &opts)?;
+    println!("{}", multi::summary_markdown(&summary));
+    Ok(())
+}
+
+/// `waterview bench --gpus N` with N > 1: the scene's own count, `--warmup` then `--frames` steps timed;
+/// writes `cluster.csv` (every step, every rank) and `cluster.md` into `--out`.
+fn bench_multi(scene: Option<&std::path::Path>, args: &BenchArgs) -> Result<()> {
+    let ranks = crate::cluster::devices::resolve(args.gpus);
+    if !args.particles.is_empty() || args.sweep {
+        bail!("--particles and --sweep need one GPU for now: several GPUs bench the scene's own count");
+    }
+    crate::capture::output::check_writable(&args.out, crate::capture::output::Output::Folder)?;
+    std::fs::create_dir_all(&args.out).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
+    let csv = args.out.join("cluster.csv");
+    let opts = multi::MultiRun {
+        ranks,
+        dx: None,
+        steps: Some(args.frames as u64),
+        seconds: None,
+        warmup: args.warmup as u64,
+        csv: Some(&csv),
+        refuse_sources: false,
+    };
+    let summary = multi::run(scene, &opts)?;
+    let md = multi::summary_markdown(&summary);
+    let path = args.out.join("cluster.md");
+    std::fs::write(&path, &md).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    println!("{md}");
+    eprintln!("wrote {}", args.out.display());
+    Ok(())
 }
 
 /// Real-time GPU SPH water over real terrain.
@@ -310,6 +377,11 @@ pub struct BenchArgs {
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
+    /// GPUs to decompose the simulation over: a count or `all` (the discrete GPUs). More than one
+    /// benches the scene's own count, `--frames` steps after `--warmup`, and writes cluster.csv and
+    /// cluster.md (src/cluster).
+    #[arg(long, default_value = "1")]
+    pub gpus: crate::cluster::GpuCount,
 }
 
 impl BenchArgs {
@@ -426,6 +498,11 @@ pub struct RunArgs {
     /// is stopped by Ctrl-C).
     #[arg(long)]
     pub save_checkpoint: Option<PathBuf>,
+    /// GPUs to decompose the simulation over: a count or `all` (the discrete GPUs; one device per rank,
+    /// several on one GPU when there are fewer). More than one simulates and reports only: --stats
+    /// writes every step's particle counts, step and exchange ms per rank, and a table is printed.
+    #[arg(long, default_value = "1")]
+    pub gpus: crate::cluster::GpuCount,
 }
 
 impl RunArgs {

@@ -69,6 +69,13 @@ impl GpuContext {
             apply_limit_buckets: false,
         }))
         .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        Self::on_adapter(instance, adapter)
+    }
+
+    /// A context on `adapter` (of `instance`): the device with the adapter's limits and the optional
+    /// features it supports. Called once per rank for several devices (src/cluster), also several times
+    /// on one adapter. Errors: the adapter refused the device.
+    pub fn on_adapter(instance: wgpu::Instance, adapter: wgpu::Adapter) -> Result<Self, GpuError> {
         let info = adapter.get_info();
         let wanted = wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS

@@ -21,7 +21,12 @@ const SPLIT_FILE: &str = "common/split.wgsl";
 
 /// Every shader module the crate builds other than with no defines: (path, defines). The contract test
 /// (`tests/shader_contract.rs`) validates each embedded file without defines and each of these.
-pub const VARIANTS: &[(&str, &[&str])] = &[("sim/dfsph.wgsl", &["SUBGROUPS"])];
+pub const VARIANTS: &[(&str, &[&str])] = &[
+    ("sim/dfsph.wgsl", &["SUBGROUPS"]),
+    ("sim/dfsph.wgsl", &["GHOSTS"]),
+    ("sim/dfsph.wgsl", &["SUBGROUPS", "GHOSTS"]),
+    ("sim/grid.wgsl", &["IDS"]),
+];
 
 /// The source of one embedded shader file, by its path relative to `shaders/`.
 pub fn raw_source(path: &str) -> Option<&'static str> {

@@ -229,6 +229,16 @@ impl SplitBuffer {
         }
     }
 
+    /// Blocking read of elements `first .. first + count` (fewer past the end), across chunks. For the
+    /// ranks of src/cluster, tests and batch tools: it waits for the GPU.
+    pub fn read_range_blocking(&self, ctx: &super::GpuContext, first: u64, count: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity((count.min(self.len) * self.element) as usize);
+        for (k, offset, _, n) in self.pieces(first, count) {
+            out.extend(super::readback::read_range_blocking(ctx, &self.chunks[k], offset, n * self.element));
+        }
+        out
+    }
+
     /// Blocking read of the whole array (its chunks one after another). For tests and batch tools.
     pub fn read_blocking(&self, ctx: &super::GpuContext) -> Vec<u8> {
         let mut out = Vec::with_capacity((self.len * self.element) as usize);

@@ -33,6 +33,8 @@ pub(super) enum Source<'a> {
     Setup(&'a SceneSetup),
     /// The scene part of another simulation's initial buffers (a larger pool).
     Gpu(&'a Initial),
+    /// Given particles as the GPU holds them (a rank of src/cluster, [`Simulation::for_rank`]).
+    Particles(&'a super::ids::RankParticles),
 }
 
 /// Bytes of GPU memory the simulation allocates per particle of capacity (the parked pool included)
@@ -105,6 +107,7 @@ impl Simulation {
         let scene = match source {
             Source::Setup(setup) => setup.len(),
             Source::Gpu(initial) => initial.scene as u64,
+            Source::Particles(p) => p.len() as u64,
         };
         let n = scene + options.pool as u64;
         let limit = ctx.max_storage_binding();
@@ -135,6 +138,7 @@ impl Simulation {
         let scene_bounds = match source {
             Source::Setup(setup) => setup.bounds().map_or(bounds([]), |(lo, hi)| (lo.to_array(), hi.to_array())),
             Source::Gpu(initial) => initial.bounds,
+            Source::Particles(p) => bounds(p.pos.iter().map(|q| [q[0], q[1], q[2]])),
         };
         let (lo, hi) = scene_bounds;
         let grid_shape = table.boxed(domain, lo, hi, GRID_BOX_PAD);
@@ -193,11 +197,12 @@ impl Simulation {
                 "sim sources",
                 bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?),
             ),
+            ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 8 } else { 8 }),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the
         // driver use its read-only cache path. The terrain (12) and boundary table (13) are read-only.
-        let layout = buffers.layout(device, "sim layout", &[4, 6, 12, 13]);
+        let layout = buffers.layout(device, "sim layout", &[4, 6, 7, 12, 13]);
         let grid_layout = buffers.layout(device, "sim grid layout", &[12, 13]);
         let bind = buffers.bind_group(device, &layout);
         let grid_bind = buffers.bind_group(device, &grid_layout);
@@ -218,6 +223,7 @@ impl Simulation {
             subgroups: options.subgroups && ctx.has_subgroups(),
             split: (gpu::split::CONSTANT, buffers.pos.per_binding() as f64),
             chunks: buffers.chunks(),
+            ghosts: options.track_ids,
         };
         let stages = Stages {
             grid: grid::GridStage::new(&layouts, &buffers.cell_start, cells as u32)?,
@@ -231,6 +237,10 @@ impl Simulation {
             diffuse: match diffuse_pool as u32 {
                 0 => None,
                 pool => Some(diffuse::DiffuseStage::new(&layouts, pool, &params.diffuse, (params.dx, params.h()))?),
+            },
+            halo: match options.track_ids {
+                true => Some(halo::HaloStage::new(&layouts, n32)?),
+                false => None,
             },
         };
         let initial = Initial {
@@ -277,6 +287,7 @@ impl Simulation {
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             dispatch,
+            ids: options.track_ids.then_some(ids::IdTrack { stepped: false, live: 0 }),
         })
     }
 }
@@ -308,6 +319,7 @@ fn fill_initial(
     let scene = initial.scene as u64;
     match source {
         Source::Setup(setup) => setup.for_each_chunk(&first, &mut write)?,
+        Source::Particles(p) => write(0, &p.pos, &p.vel)?,
         Source::Gpu(from) => {
             let mut encoder =
                 ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim initial copy") });

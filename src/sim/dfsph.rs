@@ -68,7 +68,12 @@ impl DfsphStage {
     /// (the device must have `Features::SUBGROUP`), else a tree in workgroup memory.
     pub fn new(layouts: &StageLayouts) -> Self {
         let device = layouts.device;
-        let defines: &[&str] = if layouts.subgroups { &["SUBGROUPS"] } else { &[] };
+        let defines: &[&str] = match (layouts.subgroups, layouts.ghosts) {
+            (true, true) => &["SUBGROUPS", "GHOSTS"],
+            (true, false) => &["SUBGROUPS"],
+            (false, true) => &["GHOSTS"],
+            (false, false) => &[],
+        };
         let module = layouts.module("sim/dfsph.wgsl", defines);
         let vis = wgpu::ShaderStages::COMPUTE;
         let begin_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -205,5 +210,73 @@ impl Stage for DfsphStage {
         self.begin(&mut pass, &self.density);
         let p = (&self.density_source, &self.density_update);
         Self::encode_iterations(&mut pass, &self.density, p, density_iterations, true);
+    }
+}
+
+/// A solve of a host-driven DFSPH step (the ranks of a decomposed simulation: src/sim/ranked_step.rs),
+/// whose iterations are recorded one at a time and ended by the host's joint convergence test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SolveKind {
+    Divergence,
+    Density,
+}
+
+/// The passes of a step recorded one by one (host-driven iterations). Each opens its own timed pass.
+impl DfsphStage {
+    fn parts(&self, kind: SolveKind) -> (&Solve, &wgpu::ComputePipeline, &wgpu::ComputePipeline, &'static str) {
+        match kind {
+            SolveKind::Divergence => (&self.divergence, &self.divergence_source, &self.divergence_update, "divergence"),
+            SolveKind::Density => (&self.density, &self.density_source, &self.density_update, "pressure"),
+        }
+    }
+
+    /// df_begin of the divergence solve, then df_factor (rho, alpha and the solve's first source).
+    pub(super) fn encode_factor(&self, step: &mut StepContext<'_>) {
+        let groups = step.dispatch.particles_128;
+        let mut pass = step.pass("density");
+        self.begin(&mut pass, &self.divergence);
+        pass.set_pipeline(&self.factor);
+        gpu::dispatch(&mut pass, groups);
+    }
+
+    /// df_begin of `kind` (zero error sum and iteration count), then its source (unless `source` is
+    /// false: df_factor computed the divergence solve's first).
+    pub(super) fn encode_begin(&self, step: &mut StepContext<'_>, kind: SolveKind, source: bool) {
+        let (solve, src, _, label) = self.parts(kind);
+        let groups = step.dispatch.particles_128;
+        let mut pass = step.pass(label);
+        self.begin(&mut pass, solve);
+        if source {
+            pass.set_pipeline(src);
+            gpu::dispatch(&mut pass, groups);
+        }
+    }
+
+    /// The source of one iteration of `kind` (sums its error into the step state).
+    pub(super) fn encode_source(&self, step: &mut StepContext<'_>, kind: SolveKind) {
+        let (_, src, _, label) = self.parts(kind);
+        let groups = step.dispatch.particles_128;
+        let mut pass = step.pass(label);
+        pass.set_pipeline(src);
+        gpu::dispatch(&mut pass, groups);
+    }
+
+    /// The update of iteration `k` of `kind` (counts the iteration in the step state and clears the error
+    /// sum; the next iteration's indirect arguments it writes are not used here).
+    pub(super) fn encode_update(&self, step: &mut StepContext<'_>, kind: SolveKind, k: u32) {
+        let (solve, _, update, label) = self.parts(kind);
+        let groups = step.dispatch.particles;
+        let mut pass = step.pass(label);
+        pass.set_pipeline(update);
+        pass.set_bind_group(1, &solve.next[((k + 1) % 2) as usize], &[]);
+        gpu::dispatch(&mut pass, groups);
+    }
+
+    /// df_nonpressure (with surface tension: the non-pressure forces and the density solve's warm start).
+    pub(super) fn encode_nonpressure(&self, step: &mut StepContext<'_>) {
+        let groups = step.dispatch.particles;
+        let mut pass = step.pass("forces");
+        pass.set_pipeline(&self.nonpressure);
+        gpu::dispatch(&mut pass, groups);
     }
 }

@@ -25,6 +25,8 @@ pub(super) fn bounds(points: impl IntoIterator<Item = [f32; 3]>) -> ([f32; 3], [
 pub(super) struct GridStage {
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
+    /// The scatter that also carries the particle ids (`IDS` variant), when they are tracked.
+    scatter_ids: Option<wgpu::ComputePipeline>,
     scan: ScanPass,
     /// The cell table (ends of the cells after the build), cleared first.
     cell_start: wgpu::Buffer,
@@ -40,6 +42,10 @@ impl GridStage {
         Ok(Self {
             count: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "count", &wg),
             scatter: gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "scatter", &wg),
+            scatter_ids: layouts.ghosts.then(|| {
+                let module = layouts.module("sim/grid.wgsl", &["IDS"]);
+                gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "scatter_ids", &wg)
+            }),
             scan: ScanPass::new(layouts.device, cell_start, num_cells + 2)?,
             cell_start: cell_start.clone(),
         })
@@ -58,7 +64,7 @@ impl Stage for GridStage {
         gpu::dispatch(&mut pass, groups);
         self.scan.encode(&mut pass);
         pass.set_bind_group(0, step.grid_bind, &[]);
-        pass.set_pipeline(&self.scatter);
+        pass.set_pipeline(self.scatter_ids.as_ref().unwrap_or(&self.scatter));
         gpu::dispatch(&mut pass, groups);
     }
 }

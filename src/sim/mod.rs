@@ -22,11 +22,14 @@ pub mod diffuse;
 pub mod diffuse_params;
 pub mod gpu_data;
 pub mod grid;
+mod halo;
+mod ids;
 pub mod initial;
 mod integrate;
 pub mod kernel;
 pub mod params;
 mod pcisph;
+mod ranked_step;
 pub mod reference;
 pub mod sources;
 mod stage;
@@ -40,7 +43,9 @@ pub use blow_up::{BlowUp, Cause};
 pub use diffuse::{DiffuseBuffers, DiffuseKind, DiffuseParticle, DiffuseState, DIFFUSE_POOL};
 pub use diffuse_params::DiffuseParams;
 pub use grid::GRID_BOX_PAD;
+pub use ids::RankParticles;
 pub use params::{Method, SimParams};
+pub use ranked_step::RankExchange;
 pub use state::{SimState, StateLayout, StateView};
 pub use stats::{DiffuseCounts, SimStats, STATS_WG};
 
@@ -127,6 +132,8 @@ struct Stages {
     stats: StatsStage,
     /// `None` without a diffuse pool ([`SimOptions::diffuse_pool`] = 0).
     diffuse: Option<diffuse::DiffuseStage>,
+    /// The halo exchange of a rank's host-driven steps (only with [`SimOptions::track_ids`]).
+    halo: Option<halo::HaloStage>,
 }
 
 /// A bound on the particle count from outside the simulation, e.g. the renderer's largest per-particle
@@ -170,6 +177,9 @@ pub struct SimOptions {
     /// it refuses is [`SimError::OutOfMemory`] all the same). Checked against [`bytes_per_particle`]
     /// before any buffer is made.
     pub memory: Option<u64>,
+    /// Carry a particle id through every step's sort and leave ghosts out of the DFSPH errors (the ranks
+    /// of src/cluster, [`Simulation::for_rank`]); false (the default) records exactly as before.
+    pub track_ids: bool,
 }
 
 /// Default [`SimOptions::cells_per_particle`]: 2 cells per particle (8 bytes each) ran as fast as the
@@ -191,6 +201,7 @@ impl Default for SimOptions {
             limit: None,
             diffuse_pool: DIFFUSE_POOL,
             memory: None,
+            track_ids: false,
         }
     }
 }
@@ -232,6 +243,8 @@ pub struct Simulation {
     sources: sources::SourcesGpu,
     /// Dispatch sizes, checked when built (the emission's when the sources are set).
     dispatch: stage::Dispatches,
+    /// Particle ids carried through the sort (ranks of src/cluster only; `None` records as before).
+    ids: Option<ids::IdTrack>,
 }
 
 impl Simulation {
@@ -380,6 +393,7 @@ impl Simulation {
         if self.sources.num_emitters > 0 {
             s.emit.encode(&mut step, ());
         }
+        self.ids_stepped();
     }
 
     /// Records the statistics reduction and its copy into the read-back ring (skipped when the ring is full).

@@ -80,6 +80,9 @@ pub(super) struct StageLayouts<'a> {
     pub split: (&'static str, f64),
     /// Chunks (bindings) of every split per-particle array: the shaders are resolved with as many.
     pub chunks: usize,
+    /// Particle ids are tracked (binding 7, [`super::SimOptions::track_ids`]): the grid carries them
+    /// through the sort and the DFSPH solves leave ghosts out of their errors.
+    pub ghosts: bool,
 }
 
 impl StageLayouts<'_> {

@@ -1,0 +1,168 @@
+//! Particle ids and the particle arrays of one rank of a decomposed simulation (src/cluster): a
+//! simulation built from given particles with room for more ([`Simulation::for_rank`]), an id per
+//! particle carried through the grid's counting sort (binding 7, `2 * capacity` u32: the ids in the order
+//! of `pos` as written, then in the sorted order of the last step, written by the `IDS` variant's
+//! `scatter_ids` in shaders/sim/grid.wgsl, which is the order of `pos` after that step; ids with bit 31
+//! set are ghosts, left out of the DFSPH errors by dfsph.wgsl's `GHOSTS` variant), and whole-state
+//! writes and blocking reads with the ids. A simulation without ids (every single-GPU one, the default
+//! [`SimOptions::track_ids`] = false) records exactly what it did before.
+
+use super::build::Source;
+use super::*;
+
+/// Whether the ids of `pos` are in the buffer's first half (as written) or second (sorted by a step).
+pub(super) struct IdTrack {
+    /// True once a step ran since the last write: the ids of `pos` are the second half.
+    pub(super) stepped: bool,
+    /// Slots written by the last [`Simulation::write_rank_particles`]: a rank's particles stay the first
+    /// this many slots through its steps (the parked rest sorts last, and a rank has no sinks).
+    pub(super) live: u32,
+}
+
+/// Particles as one rank writes them: positions (xyz m, w density kg/m^3), velocities (xyz m/s, w
+/// pressure Pa) and ids, all the same length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RankParticles {
+    pub pos: Vec<[f32; 4]>,
+    pub vel: Vec<[f32; 4]>,
+    pub ids: Vec<u32>,
+}
+
+impl RankParticles {
+    /// Particles held.
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+
+    /// Appends particle `i` of `other`.
+    pub fn push_from(&mut self, other: &RankParticles, i: usize) {
+        self.pos.push(other.pos[i]);
+        self.vel.push(other.vel[i]);
+        self.ids.push(other.ids[i]);
+    }
+
+    /// Appends all of `other`.
+    pub fn extend(&mut self, other: &RankParticles) {
+        self.pos.extend_from_slice(&other.pos);
+        self.vel.extend_from_slice(&other.vel);
+        self.ids.extend_from_slice(&other.ids);
+    }
+}
+
+impl Simulation {
+    /// A simulation of the particles `start` (at least one) with room for `capacity` in all (the rest
+    /// parked), ids tracked ([`SimOptions::track_ids`]); no pool for emitters beyond that room, no
+    /// sources. `params.dx` must be the spacing the particles were built with.
+    /// `options.track_ids` is set here.
+    /// Errors: as [`Simulation::new_with`]; [`SimError::NoParticles`] when `start` is empty,
+    /// [`SimError::TooManyParticles`] when `capacity` is less than `start` holds.
+    pub fn for_rank(
+        ctx: &GpuContext,
+        domain: &Aabb,
+        terrain: &Heightfield,
+        params: &SimParams,
+        options: SimOptions,
+        capacity: u32,
+        start: &RankParticles,
+    ) -> Result<Self, SimError> {
+        if start.is_empty() {
+            return Err(SimError::NoParticles);
+        }
+        let n = start.len() as u64;
+        if n > capacity as u64 {
+            let why = "the rank's capacity";
+            return Err(SimError::TooManyParticles { count: n, max: capacity as u64, why });
+        }
+        let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, track_ids: true, ..options };
+        let mut sim = Self::from_initial(ctx, domain, terrain, params, options, Source::Particles(start))?;
+        sim.write_rank_particles(ctx, start)?;
+        Ok(sim)
+    }
+
+    /// Puts `particles` into slots `0..len` and parks every other slot; the ids ride along when tracked.
+    /// Errors: [`SimError::State`] when the arrays differ in length or exceed the capacity.
+    pub fn write_rank_particles(&mut self, ctx: &GpuContext, particles: &RankParticles) -> Result<(), SimError> {
+        let n = particles.len();
+        if particles.vel.len() != n || particles.ids.len() != n {
+            return Err(SimError::State("positions, velocities and ids differ in length"));
+        }
+        if n > self.capacity as usize {
+            return Err(SimError::State("more particles than the simulation's capacity"));
+        }
+        let cap = self.capacity as usize;
+        let d = &self.domain;
+        let park = [0.5 * (d.min[0] + d.max[0]), 0.5 * (d.min[1] + d.max[1]), 0.5 * (d.min[2] + d.max[2]), -1.0];
+        let mut pos = particles.pos.clone();
+        let mut vel = particles.vel.clone();
+        pos.resize(cap, park);
+        vel.resize(cap, [0.0; 4]);
+        let q = &ctx.queue;
+        self.buffers.pos.write(q, 0, bytemuck::cast_slice(&pos));
+        self.buffers.vel.write(q, 0, bytemuck::cast_slice(&vel));
+        if let Some(ids) = &mut self.ids {
+            let mut all = particles.ids.clone();
+            all.resize(cap, u32::MAX);
+            q.write_buffer(&self.buffers.ids, 0, bytemuck::cast_slice(&all));
+            ids.stepped = false;
+            ids.live = n as u32;
+        }
+        self.particles_version += 1;
+        Ok(())
+    }
+
+    /// Blocking read of the particles with their ids, in the order of the last step: with ids tracked
+    /// the slots of the last [`Simulation::write_rank_particles`] only (a rank's particles; the parked
+    /// rest is not read), else every slot with ids `u32::MAX`. For the ranks of src/cluster, tests and
+    /// batch tools.
+    pub fn read_rank_particles_blocking(&self, ctx: &GpuContext) -> RankParticles {
+        let Some(t) = &self.ids else {
+            let (pos, vel) = self.read_particles_blocking(ctx);
+            let ids = vec![u32::MAX; pos.len()];
+            return RankParticles { pos, vel, ids };
+        };
+        let n = t.live as u64;
+        let read = |b: &wgpu::Buffer, offset: u64, size: u64| gpu::readback::read_range_blocking(ctx, b, offset, size);
+        let pos: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&self.buffers.pos.read_range_blocking(ctx, 0, n));
+        let vel: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&self.buffers.vel.read_range_blocking(ctx, 0, n));
+        let half = if t.stepped { self.capacity as u64 * 4 } else { 0 };
+        let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&read(&self.buffers.ids, half, n * 4));
+        if pos.len() as u64 != n || vel.len() as u64 != n || ids.len() as u64 != n {
+            // Nothing came back (device lost): no particles, which the caller's counts reveal.
+            return RankParticles::default();
+        }
+        RankParticles { pos, vel, ids }
+    }
+
+    /// Blocking read of the ids of the first `count` sorted slots of the last grid build (the rank's
+    /// particles, when `count` is what [`Simulation::write_rank_particles`] wrote). Empty without ids.
+    pub(super) fn read_sorted_ids_blocking(&self, ctx: &GpuContext) -> Vec<u32> {
+        match &self.ids {
+            Some(t) => bytemuck::pod_collect_to_vec(&gpu::readback::read_range_blocking(
+                ctx,
+                &self.buffers.ids,
+                self.capacity as u64 * 4,
+                t.live as u64 * 4,
+            )),
+            None => Vec::new(),
+        }
+    }
+
+    /// Sets the largest particle speed (m/s) the next step's CFL time step reads (`max_speed_bits` of the
+    /// step state): ranks write the same all-reduced maximum, so they all take the same dt.
+    pub fn set_max_speed(&self, ctx: &GpuContext, speed: f32) {
+        let offset = std::mem::offset_of!(StepState, max_speed_bits) as u64;
+        ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&speed.to_bits()));
+    }
+
+    /// Marks that a step was recorded (the ids of `pos` are now the sorted half).
+    pub(super) fn ids_stepped(&mut self) {
+        if let Some(t) = &mut self.ids {
+            t.stepped = true;
+        }
+    }
+}
