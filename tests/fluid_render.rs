@@ -12,11 +12,11 @@ mod common;
 use common::{anisotropy_of, mean_curvature, noisy_disc, noisy_step, read_float_texture, run_flow};
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
-use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{storage_buffer_init, GpuContext};
 use waterview::render::{
-    render_to_image, AnisotropyInput, Ellipsoid, FluidSettings, FluidTargets, FluidView, OrbitCamera, ParticleSource,
-    Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Tank, Targets, OFFSCREEN_FORMAT,
+    render_to_image, AnisotropyInput, Ellipsoid, EllipsoidBuffers, FluidSettings, FluidTargets, FluidView, OrbitCamera,
+    ParticleSource, Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Tank, Targets,
+    OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -70,7 +70,7 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
     let e = Ellipsoid::new(centre, axes.max_element(), rot * Mat3::from_diagonal(axes.recip()) * rot.transpose());
     // The CPU casts against the ellipsoid as stored (G in 16-bit floats).
     let g = e.g();
-    let ellipsoids = storage_buffer_init(&ctx.device, "one ellipsoid", bytemuck::bytes_of(&e));
+    let ellipsoids = EllipsoidBuffers::from_ellipsoids(&ctx.device, &[e]);
 
     let uniform = camera.uniform(size, Vec3::Y, 1.0, 0.0);
     let scene = waterview::render::Offscreen::new(ctx, size);
@@ -434,8 +434,7 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
             version,
         };
         common::record_frame(&ctx, &target, &common::default_camera((1, 1)), |frame| pass.encode(frame, input));
-        let bytes = read_buffer_blocking(&ctx, pass.ellipsoids().expect("ellipsoids made"));
-        bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..a.len()].to_vec()
+        pass.ellipsoids().expect("ellipsoids made").read_blocking(&ctx, a.len())
     };
     let first = run(&mut pass, Some(1), &settings);
     assert!(first == anisotropy_of(&ctx, &a, dx), "the first encode computes");
