@@ -24,8 +24,16 @@ impl Running {
             UiAction::Rebuild { dx, h_over_dx, rho0 } => match self.world.engine_mut() {
                 Some(engine) => {
                     let params = SimParams { dx, h_over_dx, rho0, ..engine.params().clone() };
-                    let result = engine.set_params(&self.ctx, &params);
-                    self.engine_changed(&format!("rebuild at dx = {dx} m"), result);
+                    if engine.params().needs_rebuild(&params) {
+                        // As `Engine::set_params` rebuilds (the scene at the new spacing, its parameters and
+                        // sources as last applied), in the background.
+                        let mut scene = engine.scene().at_dx(dx);
+                        scene.solver = params;
+                        self.build_world(scene, format!("rebuild at dx = {dx} m"), false, None);
+                    } else {
+                        let result = engine.set_params(&self.ctx, &params);
+                        self.engine_changed(&format!("rebuild at dx = {dx} m"), result);
+                    }
                 }
                 None => {
                     let mut scene = self.world.scene().at_dx(dx);

@@ -39,6 +39,10 @@ pub(super) struct Building {
     started: Instant,
     /// Frames drawn since the build started.
     frames: u64,
+    /// When the last of them was drawn (the build's start before the first), and the longest interval
+    /// between two of them (s): the window's longest pause during the build.
+    last_frame: Instant,
+    longest_gap: f64,
 }
 
 impl Running {
@@ -62,8 +66,18 @@ impl Running {
         match spawned {
             Ok(_) => {
                 log::info!("{what}: building in the background");
-                self.building =
-                    Some(Building { progress, rx, what, new_scene, scene_file, started: Instant::now(), frames: 0 });
+                let now = Instant::now();
+                self.building = Some(Building {
+                    progress,
+                    rx,
+                    what,
+                    new_scene,
+                    scene_file,
+                    started: now,
+                    frames: 0,
+                    last_frame: now,
+                    longest_gap: 0.0,
+                });
             }
             Err(e) => self.ui.push_error(format!("{what}: cannot start the scene builder: {e}")),
         }
@@ -94,12 +108,15 @@ impl Running {
         let seconds = b.started.elapsed().as_secs_f64();
         match result {
             Ok(engine) => {
+                let gap = b.longest_gap.max(b.last_frame.elapsed().as_secs_f64());
                 log::info!(
-                    "{}: {} particles, built in {seconds:.1} s; {} frames drawn during the build",
+                    "{}: {} particles, built in {seconds:.1} s; {} frames drawn during the build, {:.0} ms apart at most",
                     b.what,
                     engine.live_particles(),
-                    b.frames
+                    b.frames,
+                    gap * 1e3
                 );
+                self.ui.sim.param_error = None;
                 self.show(World::Running(engine), b.new_scene);
                 if let Some(file) = b.scene_file {
                     self.scene_file = file;
@@ -137,6 +154,8 @@ impl Running {
     pub(super) fn count_build_frame(&mut self) {
         if let Some(b) = self.building.as_mut() {
             b.frames += 1;
+            b.longest_gap = b.longest_gap.max(b.last_frame.elapsed().as_secs_f64());
+            b.last_frame = Instant::now();
         }
     }
 
