@@ -129,6 +129,8 @@ impl Running {
 
     /// `WATERVIEW_TEST_LOAD_SCENE=PATH` (tests/window.rs): loads PATH at frame 5, in the background, and
     /// quits two frames after the build has ended (the log says how many frames were drawn during it).
+    /// With `WATERVIEW_TEST_CANCEL_BUILD` set, the build is cancelled (as by the panel's Cancel) at the first
+    /// frame after it started.
     pub(super) fn drive_test_load(&mut self) {
         let Some((path, state)) = self.test_load_scene.as_mut() else { return };
         match *state {
@@ -136,6 +138,12 @@ impl Running {
                 let path = path.clone();
                 self.test_load_scene = Some((path.clone(), TestLoad::Started));
                 self.apply(crate::ui::UiAction::LoadScene(path));
+            }
+            TestLoad::Started
+                if self.building.is_some() && std::env::var_os("WATERVIEW_TEST_CANCEL_BUILD").is_some() =>
+            {
+                *state = TestLoad::Ended(self.frames);
+                self.apply(crate::ui::UiAction::CancelBuild);
             }
             TestLoad::Started if self.building.is_none() => *state = TestLoad::Ended(self.frames),
             TestLoad::Ended(at) if self.frames >= at + 2 && self.exit_with.is_none() => {
