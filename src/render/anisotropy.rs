@@ -5,7 +5,9 @@
 //! eigen-decomposition of the 3x3 covariance, axis lengths from the standard deviations with the axis
 //! ratio clamped to `kr`, normalised to the splat sphere's volume and scaled; a sphere below `n_eps`
 //! neighbours; centres smoothed toward the weighted mean by `lambda`. The result, one [`Ellipsoid`] per
-//! particle, stays on the GPU in a storage buffer that the splat pass reads directly.
+//! particle, stays on the GPU in two storage buffers of 16 bytes per particle ([`EllipsoidBuffers`]: the
+//! centres and the packed matrices, so a binding of B bytes holds B / 16 particles) that the splat pass
+//! reads directly.
 //!
 //! Neighbours come from this pass's own spatial-hash grid (counting sort: `count`, an exclusive scan
 //! through [`crate::gpu::scan::ScanPass`], `scatter`), rebuilt each frame; the simulation's grid is not
@@ -21,10 +23,10 @@ use crate::gpu::{self, GpuContext};
 /// Threads per workgroup of every kernel here.
 pub const WORKGROUP: u32 = 128;
 
-/// One particle's splat: an ellipsoid, 32 bytes. WGSL twin: `Ellipsoid` in
-/// `shaders/render/ellipsoid.wgsl`, which packs G's six entries into 16-bit floats (half the bytes of
-/// 32-bit rows; the splat ray-casts the rounded ellipsoid exactly, whose axes and orientation move by
-/// about 5e-4 of themselves).
+/// One particle's splat: an ellipsoid, 32 bytes as a value; on the GPU its two 16-byte halves lie in two
+/// arrays ([`EllipsoidBuffers`]). WGSL twin: `Ellipsoid` in `shaders/render/ellipsoid.wgsl`, which packs
+/// G's six entries into 16-bit floats (half the bytes of 32-bit rows; the splat ray-casts the rounded
+/// ellipsoid exactly, whose axes and orientation move by about 5e-4 of themselves).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Ellipsoid {
@@ -71,6 +73,50 @@ impl Ellipsoid {
     }
 }
 
+/// The ellipsoids on the GPU, one entry per particle in each of two storage buffers (usage `STORAGE |
+/// COPY_SRC`), bound separately so that each needs 16 bytes per particle of a binding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EllipsoidBuffers {
+    /// `array<vec4<f32>>`: [`Ellipsoid::centre`] (xyz m, w = bounding radius m, 0 = not drawn).
+    pub centres: wgpu::Buffer,
+    /// `array<vec4<u32>>`: [`Ellipsoid::g_packed`].
+    pub g_packed: wgpu::Buffer,
+}
+
+impl EllipsoidBuffers {
+    /// Bytes per particle of each buffer (the renderer's largest per-particle binding).
+    pub const BYTES_PER_PARTICLE: u64 = 16;
+
+    /// Two buffers for `capacity` particles.
+    fn new(device: &wgpu::Device, capacity: u32) -> Self {
+        let bytes = capacity as u64 * Self::BYTES_PER_PARTICLE;
+        Self {
+            centres: gpu::storage_buffer(device, "ellipsoid centres", bytes),
+            g_packed: gpu::storage_buffer(device, "ellipsoid matrices", bytes),
+        }
+    }
+
+    /// Buffers holding `ellipsoids` (uploaded through `device`'s initialisation; for tests and tools that
+    /// splat ellipsoids of their own).
+    pub fn from_ellipsoids(device: &wgpu::Device, ellipsoids: &[Ellipsoid]) -> Self {
+        let centres: Vec<[f32; 4]> = ellipsoids.iter().map(|e| e.centre).collect();
+        let g: Vec<[u32; 4]> = ellipsoids.iter().map(|e| e.g_packed).collect();
+        Self {
+            centres: gpu::storage_buffer_init(device, "ellipsoid centres", bytemuck::cast_slice(&centres)),
+            g_packed: gpu::storage_buffer_init(device, "ellipsoid matrices", bytemuck::cast_slice(&g)),
+        }
+    }
+
+    /// The first `count` ellipsoids, read back (waits on the GPU: for tests and tools, never in a frame).
+    /// Panics when the buffers hold fewer than `count`.
+    pub fn read_blocking(&self, ctx: &GpuContext, count: usize) -> Vec<Ellipsoid> {
+        let centres = gpu::readback::read_buffer_blocking(ctx, &self.centres);
+        let g = gpu::readback::read_buffer_blocking(ctx, &self.g_packed);
+        let (centres, g): (&[[f32; 4]], &[[u32; 4]]) = (bytemuck::cast_slice(&centres), bytemuck::cast_slice(&g));
+        centres[..count].iter().zip(&g[..count]).map(|(&centre, &g_packed)| Ellipsoid { centre, g_packed }).collect()
+    }
+}
+
 /// Parameters of the pass, bind group 1 binding 0. WGSL twin: `Params` in `shaders/render/anisotropy.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -95,12 +141,23 @@ pub struct AnisotropyUniform {
 }
 const _: () = assert!(size_of::<AnisotropyUniform>() == 48);
 
+/// Buckets of the hash grid's table for `capacity` particles: about two per particle keeps collisions
+/// rare; a power of two, as the row hash needs; at least 1024. The table's `4 (table_size + 1)` bytes are
+/// at most `16 capacity` bytes (for a capacity of at least 257), so the table fits any binding that holds
+/// the 16-byte [`EllipsoidBuffers`]. Capacities up to [`MAX_CAPACITY`].
+pub fn table_size(capacity: u32) -> u32 {
+    (2 * capacity.min(MAX_CAPACITY)).next_power_of_two().max(1024)
+}
+
+/// The most particles the pass takes: the hash table's size, 2^31, must stay a `u32` power of two.
+pub const MAX_CAPACITY: u32 = 1 << 30;
+
 /// Buffers sized for a particle capacity, with their bind group and the scan over the hash table.
 struct Sized {
     capacity: u32,
     table_size: u32,
     cells: wgpu::Buffer,
-    ellipsoids: wgpu::Buffer,
+    ellipsoids: EllipsoidBuffers,
     scan: ScanPass,
     /// The positions buffer the bind group was built over (compared by identity).
     positions: wgpu::Buffer,
@@ -147,7 +204,8 @@ impl AnisotropyPass {
                 gpu::storage_entry::<u32>(2, false, vis),
                 gpu::storage_entry::<u32>(3, false, vis),
                 gpu::storage_entry::<[f32; 4]>(4, false, vis),
-                gpu::storage_entry::<Ellipsoid>(5, false, vis),
+                gpu::storage_entry::<[f32; 4]>(5, false, vis),
+                gpu::storage_entry::<[u32; 4]>(6, false, vis),
             ],
         });
         let pl = frame::pass_pipeline_layout(device, "anisotropy pipeline layout", &layout);
@@ -165,8 +223,8 @@ impl AnisotropyPass {
         }
     }
 
-    /// The ellipsoids of the last encode (`array<Ellipsoid>`, at least `count` entries), if any.
-    pub fn ellipsoids(&self) -> Option<&wgpu::Buffer> {
+    /// The ellipsoids of the last encode (at least `count` entries in each buffer), if any.
+    pub fn ellipsoids(&self) -> Option<&EllipsoidBuffers> {
         self.sized.as_ref().map(|s| &s.ellipsoids)
     }
 
@@ -178,18 +236,17 @@ impl AnisotropyPass {
         positions: &wgpu::Buffer,
         capacity: u32,
     ) -> Result<Sized, gpu::DispatchError> {
-        // About two buckets per particle keeps collisions rare; a power of two, as the row hash needs.
-        let table_size = (2 * capacity).next_power_of_two().max(1024);
+        let table_size = table_size(capacity);
         let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
         let slots = gpu::storage_buffer(device, "anisotropy slots", capacity as u64 * 4);
         let sorted = gpu::storage_buffer(device, "anisotropy sorted positions", capacity as u64 * 16);
-        let ellipsoids = gpu::storage_buffer(device, "ellipsoids", capacity as u64 * size_of::<Ellipsoid>() as u64);
+        let ellipsoids = EllipsoidBuffers::new(device, capacity);
         let scan = ScanPass::new(device, &cells, table_size + 1)?;
         let bind_group = gpu::bind_buffers(
             device,
             "anisotropy bind group",
             &self.layout,
-            &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids],
+            &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids.centres, &ellipsoids.g_packed],
         );
         Ok(Sized {
             capacity,

@@ -54,7 +54,7 @@ pub mod terrain_ao;
 pub mod wave_maker;
 pub mod wetness;
 
-pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid};
+pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid, EllipsoidBuffers};
 pub use camera::{sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};

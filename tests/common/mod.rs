@@ -60,8 +60,7 @@ pub fn anisotropy_of(ctx: &GpuContext, positions: &[glam::Vec4], dx: f32) -> Vec
         version: None,
     };
     record_frame(ctx, &Offscreen::new(ctx, (1, 1)), &default_camera((1, 1)), |frame| pass.encode(frame, input));
-    let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
-    bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..positions.len()].to_vec()
+    pass.ellipsoids().expect("ellipsoids made").read_blocking(ctx, positions.len())
 }
 
 /// The frame uniform of the default orbit camera for a `size`-pixel view.
