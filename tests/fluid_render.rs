@@ -12,7 +12,7 @@ mod common;
 use common::{anisotropy_of, mean_curvature, noisy_disc, noisy_step, read_float_texture, run_flow};
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
-use waterview::gpu::{storage_buffer_init, GpuContext};
+use waterview::gpu::GpuContext;
 use waterview::render::{
     render_to_image, AnisotropyInput, Ellipsoid, EllipsoidBuffers, FluidSettings, FluidTargets, FluidView, OrbitCamera,
     ParticleSource, Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Tank, Targets,
@@ -452,7 +452,7 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
             .collect()
     };
     let (a, b) = (lattice(0.0), lattice(0.4));
-    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(&a));
+    let buffer = split_buffer(&ctx, "test positions", bytemuck::cast_slice(&a));
     let mut settings = RenderSettings::default();
     settings.fluid.dx = dx;
     let mut pass = waterview::render::AnisotropyPass::new(&ctx, OFFSCREEN_FORMAT);
@@ -469,14 +469,14 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
     };
     let first = run(&mut pass, Some(1), &settings);
     assert!(first == anisotropy_of(&ctx, &a, dx), "the first encode computes");
-    ctx.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&b));
+    buffer.write(&ctx.queue, 0, bytemuck::cast_slice(&b));
     assert!(run(&mut pass, Some(1), &settings) == first, "same version: kept");
     let sheared = run(&mut pass, Some(2), &settings);
     assert!(sheared == anisotropy_of(&ctx, &b, dx) && sheared != first, "a new version recomputes");
     settings.fluid.anisotropy_scale = 1.5;
     let larger = run(&mut pass, Some(2), &settings);
     assert!(larger != sheared, "other parameters recompute");
-    ctx.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&a));
+    buffer.write(&ctx.queue, 0, bytemuck::cast_slice(&a));
     assert!(run(&mut pass, None, &settings) != larger, "no version: always recomputed");
 }
 

@@ -34,7 +34,8 @@ struct Params {
 }
 
 @group(1) @binding(0) var<uniform> params: Params;
-@group(1) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+// The particles' positions, split over bindings like the simulation's (src/gpu/split.rs).
+#split_array 1 1 read positions vec4<f32>
 // table_size (a power of two) + 1 counters; after the scan, the first index of each bucket in `sorted`.
 @group(1) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
 @group(1) @binding(3) var<storage, read_write> slots: array<u32>;
@@ -71,7 +72,7 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     if i >= params.count {
         return;
     }
-    slots[i] = atomicAdd(&cells[bucket(cell_of(positions[i].xyz))], 1u);
+    slots[i] = atomicAdd(&cells[bucket(cell_of(positions_load(i).xyz))], 1u);
 }
 
 @compute @workgroup_size(128)
@@ -80,8 +81,9 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     if i >= params.count {
         return;
     }
-    let start = atomicLoad(&cells[bucket(cell_of(positions[i].xyz))]);
-    sorted[start + slots[i]] = positions[i];
+    let p = positions_load(i);
+    let start = atomicLoad(&cells[bucket(cell_of(p.xyz))]);
+    sorted[start + slots[i]] = p;
 }
 
 // Eigen-decomposition of a symmetric 3x3 matrix: `values` unsorted, `vectors` column k for values[k].
@@ -173,8 +175,9 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if i >= params.count {
         return;
     }
-    let xi = positions[i].xyz;
-    if positions[i].w < 0.0 {
+    let pi = positions_load(i);
+    let xi = pi.xyz;
+    if pi.w < 0.0 {
         // Parked in the emitters' pool (see sim/common.wgsl): not drawn (the splat pass culls r = 0).
         store_ellipsoid(i, Ellipsoid(vec4<f32>(xi, 0.0), vec4<u32>(0u)));
         return;

@@ -18,7 +18,11 @@
 use super::frame;
 use super::pass::{Frame, Pass};
 use crate::gpu::scan::ScanPass;
-use crate::gpu::{self, GpuContext};
+use crate::gpu::{
+    self,
+    split::{self, SplitBuffer},
+    GpuContext,
+};
 
 /// Threads per workgroup of every kernel here.
 pub const WORKGROUP: u32 = 128;
@@ -159,7 +163,7 @@ struct Sized {
     cells: wgpu::Buffer,
     ellipsoids: EllipsoidBuffers,
     scan: ScanPass,
-    /// The positions buffer the bind group was built over (compared by identity).
+    /// The first chunk of the positions the bind group was built over (compared by identity).
     positions: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     _slots: wgpu::Buffer,
@@ -169,6 +173,11 @@ struct Sized {
 /// The anisotropy pass: pipelines, uniform and the per-capacity buffers (ellipsoids out).
 pub struct AnisotropyPass {
     layout: wgpu::BindGroupLayout,
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    /// The chunk length of the split positions the pipelines read (their `SPLIT_N`): they are made again
+    /// when the positions come in chunks of another length (only where a test lowers it).
+    per_binding: u32,
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     anisotropy: wgpu::ComputePipeline,
@@ -181,8 +190,8 @@ pub struct AnisotropyPass {
 /// What the anisotropy pass reads per frame.
 #[derive(Clone, Copy)]
 pub struct AnisotropyInput<'a> {
-    /// `array<vec4<f32>>`, xyz metres (w < 0: parked, no ellipsoid).
-    pub positions: &'a wgpu::Buffer,
+    /// `array<vec4<f32>>` split over bindings ([`gpu::split`]), xyz metres (w < 0: parked, no ellipsoid).
+    pub positions: &'a SplitBuffer,
     /// Particles to process (the first `count` of `positions`).
     pub count: u32,
     /// The pass's parameters; `count` and `table_size` are filled in by the pass.
@@ -199,28 +208,48 @@ impl AnisotropyPass {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("anisotropy bind group layout"),
             entries: &[
-                gpu::uniform_entry::<AnisotropyUniform>(0, vis),
-                gpu::storage_entry::<[f32; 4]>(1, true, vis),
-                gpu::storage_entry::<u32>(2, false, vis),
-                gpu::storage_entry::<u32>(3, false, vis),
-                gpu::storage_entry::<[f32; 4]>(4, false, vis),
-                gpu::storage_entry::<[f32; 4]>(5, false, vis),
-                gpu::storage_entry::<[u32; 4]>(6, false, vis),
-            ],
+                [
+                    gpu::uniform_entry::<AnisotropyUniform>(0, vis),
+                    gpu::storage_entry::<u32>(2, false, vis),
+                    gpu::storage_entry::<u32>(3, false, vis),
+                    gpu::storage_entry::<[f32; 4]>(4, false, vis),
+                    gpu::storage_entry::<[f32; 4]>(5, false, vis),
+                    gpu::storage_entry::<[u32; 4]>(6, false, vis),
+                ]
+                .as_slice(),
+                &split::layout_entries::<[f32; 4]>(1, true, vis, split::MAX_CHUNKS),
+            ]
+            .concat(),
         });
         let pl = frame::pass_pipeline_layout(device, "anisotropy pipeline layout", &layout);
         let module = gpu::shader::module(device, "render/anisotropy.wgsl");
         let uniform =
             gpu::uniform_buffer_init(device, "anisotropy uniform", bytemuck::bytes_of(&AnisotropyUniform::zeroed()));
+        let per_binding = split::per_binding(&device.limits());
+        let [count, scatter, anisotropy] = Self::pipelines(device, &module, &pl, per_binding);
         Self {
-            count: gpu::compute_pipeline(device, &module, &pl, "count"),
-            scatter: gpu::compute_pipeline(device, &module, &pl, "scatter"),
-            anisotropy: gpu::compute_pipeline(device, &module, &pl, "anisotropy"),
+            count,
+            scatter,
+            anisotropy,
+            module,
+            pipeline_layout: pl,
+            per_binding,
             layout,
             uniform,
             sized: None,
             computed: None,
         }
+    }
+
+    /// The pipelines `count`, `scatter` and `anisotropy` reading positions in chunks of `per_binding`.
+    fn pipelines(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        per_binding: u32,
+    ) -> [wgpu::ComputePipeline; 3] {
+        let constants = [(split::CONSTANT, per_binding as f64)];
+        ["count", "scatter", "anisotropy"].map(|e| gpu::compute_pipeline_with(device, module, layout, e, &constants))
     }
 
     /// The ellipsoids of the last encode (at least `count` entries in each buffer), if any.
@@ -233,7 +262,7 @@ impl AnisotropyPass {
     fn make_sized(
         &self,
         device: &wgpu::Device,
-        positions: &wgpu::Buffer,
+        positions: &SplitBuffer,
         capacity: u32,
     ) -> Result<Sized, gpu::DispatchError> {
         let table_size = table_size(capacity);
@@ -242,19 +271,23 @@ impl AnisotropyPass {
         let sorted = gpu::storage_buffer(device, "anisotropy sorted positions", capacity as u64 * 16);
         let ellipsoids = EllipsoidBuffers::new(device, capacity);
         let scan = ScanPass::new(device, &cells, table_size + 1)?;
-        let bind_group = gpu::bind_buffers(
-            device,
-            "anisotropy bind group",
-            &self.layout,
-            &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids.centres, &ellipsoids.g_packed],
-        );
+        let fixed = [
+            (0, &self.uniform),
+            (2, &cells),
+            (3, &slots),
+            (4, &sorted),
+            (5, &ellipsoids.centres),
+            (6, &ellipsoids.g_packed),
+        ];
+        let entries = fixed.into_iter().chain(positions.bindings(1, split::MAX_CHUNKS));
+        let bind_group = gpu::bind_at(device, "anisotropy bind group", &self.layout, entries);
         Ok(Sized {
             capacity,
             table_size,
             cells,
             ellipsoids,
             scan,
-            positions: positions.clone(),
+            positions: positions.chunks()[0].clone(),
             bind_group,
             _slots: slots,
             _sorted: sorted,
@@ -271,10 +304,9 @@ impl Pass for AnisotropyPass {
     /// other render settings change (1.0 ms per frame at 1 M particles on an H100).
     fn encode(&mut self, frame: &mut Frame<'_>, input: AnisotropyInput<'_>) {
         let AnisotropyInput { positions, count, mut params, version } = input;
+        let first = &positions.chunks()[0];
         let same = |(v, p, b): &(u64, AnisotropyUniform, wgpu::Buffer)| {
-            version == Some(*v)
-                && *p == AnisotropyUniform { count, table_size: p.table_size, ..params }
-                && b == positions
+            version == Some(*v) && *p == AnisotropyUniform { count, table_size: p.table_size, ..params } && b == first
         };
         if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
             return;
@@ -283,7 +315,12 @@ impl Pass for AnisotropyPass {
         if count == 0 {
             return;
         }
-        let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *positions);
+        if positions.per_binding() != self.per_binding {
+            self.per_binding = positions.per_binding();
+            [self.count, self.scatter, self.anisotropy] =
+                Self::pipelines(frame.device, &self.module, &self.pipeline_layout, self.per_binding);
+        }
+        let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *first);
         if stale {
             let capacity = self.sized.as_ref().map_or(count, |s| s.capacity.max(count));
             self.sized = self
@@ -300,7 +337,7 @@ impl Pass for AnisotropyPass {
         params.count = count;
         params.table_size = s.table_size;
         frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
-        self.computed = version.map(|v| (v, params, positions.clone()));
+        self.computed = version.map(|v| (v, params, first.clone()));
         if params.enabled != 0 {
             frame.encoder.clear_buffer(&s.cells, 0, None);
         }

@@ -322,7 +322,7 @@ impl Renderer {
             let params = settings.anisotropy_uniform();
             self.anisotropy.encode(
                 &mut frame,
-                AnisotropyInput { positions: &p.positions.chunks()[0], count: p.count, params, version: p.version },
+                AnisotropyInput { positions: p.positions, count: p.count, params, version: p.version },
             );
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else
