@@ -12,8 +12,8 @@ use waterview::render::SkyError;
 use waterview::scene::{heightfield_from_bytes, Aabb, Scene, SceneError, TerrainDesc};
 
 /// Scenes whose fluid blocks hold more lattice points than this are parsed and validated but not built:
-/// the library allows up to `MAX_PARTICLES` (2^27, about 3 GiB while building), past libFuzzer's 2 GiB
-/// memory limit. 2^20 particles take 24 MiB.
+/// the library allows up to `MAX_PARTICLES` (2^32 - 1; its lattice is counted, never laid out, but the
+/// check below lays it out), past libFuzzer's 2 GiB memory limit. 2^20 particles take 24 MiB.
 pub const MAX_BUILT_PARTICLES: u64 = 1 << 20;
 
 /// Scene file bytes -> parse -> validate -> the initial particles and terrain, on a GPU adapter's dx and
@@ -26,9 +26,11 @@ pub fn scene_text(data: &[u8]) -> Result<(), SceneError> {
             continue;
         }
         let setup = scene.build(on_cpu)?;
-        assert!(!setup.positions.is_empty() && setup.positions.len() == setup.velocities.len());
+        let (positions, velocities) = setup.to_vecs();
+        assert!(!positions.is_empty() && positions.len() == velocities.len());
+        assert_eq!(positions.len() as u64, setup.len(), "the count is the particles handed out");
         let d = &scene.domain;
-        for p in &setup.positions {
+        for p in &positions {
             assert!(p.is_finite(), "particle at {p}");
             assert!((0..3).all(|a| p[a] >= d.min[a] && p[a] <= d.max[a]), "particle {p} outside the domain {d:?}");
         }

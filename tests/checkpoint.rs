@@ -233,7 +233,7 @@ fn hostile_checkpoints_and_other_scenes_are_refused_with_the_reason() {
         "{e}"
     );
     let (kind, e) = other("max: (1.2, 0.2, 0.4))]", "max: (1.2, 0.3, 0.4))]");
-    let count = |text: &str| Scene::from_str(text, Path::new("s.ron")).unwrap().build(false).unwrap().positions.len();
+    let count = |text: &str| Scene::from_str(text, Path::new("s.ron")).unwrap().build(false).unwrap().len();
     let (saved, deeper) = (count(FLUME), count(&FLUME.replace("max: (1.2, 0.2, 0.4))]", "max: (1.2, 0.3, 0.4))]")));
     let want = format!("its scene started with {saved} particles at dx = 0.05 m; scene `flume` builds {deeper} there");
     assert!(kind && e.contains(&want), "{e}");

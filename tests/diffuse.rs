@@ -111,7 +111,7 @@ fn potentials_match_the_cpu_reference() {
     }
     let domain = Aabb { min: [0.0; 3], max: [2.0; 3] };
     let terrain = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::splat(2.0), 0.0);
-    let setup = SceneSetup { positions, velocities, terrain };
+    let setup = SceneSetup::from_particles(positions, velocities, terrain);
     let diffuse = DiffuseParams { trapped_air_rate: 60.0, wave_crest_rate: 90.0, ..DiffuseParams::default() };
     let params = SimParams { dx, substeps: 1, gravity: [0.0; 3], diffuse, ..SimParams::default() };
     let mut sim = Simulation::new(&ctx, &domain, &setup, &params).expect("simulation builds");

@@ -31,7 +31,7 @@ fn grid_build_in_rows_matches_cpu_counting_sort() {
     let positions: Vec<Vec3> =
         (0..5000).map(|_| Vec3::new(0.01 + 0.98 * next(), 0.01 + 0.58 * next(), 0.01 + 0.78 * next())).collect();
     let terrain = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::new(1.0, 0.8), 0.0);
-    let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions: positions.clone(), terrain };
+    let setup = SceneSetup::from_particles(positions.clone(), vec![Vec3::ZERO; positions.len()], terrain);
     let params = SimParams { dx: 0.02, ..SimParams::default() };
     let sim = Simulation::new_with(&ctx, &domain, &setup, &params, SimOptions::default()).expect("simulation builds");
     let grid = sim.grid_shape();

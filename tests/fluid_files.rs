@@ -28,7 +28,7 @@ fn scene(dir: &Path, file: &str, terrain: &str) -> Scene {
 /// The error building `file` as the water gives.
 fn refused(dir: &Path, file: &str, terrain: &str) -> String {
     match scene(dir, file, terrain).build(false) {
-        Ok(s) => panic!("{file} built {} particles", s.positions.len()),
+        Ok(s) => panic!("{file} built {} particles", s.len()),
         Err(e) => e.to_string(),
     }
 }
@@ -119,7 +119,7 @@ fn particles_inside_the_terrain_are_refused() {
     assert!(e.contains(first), "{e}");
     let above = cloud(&[[0.9, 0.5, 0.5], [0.1, 0.3, 0.5]]);
     particle_io::write(&dir.join("above.ply"), &above, ParticleFormat::Ply, 0.0).expect("write");
-    assert_eq!(scene(&dir, "above.ply", terrain).build(false).expect("above the ground").positions.len(), 2);
+    assert_eq!(scene(&dir, "above.ply", terrain).build(false).expect("above the ground").len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

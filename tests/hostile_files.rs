@@ -60,7 +60,7 @@ fn heightmap_build_err(heightmap: &Path, dir: &Path) -> String {
         minimal(&format!("terrain: Some((heightmap: {:?}, extent: (1.0, 1.0))),", heightmap.display().to_string()));
     let scene = Scene::from_str(&text, &dir.join("scene.ron")).expect("the scene parses");
     match within(5, &format!("building with heightmap {}", heightmap.display()), move || {
-        scene.build(false).map(|s| s.positions.len())
+        scene.build(false).map(|s| s.len() as usize)
     }) {
         Ok(n) => panic!("{} built {n} particles", heightmap.display()),
         Err(e) => e.to_string(),

@@ -42,7 +42,7 @@ fn parse_err(text: &str, path: &Path) -> String {
 fn build_err(text: &str, dir: &Path) -> SceneError {
     let scene = Scene::from_str(text, &dir.join("scene.ron")).expect("scene parses");
     match scene.build(false) {
-        Ok(s) => panic!("expected a build error, got {} particles", s.positions.len()),
+        Ok(s) => panic!("expected a build error, got {} particles", s.len()),
         Err(e) => e,
     }
 }
@@ -64,14 +64,15 @@ fn builtin_scenes_build_with_the_promised_counts() {
         scene.validate().expect("built-in scene validates");
         for on_cpu in [false, true] {
             let setup = scene.build(on_cpu).unwrap_or_else(|e| panic!("{name} builds: {e}"));
-            let n = setup.positions.len();
+            let n = setup.len() as usize;
             let estimate = scene.estimate_particle_count(on_cpu);
             println!(
                 "{name:>9} on {}: dx = {:.4} m, {n} particles (estimate {estimate})",
                 if on_cpu { "CPU" } else { "GPU" },
                 scene.effective_dx(on_cpu)
             );
-            assert_eq!(setup.velocities.len(), n);
+            let (positions, velocities) = setup.to_vecs();
+            assert_eq!((positions.len(), velocities.len()), (n, n));
             assert!(estimate >= n as u64, "the estimate is an upper bound");
             let target = if on_cpu { Some(cpu_target) } else { gpu_target };
             if let Some(t) = target {
@@ -110,7 +111,8 @@ fn valley_terrain_has_relief_and_particles_sit_above_it() {
         assert!(hi - lo > 3.0, "relief {} m", hi - lo);
         assert!(hi < d.max[1], "the terrain fits under the domain's top");
         let dx = scene.effective_dx(on_cpu);
-        for p in &setup.positions {
+        let (positions, _) = setup.to_vecs();
+        for p in &positions {
             let ground = setup.terrain.height_at(p.x, p.z);
             assert!(p.y >= ground + 0.49 * dx, "particle {p} is within dx/2 of the terrain at {ground}");
             for a in 0..3 {
@@ -118,7 +120,7 @@ fn valley_terrain_has_relief_and_particles_sit_above_it() {
             }
         }
         // Some water stands well above the valley floor (a real column, not a film).
-        let top = setup.positions.iter().map(|p| p.y).fold(f32::MIN, f32::max);
+        let top = positions.iter().map(|p| p.y).fold(f32::MIN, f32::max);
         assert!(top - lo > 4.0, "water column top {top}");
     }
 }

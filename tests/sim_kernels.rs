@@ -66,7 +66,7 @@ fn sim_for(ctx: &waterview::gpu::GpuContext, positions: Vec<Vec3>, domain: Aabb,
         glam::Vec2::new(domain.max[0] - domain.min[0], domain.max[2] - domain.min[2]),
         domain.min[1],
     );
-    let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions, terrain };
+    let setup = SceneSetup::from_particles(positions, Vec::new(), terrain);
     let params = SimParams { dx, ..SimParams::default() };
     Simulation::new(ctx, &domain, &setup, &params).expect("simulation builds")
 }
@@ -89,7 +89,7 @@ fn check_grid_build(options: SimOptions, folded: bool) {
     let domain = Aabb { min: [0.0, 0.0, 0.0], max: [1.0, 0.6, 0.8] };
     let positions = random_particles(5000, Vec3::splat(0.01), Vec3::new(0.99, 0.59, 0.79), 7);
     let terrain = Heightfield::flat(glam::Vec2::new(0.0, 0.0), glam::Vec2::new(1.0, 0.8), 0.0);
-    let setup = SceneSetup { velocities: vec![Vec3::ZERO; positions.len()], positions: positions.clone(), terrain };
+    let setup = SceneSetup::from_particles(positions.clone(), Vec::new(), terrain);
     let params = SimParams { dx: 0.02, ..SimParams::default() };
     let sim = Simulation::new_with(&ctx, &domain, &setup, &params, options).expect("simulation builds");
     let shape = sim.grid_shape();

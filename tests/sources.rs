@@ -50,7 +50,7 @@ fn sink_removes_the_water_that_enters_it() {
     let sink = Sink { min: [1.0, 0.0, 0.0], max: [2.0, 1.0, 0.6] };
     let scene = channel(vec![], vec![sink], ([0.6, 0.0, 0.0], [1.4, 0.3, 0.6]));
     let (all, _) = run(&scene, 3.0);
-    let initial = scene.build(false).unwrap().positions.len() as u32;
+    let initial = scene.build(false).unwrap().len() as u32;
     let first = &all[0];
     let last = all.last().unwrap();
     println!(

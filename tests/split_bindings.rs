@@ -91,7 +91,7 @@ fn a_dam_break_in_three_chunks_runs_as_in_one() {
     // Three chunks (lavapipe's 32 storage buffers per stage hold three for the simulation's six arrays),
     // the scene's water reaching into the last one and the fountain's pool in it.
     let per = chunk_for(one.capacity() as u64, 3);
-    assert!(setup.positions.len() as u64 > 2 * per as u64, "{} scene particles reach chunk 2", setup.positions.len());
+    assert!(setup.len() > 2 * per as u64, "{} scene particles reach chunk 2", setup.len() as usize);
     split::set_per_binding(per);
     let mut three = simulation(&ctx, &scene, &setup, &emitters);
     split::set_per_binding(0);
@@ -114,12 +114,14 @@ fn a_dam_break_in_three_chunks_runs_as_in_one() {
     let (c1, e1, n1) = summary(&p1, &v1);
     let (c3, e3, n3) = summary(&p3, &v3);
     println!("one binding: centroid {c1:?}, energy {e1}, {n1} live; three: {c3:?}, {e3}, {n3}");
-    assert!(n1 > setup.positions.len(), "the fountain emitted ({n1} live)");
+    assert!(n1 > setup.len() as usize, "the fountain emitted ({n1} live)");
     assert_eq!(n3, n1, "the same particles emitted");
+    // Two one-binding runs differ by the sort's order alone: up to 0.16 % in kinetic energy and 1e-4 of
+    // the centroid after 12 frames (lavapipe, five pairs of runs); the bounds leave room for that.
     for a in 0..3 {
-        assert!((c3[a] - c1[a]).abs() <= 1e-3 * c1[a].abs().max(0.1), "centroid {c3:?} vs {c1:?}");
+        assert!((c3[a] - c1[a]).abs() <= 5e-4 * c1[a].abs().max(0.1), "centroid {c3:?} vs {c1:?}");
     }
-    assert!((e3 - e1).abs() <= 1e-2 * e1, "kinetic energy {e3} vs {e1}");
+    assert!((e3 - e1).abs() <= 5e-3 * e1, "kinetic energy {e3} vs {e1}");
 
     // The state copy (checkpoints) reads across the chunks; a restore writes across them: the split
     // simulation restored from the one-binding state holds it bit for bit.
@@ -168,7 +170,7 @@ fn a_grown_pool_carries_the_particles_across_chunks() {
     let _turn = HOOK.lock().unwrap_or_else(|e| e.into_inner());
     let ctx = common::gpu();
     let (scene, setup) = dam();
-    let n = setup.positions.len() as u64;
+    let n = setup.len();
     // Two chunks before, three after the pool grows.
     let per = chunk_for(n, 2);
     split::set_per_binding(per);

@@ -252,11 +252,7 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
     let estimate = scene.estimate_particle_count_at(dx0);
     // Built only when the GPU could hold it; past that (or when it does not build) the lattice estimate
     // is close enough to start from, and nothing is laid out in memory.
-    let n0 = if estimate <= limit.max {
-        scene_at(scene, dx0).map_or(estimate, |s| s.positions.len() as u64)
-    } else {
-        estimate
-    };
+    let n0 = if estimate <= limit.max { scene_at(scene, dx0).map_or(estimate, |s| s.len()) } else { estimate };
     let mut report = Report {
         adapter: ctx.adapter_summary(),
         is_cpu: ctx.is_cpu(),
@@ -281,7 +277,7 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
                 limit.max,
                 limit.why
             )),
-            Some(n) => setup_for_count(scene, n0, dx0, n),
+            Some(n) => setup_for_count(scene, n0, dx0, n, limit.max),
             None => {
                 let dx = scene.effective_dx(ctx.is_cpu());
                 // The scene's own size, refused from its estimate before it is laid out.
@@ -307,10 +303,10 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
                 continue;
             }
         };
-        let target = target.unwrap_or(setup.positions.len() as u64);
+        let target = target.unwrap_or(setup.len());
         let mut stop = false;
         for &wg in &plan.workgroup_sizes {
-            eprint!("  {target} particles (built {}, dx = {dx:.4} m), workgroup {wg}: ", setup.positions.len());
+            eprint!("  {target} particles (built {}, dx = {dx:.4} m), workgroup {wg}: ", setup.len());
             match run_config(ctx, scene, &setup, dx, wg, plan) {
                 Ok(mut r) => {
                     r.target_particles = target;
@@ -361,16 +357,21 @@ fn scene_at(scene: &Scene, dx: f32) -> Result<SceneSetup> {
 
 /// The spacing and particles closest to `target` from the scene's `n0` particles at `dx0`:
 /// `dx = dx0 (n0 / target)^(1/3)`, corrected from the built count up to five times (the lattice and
-/// the terrain make the count a step function of dx; the closest build is kept).
-pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<(f32, SceneSetup)> {
+/// the terrain make the count a step function of dx; the closest build of at most `max` particles, the
+/// GPU's limit, is kept, so a target at the limit runs). A build only counts the particles (the lattice
+/// is generated when the simulation is made), so each try takes milliseconds even at 200 M.
+pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64, max: u64) -> Result<(f32, SceneSetup)> {
     let mut dx = dx0 * (n0.max(1) as f32 / target.max(1) as f32).cbrt();
     let mut best: Option<(f64, f32, SceneSetup)> = None;
-    for _ in 0..6 {
+    for _ in 0..8 {
         let setup = scene_at(scene, dx).with_context(|| format!("building {target} particles (dx = {dx} m)"))?;
-        let n = setup.positions.len() as f64;
+        let n = setup.len() as f64;
         let err = (n / target as f64 - 1.0).abs();
-        let next = dx * (n / target as f64).cbrt() as f32;
-        if best.as_ref().is_none_or(|b| err < b.0) {
+        let mut next = dx * (n / target as f64).cbrt() as f32;
+        if setup.len() > max {
+            // Over the GPU's limit: never kept; a slightly larger spacing next.
+            next = next.max(dx * 1.002);
+        } else if best.as_ref().is_none_or(|b| err < b.0) {
             best = Some((err, dx, setup));
         }
         if err < 0.02 || next == dx {
@@ -378,7 +379,8 @@ pub fn setup_for_count(scene: &Scene, n0: u64, dx0: f32, target: u64) -> Result<
         }
         dx = next;
     }
-    let (_, dx, setup) = best.context("no particles built")?;
+    let (_, dx, setup) =
+        best.with_context(|| format!("no spacing gives {target} particles within the limit of {max}"))?;
     Ok((dx, setup))
 }
 
@@ -401,7 +403,7 @@ pub fn run_config(
         ..SimOptions::default()
     };
     let options = BuildOptions { dx: Some(dx), sim: sim_options, sources: false };
-    let mut engine = Engine::with_setup(ctx, scene.clone(), setup.clone(), options)?;
+    let mut engine = Engine::with_setup(ctx, scene.clone(), setup, options)?;
     let substeps = engine.params().substeps;
     let mut sim_profiler = Profiler::new(&ctx.device);
     let mut render_profiler = Profiler::new(&ctx.device);
@@ -498,7 +500,7 @@ pub fn run_config(
     let stats = |samples: &[Vec<PassTime>]| medians(samples, substeps);
     let mean = |k: usize| solver.iter().map(|s| s[k]).sum::<f64>() / solver.len().max(1) as f64;
     Ok(ConfigResult {
-        target_particles: setup.positions.len() as u64,
+        target_particles: setup.len(),
         particles: n,
         dx,
         workgroup_size,

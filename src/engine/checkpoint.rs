@@ -161,7 +161,7 @@ impl Engine {
             domain: *sim.domain(),
             terrain_crc: terrain_crc(t),
             terrain_samples: [t.nx, t.nz],
-            scene_particles: self.setup.positions.len() as u32,
+            scene_particles: self.sim.scene_particles(),
             capacity: sim.capacity(),
             grid_origin: grid.origin,
             grid_dims: grid.dims,
@@ -240,7 +240,7 @@ impl Engine {
         }
         let options = BuildOptions { dx: Some(h.dx), sources: h.sources, ..options };
         let mut engine = Engine::new(ctx, scene, options)?;
-        let built = engine.setup.positions.len() as u32;
+        let built = engine.sim.scene_particles();
         if built != h.scene_particles {
             return Err(mismatch(format!(
                 "its scene started with {} particles at dx = {} m; scene `{name}` builds {built} there",

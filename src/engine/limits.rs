@@ -1,6 +1,6 @@
 //! What a scene may ask of the GPU, checked before anything is built: the particle count the engine's
-//! buffers hold ([`particle_limit`]: the simulation's and the renderer's largest per-particle buffers
-//! must each fit one storage binding) against the scene's cheap lattice estimate plus the emitters'
+//! buffers hold ([`particle_limit`]: the renderer's largest per-particle buffers must each fit one
+//! storage binding, the simulation's are split over up to 4, [`crate::gpu::split`]) against the scene's cheap lattice estimate plus the emitters'
 //! pool ([`check_fits`]), so a scene past the limit is refused in milliseconds, before its particles are
 //! laid out in CPU memory (125 M particles took 8.4 s and 2.9 GB before the GPU refused them).
 
@@ -8,7 +8,7 @@ use super::EngineError;
 use crate::gpu::GpuContext;
 use crate::render::{anisotropy, EllipsoidBuffers};
 use crate::scene::Scene;
-use crate::sim::{sources, ParticleLimit, Simulation};
+use crate::sim::{gib, sources, ParticleLimit, SimOptions, Simulation};
 
 /// The most particles the renderer can draw on `ctx`: [`render_limit_for`] its largest storage binding
 /// ([`GpuContext::max_storage_binding`]). 8 388 608 on lavapipe (128 MiB), 268 435 455 at 4 GiB - 1
@@ -51,6 +51,58 @@ pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
     } else {
         sim
     }
+}
+
+/// Bytes of GPU memory the renderer allocates per particle: the ellipsoids (32), the anisotropy pass's
+/// sorted positions (16) and slots (4), and its hash table of `(2 n).next_power_of_two()` cells (4 bytes
+/// each: 8 to 16 per particle; counted at 16). Screen-sized targets come on top, independent of the count.
+pub const RENDER_BYTES_PER_PARTICLE: f64 = 32.0 + 16.0 + 4.0 + 16.0;
+
+/// Bytes of GPU memory the engine allocates per particle (the emitters' pool included) with `options`:
+/// the simulation's ([`crate::sim::bytes_per_particle`], the diffuse pool and the initial state kept for
+/// resets included) and the renderer's ([`RENDER_BYTES_PER_PARTICLE`]). 212.5 bytes with the defaults.
+pub fn bytes_per_particle(options: &SimOptions) -> f64 {
+    crate::sim::bytes_per_particle(options) + RENDER_BYTES_PER_PARTICLE
+}
+
+/// Host memory, bytes, a build needs besides the fluid files' particles (which are bounded by their files'
+/// size): the chunks being generated and the queue's staging copies of them, 32 bytes per particle of at
+/// most 16 chunks of [`crate::scene::lattice::CHUNK_POINTS`], or of `particles` when fewer (512 MiB at most).
+pub fn host_bytes(particles: u64) -> u64 {
+    particles.min(16 * crate::scene::lattice::CHUNK_POINTS) * 32
+}
+
+/// The host's available memory, bytes (`MemAvailable` of `/proc/meminfo`); `None` where it cannot be
+/// read (not Linux).
+pub fn host_memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Checks, before anything is built, that `count` particles fit the GPU memory `options.memory` (when
+/// known) at [`bytes_per_particle`], and that the host has the memory the build's chunks need
+/// ([`host_bytes`], against [`host_memory_available`]). `file` names the scene in the error.
+pub fn check_memory(file: &std::path::Path, count: u64, options: &SimOptions) -> Result<(), EngineError> {
+    let per = bytes_per_particle(options);
+    let bytes = (per * count as f64) as u64;
+    if let Some(memory) = options.memory.filter(|&m| bytes > m) {
+        let fit = (memory as f64 / per) as u64;
+        return Err(EngineError::GpuMemory { file: file.to_path_buf(), count, bytes, memory, fit });
+    }
+    let host = host_bytes(count);
+    match host_memory_available() {
+        Some(available) if available < host => {
+            Err(EngineError::HostMemory { file: file.to_path_buf(), count, bytes: host, available })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Describes `bytes` for messages ("1.50 GiB").
+pub(super) fn describe(bytes: u64) -> String {
+    gib(bytes)
 }
 
 /// Particles `scene` builds at spacing `dx` at most: its blocks' lattice points and, when `sources`, the

@@ -25,7 +25,7 @@ pub mod limits;
 pub mod progress;
 
 pub use checkpoint::{Checkpoint, CheckpointError, PendingCheckpoint};
-pub use limits::{check_fits, particle_limit, render_limit};
+pub use limits::{bytes_per_particle, check_fits, check_memory, particle_limit, render_limit};
 pub use progress::{BuildPhase, BuildProgress};
 
 use crate::gpu::GpuContext;
@@ -76,6 +76,26 @@ pub enum EngineError {
     /// The build was cancelled ([`BuildProgress::cancel`]); nothing was built.
     #[error("the build was cancelled")]
     Cancelled,
+    /// The scene's particles need more GPU memory than the device has ([`check_memory`]: the lattice
+    /// estimate times [`bytes_per_particle`], against [`SimOptions::memory`]).
+    #[error(
+        "scene {}: {count} particles need about {} of GPU memory ({} bytes per particle), more than the {} \
+         this GPU has; about {fit} particles fit: increase dx or shrink the fluid blocks",
+        file.display(),
+        limits::describe(*bytes),
+        bytes / (*count).max(1),
+        limits::describe(*memory)
+    )]
+    GpuMemory { file: PathBuf, count: u64, bytes: u64, memory: u64, fit: u64 },
+    /// The host has too little memory available for the chunks a build generates ([`check_memory`]).
+    #[error(
+        "scene {}: building {count} particles needs about {} of memory for its chunks, but only {} is available \
+         (MemAvailable in /proc/meminfo); close other programs or increase dx",
+        file.display(),
+        limits::describe(*bytes),
+        limits::describe(*available)
+    )]
+    HostMemory { file: PathBuf, count: u64, bytes: u64, available: u64 },
 }
 
 /// How a scene is built: its spacing, the dispatch options and whether its sources run.
@@ -122,8 +142,6 @@ pub struct Engine {
     /// The scene as the user sees it: its own dx (unless rebuilt at another), the solver parameters and
     /// sources as last applied. Saving it writes the current state.
     scene: Scene,
-    /// The initial particles and the terrain at the spacing in use (a reset returns to them).
-    setup: SceneSetup,
     sim: Simulation,
     options: BuildOptions,
 }
@@ -137,20 +155,21 @@ impl Engine {
     /// the GPU refuses the simulation.
     pub fn new(ctx: &GpuContext, scene: Scene, options: BuildOptions) -> Result<Self, EngineError> {
         let dx = spacing(ctx, &scene, &options);
-        let setup = checked_build(ctx, &scene.at_dx(dx), options.sources)?;
-        Self::with_setup(ctx, scene, setup, options)
+        let setup = checked_build(ctx, &scene.at_dx(dx), &options)?;
+        Self::with_setup(ctx, scene, &setup, options)
     }
 
     /// As [`Engine::new`] from particles built (or filtered) by the caller at spacing `options.dx`
-    /// (validation keeps a part of a scene's water; the benchmark searches a spacing for a count).
+    /// (validation keeps a part of a scene's water; the benchmark searches a spacing for a count). The
+    /// engine keeps no particle: they live in the simulation's buffers (and its initial copy on the GPU).
     pub fn with_setup(
         ctx: &GpuContext,
         scene: Scene,
-        setup: SceneSetup,
+        setup: &SceneSetup,
         options: BuildOptions,
     ) -> Result<Self, EngineError> {
-        let sim = simulate(ctx, &scene, &setup, spacing(ctx, &scene, &options), &scene.solver, &options)?;
-        Ok(Self { scene, setup, sim, options })
+        let sim = simulate(ctx, &scene, setup, spacing(ctx, &scene, &options), &scene.solver, &options)?;
+        Ok(Self { scene, sim, options })
     }
 
     /// The scene with the parameters and sources as last applied (for display and for saving).
@@ -177,9 +196,9 @@ impl Engine {
         self.sim.terrain()
     }
 
-    /// The scene's initial particles at the spacing in use.
-    pub fn setup(&self) -> &SceneSetup {
-        &self.setup
+    /// The scene's initial particles at the spacing in use (the pool not included).
+    pub fn scene_particles(&self) -> u32 {
+        self.sim.scene_particles()
     }
 
     /// Particles that are water now: from the newest statistics (a frame or more late), else the scene's.
@@ -199,9 +218,10 @@ impl Engine {
         let mut scene = self.scene.at_dx(params.dx);
         scene.solver = params.clone();
         let options = BuildOptions { dx: Some(params.dx), ..self.options };
-        let setup = checked_build(ctx, &scene, options.sources)?;
+        let setup = checked_build(ctx, &scene, &options)?;
         let sim = simulate(ctx, &scene, &setup, params.dx, params, &options)?;
-        *self = Self { scene, setup, sim, options };
+        drop(setup);
+        *self = Self { scene, sim, options };
         Ok(Applied::Rebuilt)
     }
 
@@ -273,11 +293,16 @@ impl Engine {
 }
 
 /// The particles of `scene` (at its own `solver.dx`, on the full-resolution lattice), after checking its
-/// values at that spacing and its estimate against the GPU's limit ([`check_fits`]): nothing is laid out
-/// in memory for a scene the GPU would refuse.
-fn checked_build(ctx: &GpuContext, scene: &Scene, sources: bool) -> Result<SceneSetup, EngineError> {
+/// values at that spacing and its estimate against the GPU's limits ([`check_fits`]: the bindings;
+/// [`check_memory`]: the GPU's memory when known, the host's for the build's chunks): nothing is counted
+/// or generated for a scene the GPU would refuse. The particles themselves are never laid out: the
+/// simulation receives them in chunks ([`SceneSetup::for_each_chunk`]).
+fn checked_build(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> Result<SceneSetup, EngineError> {
     scene.validate()?;
-    check_fits(ctx, scene, sources)?;
+    check_fits(ctx, scene, options.sources)?;
+    let dx = scene.solver.dx;
+    let pool = if options.sources { sources::pool_size(&scene.emitters, dx) as u64 } else { 0 };
+    check_memory(&scene.origin(), scene.estimate_particle_count_at(dx).saturating_add(pool), &options.sim)?;
     Ok(scene.build(false)?)
 }
 
@@ -288,7 +313,7 @@ fn spacing(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> f32 {
 
 /// A simulation of `scene`'s particles `setup` (built at `dx`) with `params` (their dx replaced by `dx`),
 /// the scene's sources when `options.sources` (and a pool sized for its emitters), limited to what the
-/// renderer can draw.
+/// renderer can draw and to the GPU memory the engine's buffers need ([`check_memory`], on the exact count).
 fn simulate(
     ctx: &GpuContext,
     scene: &Scene,
@@ -302,6 +327,7 @@ fn simulate(
         if options.sources { (&scene.emitters, &scene.sinks) } else { (&[], &[]) };
     let sim_options =
         SimOptions { pool: sources::pool_size(emitters, dx), limit: Some(render_limit(ctx)), ..options.sim };
+    check_memory(&scene.origin(), setup.len() + sim_options.pool as u64, &sim_options)?;
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
     sim.set_sources(ctx, emitters, sinks)?;
     Ok(sim)

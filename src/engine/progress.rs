@@ -134,9 +134,9 @@ impl Engine {
         let pool = if options.sources { crate::sim::sources::pool_size(&at_dx.emitters, dx) as u64 } else { 0 };
         progress.particles.store(at_dx.estimate_particle_count_at(dx).saturating_add(pool), Ordering::Relaxed);
         progress.enter(BuildPhase::LayingOut)?;
-        let setup = checked_build(ctx, &at_dx, options.sources)?;
+        let setup = checked_build(ctx, &at_dx, &options)?;
         progress.enter(BuildPhase::Uploading)?;
-        let engine = Self::with_setup(ctx, scene, setup, options)?;
+        let engine = Self::with_setup(ctx, scene, &setup, options)?;
         progress.enter(BuildPhase::Done)?;
         Ok(engine)
     }

@@ -15,6 +15,7 @@ use thiserror::Error;
 mod dropped;
 mod fluid_files;
 mod heightmap;
+pub mod lattice;
 mod validate;
 
 pub use dropped::{classify_dropped_file, DropError, DroppedFile};
@@ -204,14 +205,54 @@ pub enum SceneError {
     File(#[from] crate::files::ReadError),
 }
 
-/// What a scene builds into: particles in world space and the terrain.
+/// What a scene builds into: its initial particles in world space and the terrain. The fluid blocks'
+/// lattice is not laid out in memory: it is counted when built ([`SceneSetup::len`]) and handed out in
+/// chunks ([`SceneSetup::for_each_chunk`], in order: the blocks' particles, then the listed ones, e.g. the
+/// fluid files'); [`SceneSetup::to_vecs`] lays everything out for tests and small scenes.
 #[derive(Clone, Debug)]
 pub struct SceneSetup {
-    /// Initial positions, metres.
-    pub positions: Vec<Vec3>,
-    /// Initial velocities, m/s.
-    pub velocities: Vec<Vec3>,
+    lattice: lattice::Lattice,
+    /// Particles given as a list, after the lattice's: positions, metres.
+    positions: Vec<Vec3>,
+    /// Their velocities, m/s.
+    velocities: Vec<Vec3>,
+    /// Particles in all: the lattice's kept points and the listed ones.
+    count: u64,
     pub terrain: Heightfield,
+}
+
+impl SceneSetup {
+    /// Particles given one by one (positions in metres, velocities in m/s, the same length; a caller that
+    /// filters a scene's particles, a test), over `terrain`. Velocities beyond the positions are dropped,
+    /// missing ones are zero.
+    pub fn from_particles(positions: Vec<Vec3>, mut velocities: Vec<Vec3>, terrain: Heightfield) -> Self {
+        velocities.resize(positions.len(), Vec3::ZERO);
+        let count = positions.len() as u64;
+        Self { lattice: lattice::Lattice::default(), positions, velocities, count, terrain }
+    }
+
+    /// Particles in all (the blocks' kept lattice points and the listed ones).
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// True when no particle is built.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Bounds (min, max) of every particle, metres, or `None` without particles: from the lattice's
+    /// columns (a few binary searches per column) and the listed particles; nothing is laid out.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        let listed = self
+            .positions
+            .iter()
+            .fold(None, |b: Option<(Vec3, Vec3)>, &p| Some(b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p)))));
+        match (self.lattice.bounds(&self.terrain), listed) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// Names of the scenes embedded in the binary (see [`Scene::builtin`]).
@@ -233,11 +274,12 @@ const BUILTIN_SCENE_DIR: &str = "assets/scenes";
 /// Largest heightfield accepted after the crop, samples per axis.
 pub const MAX_HEIGHTMAP_SIZE: u32 = 4096;
 
-/// Most particles a scene may build, counted as its fluid blocks' lattice points before the terrain
-/// removes any (2^27, up to ~3.2 GB of CPU memory while building); beyond it `build` fails instead of
-/// exhausting memory. The engine checks the same estimate against the GPU's own, usually lower, limit
-/// before it builds (`engine::check_fits`: 4 194 304 particles on lavapipe).
-pub const MAX_PARTICLES: u64 = 1 << 27;
+/// Most particles a scene may build (`u32` indices on the GPU), counted first as its fluid blocks'
+/// lattice points before the terrain removes any; beyond it `build` fails before anything is laid out.
+/// The engine checks the GPU's own, lower, limits before it builds (`engine::check_fits`: the storage
+/// binding, the GPU memory; 4 194 304 particles on lavapipe). Nothing in a build grows with the particle
+/// count but the fluid files' particles: the blocks' lattice is counted and handed out in chunks.
+pub const MAX_PARTICLES: u64 = u32::MAX as u64;
 
 impl Scene {
     /// Parses RON `text` (a leading UTF-8 byte-order mark, as some editors write, is skipped) and
@@ -387,30 +429,23 @@ impl Scene {
             lo[w.axis.index()] += w.rest;
         }
         let hi = Vec3::from(d.max) - (0.5 * dx - eps);
-        let mut positions = Vec::with_capacity(estimate.min(1 << 20) as usize);
-        let mut velocities = Vec::with_capacity(positions.capacity());
-        for b in &self.fluid_blocks {
-            let n = [0, 1, 2].map(|a| lattice_count(b.max[a] - b.min[a], dx));
-            if n.contains(&0) {
-                continue;
-            }
-            let min = Vec3::from(b.min);
-            for iz in 0..n[2] {
-                for iy in 0..n[1] {
-                    for ix in 0..n[0] {
-                        let p = min + (Vec3::new(ix as f32, iy as f32, iz as f32) + 0.5) * dx;
-                        let inside = p.cmpge(lo).all() && p.cmple(hi).all();
-                        if inside && p.y >= terrain.height_at(p.x, p.z) + 0.5 * dx - eps {
-                            positions.push(p);
-                            velocities.push(Vec3::from(b.velocity));
-                        }
-                    }
-                }
-            }
-        }
+        let blocks = self
+            .fluid_blocks
+            .iter()
+            .map(|b| lattice::Block {
+                min: Vec3::from(b.min),
+                n: [0, 1, 2].map(|a| lattice_count(b.max[a] - b.min[a], dx)),
+                velocity: Vec3::from(b.velocity),
+            })
+            .filter(|b| !b.n.contains(&0))
+            .collect();
+        let lattice = lattice::Lattice { blocks, dx, lo, hi, eps };
+        let mut count = lattice.count(&terrain);
+        let (mut positions, mut velocities) = (Vec::new(), Vec::new());
         for (k, f) in self.fluid_files.iter().enumerate() {
             let water = self.load_fluid_file(k, f, &terrain)?;
-            if positions.len() as u64 + water.positions.len() as u64 > MAX_PARTICLES {
+            count += water.positions.len() as u64;
+            if count > MAX_PARTICLES {
                 return Err(
                     self.invalid(format!("fluid file {}: its particles make more than {MAX_PARTICLES} in all", k + 1))
                 );
@@ -418,14 +453,14 @@ impl Scene {
             positions.extend(water.positions);
             velocities.extend(water.velocities);
         }
-        if positions.is_empty() {
+        if count == 0 {
             return Err(self.invalid(format!(
                 "scene \"{}\" builds no particles at dx = {dx} m: every lattice point of its fluid blocks is \
                  under the terrain or within dx/2 of a wall",
                 self.name
             )));
         }
-        Ok(SceneSetup { positions, velocities, terrain })
+        Ok(SceneSetup { lattice, positions, velocities, count, terrain })
     }
 }
 

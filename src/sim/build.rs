@@ -14,15 +14,40 @@ const SPLIT_ARRAYS: u32 = 6;
 /// boundary table, partials, stats, sources) and 3 of a stage's group 1 (DFSPH, diffuse).
 const OTHER_STORAGE: u32 = 10;
 
-/// The particles a simulation starts from (and a reset returns to): the scene's, then the parked pool,
-/// as the GPU holds them (positions with density in w, velocities with pressure in w).
-#[derive(Clone)]
+/// The particles a simulation starts from (and a reset returns to), kept on the GPU: the scene's, then
+/// the parked pool, as the simulation's own buffers hold them (positions with density in w, velocities
+/// with pressure in w), 32 bytes per particle, chunked like the live arrays. `reset` and `with_pool`
+/// copy from them; the CPU keeps no particle.
 pub(super) struct Initial {
-    pub(super) pos: Vec<[f32; 4]>,
-    pub(super) vel: Vec<[f32; 4]>,
+    pub(super) pos: SplitBuffer,
+    pub(super) vel: SplitBuffer,
     /// Leading entries that are the scene's particles (the rest is the pool).
     pub(super) scene: usize,
+    /// Bounds (min, max) of the scene's particles, metres (the neighbour grid's first box).
+    pub(super) bounds: ([f32; 3], [f32; 3]),
 }
+
+/// Where a new simulation's initial particles come from.
+pub(super) enum Source<'a> {
+    /// A scene's particles, handed out in chunks ([`SceneSetup::for_each_chunk`]).
+    Setup(&'a SceneSetup),
+    /// The scene part of another simulation's initial buffers (a larger pool).
+    Gpu(&'a Initial),
+}
+
+/// Bytes of GPU memory the simulation allocates per particle of capacity (the parked pool included)
+/// with `options`: the state, sorted state and v* (5 x 16), density and pressure (8), the initial state
+/// kept for resets (32), the neighbour grid's table (`cells_per_particle` x 4) and the diffuse pool (two
+/// buffers of 32-byte particles, `diffuse_pool` per particle); the statistics' partials add 64 bytes
+/// per 128 particles. 144.5 bytes with the default options.
+pub fn bytes_per_particle(options: &SimOptions) -> f64 {
+    let diffuse = 2.0 * options.diffuse_pool * size_of::<diffuse::DiffuseParticle>() as f64;
+    5.0 * 16.0 + 8.0 + 32.0 + 4.0 * options.cells_per_particle + diffuse + 64.0 / STATS_WG as f64
+}
+
+/// Particles written to the initial buffers between two submissions while a simulation is built (so
+/// the queue's staging memory stays near 32 bytes times this many).
+const UPLOAD_BATCH: u64 = 8 * crate::scene::lattice::CHUNK_POINTS;
 
 impl Simulation {
     /// The most particles (the pool included) a simulation holds on `ctx`: its per-particle arrays,
@@ -52,28 +77,22 @@ impl Simulation {
         params: &SimParams,
         options: SimOptions,
     ) -> Result<Self, SimError> {
-        if setup.positions.is_empty() {
+        if setup.is_empty() {
             return Err(SimError::NoParticles);
         }
-        // Scene particles, then the parked pool (w < 0) at the domain's centre.
-        let pressure = initial::hydrostatic_pressure(&setup.positions, params);
-        let initial = Initial {
-            pos: setup.positions.iter().map(|p| [p.x, p.y, p.z, params.rho0]).collect(),
-            vel: setup.velocities.iter().zip(pressure).map(|(v, p)| [v.x, v.y, v.z, p]).collect(),
-            scene: setup.positions.len(),
-        };
-        Self::from_initial(ctx, domain, &setup.terrain, params, options, initial)
+        Self::from_initial(ctx, domain, &setup.terrain, params, options, Source::Setup(setup))
     }
 
-    /// Builds a simulation from the scene's initial particles (`initial.pos.len()` may exceed the scene
-    /// part: those entries are replaced by the pool of `options.pool` parked particles).
+    /// Builds a simulation from the scene's initial particles (`source`), followed by the pool of
+    /// `options.pool` parked particles. Every buffer is created inside an out-of-memory error scope: a
+    /// GPU that cannot hold them gives [`SimError::OutOfMemory`], never a panic.
     pub(super) fn from_initial(
         ctx: &GpuContext,
         domain: &Aabb,
         terrain: &Heightfield,
         params: &SimParams,
         options: SimOptions,
-        mut initial: Initial,
+        source: Source<'_>,
     ) -> Result<Self, SimError> {
         params.validate()?;
         if let Some(w) = &params.wave_maker {
@@ -83,7 +102,11 @@ impl Simulation {
         if !wg.is_power_of_two() || wg < 32 || wg > ctx.device.limits().max_compute_invocations_per_workgroup {
             return Err(SimError::WorkgroupSize(wg));
         }
-        let n = initial.scene as u64 + options.pool as u64;
+        let scene = match source {
+            Source::Setup(setup) => setup.len(),
+            Source::Gpu(initial) => initial.scene as u64,
+        };
+        let n = scene + options.pool as u64;
         let limit = ctx.max_storage_binding();
         for l in std::iter::once(Self::particle_limit(ctx)).chain(options.limit) {
             if n > l.max {
@@ -109,7 +132,11 @@ impl Simulation {
         let cell_size = params.support() / options.cell_split as f32;
         let table = GridShape::folded(domain, cell_size, n, options.cells_per_particle);
         let cells = table.num_cells();
-        let (lo, hi) = bounds(initial.pos[..initial.scene].iter().map(|p| [p[0], p[1], p[2]]));
+        let scene_bounds = match source {
+            Source::Setup(setup) => setup.bounds().map_or(bounds([]), |(lo, hi)| (lo.to_array(), hi.to_array())),
+            Source::Gpu(initial) => initial.bounds,
+        };
+        let (lo, hi) = scene_bounds;
         let grid_shape = table.boxed(domain, lo, hi, GRID_BOX_PAD);
         if cells > MAX_CELLS || (cells + 2) * 4 > limit {
             return Err(SimError::TooManyCells { cells, limit: MAX_CELLS.min(limit / 4 - 1) });
@@ -124,18 +151,17 @@ impl Simulation {
             0.5 * (domain.min[2] + domain.max[2]),
             -1.0,
         ];
-        let pool = options.pool as usize;
-        initial.pos.truncate(initial.scene);
-        initial.vel.truncate(initial.scene);
-        initial.pos.extend(std::iter::repeat_n(park, pool));
-        initial.vel.extend(std::iter::repeat_n([0.0; 4], pool));
+        let bytes = (bytes_per_particle(&options) * n as f64) as u64;
+        if let Some(memory) = options.memory.filter(|&m| bytes > m) {
+            return Err(SimError::OutOfMemory { count: n, bytes, memory: Some(memory) });
+        }
+        let oom = ctx.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let derived = Derived::new(params);
         let device = &ctx.device;
         let n32 = n as u32;
         let dispatch = Dispatches::new(n32, wg, &device.limits())?;
         let uniforms = SimUniforms::new(params, &derived, domain, &grid_shape, &terrain, n32);
         let table = kernel::boundary_table_for_lattice(params.dx as f64, params.h() as f64, BOUNDARY_TABLE_N as usize);
-        let q = &ctx.queue;
         // The limits were checked above (`particle_limit`): a refusal here is the same error.
         let split = |r: Result<SplitBuffer, gpu::split::SplitError>| {
             r.map_err(|e| SimError::TooManyParticles {
@@ -147,8 +173,8 @@ impl Simulation {
         let buffers = Buffers {
             uniforms: gpu::uniform_buffer_init(device, "sim params", bytemuck::bytes_of(&uniforms)),
             step: gpu::storage_buffer_init(device, "sim step state", bytemuck::bytes_of(&StepState::default())),
-            pos: split(SplitBuffer::new_init(device, q, "sim pos", 16, bytemuck::cast_slice(&initial.pos)))?,
-            vel: split(SplitBuffer::new_init(device, q, "sim vel", 16, bytemuck::cast_slice(&initial.vel)))?,
+            pos: split(SplitBuffer::new(device, "sim pos", n, 16))?,
+            vel: split(SplitBuffer::new(device, "sim vel", n, 16))?,
             spos: split(SplitBuffer::new(device, "sim sorted pos", n, 16))?,
             svel: split(SplitBuffer::new(device, "sim sorted vel", n, 16))?,
             cell_start: gpu::storage_buffer(device, "sim cell_start", (cells + 2) * 4),
@@ -203,6 +229,21 @@ impl Simulation {
                 pool => Some(diffuse::DiffuseStage::new(&layouts, pool, &params.diffuse, (params.dx, params.h()))?),
             },
         };
+        let initial = Initial {
+            pos: split(SplitBuffer::new(device, "sim initial pos", n, 16))?,
+            vel: split(SplitBuffer::new(device, "sim initial vel", n, 16))?,
+            scene: scene as usize,
+            bounds: scene_bounds,
+        };
+        fill_initial(ctx, &initial, source, initial::Hydrostatic::new(params), park, n)?;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim start") });
+        initial.pos.copy_to(&mut encoder, &buffers.pos, n);
+        initial.vel.copy_to(&mut encoder, &buffers.vel, n);
+        ctx.queue.submit([encoder.finish()]);
+        if let Some(e) = pollster::block_on(oom.pop()) {
+            log::error!("building a simulation of {n} particles: {e}");
+            return Err(SimError::OutOfMemory { count: n, bytes, memory: None });
+        }
         Ok(Self {
             params: params.clone(),
             derived,
@@ -229,4 +270,50 @@ impl Simulation {
             dispatch,
         })
     }
+}
+
+/// Writes `initial`'s buffers for `capacity` particles: the scene's from `source` (chunk by chunk, with
+/// their first density and pressure, [`initial::Hydrostatic`]; or copied from another simulation's), then the
+/// pool, parked at `park` (w < 0) with zero velocity. The queue is submitted every [`UPLOAD_BATCH`]
+/// particles so its staging memory stays bounded.
+fn fill_initial(
+    ctx: &GpuContext,
+    initial: &Initial,
+    source: Source<'_>,
+    first: initial::Hydrostatic,
+    park: [f32; 4],
+    capacity: u64,
+) -> Result<(), SimError> {
+    let q = &ctx.queue;
+    let mut pending = 0u64;
+    let mut write = |offset: u64, pos: &[[f32; 4]], vel: &[[f32; 4]]| -> Result<(), SimError> {
+        initial.pos.write(q, offset, bytemuck::cast_slice(pos));
+        initial.vel.write(q, offset, bytemuck::cast_slice(vel));
+        pending += pos.len() as u64;
+        if pending >= UPLOAD_BATCH {
+            q.submit([]);
+            pending = 0;
+        }
+        Ok(())
+    };
+    let scene = initial.scene as u64;
+    match source {
+        Source::Setup(setup) => setup.for_each_chunk(&first, &mut write)?,
+        Source::Gpu(from) => {
+            let mut encoder =
+                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim initial copy") });
+            from.pos.copy_to(&mut encoder, &initial.pos, scene);
+            from.vel.copy_to(&mut encoder, &initial.vel, scene);
+            q.submit([encoder.finish()]);
+        }
+    }
+    let chunk = crate::scene::lattice::CHUNK_POINTS;
+    let mut offset = scene;
+    while offset < capacity {
+        let k = (capacity - offset).min(chunk) as usize;
+        write(offset, &vec![park; k], &vec![[0.0; 4]; k])?;
+        offset += k as u64;
+    }
+    q.submit([]);
+    Ok(())
 }

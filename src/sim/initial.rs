@@ -15,17 +15,55 @@ use std::collections::HashMap;
 /// 0.34 m/s, kinetic energy 10.7 against 7.7 J) and the same after that; the settled figures of
 /// `waterview validate` did not change. Zero where gravity does not point down (negative y).
 pub fn hydrostatic_pressure(positions: &[Vec3], params: &SimParams) -> Vec<f32> {
-    let g = -params.gravity[1];
-    if g <= 0.0 || positions.is_empty() {
+    let first = Hydrostatic::new(params);
+    if !first.on() || positions.is_empty() {
         return vec![0.0; positions.len()];
     }
-    let bin = |p: &Vec3| ((p.x / params.dx).floor() as i64, (p.z / params.dx).floor() as i64);
     let mut top: HashMap<(i64, i64), f32> = HashMap::new();
     for p in positions {
-        let t = top.entry(bin(p)).or_insert(f32::MIN);
+        let t = top.entry(first.bin(p.x, p.z)).or_insert(f32::MIN);
         *t = t.max(p.y);
     }
-    positions.iter().map(|p| params.rho0 * g * (top[&bin(p)] + 0.5 * params.dx - p.y).max(0.0)).collect()
+    positions.iter().map(|p| first.pressure(top[&first.bin(p.x, p.z)], p.y)).collect()
+}
+
+/// The first pressure of [`hydrostatic_pressure`] piece by piece, for builds that never hold every
+/// particle (`crate::scene::SceneSetup::for_each_chunk` finds each column's surface from the fluid
+/// blocks): the (x, z) bin of a particle and the pressure at a depth below its column's top.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hydrostatic {
+    /// Bin size along x and z, metres (the spacing dx).
+    pub dx: f32,
+    /// Rest density, kg/m^3 (also the density every particle starts with).
+    pub rho0: f32,
+    /// Downward gravity, m/s^2 (-g_y); at or below zero every pressure is zero.
+    pub g: f32,
+}
+
+impl Hydrostatic {
+    /// From the solver parameters: their dx, rho0 and -gravity.y.
+    pub fn new(params: &SimParams) -> Self {
+        Self { dx: params.dx, rho0: params.rho0, g: -params.gravity[1] }
+    }
+
+    /// Whether gravity points down (else every first pressure is 0 and no column top is needed).
+    pub fn on(&self) -> bool {
+        self.g > 0.0
+    }
+
+    /// The (x, z) bin of dx x dx that holds world (x, z), metres.
+    pub fn bin(&self, x: f32, z: f32) -> (i64, i64) {
+        ((x / self.dx).floor() as i64, (z / self.dx).floor() as i64)
+    }
+
+    /// Pressure, Pa, of a particle at height `y` (m) whose bin's highest particle is at `top` (m):
+    /// rho0 g (top + dx / 2 - y), at least 0; 0 when gravity does not point down.
+    pub fn pressure(&self, top: f32, y: f32) -> f32 {
+        if !self.on() {
+            return 0.0;
+        }
+        self.rho0 * self.g * (top + 0.5 * self.dx - y).max(0.0)
+    }
 }
 
 #[cfg(test)]

@@ -80,16 +80,35 @@ pub enum SimError {
     /// [`Simulation::advance_to`] could not reach its target time.
     #[error("cannot advance the simulation to t = {target} s (now at {time} s): {reason}")]
     Advance { target: f32, time: f32, reason: &'static str },
+    /// The GPU could not allocate the simulation's buffers (`memory`: the budget it was given,
+    /// [`SimOptions::memory`], when that refused it before anything was allocated).
+    #[error(
+        "{count} particles need about {} of GPU memory for the simulation ({} bytes per particle){}; increase dx or shrink the fluid blocks",
+        gib(*bytes),
+        bytes / (*count).max(1),
+        match memory { Some(m) => format!(", more than the {} it may use", gib(*m)), None => ", more than the GPU could allocate".to_string() }
+    )]
+    OutOfMemory { count: u64, bytes: u64, memory: Option<u64> },
     /// A state could not be copied out of or put back into the simulation ([`Simulation::restore`]).
     #[error("simulation state: {0}")]
     State(&'static str),
+}
+
+/// `bytes` for messages: GiB with two decimals from 1 GiB ("1.50 GiB"), else MiB with one ("12.0 MiB").
+pub(crate) fn gib(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
 }
 
 use crate::gpu::{self, readback::ReadbackRing, split::SplitBuffer, GpuContext, Profiler};
 use crate::scene::{Aabb, SceneSetup};
 use crate::terrain::Heightfield;
 use buffers::Buffers;
-use build::Initial;
+pub use build::bytes_per_particle;
+use build::{Initial, Source};
 use gpu_data::{Derived, GridShape, SimUniforms, StepState, BOUNDARY_TABLE_N};
 use grid::bounds;
 use stage::{Dispatches, Stage, StageLayouts, StepContext};
@@ -149,6 +168,10 @@ pub struct SimOptions {
     /// particle capacity (0 ..= 4; 0 = no pool, the stage never runs; default [`DIFFUSE_POOL`], 16 bytes per
     /// fluid particle). Changing it needs a new simulation.
     pub diffuse_pool: f64,
+    /// GPU memory the simulation may allocate, bytes (`None`: whatever the device gives; an allocation
+    /// it refuses is [`SimError::OutOfMemory`] all the same). Checked against [`bytes_per_particle`]
+    /// before any buffer is made.
+    pub memory: Option<u64>,
 }
 
 /// Default [`SimOptions::cells_per_particle`]: 2 cells per particle (8 bytes each) ran as fast as the
@@ -169,6 +192,7 @@ impl Default for SimOptions {
             subgroups: true,
             limit: None,
             diffuse_pool: DIFFUSE_POOL,
+            memory: None,
         }
     }
 }
@@ -277,6 +301,11 @@ impl Simulation {
         Ok(())
     }
 
+    /// The scene's particles (the leading part of the buffers; the pool follows): what a reset returns to.
+    pub fn scene_particles(&self) -> u32 {
+        self.initial.scene as u32
+    }
+
     /// Parked particles allocated for emitters (0 when built without inflow).
     pub fn pool(&self) -> u32 {
         self.capacity - self.initial.scene as u32
@@ -287,8 +316,11 @@ impl Simulation {
     pub fn reset(&mut self, ctx: &GpuContext) {
         let q = &ctx.queue;
         self.particles_version += 1;
-        self.buffers.pos.write(q, 0, bytemuck::cast_slice(&self.initial.pos));
-        self.buffers.vel.write(q, 0, bytemuck::cast_slice(&self.initial.vel));
+        let mut encoder =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim reset") });
+        self.initial.pos.copy_to(&mut encoder, &self.buffers.pos, self.capacity as u64);
+        self.initial.vel.copy_to(&mut encoder, &self.buffers.vel, self.capacity as u64);
+        q.submit([encoder.finish()]);
         q.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(&StepState::default()));
         q.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
         self.latest = None;
@@ -471,11 +503,13 @@ impl Simulation {
         0.5 * self.params.dx
     }
 
-    /// Bytes of GPU memory allocated by the simulation (all buffers).
+    /// Bytes of GPU memory allocated by the simulation (all buffers, the initial state kept for resets
+    /// included).
     pub fn bytes_allocated(&self) -> u64 {
         let mut seen: Vec<&wgpu::Buffer> = Vec::new();
         let diffuse = self.stages.diffuse.iter().flat_map(|d| d.all_buffers());
-        for b in self.buffers.all().into_iter().map(|(_, b)| b).chain(diffuse) {
+        let initial = self.initial.pos.chunks().iter().chain(self.initial.vel.chunks());
+        for b in self.buffers.all().into_iter().map(|(_, b)| b).chain(diffuse).chain(initial) {
             // Aliased bindings (pred = pos, accel = vel, the unused chunks' bindings) count once.
             if !seen.contains(&b) {
                 seen.push(b);

@@ -3,7 +3,7 @@
 //! them, returning them to the pool. See `emit_plan` and `emit` in shaders/sim/sources.wgsl (recorded by `EmitStage`).
 
 use super::stage::{Stage, StageLayouts, StepContext};
-use super::{SimError, SimOptions, Simulation};
+use super::{SimError, SimOptions, Simulation, Source};
 use crate::gpu::GpuContext;
 use crate::scene::{Emitter, Sink};
 use bytemuck::{Pod, Zeroable};
@@ -201,8 +201,14 @@ impl Simulation {
     pub fn with_pool(&self, ctx: &GpuContext, pool: u32) -> Result<Simulation, SimError> {
         let pool = pool.max(self.pool());
         let options = SimOptions { pool, ..self.options };
-        let mut sim =
-            Simulation::from_initial(ctx, &self.domain, &self.terrain, &self.params, options, self.initial.clone())?;
+        let mut sim = Simulation::from_initial(
+            ctx,
+            &self.domain,
+            &self.terrain,
+            &self.params,
+            options,
+            Source::Gpu(&self.initial),
+        )?;
         // Every particle where the last step left it; the new pool's particles follow, parked.
         let carried = self.capacity as u64;
         let mut encoder =

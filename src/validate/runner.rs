@@ -6,7 +6,7 @@
 use super::Plan;
 use crate::engine::{batch, BuildOptions, Engine};
 use crate::gpu::{GpuContext, Profiler};
-use crate::scene::Scene;
+use crate::scene::{Scene, SceneSetup};
 use crate::sim::params::{Method, SimParams};
 use crate::sim::{SimStats, Simulation};
 use anyhow::{bail, Context, Result};
@@ -70,13 +70,13 @@ impl<'a> Run<'a> {
     ) -> Result<Self> {
         let mut scene = scene.clone();
         scene.solver = params.clone();
-        let mut setup = scene.build(false).with_context(|| format!("{label}: the scene does not build"))?;
+        let built = scene.build(false).with_context(|| format!("{label}: the scene does not build"))?;
+        let (positions, velocities) = built.to_vecs();
         let (positions, velocities): (Vec<Vec3>, Vec<Vec3>) =
-            setup.positions.iter().zip(&setup.velocities).filter(|(p, _)| keep(**p)).map(|(p, v)| (*p, *v)).unzip();
-        setup.positions = positions;
-        setup.velocities = velocities;
+            positions.into_iter().zip(velocities).filter(|(p, _)| keep(*p)).unzip();
+        let setup = SceneSetup::from_particles(positions, velocities, built.terrain);
         let options = BuildOptions { dx: Some(params.dx), ..BuildOptions::default() };
-        let engine = Engine::with_setup(ctx, scene.clone(), setup, options)
+        let engine = Engine::with_setup(ctx, scene.clone(), &setup, options)
             .with_context(|| format!("{label}: the simulation cannot be created"))?;
         let initial_count = engine.live_particles();
         eprintln!("{label}: {initial_count} particles, dx = {} m, {} s simulated", params.dx, t_end);
