@@ -264,7 +264,7 @@ fn experiment_options_run_and_shrink_the_table() {
     assert!(saved > 2.0, "0.25 instead of 1 cell per particle saves about 3 bytes per particle, saved {saved:.2}");
 }
 
-/// A count past the GPU's particle limit (125 M on lavapipe's 4 194 304), asked for or the scene's own, is
+/// A count past the GPU's particle limit (125 M on lavapipe's 8 388 608), asked for or the scene's own, is
 /// recorded as refused at once, without laying out its particles (which took 8.4 s and 2.9 GB for the
 /// scene of a run).
 #[test]

@@ -12,11 +12,11 @@ mod common;
 use common::{anisotropy_of, mean_curvature, noisy_disc, noisy_step, read_float_texture, run_flow};
 use glam::{Mat3, Vec2, Vec3, Vec4};
 use std::path::PathBuf;
-use waterview::gpu::readback::read_buffer_blocking;
-use waterview::gpu::{storage_buffer_init, GpuContext};
+use waterview::gpu::GpuContext;
 use waterview::render::{
-    render_to_image, AnisotropyInput, Ellipsoid, FluidSettings, FluidTargets, FluidView, OrbitCamera, ParticleSource,
-    Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Tank, Targets, OFFSCREEN_FORMAT,
+    render_to_image, AnisotropyInput, Ellipsoid, EllipsoidBuffers, FluidSettings, FluidTargets, FluidView, OrbitCamera,
+    ParticleSource, Pass, RenderSettings, Renderer, SkySource, SplatInput, SplatMethod, SplatPass, Tank, Targets,
+    OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -55,32 +55,55 @@ fn shaders_parse_and_validate() {
 #[test]
 fn single_ellipsoid_depth_and_thickness_match_ray_cast() {
     let ctx = common::gpu();
+    let rot = Mat3::from_euler(glam::EulerRot::YXZ, 0.7, 0.4, -0.3);
     for method in [SplatMethod::Raster, SplatMethod::Compute] {
-        single_ellipsoid_against_ray_cast(&ctx, method);
+        ellipsoids_against_ray_cast(&ctx, method, &[(Vec3::new(0.3, -0.2, 0.1), Vec3::new(1.4, 0.5, 0.9), rot)]);
     }
 }
 
-/// One ellipsoid splatted with `method`, every pixel compared with a CPU ray cast.
-fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
+/// Several ellipsoids of different shapes and orientations, after one that is not drawn (bounding radius
+/// 0): the splats read each one's centre and matrix from their two arrays at the same index (a matrix
+/// taken from a neighbour's entry changes the shapes and fails the comparison).
+#[test]
+fn several_ellipsoids_read_centre_and_matrix_of_the_same_particle() {
+    let ctx = common::gpu();
+    let list = [
+        (Vec3::new(-1.6, 0.2, 0.0), Vec3::new(0.9, 0.25, 0.5), Mat3::from_euler(glam::EulerRot::YXZ, 0.2, 1.1, 0.0)),
+        (Vec3::new(0.0, -0.3, 0.4), Vec3::new(0.3, 0.8, 0.45), Mat3::from_euler(glam::EulerRot::YXZ, -0.6, 0.3, 0.5)),
+        (Vec3::new(1.5, 0.4, -0.2), Vec3::new(0.6, 0.6, 0.2), Mat3::from_euler(glam::EulerRot::YXZ, 1.2, -0.4, 0.9)),
+    ];
+    for method in [SplatMethod::Raster, SplatMethod::Compute] {
+        ellipsoids_against_ray_cast(&ctx, method, &list);
+    }
+}
+
+/// Ellipsoids (centre, semi-axes, rotation) splatted with `method` after one that is not drawn, every
+/// pixel compared with a CPU ray cast: coverage, the nearest hit's depth, the summed path length.
+fn ellipsoids_against_ray_cast(ctx: &GpuContext, method: SplatMethod, list: &[(Vec3, Vec3, Mat3)]) {
     let size = (160u32, 120u32);
     let camera = OrbitCamera { target: Vec3::ZERO, distance: 6.0, yaw: 0.4, pitch: 0.3, fov_y: 50f32.to_radians() };
-    let centre = Vec3::new(0.3, -0.2, 0.1);
-    let axes = Vec3::new(1.4, 0.5, 0.9);
-    let rot = Mat3::from_euler(glam::EulerRot::YXZ, 0.7, 0.4, -0.3);
-    let e = Ellipsoid::new(centre, axes.max_element(), rot * Mat3::from_diagonal(axes.recip()) * rot.transpose());
-    // The CPU casts against the ellipsoid as stored (G in 16-bit floats).
-    let g = e.g();
-    let ellipsoids = storage_buffer_init(&ctx.device, "one ellipsoid", bytemuck::bytes_of(&e));
+    let mut stored: Vec<Ellipsoid> = list
+        .iter()
+        .map(|&(centre, axes, rot)| {
+            Ellipsoid::new(centre, axes.max_element(), rot * Mat3::from_diagonal(axes.recip()) * rot.transpose())
+        })
+        .collect();
+    // Index 0: not drawn (a parked particle's), with a matrix of its own.
+    stored.insert(0, Ellipsoid::new(Vec3::ZERO, 0.0, Mat3::from_diagonal(Vec3::splat(0.5))));
+    // The CPU casts against the ellipsoids as stored (G in 16-bit floats).
+    let drawn: Vec<(Vec3, Mat3)> = stored[1..].iter().map(|e| (Vec3::from_slice(&e.centre[..3]), e.g())).collect();
+    let ellipsoids = EllipsoidBuffers::from_ellipsoids(&ctx.device, &stored);
 
     let uniform = camera.uniform(size, Vec3::Y, 1.0, 0.0);
     let scene = waterview::render::Offscreen::new(ctx, size);
     let targets = FluidTargets::new(ctx, size, OFFSCREEN_FORMAT, false);
     let mut splat = SplatPass::new(ctx, OFFSCREEN_FORMAT);
     splat.resize(&ctx.device, Some(Targets { scene: &scene, fluid: &targets }));
+    let count = stored.len() as u32;
     common::record_frame(ctx, &scene, &uniform, |frame| {
         // Scene depth cleared to far (no terrain).
         drop(frame.target_pass("clear", true));
-        splat.encode(frame, SplatInput { ellipsoids: &ellipsoids, count: 1, method, dx: 0.1 });
+        splat.encode(frame, SplatInput { ellipsoids: &ellipsoids, count, method, dx: 0.1 });
     });
     let depth = read_float_texture(ctx, &targets.raw_depth);
     let thickness = read_float_texture(ctx, targets.thickness_view.texture());
@@ -91,24 +114,32 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
     for y in 0..size.1 {
         for x in 0..size.0 {
             let dir = pixel_ray(&camera, size, x, y);
-            let (o, d) = (g * (eye - centre), g * dir);
-            let (a, b, c) = (d.dot(d), o.dot(d), o.dot(o) - 1.0);
-            let disc = b * b - a * c;
             let i = (y * size.0 + x) as usize;
             let gpu_hit = depth[i] > 0.0;
-            // Near the silhouette (the ray within 1% of the unit sphere's rim) either answer is fine.
-            if (disc / a).abs() < 0.02 {
-                continue;
-            }
-            if (disc > 0.0) != gpu_hit {
+            // (entry, exit) of every ellipsoid the ray hits; None when a ray grazes a rim.
+            let hits: Option<Vec<(f32, f32)>> = drawn
+                .iter()
+                .filter_map(|&(centre, g)| {
+                    let (o, d) = (g * (eye - centre), g * dir);
+                    let (a, b, c) = (d.dot(d), o.dot(d), o.dot(o) - 1.0);
+                    let disc = b * b - a * c;
+                    // Near the silhouette (the ray within 1% of the unit sphere's rim) either answer is fine.
+                    if (disc / a).abs() < 0.02 {
+                        return Some(None);
+                    }
+                    (disc > 0.0).then(|| Some(((-b - disc.sqrt()) / a, (-b + disc.sqrt()) / a)))
+                })
+                .collect();
+            let Some(hits) = hits else { continue };
+            if hits.is_empty() == gpu_hit {
                 wrong_cover.push((x, y));
                 continue;
             }
-            if disc > 0.0 {
-                let (t0, t1) = ((-b - disc.sqrt()) / a, (-b + disc.sqrt()) / a);
+            if let Some(t0) = hits.iter().map(|h| h.0).reduce(f32::min) {
                 let z = t0 * dir.dot(forward);
+                let path: f32 = hits.iter().map(|h| h.1 - h.0).sum();
                 worst_depth = worst_depth.max((depth[i] - z).abs() / z);
-                worst_path = worst_path.max((thickness[i] - (t1 - t0)).abs() / (t1 - t0).max(0.05));
+                worst_path = worst_path.max((thickness[i] - path).abs() / path.max(0.05));
                 compared += 1;
             }
         }
@@ -116,7 +147,7 @@ fn single_ellipsoid_against_ray_cast(ctx: &GpuContext, method: SplatMethod) {
     let gpu_pixels = depth.iter().filter(|&&z| z > 0.0).count();
     assert!(
         compared > 1000,
-        "{method:?}: the ellipsoid covers only {compared} pixels (GPU: {gpu_pixels}, coverage mismatches {})",
+        "{method:?}: the ellipsoids cover only {compared} pixels (GPU: {gpu_pixels}, coverage mismatches {})",
         wrong_cover.len()
     );
     assert!(
@@ -421,7 +452,7 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
             .collect()
     };
     let (a, b) = (lattice(0.0), lattice(0.4));
-    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(&a));
+    let buffer = split_buffer(&ctx, "test positions", bytemuck::cast_slice(&a));
     let mut settings = RenderSettings::default();
     settings.fluid.dx = dx;
     let mut pass = waterview::render::AnisotropyPass::new(&ctx, OFFSCREEN_FORMAT);
@@ -434,19 +465,18 @@ fn anisotropy_is_kept_while_the_particles_version_stands() {
             version,
         };
         common::record_frame(&ctx, &target, &common::default_camera((1, 1)), |frame| pass.encode(frame, input));
-        let bytes = read_buffer_blocking(&ctx, pass.ellipsoids().expect("ellipsoids made"));
-        bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..a.len()].to_vec()
+        pass.ellipsoids().expect("ellipsoids made").read_blocking(&ctx, a.len())
     };
     let first = run(&mut pass, Some(1), &settings);
     assert!(first == anisotropy_of(&ctx, &a, dx), "the first encode computes");
-    ctx.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&b));
+    buffer.write(&ctx.queue, 0, bytemuck::cast_slice(&b));
     assert!(run(&mut pass, Some(1), &settings) == first, "same version: kept");
     let sheared = run(&mut pass, Some(2), &settings);
     assert!(sheared == anisotropy_of(&ctx, &b, dx) && sheared != first, "a new version recomputes");
     settings.fluid.anisotropy_scale = 1.5;
     let larger = run(&mut pass, Some(2), &settings);
     assert!(larger != sheared, "other parameters recompute");
-    ctx.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(&a));
+    buffer.write(&ctx.queue, 0, bytemuck::cast_slice(&a));
     assert!(run(&mut pass, None, &settings) != larger, "no version: always recomputed");
 }
 

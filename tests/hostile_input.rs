@@ -101,7 +101,7 @@ fn a_rest_density_of_1e_30_and_a_block_at_1e30_m_s_are_refused_before_running() 
 fn a_scene_of_125_million_particles_is_refused_at_once_naming_the_limit() {
     let dir = scratch("count");
     // A 5 m cube of water at dx = 0.01 m: 500^3 = 125 000 000 lattice points (under the scene's 2^27, over
-    // lavapipe's 4 194 304; on this branch's parent it was refused after 24.7 s on the 2-core test machine).
+    // lavapipe's 8 388 608; on this branch's parent it was refused after 24.7 s on the 2-core test machine).
     let scene = scene_file(&dir, "count.ron", "(6.0, 6.0, 6.0)", "", "").display().to_string();
     let text = std::fs::read_to_string(&scene).unwrap().replace("max: (0.5, 0.5, 1.0)", "max: (5.0, 5.0, 5.0)");
     std::fs::write(&scene, text.replace("(dx: 0.05)", "(dx: 0.01)")).unwrap();

@@ -313,3 +313,72 @@ fn window_pauses_and_reports_a_blow_up() {
     assert!(out.exists(), "the recording finished");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A larger scene loaded while the window runs (`WATERVIEW_TEST_LOAD_SCENE`, at frame 5) is built on a
+/// worker thread: the window goes on drawing the small scene meanwhile (the frames drawn during the
+/// build, which the app logs, are more than none; building on the event loop drew none) and then shows
+/// the new scene with all its particles. 256 000 particles take about 1.3 s to build on lavapipe.
+#[test]
+fn window_keeps_drawing_while_a_larger_scene_builds() {
+    let dir = scratch("background-build");
+    let text = load_larger_scene(&dir, &[]);
+    let built = text
+        .lines()
+        .find_map(|l| l.split_once("; ").filter(|_| l.contains("built in")).map(|(_, r)| r.to_string()))
+        .unwrap_or_else(|| panic!("no build result in the log:\n{text}"));
+    let frames: u64 = built
+        .split_once(" frames drawn during the build")
+        .and_then(|(n, _)| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no frame count in `{built}`"));
+    eprintln!("{built}");
+    assert!(frames > 0, "no frame was drawn while the scene was built; the app's log:\n{text}");
+    assert!(
+        text.contains("WATERVIEW_TEST_LOAD_SCENE: scene `Larger box` with 256000 particles"),
+        "the window did not end with the larger scene; the app's log:\n{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same build cancelled (as by the panel's Cancel) at the first frame after it started: the window
+/// goes on with the small scene and its particles, and nothing is reported as an error.
+#[test]
+fn window_cancels_a_build_and_keeps_the_current_scene() {
+    let dir = scratch("cancelled-build");
+    let text = load_larger_scene(&dir, &[("WATERVIEW_TEST_CANCEL_BUILD", "1")]);
+    assert!(text.contains("build cancelled"), "the build was not cancelled; the app's log:\n{text}");
+    assert!(!text.contains("frames drawn during the build"), "the cancelled build was shown:\n{text}");
+    assert!(
+        text.contains("WATERVIEW_TEST_LOAD_SCENE: scene `Window test` with 2000 particles"),
+        "the window did not keep the small scene; the app's log:\n{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs the window on the small scene in `dir`, loading a scene of 256 000 particles at frame 5
+/// (`WATERVIEW_TEST_LOAD_SCENE`, with `envs` too) until the app quits on its own; returns its log.
+fn load_larger_scene(dir: &Path, envs: &[(&str, &str)]) -> String {
+    require_xvfb_run();
+    let small = small_scene(dir);
+    let big = dir.join("big.ron");
+    // 80 x 40 x 80 lattice points at dx = 0.0125 m, on a CPU adapter too (cpu_dx_scale 1).
+    std::fs::write(
+        &big,
+        r#"(
+    name: "Larger box",
+    domain: (min: (0.0, 0.0, 0.0), max: (2.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, 0.5, 1.0))],
+    camera: (target: (1.0, 0.3, 0.5), distance: 3.0, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.0125),
+    cpu_dx_scale: 1.0,
+)
+"#,
+    )
+    .expect("write scene");
+    let big_path = big.display().to_string();
+    let mut envs = envs.to_vec();
+    envs.push(("WATERVIEW_TEST_LOAD_SCENE", &big_path));
+    let text = run_app(dir, &["--scene".as_ref(), small.as_os_str()], &envs);
+    assert!(!text.contains(" ERROR "), "the window reported an error:\n{text}");
+    assert!(text.contains("building in the background"), "the build did not start; the app's log:\n{text}");
+    text
+}

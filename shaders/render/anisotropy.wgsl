@@ -12,7 +12,7 @@
 // Rows of other (y, z) folded onto the same buckets are filtered by comparing each candidate's own row.
 // Output per particle (the splat pass reads it directly): centre (xyz, w = bounding radius) and
 // G = R diag(1 / axes) R^T, which maps a world offset from the centre into the ellipsoid's unit sphere
-// (32 bytes, G in 16-bit floats: render/ellipsoid.wgsl).
+// (32 bytes, G in 16-bit floats, in two 16-byte arrays: render/ellipsoid.wgsl).
 
 #import "common/dispatch.wgsl"
 #import "render/ellipsoid.wgsl"
@@ -34,13 +34,21 @@ struct Params {
 }
 
 @group(1) @binding(0) var<uniform> params: Params;
-@group(1) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+// The particles' positions, split over bindings like the simulation's (src/gpu/split.rs).
+#split_array 1 1 read positions vec4<f32>
 // table_size (a power of two) + 1 counters; after the scan, the first index of each bucket in `sorted`.
 @group(1) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
 @group(1) @binding(3) var<storage, read_write> slots: array<u32>;
 // After the scatter: the positions in bucket order (coherent reads for the neighbour rows).
 @group(1) @binding(4) var<storage, read_write> sorted: array<vec4<f32>>;
-@group(1) @binding(5) var<storage, read_write> ellipsoids: array<Ellipsoid>;
+// The ellipsoids' halves (render/ellipsoid.wgsl), two bindings so each holds 16 bytes per particle.
+@group(1) @binding(5) var<storage, read_write> ellipsoid_centres: array<vec4<f32>>;
+@group(1) @binding(6) var<storage, read_write> ellipsoid_gs: array<vec4<u32>>;
+
+fn store_ellipsoid(i: u32, e: Ellipsoid) {
+    ellipsoid_centres[i] = e.centre;
+    ellipsoid_gs[i] = e.g_packed;
+}
 
 fn cell_size() -> f32 {
     return 0.5 * params.radius;
@@ -64,7 +72,7 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     if i >= params.count {
         return;
     }
-    slots[i] = atomicAdd(&cells[bucket(cell_of(positions[i].xyz))], 1u);
+    slots[i] = atomicAdd(&cells[bucket(cell_of(positions_load(i).xyz))], 1u);
 }
 
 @compute @workgroup_size(128)
@@ -73,8 +81,9 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     if i >= params.count {
         return;
     }
-    let start = atomicLoad(&cells[bucket(cell_of(positions[i].xyz))]);
-    sorted[start + slots[i]] = positions[i];
+    let p = positions_load(i);
+    let start = atomicLoad(&cells[bucket(cell_of(p.xyz))]);
+    sorted[start + slots[i]] = p;
 }
 
 // Eigen-decomposition of a symmetric 3x3 matrix: `values` unsorted, `vectors` column k for values[k].
@@ -166,14 +175,15 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if i >= params.count {
         return;
     }
-    let xi = positions[i].xyz;
-    if positions[i].w < 0.0 {
+    let pi = positions_load(i);
+    let xi = pi.xyz;
+    if pi.w < 0.0 {
         // Parked in the emitters' pool (see sim/common.wgsl): not drawn (the splat pass culls r = 0).
-        ellipsoids[i] = Ellipsoid(vec4<f32>(xi, 0.0), vec4<u32>(0u));
+        store_ellipsoid(i, Ellipsoid(vec4<f32>(xi, 0.0), vec4<u32>(0u)));
         return;
     }
     if params.enabled == 0u {
-        ellipsoids[i] = sphere(xi, params.splat_radius);
+        store_ellipsoid(i, sphere(xi, params.splat_radius));
         return;
     }
     let r = params.radius;
@@ -206,7 +216,7 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let mean = sums.q / max(sums.w, 1e-20);
     let centre = xi + params.lambda * mean;
     if sums.n < params.n_eps {
-        ellipsoids[i] = sphere(centre, params.splat_radius);
+        store_ellipsoid(i, sphere(centre, params.splat_radius));
         return;
     }
     let d = sums.qq_diag;
@@ -224,5 +234,5 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let rot = e.vectors;
     let g = rot * mat3x3<f32>(vec3<f32>(1.0 / axes.x, 0.0, 0.0), vec3<f32>(0.0, 1.0 / axes.y, 0.0), vec3<f32>(0.0, 0.0, 1.0 / axes.z)) * transpose(rot);
     let bound = max(axes.x, max(axes.y, axes.z));
-    ellipsoids[i] = pack_ellipsoid(centre, bound, g);
+    store_ellipsoid(i, pack_ellipsoid(centre, bound, g));
 }

@@ -1,9 +1,12 @@
 // One particle's splat, written by the anisotropy pass (anisotropy.wgsl) and read by the splats
-// (splat.wgsl). Rust twin: Ellipsoid in src/render/anisotropy.rs. 32 bytes: the centre in 32-bit floats
-// (a 60 m scene at 4 um), the six entries of the symmetric G = R diag(1 / axes) R^T (1/m) in 16-bit floats.
-// Rounding G's entries to 16 bits (relative 2^-11) gives a slightly different ellipsoid, not a displaced
-// one: the splat ray-casts it exactly, and its axes and orientation change by about 5e-4 of themselves
-// (the axis ratio is clamped to kr, so it stays positive definite).
+// (splat.wgsl). Rust twin: Ellipsoid in src/render/anisotropy.rs. 32 bytes as a value, stored as two
+// 16-byte arrays in separate bindings (`centre` and `g_packed`, index = particle), so each array of N
+// particles needs a binding of 16 N bytes (268 M particles in a 4 GiB binding, not 134 M), and the splats'
+// culling and pixel boxes read only the centres. The centre in 32-bit floats (a 60 m scene at 4 um), the six
+// entries of the symmetric G = R diag(1 / axes) R^T (1/m) in 16-bit floats. Rounding G's entries to 16 bits
+// (relative 2^-11) gives a slightly different ellipsoid, not a displaced one: the splat ray-casts it
+// exactly, and its axes and orientation change by about 5e-4 of themselves (the axis ratio is clamped to
+// kr, so it stays positive definite).
 struct Ellipsoid {
     centre: vec4<f32>,   // xyz = smoothed centre (m), w = bounding radius = longest semi-axis (m); 0 = not drawn
     g_packed: vec4<u32>, // pack2x16float: (g00, g11), (g22, g01), (g02, g12), unused

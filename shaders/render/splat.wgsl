@@ -33,15 +33,23 @@ struct Splat {
 }
 
 @group(1) @binding(0) var<uniform> splat: Splat;
-@group(1) @binding(1) var<storage, read> ellipsoids: array<Ellipsoid>;
+// The ellipsoids' halves (render/ellipsoid.wgsl): centres (culling, boxes, quads) and packed G (rays).
+@group(1) @binding(1) var<storage, read> ellipsoid_centres: array<vec4<f32>>;
+@group(1) @binding(4) var<storage, read> ellipsoid_gs: array<vec4<u32>>;
 @group(1) @binding(2) var scene_depth: texture_depth_2d;
 // Compute path only: one u32 per target pixel (depth: complement of the float bits; thickness: fixed point).
 @group(1) @binding(3) var<storage, read_write> pixel_bits: array<atomic<u32>>;
 
-// Whether ellipsoid e is drawn: the eye outside its bounding sphere and the ellipsoid finite.
-fn visible(e: Ellipsoid) -> bool {
-    let d = length(camera.eye - e.centre.xyz);
-    let r = e.centre.w;
+// Ellipsoid i, both halves.
+fn ellipsoid_at(i: u32) -> Ellipsoid {
+    return Ellipsoid(ellipsoid_centres[i], ellipsoid_gs[i]);
+}
+
+// Whether the ellipsoid of `centre` (xyz, w = bounding radius) is drawn: the eye outside its bounding
+// sphere and the ellipsoid finite.
+fn visible(centre: vec4<f32>) -> bool {
+    let d = length(camera.eye - centre.xyz);
+    let r = centre.w;
     return d > r * 1.001 && d < 3.0e38 && r > 0.0;
 }
 
@@ -118,13 +126,13 @@ struct VsOut {
 fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> VsOut {
     var out: VsOut;
     out.index = i;
-    let e = ellipsoids[i];
-    if !visible(e) {
+    let centre = ellipsoid_centres[i];
+    if !visible(centre) {
         out.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return out;
     }
-    let c = e.centre.xyz;
-    let world = sphere_billboard_corner(c, e.centre.w, length(camera.eye - c), vi);
+    let c = centre.xyz;
+    let world = sphere_billboard_corner(c, centre.w, length(camera.eye - c), vi);
     out.clip = camera.clip_from_world * vec4<f32>(world, 1.0);
     out.world = world;
     return out;
@@ -137,7 +145,7 @@ struct DepthOut {
 
 @fragment
 fn fs_depth(in: VsOut) -> DepthOut {
-    let hit = hit_depth(ellipsoids[in.index], normalize(in.world - camera.eye), in.clip.xy);
+    let hit = hit_depth(ellipsoid_at(in.index), normalize(in.world - camera.eye), in.clip.xy);
     if hit.x <= 0.0 {
         discard;
     }
@@ -150,7 +158,7 @@ fn fs_depth(in: VsOut) -> DepthOut {
 @fragment
 fn fs_thickness(in: VsOut) -> @location(0) vec4<f32> {
     let dir = normalize(in.world - camera.eye);
-    let path = hit_path(ellipsoids[in.index], dir, in.clip.xy);
+    let path = hit_path(ellipsoid_at(in.index), dir, in.clip.xy);
     if path <= 0.0 {
         discard;
     }
@@ -166,13 +174,14 @@ const SPLAT_WG: u32 = 64u;
 var<workgroup> wg_box: array<vec4<i32>, SPLAT_WG>;
 var<workgroup> box_start: array<u32, 65>;
 
-// Target pixels that may see ellipsoid e: the screen box of its bounding sphere's tangent-plane quad,
-// clipped to the target; empty when culled or when the quad reaches behind the near plane.
-fn pixel_box(e: Ellipsoid) -> vec4<i32> {
-    if !visible(e) {
+// Target pixels that may see the ellipsoid of `centre` (xyz, w = bounding radius): the screen box of its
+// bounding sphere's tangent-plane quad, clipped to the target; empty when culled or when the quad reaches
+// behind the near plane.
+fn pixel_box(centre: vec4<f32>) -> vec4<i32> {
+    if !visible(centre) {
         return vec4<i32>(0);
     }
-    let c = e.centre.xyz;
+    let c = centre.xyz;
     let d = length(camera.eye - c);
     let size = vec2<f32>(splat.size);
     var lo = vec2<f32>(3.0e38);
@@ -180,7 +189,7 @@ fn pixel_box(e: Ellipsoid) -> vec4<i32> {
     // The quad's four distinct corners (vertices 3 and 4 repeat 0 and 2).
     let corners = array<u32, 4>(0u, 1u, 2u, 5u);
     for (var k = 0u; k < 4u; k += 1u) {
-        let clip = camera.clip_from_world * vec4<f32>(sphere_billboard_corner(c, e.centre.w, d, corners[k]), 1.0);
+        let clip = camera.clip_from_world * vec4<f32>(sphere_billboard_corner(c, centre.w, d, corners[k]), 1.0);
         if clip.w < camera.near {
             return vec4<i32>(0);
         }
@@ -207,7 +216,7 @@ fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
     let first = wg * SPLAT_WG;
     var b = vec4<i32>(0);
     if first + lid < splat.count {
-        b = pixel_box(ellipsoids[first + lid]);
+        b = pixel_box(ellipsoid_centres[first + lid]);
     }
     wg_box[lid] = b;
     box_start[lid + 1u] = u32(b.z - b.x) * u32(b.w - b.y);
@@ -242,7 +251,7 @@ fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
         let width = u32(bp.z - bp.x);
         let local = k - box_start[lo];
         let px = vec2<i32>(bp.x + i32(local % width), bp.y + i32(local / width));
-        let e = ellipsoids[first + lo];
+        let e = ellipsoid_at(first + lo);
         let dir = pixel_ray(px);
         let frag = vec2<f32>(px) + 0.5;
         let idx = u32(px.y) * splat.size.x + u32(px.x);

@@ -24,13 +24,21 @@ impl Running {
             UiAction::Rebuild { dx, h_over_dx, rho0 } => match self.world.engine_mut() {
                 Some(engine) => {
                     let params = SimParams { dx, h_over_dx, rho0, ..engine.params().clone() };
-                    let result = engine.set_params(&self.ctx, &params);
-                    self.engine_changed(&format!("rebuild at dx = {dx} m"), result);
+                    if engine.params().needs_rebuild(&params) {
+                        // As `Engine::set_params` rebuilds (the scene at the new spacing, its parameters and
+                        // sources as last applied), in the background.
+                        let mut scene = engine.scene().at_dx(dx);
+                        scene.solver = params;
+                        self.build_world(scene, format!("rebuild at dx = {dx} m"), false, None);
+                    } else {
+                        let result = engine.set_params(&self.ctx, &params);
+                        self.engine_changed(&format!("rebuild at dx = {dx} m"), result);
+                    }
                 }
                 None => {
                     let mut scene = self.world.scene().at_dx(dx);
                     (scene.solver.h_over_dx, scene.solver.rho0) = (h_over_dx, rho0);
-                    self.replace_world(scene, &format!("rebuild at dx = {dx} m"), false);
+                    self.build_world(scene, format!("rebuild at dx = {dx} m"), false, None);
                 }
             },
             UiAction::Reset => match self.world.engine_mut() {
@@ -41,23 +49,15 @@ impl Running {
                 // Nothing ran: try building the scene again (e.g. after a parameter fix).
                 None => {
                     let scene = self.world.scene().clone();
-                    self.replace_world(scene, "reset", false);
+                    self.build_world(scene, "reset".into(), false, None);
                 }
             },
             UiAction::LoadBuiltin(name) => match Scene::builtin(&name) {
-                Some(scene) => {
-                    if self.replace_world(scene, &format!("built-in scene `{name}`"), true) {
-                        self.scene_file = None;
-                    }
-                }
+                Some(scene) => self.build_world(scene, format!("built-in scene `{name}`"), true, Some(None)),
                 None => self.ui.push_error(format!("there is no built-in scene `{name}`")),
             },
             UiAction::LoadScene(path) => match Scene::load(&path) {
-                Ok(scene) => {
-                    if self.replace_world(scene, &path.display().to_string(), true) {
-                        self.scene_file = Some(path);
-                    }
-                }
+                Ok(scene) => self.build_world(scene, path.display().to_string(), true, Some(Some(path))),
                 Err(e) => self.ui.push_error(e.to_string()),
             },
             UiAction::OpenSceneDialog => self.open_dialog(DialogKind::Open),
@@ -79,9 +79,10 @@ impl Running {
                     vertical_scale: old.as_ref().map_or(1.0, |t| t.vertical_scale),
                     base: old.as_ref().map_or(d.min[1], |t| t.base),
                 });
-                self.replace_world(scene, &format!("heightmap {}", path.display()), false);
+                self.build_world(scene, format!("heightmap {}", path.display()), false, None);
             }
             UiAction::LoadSky(path) => self.load_sky(path),
+            UiAction::CancelBuild => self.cancel_build(),
             UiAction::SetSources { emitters, sinks } => {
                 let result = match self.world.engine_mut() {
                     Some(engine) => engine.set_sources(&self.ctx, &emitters, &sinks),

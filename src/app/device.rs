@@ -101,6 +101,9 @@ impl Running {
     /// retried on a later frame.
     pub(super) fn recover_device(&mut self) {
         log::warn!("recreating the GPU device after a loss");
+        // A build under way uses the lost device; frames of the lost device never complete.
+        self.cancel_build();
+        self.completed.store(self.submitted, std::sync::atomic::Ordering::Release);
         self.recording = None;
         self.finishing = None;
         let size = PhysicalSize::new(self.config.width, self.config.height);

@@ -14,6 +14,17 @@ use std::time::Instant;
 impl Running {
     /// One frame; see the module docs for the order. Never waits on the GPU.
     pub(super) fn frame(&mut self) {
+        if !self.minimized && !self.device_lost.load(Ordering::Acquire) {
+            let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+            if self.submitted.saturating_sub(self.completed.load(Ordering::Acquire)) >= 2 {
+                // The GPU is two frames behind (a scene slower than the screen): draw nothing this time
+                // (the last image stays) rather than wait for a surface texture; window events go on being
+                // handled, and the next frame draws their result.
+                self.poll_build();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                return;
+            }
+        }
         let now = Instant::now();
         let dt = now - self.last_frame;
         self.ui.stats.push(dt);
@@ -51,6 +62,8 @@ impl Running {
         let stats = self.world.sim_mut().and_then(|sim| sim.poll_stats());
         self.ui.history.push_frame(dt, self.profiler.latest(), stats);
         self.pause_on_blow_up();
+        self.poll_build();
+        self.drive_test_load();
         self.poll_background();
         self.poll_sky();
         self.drive_cli_recording();
@@ -96,6 +109,7 @@ impl Running {
         let raw_input = self.egui_state.take_egui_input(&self.window);
         let mut actions = Vec::new();
         let preview = self.recording.as_ref().and_then(|r| r.offline.as_ref()).map(|o| (o.texture, o.target.size));
+        let building = self.build_status();
         let output = {
             let info = FrameInfo {
                 ctx: &self.ctx,
@@ -105,6 +119,7 @@ impl Running {
                 gpu_times: self.profiler.latest(),
                 capture: &self.capture_status,
                 fly: self.fly,
+                building,
             };
             let ui_state = &mut self.ui;
             self.egui_ctx.run_ui(raw_input, |ui| {
@@ -163,7 +178,11 @@ impl Running {
             self.encode_offline_frame(&mut enc);
         } else {
             if let Some(sim) = self.world.sim_mut() {
-                if self.ui.sim.playing {
+                if self.ui.sim.playing && dt > super::FRAME_BUDGET {
+                    // Frames slower than the budget: one step each, so the window keeps its pace.
+                    sim.encode_step(&mut enc, &self.profiler);
+                    sim.encode_diffuse(&mut enc, &self.profiler);
+                } else if self.ui.sim.playing {
                     sim.encode_frame(&mut enc, &self.profiler);
                 } else if self.step_requested {
                     sim.encode_step(&mut enc, &self.profiler);
@@ -268,6 +287,12 @@ impl Running {
 
         self.profiler.resolve(&mut enc);
         self.ctx.queue.submit(callback_buffers.into_iter().chain(std::iter::once(enc.finish())));
+        self.submitted += 1;
+        let (completed, n) = (self.completed.clone(), self.submitted);
+        self.ctx.queue.on_submitted_work_done(move || {
+            completed.fetch_max(n, Ordering::AcqRel);
+        });
+        self.count_build_frame();
         if let Some(sim) = self.world.sim_mut() {
             sim.after_submit();
         }

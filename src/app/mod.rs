@@ -55,6 +55,7 @@
 
 mod actions;
 mod blit;
+mod build;
 mod checkpoint;
 mod device;
 mod frame;
@@ -88,6 +89,10 @@ use world::{domain_size, startup_world, Dialog, World};
 
 /// Where screenshots and videos are written, relative to the working directory.
 pub const CAPTURE_DIR: &str = "captures";
+
+/// Frame time past which the simulation steps once per frame instead of its substeps, so a scene slower
+/// than this still shows every step and the window keeps answering (20 frames per second).
+const FRAME_BUDGET: Duration = Duration::from_millis(50);
 
 /// The window icon (also installed with the desktop entry).
 const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
@@ -216,6 +221,13 @@ struct Running {
     egui_state: egui_winit::State,
     egui_renderer: egui_wgpu::Renderer,
     world: World,
+    /// A scene being built on a worker thread, which replaces `world` when it is done.
+    building: Option<build::Building>,
+    /// Frames submitted, and (set from the queue's callback) the last whose GPU work is done: the frame
+    /// draws nothing while the GPU is two frames behind, and steps once instead of a frame's substeps
+    /// while frames take longer than [`FRAME_BUDGET`].
+    submitted: u64,
+    completed: Arc<std::sync::atomic::AtomicU64>,
     /// The scene file shown (None for built-ins), remembered between runs.
     scene_file: Option<PathBuf>,
     camera: OrbitCamera,
@@ -251,6 +263,8 @@ struct Running {
     /// `WATERVIEW_TEST_RENDER_VIDEO=1`: start the Capture panel's offline render with the first frame and
     /// quit once its file is complete (tests/window.rs); `Some(true)` once started.
     test_render_video: Option<bool>,
+    /// `WATERVIEW_TEST_LOAD_SCENE=PATH`: PATH loaded in the background at frame 5, then quit (`build`).
+    test_load_scene: Option<(PathBuf, build::TestLoad)>,
     frames: u64,
     /// `--record`: the recording asked for on the command line (started with the first frame).
     cli_record: Option<CliRecording>,
@@ -334,6 +348,9 @@ impl Running {
             egui_state,
             egui_renderer: parts.egui_renderer,
             world,
+            building: None,
+            submitted: 0,
+            completed: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             scene_file,
             camera,
             fly: false,
@@ -358,6 +375,8 @@ impl Running {
             test_device_loss,
             test_poison_frame,
             test_render_video: std::env::var_os("WATERVIEW_TEST_RENDER_VIDEO").filter(|v| v == "1").map(|_| false),
+            test_load_scene: std::env::var_os("WATERVIEW_TEST_LOAD_SCENE")
+                .map(|p| (PathBuf::from(p), build::TestLoad::Waiting)),
             frames: 0,
             cli_record: options.record.clone().map(|path| CliRecording {
                 path,

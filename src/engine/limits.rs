@@ -1,36 +1,49 @@
 //! What a scene may ask of the GPU, checked before anything is built: the particle count the engine's
-//! buffers hold ([`particle_limit`]: the simulation's and the renderer's largest per-particle buffers
-//! must each fit one storage binding) against the scene's cheap lattice estimate plus the emitters'
+//! buffers hold ([`particle_limit`]: the renderer's largest per-particle buffers must each fit one
+//! storage binding, the simulation's are split over up to 4, [`crate::gpu::split`]) against the scene's cheap lattice estimate plus the emitters'
 //! pool ([`check_fits`]), so a scene past the limit is refused in milliseconds, before its particles are
 //! laid out in CPU memory (125 M particles took 8.4 s and 2.9 GB before the GPU refused them).
 
 use super::EngineError;
 use crate::gpu::GpuContext;
-use crate::render::Ellipsoid;
+use crate::render::{anisotropy, EllipsoidBuffers};
 use crate::scene::Scene;
 use crate::sim::{gib, sources, ParticleLimit, SimOptions, Simulation};
 
-/// The most particles the renderer can draw: its largest per-particle buffer, the 32-byte
-/// [`Ellipsoid`]s, must fit one storage binding of `ctx`, and the anisotropy reads the positions from
-/// one (the first chunk of the split array, [`crate::gpu::split::per_binding`]: lower than the ellipsoids'
-/// bound only where a test lowers it).
+/// The most particles the renderer can draw on `ctx`: [`render_limit_for`] its largest storage binding
+/// ([`GpuContext::max_storage_binding`]). 8 388 608 on lavapipe (128 MiB), 268 435 455 at 4 GiB - 1
+/// (Vulkan's usual `maxStorageBufferRange`).
 pub fn render_limit(ctx: &GpuContext) -> ParticleLimit {
-    let ellipsoids = ctx.max_storage_binding() / size_of::<Ellipsoid>() as u64;
-    let chunk = crate::gpu::split::per_binding(&ctx.device.limits()) as u64;
-    if chunk < ellipsoids {
-        ParticleLimit { max: chunk, why: "the renderer's anisotropy reads the positions from one storage binding" }
-    } else {
-        ParticleLimit {
-            max: ellipsoids,
-            why: "the renderer keeps a 32-byte ellipsoid per particle in one storage buffer",
-        }
+    render_limit_for(ctx.max_storage_binding())
+}
+
+/// The most particles the renderer can draw with storage bindings of `binding` bytes: its largest
+/// per-particle arrays (the ellipsoids' centres and matrices, [`EllipsoidBuffers`], and the anisotropy's
+/// sorted positions) take 16 bytes per particle, each in its own binding, so `binding / 16`; the
+/// anisotropy's hash table (at most 16 bytes per particle, [`anisotropy::table_size`]) fits with them. At
+/// most [`anisotropy::MAX_CAPACITY`] (2^30, the table's size stays a `u32`). The other per-particle data
+/// the renderer reads is the simulation's (positions and velocities, 16 bytes each; the diffuse pool,
+/// which the simulation sizes and limits); instanced draws count particles as instances of 6 vertices,
+/// so no vertex count overflows.
+pub fn render_limit_for(binding: u64) -> ParticleLimit {
+    let max = binding / EllipsoidBuffers::BYTES_PER_PARTICLE;
+    if max > anisotropy::MAX_CAPACITY as u64 {
+        return ParticleLimit {
+            max: anisotropy::MAX_CAPACITY as u64,
+            why: "the renderer's anisotropy hashes at most 2^30 particles (a table of 2^31 buckets)",
+        };
+    }
+    ParticleLimit {
+        max,
+        why: "the renderer keeps 16 bytes per particle (ellipsoid centres, ellipsoid matrices, sorted positions) \
+              in each of three storage buffers",
     }
 }
 
 /// The most particles (the emitters' pool included) the engine builds on `ctx`: the smaller of the
-/// renderer's limit ([`render_limit`]: [`crate::gpu::GpuContext::max_storage_binding`] / 32 bytes) and the
-/// simulation's ([`Simulation::particle_limit`]: 4 bindings of that / 16 bytes). 4 194 304 on lavapipe (a
-/// 128 MiB binding).
+/// renderer's limit ([`render_limit`]: [`crate::gpu::GpuContext::max_storage_binding`] / 16 bytes) and the
+/// simulation's ([`Simulation::particle_limit`]: its arrays split over up to 4 bindings of that). 8 388 608
+/// on lavapipe (a 128 MiB binding).
 pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
     let (render, sim) = (render_limit(ctx), Simulation::particle_limit(ctx));
     if render.max <= sim.max {
@@ -150,6 +163,20 @@ pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_render_limit_is_a_binding_over_16_bytes_and_its_table_fits() {
+        // 4 GiB - 1 (Vulkan's usual maxStorageBufferRange): 268 M, twice the 134 M of 32-byte ellipsoids.
+        assert_eq!(render_limit_for((1 << 32) - 1).max, 268_435_455);
+        assert_eq!(render_limit_for(128 << 20).max, 8_388_608);
+        assert_eq!(render_limit_for(1 << 40).max, 1 << 30, "capped where the hash table stays a u32");
+        for binding in [128u64 << 20, (128 << 20) + 48, 3 << 30, (1 << 32) - 1, 1 << 32, 5 << 30, 1 << 40] {
+            let n = render_limit_for(binding).max;
+            let table = 4 * (anisotropy::table_size(n as u32) as u64 + 1);
+            assert!(table <= binding, "{binding} B: a table of {table} B for {n} particles");
+            assert!(n * EllipsoidBuffers::BYTES_PER_PARTICLE <= binding);
+        }
+    }
 
     #[test]
     fn spacings_round_up_to_three_digits() {

@@ -22,9 +22,11 @@
 pub mod batch;
 pub mod checkpoint;
 pub mod limits;
+pub mod progress;
 
 pub use checkpoint::{Checkpoint, CheckpointError, PendingCheckpoint};
 pub use limits::{bytes_per_particle, check_fits, check_memory, particle_limit, render_limit};
+pub use progress::{BuildPhase, BuildProgress};
 
 use crate::gpu::GpuContext;
 use crate::render::{DiffuseSource, PaddleUniform, ParticleSource, Tank};
@@ -71,6 +73,9 @@ pub enum EngineError {
         /// A spacing that fits, metres.
         fit: Option<f32>,
     },
+    /// The build was cancelled ([`BuildProgress::cancel`]); nothing was built.
+    #[error("the build was cancelled")]
+    Cancelled,
     /// The scene's particles need more GPU memory than the device has ([`check_memory`]: the lattice
     /// estimate times [`bytes_per_particle`], against [`SimOptions::memory`]).
     #[error(

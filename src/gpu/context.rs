@@ -20,7 +20,9 @@ pub enum GpuError {
     Device(wgpu::RequestDeviceError),
 }
 
-/// Adapter, device and queue, plus what the engine needs to know about them.
+/// Adapter, device and queue, plus what the engine needs to know about them. A clone shares them (wgpu
+/// handles are reference-counted, `Send` and `Sync`): the window builds scenes on a worker thread with one.
+#[derive(Clone)]
 pub struct GpuContext {
     pub instance: wgpu::Instance,
     pub adapter: wgpu::Adapter,

@@ -5,7 +5,9 @@
 //! eigen-decomposition of the 3x3 covariance, axis lengths from the standard deviations with the axis
 //! ratio clamped to `kr`, normalised to the splat sphere's volume and scaled; a sphere below `n_eps`
 //! neighbours; centres smoothed toward the weighted mean by `lambda`. The result, one [`Ellipsoid`] per
-//! particle, stays on the GPU in a storage buffer that the splat pass reads directly.
+//! particle, stays on the GPU in two storage buffers of 16 bytes per particle ([`EllipsoidBuffers`]: the
+//! centres and the packed matrices, so a binding of B bytes holds B / 16 particles) that the splat pass
+//! reads directly.
 //!
 //! Neighbours come from this pass's own spatial-hash grid (counting sort: `count`, an exclusive scan
 //! through [`crate::gpu::scan::ScanPass`], `scatter`), rebuilt each frame; the simulation's grid is not
@@ -16,15 +18,19 @@
 use super::frame;
 use super::pass::{Frame, Pass};
 use crate::gpu::scan::ScanPass;
-use crate::gpu::{self, GpuContext};
+use crate::gpu::{
+    self,
+    split::{self, SplitBuffer},
+    GpuContext,
+};
 
 /// Threads per workgroup of every kernel here.
 pub const WORKGROUP: u32 = 128;
 
-/// One particle's splat: an ellipsoid, 32 bytes. WGSL twin: `Ellipsoid` in
-/// `shaders/render/ellipsoid.wgsl`, which packs G's six entries into 16-bit floats (half the bytes of
-/// 32-bit rows; the splat ray-casts the rounded ellipsoid exactly, whose axes and orientation move by
-/// about 5e-4 of themselves).
+/// One particle's splat: an ellipsoid, 32 bytes as a value; on the GPU its two 16-byte halves lie in two
+/// arrays ([`EllipsoidBuffers`]). WGSL twin: `Ellipsoid` in `shaders/render/ellipsoid.wgsl`, which packs
+/// G's six entries into 16-bit floats (half the bytes of 32-bit rows; the splat ray-casts the rounded
+/// ellipsoid exactly, whose axes and orientation move by about 5e-4 of themselves).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Ellipsoid {
@@ -71,6 +77,50 @@ impl Ellipsoid {
     }
 }
 
+/// The ellipsoids on the GPU, one entry per particle in each of two storage buffers (usage `STORAGE |
+/// COPY_SRC`), bound separately so that each needs 16 bytes per particle of a binding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EllipsoidBuffers {
+    /// `array<vec4<f32>>`: [`Ellipsoid::centre`] (xyz m, w = bounding radius m, 0 = not drawn).
+    pub centres: wgpu::Buffer,
+    /// `array<vec4<u32>>`: [`Ellipsoid::g_packed`].
+    pub g_packed: wgpu::Buffer,
+}
+
+impl EllipsoidBuffers {
+    /// Bytes per particle of each buffer (the renderer's largest per-particle binding).
+    pub const BYTES_PER_PARTICLE: u64 = 16;
+
+    /// Two buffers for `capacity` particles.
+    fn new(device: &wgpu::Device, capacity: u32) -> Self {
+        let bytes = capacity as u64 * Self::BYTES_PER_PARTICLE;
+        Self {
+            centres: gpu::storage_buffer(device, "ellipsoid centres", bytes),
+            g_packed: gpu::storage_buffer(device, "ellipsoid matrices", bytes),
+        }
+    }
+
+    /// Buffers holding `ellipsoids` (uploaded through `device`'s initialisation; for tests and tools that
+    /// splat ellipsoids of their own).
+    pub fn from_ellipsoids(device: &wgpu::Device, ellipsoids: &[Ellipsoid]) -> Self {
+        let centres: Vec<[f32; 4]> = ellipsoids.iter().map(|e| e.centre).collect();
+        let g: Vec<[u32; 4]> = ellipsoids.iter().map(|e| e.g_packed).collect();
+        Self {
+            centres: gpu::storage_buffer_init(device, "ellipsoid centres", bytemuck::cast_slice(&centres)),
+            g_packed: gpu::storage_buffer_init(device, "ellipsoid matrices", bytemuck::cast_slice(&g)),
+        }
+    }
+
+    /// The first `count` ellipsoids, read back (waits on the GPU: for tests and tools, never in a frame).
+    /// Panics when the buffers hold fewer than `count`.
+    pub fn read_blocking(&self, ctx: &GpuContext, count: usize) -> Vec<Ellipsoid> {
+        let centres = gpu::readback::read_buffer_blocking(ctx, &self.centres);
+        let g = gpu::readback::read_buffer_blocking(ctx, &self.g_packed);
+        let (centres, g): (&[[f32; 4]], &[[u32; 4]]) = (bytemuck::cast_slice(&centres), bytemuck::cast_slice(&g));
+        centres[..count].iter().zip(&g[..count]).map(|(&centre, &g_packed)| Ellipsoid { centre, g_packed }).collect()
+    }
+}
+
 /// Parameters of the pass, bind group 1 binding 0. WGSL twin: `Params` in `shaders/render/anisotropy.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -95,14 +145,25 @@ pub struct AnisotropyUniform {
 }
 const _: () = assert!(size_of::<AnisotropyUniform>() == 48);
 
+/// Buckets of the hash grid's table for `capacity` particles: about two per particle keeps collisions
+/// rare; a power of two, as the row hash needs; at least 1024. The table's `4 (table_size + 1)` bytes are
+/// at most `16 capacity` bytes (for a capacity of at least 257), so the table fits any binding that holds
+/// the 16-byte [`EllipsoidBuffers`]. Capacities up to [`MAX_CAPACITY`].
+pub fn table_size(capacity: u32) -> u32 {
+    (2 * capacity.min(MAX_CAPACITY)).next_power_of_two().max(1024)
+}
+
+/// The most particles the pass takes: the hash table's size, 2^31, must stay a `u32` power of two.
+pub const MAX_CAPACITY: u32 = 1 << 30;
+
 /// Buffers sized for a particle capacity, with their bind group and the scan over the hash table.
 struct Sized {
     capacity: u32,
     table_size: u32,
     cells: wgpu::Buffer,
-    ellipsoids: wgpu::Buffer,
+    ellipsoids: EllipsoidBuffers,
     scan: ScanPass,
-    /// The positions buffer the bind group was built over (compared by identity).
+    /// The first chunk of the positions the bind group was built over (compared by identity).
     positions: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     _slots: wgpu::Buffer,
@@ -112,6 +173,11 @@ struct Sized {
 /// The anisotropy pass: pipelines, uniform and the per-capacity buffers (ellipsoids out).
 pub struct AnisotropyPass {
     layout: wgpu::BindGroupLayout,
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    /// The chunk length of the split positions the pipelines read (their `SPLIT_N`): they are made again
+    /// when the positions come in chunks of another length (only where a test lowers it).
+    per_binding: u32,
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     anisotropy: wgpu::ComputePipeline,
@@ -124,8 +190,8 @@ pub struct AnisotropyPass {
 /// What the anisotropy pass reads per frame.
 #[derive(Clone, Copy)]
 pub struct AnisotropyInput<'a> {
-    /// `array<vec4<f32>>`, xyz metres (w < 0: parked, no ellipsoid).
-    pub positions: &'a wgpu::Buffer,
+    /// `array<vec4<f32>>` split over bindings ([`gpu::split`]), xyz metres (w < 0: parked, no ellipsoid).
+    pub positions: &'a SplitBuffer,
     /// Particles to process (the first `count` of `positions`).
     pub count: u32,
     /// The pass's parameters; `count` and `table_size` are filled in by the pass.
@@ -142,22 +208,32 @@ impl AnisotropyPass {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("anisotropy bind group layout"),
             entries: &[
-                gpu::uniform_entry::<AnisotropyUniform>(0, vis),
-                gpu::storage_entry::<[f32; 4]>(1, true, vis),
-                gpu::storage_entry::<u32>(2, false, vis),
-                gpu::storage_entry::<u32>(3, false, vis),
-                gpu::storage_entry::<[f32; 4]>(4, false, vis),
-                gpu::storage_entry::<Ellipsoid>(5, false, vis),
-            ],
+                [
+                    gpu::uniform_entry::<AnisotropyUniform>(0, vis),
+                    gpu::storage_entry::<u32>(2, false, vis),
+                    gpu::storage_entry::<u32>(3, false, vis),
+                    gpu::storage_entry::<[f32; 4]>(4, false, vis),
+                    gpu::storage_entry::<[f32; 4]>(5, false, vis),
+                    gpu::storage_entry::<[u32; 4]>(6, false, vis),
+                ]
+                .as_slice(),
+                &split::layout_entries::<[f32; 4]>(1, true, vis, split::MAX_CHUNKS),
+            ]
+            .concat(),
         });
         let pl = frame::pass_pipeline_layout(device, "anisotropy pipeline layout", &layout);
         let module = gpu::shader::module(device, "render/anisotropy.wgsl");
         let uniform =
             gpu::uniform_buffer_init(device, "anisotropy uniform", bytemuck::bytes_of(&AnisotropyUniform::zeroed()));
+        let per_binding = split::per_binding(&device.limits());
+        let [count, scatter, anisotropy] = Self::pipelines(device, &module, &pl, per_binding);
         Self {
-            count: gpu::compute_pipeline(device, &module, &pl, "count"),
-            scatter: gpu::compute_pipeline(device, &module, &pl, "scatter"),
-            anisotropy: gpu::compute_pipeline(device, &module, &pl, "anisotropy"),
+            count,
+            scatter,
+            anisotropy,
+            module,
+            pipeline_layout: pl,
+            per_binding,
             layout,
             uniform,
             sized: None,
@@ -165,8 +241,19 @@ impl AnisotropyPass {
         }
     }
 
-    /// The ellipsoids of the last encode (`array<Ellipsoid>`, at least `count` entries), if any.
-    pub fn ellipsoids(&self) -> Option<&wgpu::Buffer> {
+    /// The pipelines `count`, `scatter` and `anisotropy` reading positions in chunks of `per_binding`.
+    fn pipelines(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        per_binding: u32,
+    ) -> [wgpu::ComputePipeline; 3] {
+        let constants = [(split::CONSTANT, per_binding as f64)];
+        ["count", "scatter", "anisotropy"].map(|e| gpu::compute_pipeline_with(device, module, layout, e, &constants))
+    }
+
+    /// The ellipsoids of the last encode (at least `count` entries in each buffer), if any.
+    pub fn ellipsoids(&self) -> Option<&EllipsoidBuffers> {
         self.sized.as_ref().map(|s| &s.ellipsoids)
     }
 
@@ -175,29 +262,32 @@ impl AnisotropyPass {
     fn make_sized(
         &self,
         device: &wgpu::Device,
-        positions: &wgpu::Buffer,
+        positions: &SplitBuffer,
         capacity: u32,
     ) -> Result<Sized, gpu::DispatchError> {
-        // About two buckets per particle keeps collisions rare; a power of two, as the row hash needs.
-        let table_size = (2 * capacity).next_power_of_two().max(1024);
+        let table_size = table_size(capacity);
         let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
         let slots = gpu::storage_buffer(device, "anisotropy slots", capacity as u64 * 4);
         let sorted = gpu::storage_buffer(device, "anisotropy sorted positions", capacity as u64 * 16);
-        let ellipsoids = gpu::storage_buffer(device, "ellipsoids", capacity as u64 * size_of::<Ellipsoid>() as u64);
+        let ellipsoids = EllipsoidBuffers::new(device, capacity);
         let scan = ScanPass::new(device, &cells, table_size + 1)?;
-        let bind_group = gpu::bind_buffers(
-            device,
-            "anisotropy bind group",
-            &self.layout,
-            &[&self.uniform, positions, &cells, &slots, &sorted, &ellipsoids],
-        );
+        let fixed = [
+            (0, &self.uniform),
+            (2, &cells),
+            (3, &slots),
+            (4, &sorted),
+            (5, &ellipsoids.centres),
+            (6, &ellipsoids.g_packed),
+        ];
+        let entries = fixed.into_iter().chain(positions.bindings(1, split::MAX_CHUNKS));
+        let bind_group = gpu::bind_at(device, "anisotropy bind group", &self.layout, entries);
         Ok(Sized {
             capacity,
             table_size,
             cells,
             ellipsoids,
             scan,
-            positions: positions.clone(),
+            positions: positions.chunks()[0].clone(),
             bind_group,
             _slots: slots,
             _sorted: sorted,
@@ -214,10 +304,9 @@ impl Pass for AnisotropyPass {
     /// other render settings change (1.0 ms per frame at 1 M particles on an H100).
     fn encode(&mut self, frame: &mut Frame<'_>, input: AnisotropyInput<'_>) {
         let AnisotropyInput { positions, count, mut params, version } = input;
+        let first = &positions.chunks()[0];
         let same = |(v, p, b): &(u64, AnisotropyUniform, wgpu::Buffer)| {
-            version == Some(*v)
-                && *p == AnisotropyUniform { count, table_size: p.table_size, ..params }
-                && b == positions
+            version == Some(*v) && *p == AnisotropyUniform { count, table_size: p.table_size, ..params } && b == first
         };
         if self.sized.is_some() && self.computed.as_ref().is_some_and(same) {
             return;
@@ -226,7 +315,12 @@ impl Pass for AnisotropyPass {
         if count == 0 {
             return;
         }
-        let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *positions);
+        if positions.per_binding() != self.per_binding {
+            self.per_binding = positions.per_binding();
+            [self.count, self.scatter, self.anisotropy] =
+                Self::pipelines(frame.device, &self.module, &self.pipeline_layout, self.per_binding);
+        }
+        let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *first);
         if stale {
             let capacity = self.sized.as_ref().map_or(count, |s| s.capacity.max(count));
             self.sized = self
@@ -243,7 +337,7 @@ impl Pass for AnisotropyPass {
         params.count = count;
         params.table_size = s.table_size;
         frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
-        self.computed = version.map(|v| (v, params, positions.clone()));
+        self.computed = version.map(|v| (v, params, first.clone()));
         if params.enabled != 0 {
             frame.encoder.clear_buffer(&s.cells, 0, None);
         }

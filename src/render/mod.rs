@@ -54,7 +54,7 @@ pub mod terrain_ao;
 pub mod wave_maker;
 pub mod wetness;
 
-pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid};
+pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid, EllipsoidBuffers};
 pub use camera::{sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
@@ -322,7 +322,7 @@ impl Renderer {
             let params = settings.anisotropy_uniform();
             self.anisotropy.encode(
                 &mut frame,
-                AnisotropyInput { positions: &p.positions.chunks()[0], count: p.count, params, version: p.version },
+                AnisotropyInput { positions: p.positions, count: p.count, params, version: p.version },
             );
         }
         // The terrain and the sky: restored from the cache when nothing they depend on changed, else

@@ -354,7 +354,7 @@ impl RenderSettings {
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.
-    pub fn splat<'a>(&self, ellipsoids: &'a wgpu::Buffer, count: u32) -> SplatInput<'a> {
+    pub fn splat<'a>(&self, ellipsoids: &'a super::EllipsoidBuffers, count: u32) -> SplatInput<'a> {
         SplatInput { ellipsoids, count, method: self.fluid.splats, dx: self.dx() }
     }
 

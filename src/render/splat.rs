@@ -15,7 +15,7 @@
 //! first) by loading it in the shader, so no fluid behind the terrain survives and the thickness target's
 //! size is free.
 
-use super::anisotropy::Ellipsoid;
+use super::anisotropy::EllipsoidBuffers;
 use super::frame::{self, DEPTH_CLEAR, RAW_DEPTH_FORMAT, THICKNESS_FORMAT};
 use super::pass::{render_pass, Frame, Pass, Targets};
 use crate::gpu::{self, GpuContext};
@@ -72,14 +72,14 @@ struct Screen {
     size: (u32, u32),
 }
 
-/// The bind groups of both outputs over the screen targets and one ellipsoid buffer.
+/// The bind groups of both outputs over the screen targets and the ellipsoid buffers.
 struct Bound {
-    ellipsoids: wgpu::Buffer,
+    ellipsoids: EllipsoidBuffers,
     groups: [wgpu::BindGroup; 2],
 }
 
 /// The splat passes: pipelines and per-output uniforms (screen-independent), and the bind groups over
-/// the screen-sized targets (made on resize, and again only when the ellipsoid buffer is replaced).
+/// the screen-sized targets (made on resize, and again only when the ellipsoid buffers are replaced).
 pub struct SplatPass {
     layout: wgpu::BindGroupLayout,
     outputs: [Output; 2],
@@ -90,8 +90,8 @@ pub struct SplatPass {
 /// What the splat passes read per frame.
 #[derive(Clone, Copy)]
 pub struct SplatInput<'a> {
-    /// `array<Ellipsoid>` from the anisotropy pass, at least `count` entries.
-    pub ellipsoids: &'a wgpu::Buffer,
+    /// The anisotropy pass's ellipsoids, at least `count` entries.
+    pub ellipsoids: &'a EllipsoidBuffers,
     pub count: u32,
     /// Rasteriser or compute.
     pub method: SplatMethod,
@@ -115,7 +115,7 @@ impl SplatPass {
                     0,
                     wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE,
                 ),
-                gpu::storage_entry::<Ellipsoid>(
+                gpu::storage_entry::<[f32; 4]>(
                     1,
                     true,
                     wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE,
@@ -131,6 +131,7 @@ impl SplatPass {
                     count: None,
                 },
                 gpu::storage_entry::<u32>(3, false, fc),
+                gpu::storage_entry::<[u32; 4]>(4, true, fc),
             ],
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "splat pipeline layout", &layout);
@@ -197,7 +198,7 @@ impl SplatPass {
     }
 
     /// The bind groups over the screen targets and `ellipsoids`, made when either changed.
-    fn bind(&mut self, device: &wgpu::Device, ellipsoids: &wgpu::Buffer) -> Option<&Bound> {
+    fn bind(&mut self, device: &wgpu::Device, ellipsoids: &EllipsoidBuffers) -> Option<&Bound> {
         let screen = self.screen.as_ref()?;
         if self.bound.as_ref().is_none_or(|b| b.ellipsoids != *ellipsoids) {
             let group = |k: usize| {
@@ -206,12 +207,13 @@ impl SplatPass {
                     layout: &self.layout,
                     entries: &[
                         wgpu::BindGroupEntry { binding: 0, resource: self.outputs[k].uniform.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 1, resource: ellipsoids.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: ellipsoids.centres.as_entire_binding() },
                         wgpu::BindGroupEntry {
                             binding: 2,
                             resource: wgpu::BindingResource::TextureView(&screen.scene_depth),
                         },
                         wgpu::BindGroupEntry { binding: 3, resource: screen.outputs[k].1.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 4, resource: ellipsoids.g_packed.as_entire_binding() },
                     ],
                 })
             };

@@ -9,7 +9,9 @@
 //! late. [`Simulation::advance_to`] (src/sim/advance.rs): exact offline time steps.
 //!
 //! The simulation knows nothing of the renderer: callers bound its particle count from outside
-//! ([`ParticleLimit`]) and hand its buffers on. Public buffers (both in the sorted order of the last step):
+//! ([`ParticleLimit`]) and hand its buffers on. Public buffers (both in the sorted order of the last step),
+//! per-particle arrays split over storage bindings ([`crate::gpu::split`]: one binding up to 134 M
+//! particles, up to 4 past that; a shader reads them through `#split_array`):
 //! - `positions()`: `array<vec4<f32>>`, xyz = position (m), w = density (kg/m^3; < 0 = parked in the pool)
 //! - `velocities()`: `array<vec4<f32>>`, xyz = velocity (m/s), w = pressure (Pa)
 
@@ -464,12 +466,13 @@ impl Simulation {
         self.latest.as_ref().map_or(self.initial.scene as u32, |s| s.particle_count)
     }
 
-    /// `array<vec4<f32>>`: xyz = position (m), w = density (kg/m^3; < 0 = parked).
+    /// `array<vec4<f32>>` split over bindings ([`SplitBuffer`]): xyz = position (m), w = density (kg/m^3;
+    /// < 0 = parked).
     pub fn positions(&self) -> &SplitBuffer {
         &self.buffers.pos
     }
 
-    /// `array<vec4<f32>>`: xyz = velocity (m/s), w = pressure (Pa).
+    /// `array<vec4<f32>>` split over bindings ([`SplitBuffer`]): xyz = velocity (m/s), w = pressure (Pa).
     pub fn velocities(&self) -> &SplitBuffer {
         &self.buffers.vel
     }

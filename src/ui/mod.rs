@@ -69,6 +69,8 @@ pub enum UiAction {
     /// Resume the checkpoint at this path: its scene, parameters, sources and state replace the running
     /// scene (which keeps running if it cannot be resumed).
     Resume(PathBuf),
+    /// Stop the scene being built in the background (the current scene goes on).
+    CancelBuild,
 }
 
 /// Everything the panels edit or remember between frames.
@@ -103,6 +105,17 @@ pub struct FrameInfo<'a> {
     pub capture: &'a capture_panel::CaptureStatus,
     /// The camera is in fly mode.
     pub fly: bool,
+    /// A scene being built in the background, if any.
+    pub building: Option<BuildStatus>,
+}
+
+/// The panel's line for a scene built in the background (`app::build`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuildStatus {
+    /// "building 4 194 304 particles: laying out particles (3 s)".
+    pub text: String,
+    /// Share done, 0 ..= 1.
+    pub fraction: f32,
 }
 
 /// Most messages kept in the banner; older ones are dropped first.
@@ -152,6 +165,9 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
                         ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), crate::text::thousands(n)));
                     });
                     ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");
+                    if let Some(b) = &info.building {
+                        actions.extend(build_status_ui(ui, b));
+                    }
                     ui.separator();
                     actions.extend(sim_panel::sim_panel_ui(ui, &mut state.sim, info));
                     actions.extend(scene_panel::scene_panel_ui(ui, &mut state.scene, info));
@@ -171,6 +187,19 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
     overlay_ui(ui, info);
     help::help_ui(ui, &mut state.show_help);
     actions
+}
+
+/// The background build's line: its text, a progress bar and Cancel.
+fn build_status_ui(ui: &mut egui::Ui, b: &BuildStatus) -> Option<UiAction> {
+    ui.label(&b.text);
+    let mut action = None;
+    ui.horizontal(|ui| {
+        if ui.button("Cancel").on_hover_text("Stop building; the current scene goes on").clicked() {
+            action = Some(UiAction::CancelBuild);
+        }
+        ui.add(egui::ProgressBar::new(b.fraction).show_percentage());
+    });
+    action
 }
 
 /// Indicators over the scene (not part of any capture without the UI): recording, fly mode.

@@ -4,7 +4,7 @@
 use waterview::engine::batch::run_frames;
 use waterview::engine::{BuildOptions, Engine};
 use waterview::gpu::readback::read_buffer_blocking;
-use waterview::gpu::{storage_buffer_init, GpuContext, Profiler};
+use waterview::gpu::{GpuContext, Profiler};
 use waterview::render::frame::frame_bind_group_layout;
 use waterview::render::{
     AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets,
@@ -49,7 +49,14 @@ pub fn run_checked(ctx: &GpuContext, engine: &mut Engine, frames: Option<u64>, s
 /// Runs the anisotropy pass over `positions` (xyz metres, w < 0 parked; spacing `dx`) with the default
 /// settings, blocking; returns one ellipsoid per position.
 pub fn anisotropy_of(ctx: &GpuContext, positions: &[glam::Vec4], dx: f32) -> Vec<Ellipsoid> {
-    let buffer = storage_buffer_init(&ctx.device, "test positions", bytemuck::cast_slice(positions));
+    let buffer = waterview::gpu::split::SplitBuffer::new_init(
+        &ctx.device,
+        &ctx.queue,
+        "test positions",
+        16,
+        bytemuck::cast_slice(positions),
+    )
+    .expect("fits");
     let mut settings = RenderSettings::default();
     settings.fluid.dx = dx;
     let mut pass = AnisotropyPass::new(ctx, waterview::render::OFFSCREEN_FORMAT);
@@ -60,8 +67,7 @@ pub fn anisotropy_of(ctx: &GpuContext, positions: &[glam::Vec4], dx: f32) -> Vec
         version: None,
     };
     record_frame(ctx, &Offscreen::new(ctx, (1, 1)), &default_camera((1, 1)), |frame| pass.encode(frame, input));
-    let bytes = read_buffer_blocking(ctx, pass.ellipsoids().expect("ellipsoids made"));
-    bytemuck::cast_slice::<u8, Ellipsoid>(&bytes)[..positions.len()].to_vec()
+    pass.ellipsoids().expect("ellipsoids made").read_blocking(ctx, positions.len())
 }
 
 /// The frame uniform of the default orbit camera for a `size`-pixel view.
