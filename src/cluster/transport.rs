@@ -32,7 +32,8 @@ pub enum Reduce {
 }
 
 impl Reduce {
-    fn apply(self, a: f64, b: f64) -> f64 {
+    /// `a` combined with `b` (the order of a sum matters in its last bits: reduce in rank order).
+    pub fn apply(self, a: f64, b: f64) -> f64 {
         match self {
             Reduce::Sum => a + b,
             Reduce::Min => a.min(b),
