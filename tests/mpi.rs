@@ -38,10 +38,18 @@ mod with_mpi {
     use waterview::scene::Scene;
     use waterview::sim::{RankParticles, SimOptions};
 
-    /// `mpirun -np N PROGRAM ARGS` (Open MPI: as root in CI, more ranks than cores), ended after 300 s.
-    fn mpirun(np: usize, program: &Path, args: &[&str]) -> Output {
+    /// `mpirun -np N PROGRAM ARGS` (Open MPI: as root in CI, more ranks than cores), ended after
+    /// `timeout_s` (a deadlock fails the test rather than hanging it).
+    fn mpirun(np: usize, timeout_s: u32, program: &Path, args: &[&str]) -> Output {
         Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "--timeout", "300", "-np", &np.to_string()])
+            .args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "--timeout",
+                &timeout_s.to_string(),
+                "-np",
+                &np.to_string(),
+            ])
             .arg(program)
             .args(args)
             .output()
@@ -107,8 +115,12 @@ mod with_mpi {
     #[test]
     fn transport_under_mpirun() {
         let exe = std::env::current_exe().unwrap();
-        let out =
-            mpirun(3, &exe, &["--exact", "with_mpi::transport_rank", "--ignored", "--nocapture", "--test-threads=1"]);
+        let out = mpirun(
+            3,
+            60,
+            &exe,
+            &["--exact", "with_mpi::transport_rank", "--ignored", "--nocapture", "--test-threads=1"],
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
         for r in 0..3 {
@@ -169,7 +181,7 @@ mod with_mpi {
             "--save-particles",
             ply.to_str().unwrap(),
         ];
-        let out = mpirun(2, Path::new(env!("CARGO_BIN_EXE_waterview")), &args);
+        let out = mpirun(2, 300, Path::new(env!("CARGO_BIN_EXE_waterview")), &args);
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "{name}: {stdout}\n{stderr}");
         let (reference, iterations, mass) = one_rank(&scene, steps);
@@ -251,7 +263,7 @@ mod with_mpi {
             (&["validate"], "validate runs in one process"),
             (&["run", "--steps", "2", "--out", "/tmp/x.png"], "need one GPU for now"),
         ] {
-            let out = mpirun(2, exe, args);
+            let out = mpirun(2, 60, exe, args);
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!out.status.success(), "{args:?} ran");
             assert!(stderr.contains(reason), "{args:?}: {stderr}");
