@@ -137,11 +137,6 @@ impl MpiTransport {
         }
         *pending = still;
     }
-
-    /// Sends in flight (for tests: they complete as the peers receive).
-    pub fn in_flight(&self) -> usize {
-        self.pending.borrow().len()
-    }
 }
 
 impl Drop for MpiTransport {
