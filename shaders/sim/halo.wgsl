@@ -2,7 +2,8 @@
 // src/cluster): within a host-driven DFSPH solve, `gather` copies the velocities (svel, v*) of the
 // particles a neighbour holds as ghosts, by sorted slot, into `values` (read back and sent), and `scatter`
 // writes the values a neighbour sent into this rank's ghosts' sorted slots, so every iteration's source
-// sees the owners' fresh velocities.
+// sees the owners' fresh velocities. `gather_density` and `scatter_density` move (density, pressure)
+// (rho_p) the same way for PCISPH's iterations (in the first of each slot's two values).
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 
@@ -31,4 +32,23 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let i = slots[k + 1u];
     svel[i] = values[2u * k];
     vstar[i] = values[2u * k + 1u];
+}
+
+@compute @workgroup_size(64)
+fn gather_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = flat_index(gid, nwg, 64u);
+    if (k >= slots[0]) {
+        return;
+    }
+    values[2u * k] = vec4<f32>(rho_p[slots[k + 1u]], 0.0, 0.0);
+    values[2u * k + 1u] = vec4<f32>(0.0);
+}
+
+@compute @workgroup_size(64)
+fn scatter_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = flat_index(gid, nwg, 64u);
+    if (k >= slots[0]) {
+        return;
+    }
+    rho_p[slots[k + 1u]] = values[2u * k].xy;
 }

@@ -18,9 +18,8 @@
 //! order of the sums); surface tension (normals from densities) needs 3. DFSPH's solves run host-driven
 //! on several ranks (src/sim/ranked_step.rs): every iteration the ghosts' velocities come fresh from
 //! their owners and the convergence test is the joint mean error over all ranks' owned particles, so
-//! every rank takes the single-GPU iteration count. PCISPH still iterates on each rank's GPU with its
-//! own convergence test: near a border its ghosts' pressures lag, close to the single-GPU result but not
-//! equal to it.
+//! every rank takes the single-GPU iteration count. PCISPH's fixed iterations run host-driven too, the
+//! ghosts' densities and pressures exchanged after each.
 //! Everything goes through host memory (wgpu has no peer-to-peer copies); this first version reads the
 //! whole state back each step rather than only the border particles.
 
@@ -307,7 +306,7 @@ impl<T: Transport> Rank<T> {
         let mut exchange_s = 0.0;
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank step") });
-        if self.transport.size() > 1 && self.sim.params().method == Method::Dfsph {
+        if self.transport.size() > 1 && self.sim.params().method != Method::Wcsph {
             // Host-driven solves with the ghosts' velocities exchanged every iteration (src/sim/ranked_step.rs).
             let mut x = IterationExchange {
                 transport: &self.transport,

@@ -173,14 +173,23 @@ impl Drop for Mapped {
 /// Copies a whole buffer into a staging buffer and waits for it. For tests and headless tools only:
 /// it stalls the GPU pipeline, so the frame loop never calls it.
 pub fn read_buffer_blocking(ctx: &crate::gpu::GpuContext, src: &wgpu::Buffer) -> Vec<u8> {
+    read_range_blocking(ctx, src, 0, src.size())
+}
+
+/// [`read_buffer_blocking`] of `size` bytes from byte `offset` (both multiples of 4, within the buffer;
+/// empty when `size` is 0). Blocks, like it.
+pub fn read_range_blocking(ctx: &crate::gpu::GpuContext, src: &wgpu::Buffer, offset: u64, size: u64) -> Vec<u8> {
+    if size == 0 {
+        return Vec::new();
+    }
     let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("blocking read-back"),
-        size: src.size(),
+        size,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
     let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read-back") });
-    encoder.copy_buffer_to_buffer(src, 0, &staging, 0, src.size());
+    encoder.copy_buffer_to_buffer(src, offset, &staging, 0, size);
     ctx.queue.submit([encoder.finish()]);
     staging.map_async(wgpu::MapMode::Read, .., |_| {});
     let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });

@@ -211,7 +211,7 @@ impl Simulation {
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             dispatch,
-            ids: options.track_ids.then_some(ids::IdTrack { stepped: false }),
+            ids: options.track_ids.then_some(ids::IdTrack { stepped: false, live: 0 }),
         })
     }
 }

@@ -1,16 +1,27 @@
 //! The halo exchange's GPU side for the ranks of a decomposed simulation (src/cluster), beside
 //! shaders/sim/halo.wgsl: `gather` copies the velocities (svel, v*) of the particles the neighbours hold
 //! as ghosts into a buffer that is read back; `scatter` writes the neighbours' values into this rank's
-//! ghosts. Slots are sorted slots of this step, set once per step after the grid build
+//! ghosts; [`Exchanged::Density`] moves (density, pressure) instead (PCISPH). Slots are sorted slots of this step, set once per step after the grid build
 //! ([`HaloStage::set_slots`]); only the ranks' simulations ([`super::SimOptions::track_ids`]) build it.
 
 use super::stage::{StageLayouts, StepContext};
 use crate::gpu::{self, DispatchError, Workgroups};
 
+/// What a halo exchange moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Exchanged {
+    /// svel and v* (DFSPH's solves).
+    Velocities,
+    /// rho_p: density and pressure (PCISPH's iterations).
+    Density,
+}
+
 /// Pipelines and buffers of the halo exchange, sized for `capacity` particles on each side.
 pub(super) struct HaloStage {
     gather: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
+    gather_density: wgpu::ComputePipeline,
+    scatter_density: wgpu::ComputePipeline,
     send_slots: wgpu::Buffer,
     recv_slots: wgpu::Buffer,
     /// Gathered values (2 `vec4<f32>` per sent particle), copied to `staging`.
@@ -66,6 +77,8 @@ impl HaloStage {
         Ok(Self {
             gather: gpu::compute_pipeline(device, &module, &pipeline_layout, "gather"),
             scatter: gpu::compute_pipeline(device, &module, &pipeline_layout, "scatter"),
+            gather_density: gpu::compute_pipeline(device, &module, &pipeline_layout, "gather_density"),
+            scatter_density: gpu::compute_pipeline(device, &module, &pipeline_layout, "scatter_density"),
             send_slots,
             recv_slots,
             send_values,
@@ -91,12 +104,15 @@ impl HaloStage {
         self.counts = (send.len() as u32, ghosts.len() as u32);
     }
 
-    /// Records the gather and the copy of its values into the read-back buffer.
-    pub fn encode_gather(&self, step: &mut StepContext<'_>) {
+    /// Records the gather of `what` and the copy of its values into the read-back buffer.
+    pub fn encode_gather(&self, step: &mut StepContext<'_>, what: Exchanged) {
         {
             let mut pass = step.pass("halo");
             pass.set_bind_group(1, &self.gather_bind, &[]);
-            pass.set_pipeline(&self.gather);
+            pass.set_pipeline(match what {
+                Exchanged::Velocities => &self.gather,
+                Exchanged::Density => &self.gather_density,
+            });
             gpu::dispatch(&mut pass, self.groups);
         }
         let bytes = self.counts.0 as u64 * 32;
@@ -105,11 +121,14 @@ impl HaloStage {
         }
     }
 
-    /// Records the scatter of the received values (written into `recv_values` before).
-    pub fn encode_scatter(&self, step: &mut StepContext<'_>) {
+    /// Records the scatter of the received values of `what` (written into `recv_values` before).
+    pub fn encode_scatter(&self, step: &mut StepContext<'_>, what: Exchanged) {
         let mut pass = step.pass("halo");
         pass.set_bind_group(1, &self.scatter_bind, &[]);
-        pass.set_pipeline(&self.scatter);
+        pass.set_pipeline(match what {
+            Exchanged::Velocities => &self.scatter,
+            Exchanged::Density => &self.scatter_density,
+        });
         gpu::dispatch(&mut pass, self.groups);
     }
 }

@@ -14,6 +14,9 @@ use super::*;
 pub(super) struct IdTrack {
     /// True once a step ran since the last write: the ids of `pos` are the second half.
     pub(super) stepped: bool,
+    /// Slots written by the last [`Simulation::write_rank_particles`]: a rank's particles stay the first
+    /// this many slots through its steps (the parked rest sorts last, and a rank has no sinks).
+    pub(super) live: u32,
 }
 
 /// Particles as one rank writes them: positions (xyz m, w density kg/m^3), velocities (xyz m/s, w
@@ -107,26 +110,47 @@ impl Simulation {
             all.resize(cap, u32::MAX);
             q.write_buffer(&self.buffers.ids, 0, bytemuck::cast_slice(&all));
             ids.stepped = false;
+            ids.live = n as u32;
         }
         self.particles_version += 1;
         Ok(())
     }
 
-    /// Blocking read of every slot (the parked ones too: w < 0) with its id (`u32::MAX` where no ids
-    /// are tracked), in the order of the last step. For the ranks of src/cluster, tests and batch tools.
+    /// Blocking read of the particles with their ids, in the order of the last step: with ids tracked
+    /// the slots of the last [`Simulation::write_rank_particles`] only (a rank's particles; the parked
+    /// rest is not read), else every slot with ids `u32::MAX`. For the ranks of src/cluster, tests and
+    /// batch tools.
     pub fn read_rank_particles_blocking(&self, ctx: &GpuContext) -> RankParticles {
-        let (pos, vel) = self.read_particles_blocking(ctx);
-        let ids = match &self.ids {
-            Some(t) => {
-                let all: Vec<u32> =
-                    bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.ids)).to_vec();
-                let half = if t.stepped { self.capacity as usize } else { 0 };
-                all.get(half..half + self.capacity as usize).map(<[u32]>::to_vec).unwrap_or_default()
-            }
-            None => Vec::new(),
+        let Some(t) = &self.ids else {
+            let (pos, vel) = self.read_particles_blocking(ctx);
+            let ids = vec![u32::MAX; pos.len()];
+            return RankParticles { pos, vel, ids };
         };
-        let ids = if ids.len() == pos.len() { ids } else { vec![u32::MAX; pos.len()] };
+        let n = t.live as u64;
+        let read = |b: &wgpu::Buffer, offset: u64, size: u64| gpu::readback::read_range_blocking(ctx, b, offset, size);
+        let pos: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&read(&self.buffers.pos, 0, n * 16));
+        let vel: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&read(&self.buffers.vel, 0, n * 16));
+        let half = if t.stepped { self.capacity as u64 * 4 } else { 0 };
+        let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&read(&self.buffers.ids, half, n * 4));
+        if pos.len() as u64 != n || vel.len() as u64 != n || ids.len() as u64 != n {
+            // Nothing came back (device lost): no particles, which the caller's counts reveal.
+            return RankParticles::default();
+        }
         RankParticles { pos, vel, ids }
+    }
+
+    /// Blocking read of the ids of the first `count` sorted slots of the last grid build (the rank's
+    /// particles, when `count` is what [`Simulation::write_rank_particles`] wrote). Empty without ids.
+    pub(super) fn read_sorted_ids_blocking(&self, ctx: &GpuContext) -> Vec<u32> {
+        match &self.ids {
+            Some(t) => bytemuck::pod_collect_to_vec(&gpu::readback::read_range_blocking(
+                ctx,
+                &self.buffers.ids,
+                self.capacity as u64 * 4,
+                t.live as u64 * 4,
+            )),
+            None => Vec::new(),
+        }
     }
 
     /// Sets the largest particle speed (m/s) the next step's CFL time step reads (`max_speed_bits` of the

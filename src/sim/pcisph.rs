@@ -47,3 +47,27 @@ impl Stage for PcisphStage {
         gpu::dispatch(&mut pass, groups);
     }
 }
+
+/// The passes recorded one at a time, for a rank's host-driven step (src/sim/ranked_step.rs), which
+/// exchanges the ghosts' densities and pressures between them.
+impl PcisphStage {
+    /// `density_forces` (density, non-pressure forces).
+    pub(super) fn encode_density(&self, step: &mut StepContext<'_>) {
+        let groups = step.dispatch.particles;
+        let mut pass = step.pass("density");
+        pass.set_pipeline(&self.density_forces);
+        gpu::dispatch(&mut pass, groups);
+    }
+
+    /// One iteration (`pressure_force`, `predict_density`), or with `last` the closing `pressure_force`.
+    pub(super) fn encode_pressure(&self, step: &mut StepContext<'_>, last: bool) {
+        let groups = step.dispatch.particles;
+        let mut pass = step.pass("pressure");
+        pass.set_pipeline(&self.pressure_force);
+        gpu::dispatch(&mut pass, groups);
+        if !last {
+            pass.set_pipeline(&self.predict_density);
+            gpu::dispatch(&mut pass, groups);
+        }
+    }
+}

@@ -11,20 +11,26 @@
 //!    ([`RankExchange::exchange`]), scatter them into the ghosts and record the next source;
 //! 3. integrate.
 //!
+//! PCISPH runs its fixed iterations the same way: after `density_forces` and after every
+//! `predict_density` the ghosts' (density, pressure) come fresh from their owners, so the next
+//! `pressure_force` of the ghosts next to the border, whose predicted positions the owned particles
+//! read, is their owners'. (No convergence test: the iteration count is fixed, the same everywhere.)
+//!
 //! With a halo of two support radii the ghosts next to the border see all their neighbours, so their
 //! sources come out as their owners' and every owned particle's update is the single-GPU one; the same
 //! joint mean gives every rank the same iteration count, the one a single GPU takes (up to the order of
-//! the sums). WCSPH needs no exchange inside the step; PCISPH is not host-driven yet (each rank converges
-//! on its own).
+//! the sums). WCSPH needs no exchange inside the step (the 2-support halo covers its one density pass).
 
 use super::dfsph::SolveKind;
 use super::gpu_data::{StepState, DFSPH_MIN_DIVERGENCE_ITERATIONS};
+use super::halo::Exchanged;
 use super::*;
 
 /// What a host-driven step asks of its rank (src/cluster implements it over its transport).
 pub trait RankExchange {
     type Error: From<SimError>;
-    /// After the grid build, given the id of every sorted slot (capacity entries, `u32::MAX` parked):
+    /// After the grid build, given the id of every sorted slot of the rank's particles (owned and ghosts,
+    /// which sort before the parked rest):
     /// the sorted slots whose velocities the neighbours hold as ghosts, in the order they expect them,
     /// and the slots of this rank's ghosts, in the order their values arrive.
     fn slots(&mut self, sorted_ids: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Self::Error>;
@@ -52,6 +58,9 @@ impl Simulation {
             f(sim, &mut sim.step_context(&mut encoder, profiler));
             ctx.queue.submit([encoder.finish()]);
         };
+        if self.params.method == Method::Pcisph {
+            return self.pcisph_ranked(ctx, profiler, rank);
+        }
         if self.params.method != Method::Dfsph {
             let mut encoder =
                 ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ranked step") });
@@ -68,14 +77,7 @@ impl Simulation {
             sim.stages.time_step.encode(step, ());
             sim.stages.dfsph.encode_factor(step);
         });
-        let cap = self.capacity as usize;
-        let ids = gpu::readback::read_buffer_blocking(ctx, &self.buffers.ids);
-        let sorted: &[u32] = bytemuck::cast_slice(&ids);
-        let sorted = sorted.get(cap..2 * cap).ok_or(SimError::State("the ids could not be read back"))?;
-        let (send, ghosts) = rank.slots(sorted)?;
-        if let Some(h) = &mut self.stages.halo {
-            h.set_slots(&ctx.queue, &send, &ghosts);
-        }
+        self.ranked_slots(ctx, rank)?;
         // The solves' limits, goals and error scale exactly as the GPU has them.
         let u =
             SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
@@ -85,7 +87,7 @@ impl Simulation {
         self.solve_ranked(ctx, profiler, rank, SolveKind::Divergence, DFSPH_MIN_DIVERGENCE_ITERATIONS, div)?;
         // The last update changed the ghosts' v too (wrongly at the halo's edge): fresh from their owners
         // before the forces and the density solve read them.
-        self.exchange_ghosts(ctx, profiler, rank)?;
+        self.exchange_ghosts(ctx, profiler, rank, Exchanged::Velocities)?;
         let surface_tension = self.params.surface_tension > 0.0;
         submit(self, profiler, &|sim, step| {
             if surface_tension {
@@ -95,7 +97,7 @@ impl Simulation {
         });
         if surface_tension {
             // v* of the ghosts from their owners before the density solve's first source.
-            self.exchange_ghosts(ctx, profiler, rank)?;
+            self.exchange_ghosts(ctx, profiler, rank, Exchanged::Velocities)?;
         }
         submit(self, profiler, &|sim, step| sim.stages.dfsph.encode_begin(step, SolveKind::Density, true));
         self.solve_ranked(ctx, profiler, rank, SolveKind::Density, 2, dens)?;
@@ -132,7 +134,7 @@ impl Simulation {
             if (k >= min_iterations && mean <= goal as f64) || k >= max_iterations {
                 return Ok(());
             }
-            self.exchange_ghosts(ctx, profiler, rank)?;
+            self.exchange_ghosts(ctx, profiler, rank, Exchanged::Velocities)?;
             let mut encoder =
                 ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ranked source") });
             self.stages.dfsph.encode_source(&mut self.step_context(&mut encoder, profiler), kind);
@@ -140,19 +142,75 @@ impl Simulation {
         }
     }
 
-    /// Gathers the sent particles' velocities, exchanges them through `rank` and scatters the ghosts'.
+    /// PCISPH's step with the ghosts' (density, pressure) exchanged after the density pass and after
+    /// every iteration (see the module docs).
+    fn pcisph_ranked<X: RankExchange>(
+        &mut self,
+        ctx: &GpuContext,
+        profiler: &mut Profiler,
+        rank: &mut X,
+    ) -> Result<(), X::Error> {
+        if self.stages.halo.is_none() || self.ids.is_none() {
+            return Err(SimError::State("a host-driven step needs a simulation built for a rank").into());
+        }
+        self.particles_version += 1;
+        let run = |sim: &mut Simulation, profiler: &mut Profiler, f: &dyn Fn(&Simulation, &mut StepContext)| {
+            let mut encoder =
+                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ranked step") });
+            f(sim, &mut sim.step_context(&mut encoder, profiler));
+            ctx.queue.submit([encoder.finish()]);
+        };
+        let surface_tension = self.params.surface_tension > 0.0;
+        run(self, profiler, &|sim, step| {
+            sim.stages.grid.encode(step, ());
+            if surface_tension {
+                sim.stages.surface_tension.encode(step, ());
+            }
+            sim.stages.time_step.encode(step, ());
+            sim.stages.pcisph.encode_density(step);
+        });
+        self.ranked_slots(ctx, rank)?;
+        self.exchange_ghosts(ctx, profiler, rank, Exchanged::Density)?;
+        for _ in 0..self.params.solver_iterations {
+            run(self, profiler, &|sim, step| sim.stages.pcisph.encode_pressure(step, false));
+            self.exchange_ghosts(ctx, profiler, rank, Exchanged::Density)?;
+        }
+        run(self, profiler, &|sim, step| {
+            sim.stages.pcisph.encode_pressure(step, true);
+            sim.stages.integrate.encode(step, ());
+        });
+        self.ids_stepped();
+        Ok(())
+    }
+
+    /// Reads the sorted ids back and sets the halo's slots from the rank's lists.
+    fn ranked_slots<X: RankExchange>(&mut self, ctx: &GpuContext, rank: &mut X) -> Result<(), X::Error> {
+        let sorted = self.read_sorted_ids_blocking(ctx);
+        let live = self.ids.as_ref().map_or(0, |t| t.live as usize);
+        if sorted.len() != live {
+            return Err(SimError::State("the ids could not be read back").into());
+        }
+        let (send, ghosts) = rank.slots(&sorted)?;
+        if let Some(h) = &mut self.stages.halo {
+            h.set_slots(&ctx.queue, &send, &ghosts);
+        }
+        Ok(())
+    }
+
+    /// Gathers the sent particles' `what`, exchanges them through `rank` and scatters the ghosts'.
     fn exchange_ghosts<X: RankExchange>(
         &mut self,
         ctx: &GpuContext,
         profiler: &mut Profiler,
         rank: &mut X,
+        what: Exchanged,
     ) -> Result<(), X::Error> {
         let Some(halo) = &self.stages.halo else {
             return Err(SimError::State("a host-driven step needs a simulation built for a rank").into());
         };
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("halo gather") });
-        halo.encode_gather(&mut self.step_context(&mut encoder, profiler));
+        halo.encode_gather(&mut self.step_context(&mut encoder, profiler), what);
         ctx.queue.submit([encoder.finish()]);
         let sent = halo.counts.0 as u64 * 32;
         let gathered: Vec<[f32; 4]> = if sent > 0 {
@@ -177,7 +235,7 @@ impl Simulation {
         }
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("halo scatter") });
-        halo.encode_scatter(&mut self.step_context(&mut encoder, profiler));
+        halo.encode_scatter(&mut self.step_context(&mut encoder, profiler), what);
         ctx.queue.submit([encoder.finish()]);
         Ok(())
     }
