@@ -5,6 +5,7 @@
 //! `capture` records a video headless at a fixed step, or (`--record-cost`) measures what live recording
 //! costs the frame rate; `validate` runs the physical checks. Nothing below this module knows clap.
 
+pub mod mpi;
 pub mod multi;
 pub mod run;
 
@@ -22,6 +23,9 @@ use std::path::PathBuf;
 pub fn run(cli: Cli) -> Result<()> {
     if cli.command.is_some() && cli.window.any() {
         bail!("--window-size and the --record options apply to the window only (give them without a subcommand)");
+    }
+    if let Some(size) = crate::cluster::launch::launched_size_from_env().filter(|&n| n > 1) {
+        return mpi::run_launched(size, cli);
     }
     match cli.command {
         None => crate::app::run(cli.scene, &cli.window.options()),
@@ -73,7 +77,16 @@ pub fn run(cli: Cli) -> Result<()> {
 /// `waterview run --gpus N` with N > 1 (src/cluster): no image or checkpoint yet; `--stats` is the
 /// per-rank CSV ([`multi::CSV_HEADER`]).
 fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
-    let ranks = crate::cluster::devices::resolve(args.gpus);
+    let opts = multi_run_options(args, crate::cluster::devices::resolve(args.gpus), true)?;
+    let summary = multi::run(scene, &opts)?;
+    println!("{}", multi::summary_markdown(&summary));
+    Ok(())
+}
+
+/// What `run` on `ranks` ranks does (threads or MPI); the outputs are checked where they are written
+/// (`root`: rank 0's process). Errors: options that need one GPU, no length, a bad length or an
+/// unwritable output.
+fn multi_run_options(args: &RunArgs, ranks: usize, root: bool) -> Result<multi::MultiRun<'_>> {
     if args.out.is_some() || args.resume.is_some() || args.save_checkpoint.is_some() {
         bail!("--out, --resume and --save-checkpoint need one GPU for now: give --gpus 1 (several GPUs simulate and report only)");
     }
@@ -85,10 +98,13 @@ fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
             bail!("--seconds must be a positive number, got {t}");
         }
     }
-    if let Some(p) = &args.stats {
+    if let (Some(p), true) = (&args.stats, root) {
         crate::capture::output::check_writable(p, crate::capture::output::Output::File)?;
     }
-    let opts = multi::MultiRun {
+    if let (Some(p), true) = (&args.save_particles, root) {
+        check_particle_path(p)?;
+    }
+    Ok(multi::MultiRun {
         ranks,
         dx: args.dx,
         steps: args.steps,
@@ -96,33 +112,59 @@ fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
         warmup: 0,
         csv: args.stats.as_deref(),
         refuse_sources: true,
-    };
-    let summary = multi::run(scene, &opts)?;
-    println!("{}", multi::summary_markdown(&summary));
+        particles: args.save_particles.as_deref(),
+    })
+}
+
+/// `--save-particles PATH`: a `.ply` or `.vtu` file that can be written. Errors: another extension, or
+/// the file cannot be written.
+pub fn check_particle_path(path: &std::path::Path) -> Result<()> {
+    if crate::particle_io::ParticleFormat::of_path(path).is_none() {
+        bail!("--save-particles {}: give a .ply or .vtu file", path.display());
+    }
+    crate::capture::output::check_writable(path, crate::capture::output::Output::File)?;
     Ok(())
 }
 
 /// `waterview bench --gpus N` with N > 1: the scene's own count, `--warmup` then `--frames` steps timed;
 /// writes `cluster.csv` (every step, every rank) and `cluster.md` into `--out`.
 fn bench_multi(scene: Option<&std::path::Path>, args: &BenchArgs) -> Result<()> {
-    let ranks = crate::cluster::devices::resolve(args.gpus);
+    let csv = bench_prepare(args, true)?;
+    let opts = multi_bench_options(args, crate::cluster::devices::resolve(args.gpus), &csv);
+    let summary = multi::run(scene, &opts)?;
+    bench_report(args, &summary)
+}
+
+/// Checks `bench`'s options for several ranks and (when `root`, the rank that writes) makes the `--out`
+/// folder; the path of its CSV. Errors: options that need one GPU, the folder.
+fn bench_prepare(args: &BenchArgs, root: bool) -> Result<PathBuf> {
     if !args.particles.is_empty() || args.sweep {
         bail!("--particles and --sweep need one GPU for now: several GPUs bench the scene's own count");
     }
-    crate::capture::output::check_writable(&args.out, crate::capture::output::Output::Folder)?;
-    std::fs::create_dir_all(&args.out).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
-    let csv = args.out.join("cluster.csv");
-    let opts = multi::MultiRun {
+    if root {
+        crate::capture::output::check_writable(&args.out, crate::capture::output::Output::Folder)?;
+        std::fs::create_dir_all(&args.out).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.out.display()))?;
+    }
+    Ok(args.out.join("cluster.csv"))
+}
+
+/// What `bench` on `ranks` ranks does (threads or MPI), its CSV at `csv`.
+fn multi_bench_options<'a>(args: &BenchArgs, ranks: usize, csv: &'a std::path::Path) -> multi::MultiRun<'a> {
+    multi::MultiRun {
         ranks,
         dx: None,
         steps: Some(args.frames as u64),
         seconds: None,
         warmup: args.warmup as u64,
-        csv: Some(&csv),
+        csv: Some(csv),
         refuse_sources: false,
-    };
-    let summary = multi::run(scene, &opts)?;
-    let md = multi::summary_markdown(&summary);
+        particles: None,
+    }
+}
+
+/// Writes `cluster.md` into `--out` and prints it. Errors: the file.
+fn bench_report(args: &BenchArgs, summary: &multi::MultiSummary) -> Result<()> {
+    let md = multi::summary_markdown(summary);
     let path = args.out.join("cluster.md");
     std::fs::write(&path, &md).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     println!("{md}");
@@ -503,6 +545,11 @@ pub struct RunArgs {
     /// writes every step's particle counts, step and exchange ms per rank, and a table is printed.
     #[arg(long, default_value = "1")]
     pub gpus: crate::cluster::GpuCount,
+    /// Write the final particles to this file: binary PLY, or VTU with a `.vtu` path (positions,
+    /// velocities, densities). On several GPUs or MPI ranks rank 0 gathers them and writes them in the
+    /// order of the scene's initial particles (each exactly once, checked).
+    #[arg(long)]
+    pub save_particles: Option<PathBuf>,
 }
 
 impl RunArgs {

@@ -1,14 +1,20 @@
-//! `waterview run --gpus N` and `waterview bench --gpus N` for N > 1: the scene decomposed over N ranks
-//! (src/cluster), one thread and one GPU device each. No image yet (sort-last compositing comes later);
-//! per-rank particle counts, step and exchange times are printed and written as CSV.
+//! `waterview run` and `waterview bench` on several ranks (src/cluster): `--gpus N` for N > 1 (one thread
+//! and one GPU device each, [`run`]) or, built with `--features mpi`, one process per rank started by
+//! `mpirun` (`run_mpi`). Both run the same per-rank loop over their [`Transport`]. No image yet
+//! (sort-last compositing comes later); per-rank particle counts, step and exchange times and the joint
+//! DFSPH iterations are printed and written as CSV by rank 0, which also writes the final particles
+//! (`--save-particles`, gathered from every rank).
 
-use crate::cluster::{self, rank_contexts, run_threads, ClusterError, Rank, RankConfig};
+use crate::cluster::{self, collect, rank_contexts, run_threads, ClusterError, Rank, RankConfig, Transport};
 use crate::engine;
-use crate::scene::Scene;
-use crate::sim::SimOptions;
+use crate::gpu::GpuContext;
+use crate::particle_io::{self, ParticleFormat, Particles};
+use crate::scene::{Scene, SceneSetup};
+use crate::sim::{RankParticles, SimOptions, SimParams};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// How long a decomposed run goes and what it writes.
 pub struct MultiRun<'a> {
@@ -24,12 +30,16 @@ pub struct MultiRun<'a> {
     pub csv: Option<&'a Path>,
     /// Refuse scenes with emitters or sinks (run) rather than leaving them out (bench).
     pub refuse_sources: bool,
+    /// The final particles, in id order (PLY or VTU by the extension), written by rank 0.
+    pub particles: Option<&'a Path>,
 }
 
 /// Per-rank sums of a decomposed run (after the warm-up).
 #[derive(Clone, Debug, Default)]
 pub struct MultiSummary {
     pub particles: usize,
+    /// Mass of one particle, kg (the same on every rank).
+    pub particle_mass: f32,
     pub steps: u64,
     pub time: f32,
     /// By rank: (owned at the end, ghosts at the end, mean step ms, mean exchange ms).
@@ -38,12 +48,29 @@ pub struct MultiSummary {
     pub ms_per_step: f64,
 }
 
-/// CSV columns of a decomposed run's statistics.
-pub const CSV_HEADER: &str = "step,time_s,rank,owned,ghosts,step_ms,exchange_ms";
+impl MultiSummary {
+    /// Total mass of the fluid, kg (particles x particle mass).
+    pub fn total_mass(&self) -> f64 {
+        self.particles as f64 * self.particle_mass as f64
+    }
+}
 
-/// Runs `scene_path`'s scene as `run` asks (see [`MultiRun`]). Errors: the scene, the GPUs, a rank, the
-/// CSV; the reason names the rank where one failed.
-pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
+/// CSV columns of a decomposed run's statistics (the iterations are DFSPH's joint ones, the same on
+/// every rank; 0 for the other solvers).
+pub const CSV_HEADER: &str =
+    "step,time_s,rank,owned,ghosts,step_ms,exchange_ms,density_iterations,divergence_iterations";
+
+/// The scene every rank simulates, built at the joint spacing.
+struct Job {
+    scene: Scene,
+    setup: SceneSetup,
+    params: SimParams,
+    all: RankParticles,
+}
+
+/// Loads the scene (every rank does, from the same path). Errors: the scene; emitters or sinks when
+/// `opts` refuses them.
+fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<Scene> {
     let mut scene: Scene = engine::load_scene(scene_path)?;
     if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
         if opts.refuse_sources {
@@ -52,89 +79,186 @@ pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
         scene.emitters.clear();
         scene.sinks.clear();
     }
-    let contexts = rank_contexts(opts.ranks)?;
-    for (r, c) in contexts.iter().enumerate() {
-        eprintln!("rank {r}: {}", c.adapter_summary());
-    }
-    scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(contexts[0].is_cpu()));
+    Ok(scene)
+}
+
+/// Builds `scene` at `opts`' dx, or the scene's own scaled for a CPU adapter when `cpu`.
+fn build(mut scene: Scene, opts: &MultiRun, cpu: bool) -> Result<Job> {
+    scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(cpu));
     let params = scene.solver.clone();
     let setup = scene.build(false)?;
     let all = cluster::initial_particles(&setup, &params);
-    eprintln!(
-        "scene `{}`: {} particles, dx = {} m, {} ranks",
-        crate::text::printable(&scene.name),
-        all.len(),
-        params.dx,
-        opts.ranks
-    );
+    Ok(Job { scene, setup, params, all })
+}
+
+/// The CSV writer with its header (`None` without `--stats`). Errors: the file cannot be written.
+fn open_csv(opts: &MultiRun) -> Result<Mutex<Option<std::io::BufWriter<std::fs::File>>>> {
     let mut csv = match opts.csv {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
         )),
         None => None,
     };
-    if let Some(w) = &mut csv {
-        writeln!(w, "{CSV_HEADER}")?;
+    if let (Some(w), Some(p)) = (&mut csv, opts.csv) {
+        writeln!(w, "{CSV_HEADER}").with_context(|| format!("cannot write {}", p.display()))?;
     }
-    let csv = std::sync::Mutex::new(csv);
-    let config = RankConfig::for_params(&params);
-    let summaries = run_threads(contexts, |t, ctx| {
-        let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
-        let mut sum = MultiSummary { particles: all.len(), ..MultiSummary::default() };
-        let mut totals = vec![[0.0f64; 4]; opts.ranks];
-        let (mut wall, mut counted, mut step) = (0.0f64, 0u64, 0u64);
-        loop {
-            let done = match (opts.steps, opts.seconds) {
-                (Some(n), _) => step >= n + opts.warmup,
-                (None, Some(t)) => sum.time >= t,
-                (None, None) => true,
-            };
-            if done {
-                break;
-            }
-            let stats = rank.step()?;
-            step += 1;
-            sum.time = stats.time;
-            let all_ranks = rank.gather(&stats)?;
-            if rank.rank() == 0 {
-                if let Ok(mut guard) = csv.lock() {
-                    if let Some(w) = guard.as_mut() {
-                        for (r, s) in all_ranks.iter().enumerate() {
-                            // A failed write shows at the flush below.
-                            let _ = writeln!(w, "{step},{},{r},{},{},{},{}", stats.time, s[0], s[1], s[2], s[3]);
-                        }
-                    }
-                }
-            }
-            if step > opts.warmup {
-                counted += 1;
-                wall += all_ranks.iter().map(|s| s[2] + s[3]).fold(0.0, f64::max);
-                for (t, s) in totals.iter_mut().zip(&all_ranks) {
-                    *t = [s[0], s[1], t[2] + s[2], t[3] + s[3]];
-                }
-            }
-        }
-        let c = counted.max(1) as f64;
-        sum.steps = counted;
-        sum.ms_per_step = wall / c;
-        sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c]).collect();
-        Ok(sum)
-    })?;
+    Ok(Mutex::new(csv))
+}
+
+fn flush_csv(csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>, opts: &MultiRun) -> Result<()> {
     if let Ok(mut guard) = csv.lock() {
         if let (Some(w), Some(p)) = (guard.as_mut(), opts.csv) {
             w.flush().with_context(|| format!("cannot write {}", p.display()))?;
         }
     }
-    let summary = summaries.into_iter().next().unwrap_or_default();
+    Ok(())
+}
+
+/// What one rank runs: the steps, rank 0's CSV rows, and at the end (with `--save-particles`) every
+/// rank's particles gathered on rank 0 in id order (`Some` there only).
+fn rank_loop<T: Transport>(
+    t: T,
+    ctx: GpuContext,
+    job: &Job,
+    opts: &MultiRun,
+    csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+) -> Result<(MultiSummary, Option<RankParticles>), ClusterError> {
+    let Job { scene, setup, params, all } = job;
+    let config = RankConfig::for_params(params);
+    let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, params, SimOptions::default(), config, all)?;
+    let mut sum = MultiSummary { particles: all.len(), particle_mass: rank.sim().mass(), ..MultiSummary::default() };
+    let mut totals = vec![[0.0f64; 4]; opts.ranks];
+    let (mut wall, mut counted, mut step) = (0.0f64, 0u64, 0u64);
+    loop {
+        let done = match (opts.steps, opts.seconds) {
+            (Some(n), _) => step >= n + opts.warmup,
+            (None, Some(t)) => sum.time >= t,
+            (None, None) => true,
+        };
+        if done {
+            break;
+        }
+        let stats = rank.step()?;
+        step += 1;
+        sum.time = stats.time;
+        let all_ranks = rank.gather(&stats)?;
+        if rank.rank() == 0 {
+            if let Ok(mut guard) = csv.lock() {
+                if let Some(w) = guard.as_mut() {
+                    let (dens, div) = stats.iterations;
+                    for (r, s) in all_ranks.iter().enumerate() {
+                        // A failed write shows at the flush.
+                        let _ =
+                            writeln!(w, "{step},{},{r},{},{},{},{},{dens},{div}", stats.time, s[0], s[1], s[2], s[3]);
+                    }
+                }
+            }
+        }
+        if step > opts.warmup {
+            counted += 1;
+            wall += all_ranks.iter().map(|s| s[2] + s[3]).fold(0.0, f64::max);
+            for (t, s) in totals.iter_mut().zip(&all_ranks) {
+                *t = [s[0], s[1], t[2] + s[2], t[3] + s[3]];
+            }
+        }
+    }
+    let c = counted.max(1) as f64;
+    sum.steps = counted;
+    sum.ms_per_step = wall / c;
+    sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c]).collect();
+    let gathered = match opts.particles {
+        Some(_) => collect::gather_to_root(rank.transport(), &rank.owned_blocking())?,
+        None => None,
+    };
+    let sorted = gathered.map(|g| collect::by_id(&g, all.len())).transpose()?;
+    Ok((sum, sorted))
+}
+
+/// Writes rank 0's gathered particles to `opts.particles` (nothing without it). Errors: the file.
+fn write_particles(opts: &MultiRun, particles: Option<RankParticles>, time: f32) -> Result<()> {
+    if let (Some(path), Some(p)) = (opts.particles, particles) {
+        let format = ParticleFormat::of_path(path).unwrap_or_default();
+        particle_io::write(path, &Particles::from_state(&p.pos, &p.vel), format, time)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Runs `scene_path`'s scene on `opts.ranks` threads of this process (see [`MultiRun`]). Errors: the
+/// scene, the GPUs, a rank, the CSV or particle file; the reason names the rank where one failed.
+pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
+    let scene = load(scene_path, opts)?;
+    let contexts = rank_contexts(opts.ranks)?;
+    for (r, c) in contexts.iter().enumerate() {
+        eprintln!("rank {r}: {}", c.adapter_summary());
+    }
+    let job = build(scene, opts, contexts[0].is_cpu())?;
+    eprintln!(
+        "scene `{}`: {} particles, dx = {} m, {} ranks",
+        crate::text::printable(&job.scene.name),
+        job.all.len(),
+        job.params.dx,
+        opts.ranks
+    );
+    let csv = open_csv(opts)?;
+    let results = run_threads(contexts, |t, ctx| rank_loop(t, ctx, &job, opts, &csv))?;
+    flush_csv(&csv, opts)?;
+    let (summary, particles) = results.into_iter().next().unwrap_or_default();
+    write_particles(opts, particles, summary.time)?;
     Ok(summary)
+}
+
+/// Runs `scene_path`'s scene as this process's rank of an MPI job (`opts.ranks` = the job's size): the
+/// rank's GPU is its local rank on its host ([`cluster::devices::local_context`]); every rank reads the
+/// scene from the same path (on several hosts: a shared folder, or the same file on each). Rank 0 prints
+/// and writes the outputs and gets `Some` summary; the others print nothing and get `None`. Errors: as
+/// [`run`]; a rank that fails must end the job ([`cluster::mpi::MpiWorld::abort`]), as its peers wait.
+#[cfg(feature = "mpi")]
+pub fn run_mpi(
+    world: &cluster::mpi::MpiWorld,
+    scene_path: Option<&Path>,
+    opts: &MultiRun,
+) -> Result<Option<MultiSummary>> {
+    use crate::cluster::Reduce;
+    let transport = world.transport();
+    let rank = transport.rank();
+    let (local, _) = world.local_rank();
+    let scene = load(scene_path, opts)?;
+    let ctx = cluster::devices::local_context(local, rank)?;
+    // One spacing for all: the CPU scaling when any rank runs on a CPU adapter.
+    let cpu = transport.all_reduce(&[ctx.is_cpu() as u8 as f64], Reduce::Max).map_err(ClusterError::from)?[0] > 0.0;
+    let job = build(scene, opts, cpu)?;
+    let root = rank == 0;
+    if root {
+        eprintln!("rank 0: {}", ctx.adapter_summary());
+        eprintln!(
+            "scene `{}`: {} particles, dx = {} m, {} MPI ranks",
+            crate::text::printable(&job.scene.name),
+            job.all.len(),
+            job.params.dx,
+            opts.ranks
+        );
+    }
+    let csv = if root { open_csv(opts)? } else { Mutex::new(None) };
+    let (summary, particles) = rank_loop(transport, ctx, &job, opts, &csv)?;
+    if !root {
+        return Ok(None);
+    }
+    flush_csv(&csv, opts)?;
+    write_particles(opts, particles, summary.time)?;
+    Ok(Some(summary))
 }
 
 /// The summary as a Markdown table (one row per rank).
 pub fn summary_markdown(s: &MultiSummary) -> String {
     let mut out = format!(
-        "{} particles, {} steps to t = {} s, {:.3} ms per step (slowest rank's step + exchange)\n\n\
+        "{} particles ({} kg in all), {} steps to t = {} s, {:.3} ms per step (slowest rank's step + exchange)\n\n\
          | rank | owned | ghosts | step ms | exchange ms |\n|---|---|---|---|---|\n",
-        s.particles, s.steps, s.time, s.ms_per_step
+        s.particles,
+        s.total_mass(),
+        s.steps,
+        s.time,
+        s.ms_per_step
     );
     for (r, v) in s.ranks.iter().enumerate() {
         out += &format!("| {r} | {} | {} | {:.3} | {:.3} |\n", v[0], v[1], v[2], v[3]);

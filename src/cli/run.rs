@@ -8,6 +8,7 @@ use crate::capture::output::{check_writable, Output};
 use crate::engine::batch::ImageOptions;
 use crate::engine::{self, batch, BuildOptions, Checkpoint, Engine};
 use crate::gpu::{GpuContext, Profiler};
+use crate::particle_io::{ParticleFormat, Particles};
 use crate::scene::Scene;
 use crate::sim::SimStats;
 use crate::text::printable;
@@ -65,6 +66,9 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
     for path in [&args.out, &args.stats, &args.save_checkpoint].into_iter().flatten() {
         check_writable(path, Output::File)?;
     }
+    if let Some(path) = &args.save_particles {
+        super::check_particle_path(path)?;
+    }
     let (mut engine, ctx, args) = match &args.resume {
         None => {
             let scene = engine::load_scene(scene_path)?;
@@ -110,7 +114,7 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
 /// The part of [`run`] after the build: simulates `engine` for `args.steps` or `args.seconds` (or until
 /// `stop` is set: the outputs are written as at the end), writing the statistics CSV as records arrive
 /// and a progress line every [`PROGRESS_EVERY_S`] seconds, then prints the summary and the GPU times and
-/// writes the image.
+/// writes the image and the particles.
 /// Errors: the simulation blew up (the CSV keeps the frames up to it; no image is written), or an output
 /// could not be written.
 pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &AtomicBool) -> Result<()> {
@@ -189,6 +193,13 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
     if let Some(out) = &args.out {
         write_image_as(ctx, engine, args.size, args.image(), out)?;
         eprintln!("wrote {}", out.display());
+    }
+    if let Some(path) = &args.save_particles {
+        let (pos, vel) = engine.sim().read_particles_blocking(ctx);
+        let format = ParticleFormat::of_path(path).unwrap_or_default();
+        let time = engine.sim().step_state_blocking(ctx)?.time;
+        crate::particle_io::write(path, &Particles::from_state(&pos, &vel), format, time)?;
+        eprintln!("wrote {}", path.display());
     }
     Ok(())
 }

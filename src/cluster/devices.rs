@@ -47,6 +47,32 @@ pub fn resolve(count: GpuCount) -> usize {
     }
 }
 
+/// The high-performance adapter (the one a single-GPU run takes); `rank` names the rank in the
+/// error. Errors: there is none.
+fn fallback(instance: &wgpu::Instance, rank: usize) -> Result<wgpu::Adapter, ClusterError> {
+    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        force_fallback_adapter: false,
+        compatible_surface: None,
+        apply_limit_buckets: false,
+    }))
+    .map_err(|e| ClusterError::Gpu { rank, cause: crate::gpu::GpuError::NoAdapter(e.to_string()) })
+}
+
+/// The headless context of the process-per-rank launch (MPI): the `local_rank`-th discrete adapter of
+/// this host (ranks on one host share adapters round-robin when there are more ranks than GPUs), or the
+/// high-performance adapter when the host has no discrete GPU (lavapipe in CI). `rank` (the global one)
+/// names the rank in errors. Errors: no adapter, or the adapter refused a device.
+pub fn local_context(local_rank: usize, rank: usize) -> Result<GpuContext, ClusterError> {
+    let instance = GpuContext::create_instance(None);
+    let found = discrete(&instance);
+    let adapter = match found.len() {
+        0 => fallback(&instance, rank)?,
+        n => found[local_rank % n].clone(),
+    };
+    GpuContext::on_adapter(instance, adapter).map_err(|cause| ClusterError::Gpu { rank, cause })
+}
+
 /// One headless context per rank (see the module docs).
 /// Errors: no adapter, or an adapter refused a device.
 pub fn rank_contexts(ranks: usize) -> Result<Vec<GpuContext>, ClusterError> {
@@ -55,14 +81,7 @@ pub fn rank_contexts(ranks: usize) -> Result<Vec<GpuContext>, ClusterError> {
     let adapters: Vec<wgpu::Adapter> = if found.len() >= ranks {
         found.into_iter().take(ranks).collect()
     } else {
-        let one = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-            apply_limit_buckets: false,
-        }))
-        .map_err(|e| ClusterError::Gpu { rank: 0, cause: crate::gpu::GpuError::NoAdapter(e.to_string()) })?;
-        vec![one; ranks]
+        vec![fallback(&instance, 0)?; ranks]
     };
     adapters
         .into_iter()

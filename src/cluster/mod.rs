@@ -2,12 +2,18 @@
 //! docs/background.md section 6). SPMD: every rank runs the same code ([`rank`]) on its own GPU device
 //! ([`devices`]), owning the particles of one slab along the fluid's longest axis ([`slab`]) plus ghost
 //! copies of its neighbours' particles within the halo, and talks to the others only through a
-//! [`Transport`] ([`transport`]: threads in one process here, [`run_threads`]; MPI ranks later implement
-//! the same trait and run the same [`Rank`]). What travels is bytes ([`exchange`]).
+//! [`Transport`] ([`transport`]: threads in one process, [`run_threads`]; or, built with `--features mpi`,
+//! one process per rank started by `mpirun` on one host or several, `mpi::MpiTransport`, running the same
+//! [`Rank`]; [`launch`] tells which). What travels is bytes ([`exchange`]); rank 0 gathers the particles
+//! at the end ([`collect`]).
 //! With one GPU nothing here runs: the engine steps its [`crate::sim::Simulation`] as before.
 
+pub mod collect;
 pub mod devices;
 pub mod exchange;
+pub mod launch;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod rank;
 pub mod slab;
 pub mod transport;
@@ -57,6 +63,9 @@ pub enum ClusterError {
         "the simulation blew up after t = {time} s (non-finite particles); try a smaller time step (cfl) or larger dx"
     )]
     BlowUp { time: f32 },
+    /// The gathered particles are not every id of the scene once (a bug).
+    #[error("the ranks hold {got} particles with {distinct} distinct ids of 0 ..< {expected}: particles were lost or doubled")]
+    Ids { got: usize, distinct: usize, expected: usize },
     #[error("emitters and sinks are not supported on several GPUs yet; run this scene with --gpus 1")]
     Sources,
 }

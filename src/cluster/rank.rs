@@ -180,6 +180,11 @@ impl<T: Transport> Rank<T> {
         Ok(all.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
     }
 
+    /// The transport this rank talks through.
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
     /// This rank (0 ..< ranks).
     pub fn rank(&self) -> usize {
         self.transport.rank()

@@ -2,7 +2,8 @@
 //! (slab `rank - 1` and `rank + 1`) and collectives over all ranks (all-reduce of a few `f64`s, barrier).
 //! [`Transport`] is object-safe and knows no wgpu type, so the rank logic ([`super::rank`]) is written
 //! once for every transport: [`ThreadTransport`] here (one host thread per GPU in one process, std
-//! channels), an MPI one later (one process per GPU; `MPI_Sendrecv`, `MPI_Allreduce`).
+//! channels), and with `--features mpi` the MPI one in src/cluster/mpi.rs (one process per GPU; immediate
+//! sends, reductions in rank order on rank 0).
 //!
 //! Ordering: every rank runs the same program (SPMD), so the messages between two ranks arrive in the
 //! order they were sent; neighbour data and collectives travel on separate channels and never mix. A
@@ -32,7 +33,8 @@ pub enum Reduce {
 }
 
 impl Reduce {
-    fn apply(self, a: f64, b: f64) -> f64 {
+    /// `a` combined with `b` (the order of a sum matters in its last bits: reduce in rank order).
+    pub fn apply(self, a: f64, b: f64) -> f64 {
         match self {
             Reduce::Sum => a + b,
             Reduce::Min => a.min(b),
