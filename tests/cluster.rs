@@ -172,9 +172,11 @@ fn valley_wcsph_on_2_and_3_ranks_matches_1() {
 #[test]
 fn dam_break_dfsph_on_2_and_3_ranks_matches_1() {
     FIXED_ITERATIONS.with(|f| f.set(Some((2, 4))));
-    // The centroid bound leaves room for the sort's order within a cell, which varies from run to run:
-    // 1.1e-8 m seen once in four runs of the merged build (the fix's own failure is 6e-6 m).
-    compare("dam_break", 0.06, Method::Dfsph, 15, (1e-7, 1e-6, 1e-5), 0);
+    // The bounds leave room for the sort's order within a cell, which varies from run to run and which
+    // the dam break amplifies: two one-rank runs differed by up to 1.9e-7 m in centroid, 3.4e-5 in
+    // kinetic energy and 4.4e-4 m in a position after 15 steps (tests/mpi.rs in CI). The missing exchange
+    // this test caught is 6e-6 m in centroid and 2.6e-4 in energy.
+    compare("dam_break", 0.06, Method::Dfsph, 15, (1e-6, 1e-4, 1e-3), 0);
 }
 
 /// PCISPH on several ranks: its fixed iterations host-driven, the ghosts' densities and pressures
