@@ -50,11 +50,24 @@ pub fn render_limit_for(limits: &wgpu::Limits) -> ParticleLimit {
     }
 }
 
-/// The most particles (the emitters' pool included) the engine builds on `ctx`: the smaller of the
-/// renderer's limit ([`render_limit`]) and the simulation's ([`Simulation::particle_limit`]), both arrays
-/// split over up to 4 bindings. 25 165 824 on lavapipe (the simulation's 3 chunks of a 128 MiB binding).
+/// The most particles (the emitters' pool included) the engine builds on `ctx` with the default
+/// [`SimOptions`]: [`particle_limit_with`] them.
 pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
-    let (render, sim) = (render_limit(ctx), Simulation::particle_limit(ctx));
+    particle_limit_with(ctx, &SimOptions::default())
+}
+
+/// The most particles (the emitters' pool included) the engine builds on `ctx` with `options`: the
+/// smaller of the renderer's limit ([`render_limit`]) and the simulation's
+/// ([`Simulation::particle_limit_with`]: its arrays split over up to 4 bindings, its diffuse pool and
+/// neighbour grid's table in one each). With the default options 16 777 215 on lavapipe (a 128 MiB
+/// binding: the grid's table), 268 435 452 on wgpu's Vulkan (2^31 - 1 bytes: the diffuse pool).
+pub fn particle_limit_with(ctx: &GpuContext, options: &SimOptions) -> ParticleLimit {
+    particle_limit_for(&ctx.device.limits(), options)
+}
+
+/// [`particle_limit_with`] on a device with `limits`.
+pub fn particle_limit_for(limits: &wgpu::Limits, options: &SimOptions) -> ParticleLimit {
+    let (render, sim) = (render_limit_for(limits), Simulation::particle_limit_for(limits, options));
     if render.max <= sim.max {
         render
     } else {
@@ -150,11 +163,11 @@ fn fitting_dx(scene: &Scene, dx: f32, sources: bool, max: u64) -> Option<f32> {
 }
 
 /// Checks, before anything is built, that `scene` at its spacing `solver.dx` (as [`Scene::at_dx`]
-/// gives it) fits the engine on `ctx`: its lattice estimate ([`Scene::estimate_particle_count_at`],
-/// an upper bound) plus the emitters' pool when `sources`, against [`particle_limit`]. The error says
-/// the estimate, the limit and the spacing that would fit.
-pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool) -> Result<(), EngineError> {
-    let limit = particle_limit(ctx);
+/// gives it) fits the engine on `ctx` with simulation `options`: its lattice estimate
+/// ([`Scene::estimate_particle_count_at`], an upper bound) plus the emitters' pool when `sources`, against
+/// [`particle_limit_with`]. The error says the estimate, the limit and the spacing that would fit.
+pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool, options: &SimOptions) -> Result<(), EngineError> {
+    let limit = particle_limit_with(ctx, options);
     let dx = scene.solver.dx;
     let (estimate, pool) = needed(scene, dx, sources);
     if estimate.saturating_add(pool) <= limit.max {
@@ -206,6 +219,28 @@ mod tests {
             let per = split::per_binding(&l) as u64;
             assert!(n.div_ceil(per) <= split::MAX_CHUNKS as u64 && per * 16 <= binding, "{binding} B: {n} particles");
         }
+    }
+
+    #[test]
+    fn the_engine_limit_is_the_simulations_one_binding_buffers_past_the_split_renderer() {
+        let defaults = SimOptions::default();
+        // wgpu's Vulkan: the diffuse pool's 67 108 863 slots of 32 bytes at 0.25 per particle, under the
+        // grid's table (2 cells of 4 bytes per particle: 268 435 454) and the split arrays (536 869 888).
+        let vulkan = particle_limit_for(&limits((1 << 31) - 1, 1 << 20), &defaults);
+        assert_eq!(vulkan.max, 268_435_452, "{}", vulkan.why);
+        assert!(vulkan.why.contains("diffuse"), "{}", vulkan.why);
+        // lavapipe: the grid's table, (2^25 - 2) cells at 2 per particle.
+        let lavapipe = particle_limit_for(&limits(128 << 20, 32), &defaults);
+        assert_eq!(lavapipe.max, 16_777_215, "{}", lavapipe.why);
+        assert!(lavapipe.why.contains("grid"), "{}", lavapipe.why);
+        // Without a diffuse pool and with one cell per particle, the split arrays bound it.
+        let lean = SimOptions { diffuse_pool: 0.0, cells_per_particle: 1.0, ..defaults };
+        let split = particle_limit_for(&limits((1 << 31) - 1, 1 << 20), &lean);
+        assert_eq!(split.max, 536_869_888, "{}", split.why);
+        // Room for one chunk per array only: the renderer's one binding (134 M), under the simulation's.
+        let narrow = particle_limit_for(&limits((1 << 31) - 1, 8), &lean);
+        assert_eq!(narrow.max, 134_217_472, "{}", narrow.why);
+        assert!(narrow.why.contains("renderer"), "{}", narrow.why);
     }
 
     #[test]
