@@ -3,9 +3,11 @@
 //! 1 680 particles puts the positions, the anisotropy's sorted positions and both ellipsoid arrays in 4
 //! chunks each (asserted), and the pictures must be what one binding gives:
 //! - the splats (depth and thickness, raster and compute) of the same ellipsoids: bit for bit (the same
-//!   arithmetic on the same values; the last ellipsoid left out changes them: the comparison can fail);
+//!   arithmetic on the same values; the last ellipsoid left out changes them: the comparison can fail),
+//!   one pass drawing one binding, four chunks and one again;
 //! - the anisotropy's ellipsoids: within the rounding of its neighbour sums, whose order follows the hash
-//!   grid's counting sort and is not deterministic (two one-binding runs differ the same way);
+//!   grid's counting sort and is not deterministic in general (on lavapipe they came out bit for bit the
+//!   same), also by one pass whose arrays grow from one chunk to four and whose positions change;
 //! - the final image of the whole renderer: within a step of the 8-bit colour on a few pixels, as the
 //!   simulation's split test allows (tests/split_bindings.rs). The images are written to
 //!   `target/test-output/split_render_{one,four}.png` to be looked at.
@@ -63,13 +65,16 @@ fn out_dir() -> PathBuf {
     dir
 }
 
-/// The ellipsoids of `positions` (split as they are) by a new anisotropy pass with the default settings
-/// at spacing `dx`, and the chunks of the pass's arrays (its pipelines' and its ellipsoids').
-fn ellipsoids_of(ctx: &GpuContext, positions: &SplitBuffer, dx: f32) -> (Vec<Ellipsoid>, usize, usize) {
-    let count = positions.len() as u32;
+/// The ellipsoids of the first `count` of `positions` (split as they are) by `pass` with the default
+/// settings at spacing `dx`, and the chunks of the pass's arrays (its pipelines' and its ellipsoids').
+fn encode(
+    ctx: &GpuContext,
+    pass: &mut AnisotropyPass,
+    (positions, count): (&SplitBuffer, u32),
+    dx: f32,
+) -> (Vec<Ellipsoid>, usize, usize) {
     let mut settings = RenderSettings::default();
     settings.fluid.dx = dx;
-    let mut pass = AnisotropyPass::new(ctx, OFFSCREEN_FORMAT);
     let input = AnisotropyInput { positions, count, params: settings.anisotropy_uniform(), version: None };
     let target = Offscreen::new(ctx, (1, 1));
     common::record_frame(ctx, &target, &common::default_camera((1, 1)), |frame| pass.encode(frame, input));
@@ -77,82 +82,21 @@ fn ellipsoids_of(ctx: &GpuContext, positions: &SplitBuffer, dx: f32) -> (Vec<Ell
     (ellipsoids.read_blocking(ctx, count as usize), pass.chunks(), ellipsoids.chunks())
 }
 
-/// The splats' raw depth and thickness (bit patterns) of `ellipsoids` with `method`, seen by the scene's
-/// camera at 240 x 160 pixels, and the chunks of the pass's pipelines.
-fn splats(
-    ctx: &GpuContext,
-    scene: &Scene,
-    ellipsoids: &EllipsoidBuffers,
-    count: u32,
-    method: SplatMethod,
-) -> (Vec<u32>, Vec<u32>, usize) {
-    let size = (240u32, 160u32);
-    let uniform = OrbitCamera::from_desc(&scene.camera).uniform(size, Vec3::Y, 1.0, 0.0);
-    let target = Offscreen::new(ctx, size);
-    let targets = FluidTargets::new(ctx, size, OFFSCREEN_FORMAT, false);
-    let mut splat = SplatPass::new(ctx, OFFSCREEN_FORMAT);
-    splat.resize(&ctx.device, Some(Targets { scene: &target, fluid: &targets }));
-    common::record_frame(ctx, &target, &uniform, |frame| {
-        drop(frame.target_pass("clear", true));
-        splat.encode(frame, SplatInput { ellipsoids, count, method, dx: scene.solver.dx });
-    });
-    let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<u32>>();
-    let depth = bits(read_float_texture(ctx, &targets.raw_depth));
-    let thickness = bits(read_float_texture(ctx, targets.thickness_view.texture()));
-    (depth, thickness, splat.chunks())
+/// [`encode`] of all of `positions` by a new pass.
+fn ellipsoids_of(ctx: &GpuContext, positions: &SplitBuffer, dx: f32) -> (Vec<Ellipsoid>, usize, usize) {
+    encode(ctx, &mut AnisotropyPass::new(ctx, OFFSCREEN_FORMAT), (positions, positions.len() as u32), dx)
 }
 
-#[test]
-fn the_splats_of_ellipsoids_in_four_chunks_are_those_of_one_bit_for_bit() {
-    let _turn = HOOK.lock().unwrap_or_else(|e| e.into_inner());
-    let ctx = common::gpu();
-    let (scene, _, pos, _) = dam_state(&ctx);
-    let positions = split_array(&ctx, "test positions", &pos, 0);
-    let (stored, _, _) = ellipsoids_of(&ctx, &positions, scene.solver.dx);
-    let count = stored.len() as u32;
-    let one = EllipsoidBuffers::from_ellipsoids(&ctx, &stored).expect("fits");
-    split::set_per_binding(PER);
-    let four = EllipsoidBuffers::from_ellipsoids(&ctx, &stored);
-    split::set_per_binding(0);
-    let four = four.expect("fits 4 chunks");
-    assert_eq!((one.chunks(), four.chunks()), (1, 4), "{count} ellipsoids in chunks of {PER}");
-    assert_eq!(four.read_blocking(&ctx, stored.len()), stored, "uploaded and read across the chunks");
-    for method in [SplatMethod::Raster, SplatMethod::Compute] {
-        let (d1, t1, c1) = splats(&ctx, &scene, &one, count, method);
-        let (d4, t4, c4) = splats(&ctx, &scene, &four, count, method);
-        assert_eq!((c1, c4), (1, 4), "{method:?}: the pipelines' bindings per array");
-        let covered = d1.iter().filter(|&&d| d != 0).count();
-        println!("{method:?}: {covered} of {} pixels covered", d1.len());
-        assert!(covered > 2000, "{method:?}: the water is in the picture ({covered} pixels)");
-        assert!(d4 == d1, "{method:?}: depth differs on {} pixels", d1.iter().zip(&d4).filter(|(a, b)| a != b).count());
-        assert!(
-            t4 == t1,
-            "{method:?}: thickness differs on {} pixels",
-            t1.iter().zip(&t4).filter(|(a, b)| a != b).count()
-        );
-        // Control: without the last chunk's last ellipsoid the pictures differ, so the comparison sees what
-        // the last chunk holds.
-        let (d_less, t_less, _) = splats(&ctx, &scene, &four, count - 1, method);
-        assert!(d_less != d1 || t_less != t1, "{method:?}: the last ellipsoid is not seen");
-    }
-}
-
-#[test]
-fn the_anisotropy_in_four_chunks_gives_the_ellipsoids_of_one() {
-    let _turn = HOOK.lock().unwrap_or_else(|e| e.into_inner());
-    let ctx = common::gpu();
-    let (scene, _, pos, _) = dam_state(&ctx);
-    let dx = scene.solver.dx;
-    let (a, pass_chunks1, chunks1) = ellipsoids_of(&ctx, &split_array(&ctx, "test positions", &pos, 0), dx);
-    let (b, pass_chunks4, chunks4) = ellipsoids_of(&ctx, &split_array(&ctx, "test positions", &pos, PER), dx);
-    assert_eq!((pass_chunks1, chunks1), (1, 1), "one binding per array");
-    assert_eq!((pass_chunks4, chunks4), (4, 4), "{} particles in chunks of {PER}", pos.len());
-    // Two one-binding runs differ by the order of the neighbour sums (the hash grid's counting sort):
-    // centres by a few 1e-8 m, G by an f16 rounding step. The bounds (1e-6 m; 4e-3 of G's largest entry,
-    // 8 f16 steps) catch a wrong chunk (centres and shapes of other particles: 0.035 m and more).
+/// Checks that ellipsoids `b` are `a` within the rounding of the neighbour sums: the same drawn, centres
+/// within 1e-6 m, G and the bounding radius within 4e-3 of themselves (8 f16 steps). Their order follows
+/// the hash grid's counting sort, which is not deterministic in general (on lavapipe two runs, one binding
+/// or four chunks, came out bit for bit the same); a wrong chunk gives other particles' centres and shapes
+/// (0.035 m apart and more). Returns how many are drawn.
+fn assert_close(a: &[Ellipsoid], b: &[Ellipsoid], what: &str) -> usize {
+    assert_eq!(a.len(), b.len(), "{what}");
     let (mut worst_centre, mut worst_g, mut drawn) = (0f32, 0f32, 0);
-    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-        assert_eq!(x.centre[3] > 0.0, y.centre[3] > 0.0, "particle {i}: drawn in one run only");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(x.centre[3] > 0.0, y.centre[3] > 0.0, "{what}: particle {i} drawn in one run only");
         if x.centre[3] <= 0.0 {
             continue;
         }
@@ -165,10 +109,122 @@ fn the_anisotropy_in_four_chunks_gives_the_ellipsoids_of_one() {
         worst_centre = worst_centre.max(d);
         worst_g = worst_g.max(dg.max(dr));
     }
-    println!("{drawn} ellipsoids: centres within {worst_centre} m, G and radius within {worst_g} of themselves");
-    assert!(drawn > 1500, "{drawn} of {} drawn", pos.len());
-    assert!(worst_centre <= 1e-6, "centres differ by {worst_centre} m");
-    assert!(worst_g <= 4e-3, "matrices or radii differ by {worst_g} of themselves");
+    println!("{what}: {drawn} ellipsoids, centres within {worst_centre} m, G and radius within {worst_g}");
+    assert!(worst_centre <= 1e-6, "{what}: centres differ by {worst_centre} m");
+    assert!(worst_g <= 4e-3, "{what}: matrices or radii differ by {worst_g} of themselves");
+    drawn
+}
+
+/// One splat pass over its own targets, seen by a scene's camera at 240 x 160 pixels, drawn again and
+/// again (its pipelines are made again when the ellipsoids' chunks change).
+struct Splats {
+    camera: waterview::render::CameraUniform,
+    target: Offscreen,
+    targets: FluidTargets,
+    pass: SplatPass,
+}
+
+impl Splats {
+    fn new(ctx: &GpuContext, scene: &Scene) -> Self {
+        let size = (240u32, 160u32);
+        let camera = OrbitCamera::from_desc(&scene.camera).uniform(size, Vec3::Y, 1.0, 0.0);
+        let (target, targets) = (Offscreen::new(ctx, size), FluidTargets::new(ctx, size, OFFSCREEN_FORMAT, false));
+        let mut pass = SplatPass::new(ctx, OFFSCREEN_FORMAT);
+        pass.resize(&ctx.device, Some(Targets { scene: &target, fluid: &targets }));
+        Self { camera, target, targets, pass }
+    }
+
+    /// The raw depth and thickness (bit patterns) of the first `count` of `ellipsoids` splatted with
+    /// `method` (spacing `dx`), and the chunks of the pass's pipelines.
+    fn draw(
+        &mut self,
+        ctx: &GpuContext,
+        (ellipsoids, count): (&EllipsoidBuffers, u32),
+        method: SplatMethod,
+        dx: f32,
+    ) -> (Vec<u32>, Vec<u32>, usize) {
+        let pass = &mut self.pass;
+        common::record_frame(ctx, &self.target, &self.camera, |frame| {
+            drop(frame.target_pass("clear", true));
+            pass.encode(frame, SplatInput { ellipsoids, count, method, dx });
+        });
+        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<u32>>();
+        let depth = bits(read_float_texture(ctx, &self.targets.raw_depth));
+        let thickness = bits(read_float_texture(ctx, self.targets.thickness_view.texture()));
+        (depth, thickness, self.pass.chunks())
+    }
+}
+
+#[test]
+fn the_splats_of_ellipsoids_in_four_chunks_are_those_of_one_bit_for_bit() {
+    let _turn = HOOK.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = common::gpu();
+    let (scene, _, pos, _) = dam_state(&ctx);
+    let dx = scene.solver.dx;
+    let positions = split_array(&ctx, "test positions", &pos, 0);
+    let (stored, _, _) = ellipsoids_of(&ctx, &positions, dx);
+    let count = stored.len() as u32;
+    let one = EllipsoidBuffers::from_ellipsoids(&ctx, &stored).expect("fits");
+    split::set_per_binding(PER);
+    let four = EllipsoidBuffers::from_ellipsoids(&ctx, &stored);
+    split::set_per_binding(0);
+    let four = four.expect("fits 4 chunks");
+    assert_eq!((one.chunks(), four.chunks()), (1, 4), "{count} ellipsoids in chunks of {PER}");
+    assert_eq!(four.read_blocking(&ctx, stored.len()), stored, "uploaded and read across the chunks");
+    let mut splats = Splats::new(&ctx, &scene);
+    for method in [SplatMethod::Raster, SplatMethod::Compute] {
+        // One pass drawing one binding, four chunks, one again: its pipelines follow the chunks.
+        let (d1, t1, c1) = splats.draw(&ctx, (&one, count), method, dx);
+        let (d4, t4, c4) = splats.draw(&ctx, (&four, count), method, dx);
+        let (d1b, t1b, c1b) = splats.draw(&ctx, (&one, count), method, dx);
+        assert_eq!((c1, c4, c1b), (1, 4, 1), "{method:?}: the pipelines' bindings per array");
+        let covered = d1.iter().filter(|&&d| d != 0).count();
+        println!("{method:?}: {covered} of {} pixels covered", d1.len());
+        assert!(covered > 2000, "{method:?}: the water is in the picture ({covered} pixels)");
+        assert!((&d1b, &t1b) == (&d1, &t1), "{method:?}: one binding drawn again differs");
+        assert!(d4 == d1, "{method:?}: depth differs on {} pixels", d1.iter().zip(&d4).filter(|(a, b)| a != b).count());
+        assert!(
+            t4 == t1,
+            "{method:?}: thickness differs on {} pixels",
+            t1.iter().zip(&t4).filter(|(a, b)| a != b).count()
+        );
+        // Control: without the last chunk's last ellipsoid the pictures differ, so the comparison sees what
+        // the last chunk holds.
+        let (d_less, t_less, _) = splats.draw(&ctx, (&four, count - 1), method, dx);
+        assert!(d_less != d1 || t_less != t1, "{method:?}: the last ellipsoid is not seen");
+    }
+}
+
+#[test]
+fn the_anisotropy_in_four_chunks_gives_the_ellipsoids_of_one() {
+    let _turn = HOOK.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = common::gpu();
+    let (scene, _, pos, _) = dam_state(&ctx);
+    let dx = scene.solver.dx;
+    let (one, four) = (split_array(&ctx, "one", &pos, 0), split_array(&ctx, "four", &pos, PER));
+    let n = pos.len() as u32;
+    let (a, pass_chunks1, chunks1) = ellipsoids_of(&ctx, &one, dx);
+    let (b, pass_chunks4, chunks4) = ellipsoids_of(&ctx, &four, dx);
+    assert_eq!((pass_chunks1, chunks1), (1, 1), "one binding per array");
+    assert_eq!((pass_chunks4, chunks4), (4, 4), "{n} particles in chunks of {PER}");
+    let drawn = assert_close(&a, &b, "four chunks");
+    assert!(drawn > 1500, "{drawn} of {n} drawn");
+
+    // One pass kept, as the renderer keeps it: 400 particles of the four-chunk positions (its own arrays
+    // one chunk, its pipelines four), then all of them (its arrays grow to four chunks), then the
+    // one-binding positions again (one binding per array).
+    let few = 400;
+    let (a_few, _, _) = encode(&ctx, &mut AnisotropyPass::new(&ctx, OFFSCREEN_FORMAT), (&one, few), dx);
+    let mut pass = AnisotropyPass::new(&ctx, OFFSCREEN_FORMAT);
+    let (e, pass_chunks, chunks) = encode(&ctx, &mut pass, (&four, few), dx);
+    assert_eq!((pass_chunks, chunks), (4, 1), "{few} of the four-chunk positions");
+    assert_close(&a_few, &e, "400 of four chunks");
+    let (e, pass_chunks, chunks) = encode(&ctx, &mut pass, (&four, n), dx);
+    assert_eq!((pass_chunks, chunks), (4, 4), "grown to {n}");
+    assert_close(&a, &e, "grown to four chunks");
+    let (e, pass_chunks, chunks) = encode(&ctx, &mut pass, (&one, n), dx);
+    assert_eq!((pass_chunks, chunks), (1, 1), "one binding again");
+    assert_close(&a, &e, "one binding again");
 }
 
 #[test]
