@@ -6,8 +6,8 @@
 //! RUNS runs alternating between the device's chunk length and one lowered so the arrays take CHUNKS
 //! chunks; prints the wall time per step (submission to completion over FRAMES frames after 3 warm-up
 //! frames), the last step's DFSPH iterations and dt, and the centroid and kinetic energy of each run.
-//! With RUNS = 1 it runs once at the device's chunk length: a simulation past the renderer's limit
-//! (`engine::render_limit`) stepped alone.
+//! With RUNS = 1 it runs once at the device's chunk length: a simulation stepped alone, without the
+//! renderer or the engine's limits (`engine::particle_limit`).
 
 use anyhow::Context;
 use std::time::Instant;

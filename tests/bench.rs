@@ -270,7 +270,9 @@ fn experiment_options_run_and_shrink_the_table() {
 #[test]
 fn a_count_past_the_gpus_limit_is_refused_before_building() {
     let ctx = common::gpu();
-    let limit = waterview::engine::particle_limit(&ctx).max;
+    // The plan's one cell per particle (below) sizes the grid's table the limit counts.
+    let options = waterview::sim::SimOptions { cells_per_particle: 1.0, ..Default::default() };
+    let limit = waterview::engine::particle_limit_with(&ctx, &options).max;
     let target = 125_000_000u64.max(limit + 1);
     // A 5 m cube of water at dx = 0.01 m: 500^3 = 125 M lattice points at its own spacing.
     let text = "(name: \"cube\", domain: (min: (0.0, 0.0, 0.0), max: (6.0, 6.0, 6.0)),

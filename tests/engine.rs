@@ -10,7 +10,7 @@ mod common;
 use waterview::engine::{self, Applied, BuildOptions, Engine, EngineError};
 use waterview::gpu::GpuContext;
 use waterview::scene::{Emitter, Scene, Sink};
-use waterview::sim::{sources, SimParams, SimStats};
+use waterview::sim::{sources, SimOptions, SimParams, SimStats};
 
 /// A 1 m box with a 0.1 m layer of still water, dx = 0.05 m everywhere (no CPU scaling): 2 000 particles.
 fn basin() -> Scene {
@@ -167,7 +167,7 @@ fn the_emitters_pool_counts_toward_the_gpus_limit_before_building() {
     let estimate = scene.estimate_particle_count_at(0.01);
     assert_eq!(estimate, ny * 10_000);
     assert_eq!(sources::pool_size(&scene.emitters, 0.01), sources::MAX_POOL, "one m^3/s fills the largest pool");
-    engine::check_fits(&ctx, &scene, false).expect("the blocks alone fit");
+    engine::check_fits(&ctx, &scene, false, &SimOptions::default()).expect("the blocks alone fit");
     let started = std::time::Instant::now();
     let e =
         Engine::new(&ctx, scene.clone(), BuildOptions::default()).err().expect("blocks and pool are past the limit");
@@ -180,5 +180,43 @@ fn the_emitters_pool_counts_toward_the_gpus_limit_before_building() {
     assert!(took < 1.0, "refused from the estimate, not after building ({took:.1} s)");
     // The spacing the message offers fits, blocks and pool.
     let EngineError::TooManyParticles { fit: Some(fit), .. } = e else { panic!("no spacing offered: {e}") };
-    engine::check_fits(&ctx, &scene.at_dx(fit), true).expect("the offered spacing fits");
+    engine::check_fits(&ctx, &scene.at_dx(fit), true, &SimOptions::default()).expect("the offered spacing fits");
+}
+
+/// Past the split renderer's and simulation's arrays (4 and 3 chunks on lavapipe: 33.5 M and 25 M
+/// particles), the simulation's buffers that stay in one binding (the grid's table on lavapipe, the diffuse
+/// pool on wgpu's Vulkan) bound the engine, and a scene past them is refused from its estimate before its
+/// particles are laid out, naming that buffer; with options that need less of them it fits.
+#[test]
+fn the_simulations_one_binding_buffers_bound_the_engine_before_building() {
+    let ctx = common::gpu();
+    let limit = engine::particle_limit(&ctx);
+    let render = engine::render_limit(&ctx).max;
+    let split = waterview::sim::Simulation::particle_limit(&ctx).max;
+    println!("engine {} ({}), renderer {render}, split simulation {split}", limit.max, limit.why);
+    assert!(limit.max < split.min(render), "{} is the split arrays' limit", limit.max);
+    // 100 x ny x 100 lattice points at dx = 0.01 m, 0.5 M past the limit.
+    let ny = (limit.max + 500_000) / 10_000;
+    let text = format!(
+        "(name: \"tall\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, {top}, 1.0)),
+          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, {height}, 1.0))],
+          camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+          solver: (dx: 0.01), cpu_dx_scale: 1.0)",
+        height = ny as f32 * 0.01,
+        top = ny as f32 * 0.01 + 0.5
+    );
+    let scene = Scene::from_str(&text, std::path::Path::new("tall.ron")).expect("test scene parses");
+    let estimate = scene.estimate_particle_count_at(0.01);
+    assert!(estimate > limit.max && estimate < split.min(render), "{estimate} between the limits");
+    let started = std::time::Instant::now();
+    let e = Engine::new(&ctx, scene.clone(), BuildOptions::default()).err().expect("past the limit");
+    let took = started.elapsed().as_secs_f64();
+    println!("{estimate} particles refused in {took:.3} s: {e}");
+    assert!(matches!(e, EngineError::TooManyParticles { .. }), "{e:?}");
+    let says = format!("more than this GPU can simulate: {} at most ({})", limit.max, limit.why);
+    assert!(e.to_string().contains(&says), "{e}");
+    assert!(took < 1.0, "refused from the estimate, not after building ({took:.1} s)");
+    // No diffuse pool and one cell per particle: the same scene fits the check.
+    let lean = SimOptions { diffuse_pool: 0.0, cells_per_particle: 1.0, ..SimOptions::default() };
+    engine::check_fits(&ctx, &scene, false, &lean).expect("fits with leaner buffers");
 }

@@ -92,7 +92,7 @@ fn ellipsoids_against_ray_cast(ctx: &GpuContext, method: SplatMethod, list: &[(V
     stored.insert(0, Ellipsoid::new(Vec3::ZERO, 0.0, Mat3::from_diagonal(Vec3::splat(0.5))));
     // The CPU casts against the ellipsoids as stored (G in 16-bit floats).
     let drawn: Vec<(Vec3, Mat3)> = stored[1..].iter().map(|e| (Vec3::from_slice(&e.centre[..3]), e.g())).collect();
-    let ellipsoids = EllipsoidBuffers::from_ellipsoids(&ctx.device, &stored);
+    let ellipsoids = EllipsoidBuffers::from_ellipsoids(ctx, &stored).expect("fits");
 
     let uniform = camera.uniform(size, Vec3::Y, 1.0, 0.0);
     let scene = waterview::render::Offscreen::new(ctx, size);

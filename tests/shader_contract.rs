@@ -132,7 +132,14 @@ fn every_shader_and_variant_validates() {
     );
     // Split arrays (src/gpu/split.rs) at every chunk count a simulation or pass resolves them with.
     let split: Vec<&str> = entry_files.iter().copied().filter(|f| imports(f).contains("common/split.wgsl")).collect();
-    for must in ["sim/dfsph.wgsl", "sim/grid.wgsl", "render/particles.wgsl", "render/wetness.wgsl"] {
+    for must in [
+        "sim/dfsph.wgsl",
+        "sim/grid.wgsl",
+        "render/particles.wgsl",
+        "render/wetness.wgsl",
+        "render/anisotropy.wgsl",
+        "render/splat.wgsl",
+    ] {
         assert!(split.contains(&must), "{must} has no split arrays: {split:?}");
     }
     for path in split {

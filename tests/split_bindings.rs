@@ -32,8 +32,8 @@ fn fountain() -> Emitter {
 }
 
 /// The dam's simulation with a pool of 600 particles for `emitters` (none when empty; `pool_size` would
-/// give its minimum of thousands), chunked by the current `per_binding`; no outside limit (the renderer's
-/// anisotropy still reads one binding).
+/// give its minimum of thousands), chunked by the current `per_binding`; no outside limit (the engine's
+/// render limit).
 fn simulation(ctx: &GpuContext, scene: &Scene, setup: &SceneSetup, emitters: &[Emitter]) -> Simulation {
     let params = SimParams { dx: scene.solver.dx, ..scene.solver.clone() };
     let pool = if emitters.is_empty() { 0 } else { 600 };

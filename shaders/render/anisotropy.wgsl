@@ -39,15 +39,16 @@ struct Params {
 // table_size (a power of two) + 1 counters; after the scan, the first index of each bucket in `sorted`.
 @group(1) @binding(2) var<storage, read_write> cells: array<atomic<u32>>;
 @group(1) @binding(3) var<storage, read_write> slots: array<u32>;
-// After the scatter: the positions in bucket order (coherent reads for the neighbour rows).
-@group(1) @binding(4) var<storage, read_write> sorted: array<vec4<f32>>;
-// The ellipsoids' halves (render/ellipsoid.wgsl), two bindings so each holds 16 bytes per particle.
-@group(1) @binding(5) var<storage, read_write> ellipsoid_centres: array<vec4<f32>>;
-@group(1) @binding(6) var<storage, read_write> ellipsoid_gs: array<vec4<u32>>;
+// After the scatter: the positions in bucket order (coherent reads for the neighbour rows). Split like
+// the positions (16 bytes per particle), in chunks of the same length.
+#split_array 1 4 read_write sorted vec4<f32>
+// The ellipsoids' halves (render/ellipsoid.wgsl), two arrays of 16 bytes per particle, each split.
+#split_array 1 5 read_write ellipsoid_centres vec4<f32>
+#split_array 1 6 read_write ellipsoid_gs vec4<u32>
 
 fn store_ellipsoid(i: u32, e: Ellipsoid) {
-    ellipsoid_centres[i] = e.centre;
-    ellipsoid_gs[i] = e.g_packed;
+    ellipsoid_centres_store(i, e.centre);
+    ellipsoid_gs_store(i, e.g_packed);
 }
 
 fn cell_size() -> f32 {
@@ -83,7 +84,7 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     }
     let p = positions_load(i);
     let start = atomicLoad(&cells[bucket(cell_of(p.xyz))]);
-    sorted[start + slots[i]] = p;
+    sorted_store(start + slots[i], p);
 }
 
 // Eigen-decomposition of a symmetric 3x3 matrix: `values` unsorted, `vectors` column k for values[k].
@@ -151,7 +152,7 @@ fn gather(k0: u32, k1: u32, xi: vec3<f32>, row: vec2<i32>, sums: ptr<function, S
     let r = params.radius;
     let inv_r = 1.0 / r;
     for (var k = k0; k < k1; k++) {
-        let pj = sorted[k];
+        let pj = sorted_load(k);
         let q = pj.xyz - xi;
         let d2 = dot(q, q);
         // The distance first (most candidates fail it), then whether the candidate belongs here.

@@ -34,15 +34,16 @@ struct Splat {
 
 @group(1) @binding(0) var<uniform> splat: Splat;
 // The ellipsoids' halves (render/ellipsoid.wgsl): centres (culling, boxes, quads) and packed G (rays).
-@group(1) @binding(1) var<storage, read> ellipsoid_centres: array<vec4<f32>>;
-@group(1) @binding(4) var<storage, read> ellipsoid_gs: array<vec4<u32>>;
+// Each split over bindings like the particles' arrays (src/gpu/split.rs; one binding up to 134 M).
+#split_array 1 1 read ellipsoid_centres vec4<f32>
+#split_array 1 4 read ellipsoid_gs vec4<u32>
 @group(1) @binding(2) var scene_depth: texture_depth_2d;
 // Compute path only: one u32 per target pixel (depth: complement of the float bits; thickness: fixed point).
 @group(1) @binding(3) var<storage, read_write> pixel_bits: array<atomic<u32>>;
 
 // Ellipsoid i, both halves.
 fn ellipsoid_at(i: u32) -> Ellipsoid {
-    return Ellipsoid(ellipsoid_centres[i], ellipsoid_gs[i]);
+    return Ellipsoid(ellipsoid_centres_load(i), ellipsoid_gs_load(i));
 }
 
 // Whether the ellipsoid of `centre` (xyz, w = bounding radius) is drawn: the eye outside its bounding
@@ -126,7 +127,7 @@ struct VsOut {
 fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> VsOut {
     var out: VsOut;
     out.index = i;
-    let centre = ellipsoid_centres[i];
+    let centre = ellipsoid_centres_load(i);
     if !visible(centre) {
         out.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return out;
@@ -216,7 +217,7 @@ fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
     let first = wg * SPLAT_WG;
     var b = vec4<i32>(0);
     if first + lid < splat.count {
-        b = pixel_box(ellipsoid_centres[first + lid]);
+        b = pixel_box(ellipsoid_centres_load(first + lid));
     }
     wg_box[lid] = b;
     box_start[lid + 1u] = u32(b.z - b.x) * u32(b.w - b.y);

@@ -248,7 +248,9 @@ pub fn run(scene_path: Option<&Path>, plan: &Plan, out: &Path) -> Result<()> {
 /// [`SWEEP_STOP_MS_PER_STEP`]. Errors only when the scene itself cannot be built.
 pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> {
     let dx0 = scene.solver.dx;
-    let limit = engine::particle_limit(ctx);
+    // The grid's table is sized by the plan's cells per particle (the workgroup size bounds nothing).
+    let options = SimOptions { cells_per_particle: plan.cells_per_particle, ..SimOptions::default() };
+    let limit = engine::particle_limit_with(ctx, &options);
     let estimate = scene.estimate_particle_count_at(dx0);
     // Built only when the GPU could hold it; past that (or when it does not build) the lattice estimate
     // is close enough to start from, and nothing is laid out in memory.
@@ -281,7 +283,7 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
             None => {
                 let dx = scene.effective_dx(ctx.is_cpu());
                 // The scene's own size, refused from its estimate before it is laid out.
-                engine::check_fits(ctx, &scene.at_dx(dx), false)
+                engine::check_fits(ctx, &scene.at_dx(dx), false, &options)
                     .map_err(anyhow::Error::from)
                     .and_then(|()| scene_at(scene, dx))
                     .map(|s| (dx, s))

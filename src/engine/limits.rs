@@ -1,32 +1,42 @@
 //! What a scene may ask of the GPU, checked before anything is built: the particle count the engine's
-//! buffers hold ([`particle_limit`]: the renderer's largest per-particle buffers must each fit one
-//! storage binding, the simulation's are split over up to 4, [`crate::gpu::split`]) against the scene's cheap lattice estimate plus the emitters'
-//! pool ([`check_fits`]), so a scene past the limit is refused in milliseconds, before its particles are
+//! buffers hold ([`particle_limit`]: the renderer's and the simulation's per-particle arrays are split over
+//! up to 4 storage bindings, [`crate::gpu::split`]) against the scene's cheap lattice estimate plus the
+//! emitters' pool ([`check_fits`]), so a scene past the limit is refused in milliseconds, before its particles are
 //! laid out in CPU memory (125 M particles took 8.4 s and 2.9 GB before the GPU refused them).
 
 use super::EngineError;
-use crate::gpu::GpuContext;
-use crate::render::{anisotropy, EllipsoidBuffers};
+use crate::gpu::{split, GpuContext};
+use crate::render::anisotropy;
 use crate::scene::Scene;
 use crate::sim::{gib, sources, ParticleLimit, SimOptions, Simulation};
 
-/// The most particles the renderer can draw on `ctx`: [`render_limit_for`] its largest storage binding
-/// ([`GpuContext::max_storage_binding`]). 8 388 608 on lavapipe (128 MiB), 268 435 455 at 4 GiB - 1
-/// (Vulkan's usual `maxStorageBufferRange`).
+/// Split arrays the renderer's widest kernel (the anisotropy's) binds: the positions, the sorted positions
+/// and the ellipsoids' centres and matrices.
+const RENDER_SPLIT_ARRAYS: u32 = 4;
+
+/// Other storage buffers that kernel binds: the hash table and the slots (bind group 0 is the frame's
+/// uniform).
+const RENDER_OTHER_STORAGE: u32 = 2;
+
+/// The most particles the renderer can draw on `ctx`: [`render_limit_for`] its limits. 536 869 888 on
+/// wgpu's Vulkan (4 bindings of 2^31 - 1 bytes), 33 554 432 on lavapipe (4 of 128 MiB).
 pub fn render_limit(ctx: &GpuContext) -> ParticleLimit {
-    render_limit_for(ctx.max_storage_binding())
+    render_limit_for(&ctx.device.limits())
 }
 
-/// The most particles the renderer can draw with storage bindings of `binding` bytes: its largest
-/// per-particle arrays (the ellipsoids' centres and matrices, [`EllipsoidBuffers`], and the anisotropy's
-/// sorted positions) take 16 bytes per particle, each in its own binding, so `binding / 16`; the
-/// anisotropy's hash table (at most 16 bytes per particle, [`anisotropy::table_size`]) fits with them. At
-/// most [`anisotropy::MAX_CAPACITY`] (2^30, the table's size stays a `u32`). The other per-particle data
-/// the renderer reads is the simulation's (positions and velocities, 16 bytes each; the diffuse pool,
-/// which the simulation sizes and limits); instanced draws count particles as instances of 6 vertices,
-/// so no vertex count overflows.
-pub fn render_limit_for(binding: u64) -> ParticleLimit {
-    let max = binding / EllipsoidBuffers::BYTES_PER_PARTICLE;
+/// The most particles the renderer can draw on a device with `limits`. Its per-particle arrays of 16 bytes
+/// (the ellipsoids' centres and matrices, [`crate::render::EllipsoidBuffers`], and the anisotropy's sorted positions) are
+/// split like the simulation's: [`split::max_elements`] over as many bindings as the anisotropy kernel can
+/// have per array ([`split::chunks_fitting`] for its 4 split arrays and 2 other buffers, at most
+/// [`split::MAX_CHUNKS`]). Its other per-particle buffers fit one binding at that count: the slots (4
+/// bytes per particle, `chunks x per_binding x 4` bytes at most one binding) and the hash table, capped at
+/// one binding ([`anisotropy::table_size`]). At most [`anisotropy::MAX_CAPACITY`] (2^30). The other
+/// per-particle data the renderer reads is the simulation's (positions and velocities, split; the diffuse
+/// pool, which the simulation sizes and limits); instanced draws count particles as instances of 6
+/// vertices, so no vertex count overflows.
+pub fn render_limit_for(limits: &wgpu::Limits) -> ParticleLimit {
+    let chunks = split::chunks_fitting(limits, RENDER_SPLIT_ARRAYS, RENDER_OTHER_STORAGE);
+    let max = split::max_elements(limits, chunks);
     if max > anisotropy::MAX_CAPACITY as u64 {
         return ParticleLimit {
             max: anisotropy::MAX_CAPACITY as u64,
@@ -35,17 +45,29 @@ pub fn render_limit_for(binding: u64) -> ParticleLimit {
     }
     ParticleLimit {
         max,
-        why: "the renderer keeps 16 bytes per particle (ellipsoid centres, ellipsoid matrices, sorted positions) \
-              in each of three storage buffers",
+        why: "the renderer keeps 16 bytes per particle (sorted positions, ellipsoid centres, ellipsoid matrices) \
+              in each of three arrays split over the storage bindings its anisotropy kernel has",
     }
 }
 
-/// The most particles (the emitters' pool included) the engine builds on `ctx`: the smaller of the
-/// renderer's limit ([`render_limit`]: [`crate::gpu::GpuContext::max_storage_binding`] / 16 bytes) and the
-/// simulation's ([`Simulation::particle_limit`]: its arrays split over up to 4 bindings of that). 8 388 608
-/// on lavapipe (a 128 MiB binding).
+/// The most particles (the emitters' pool included) the engine builds on `ctx` with the default
+/// [`SimOptions`]: [`particle_limit_with`] them.
 pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
-    let (render, sim) = (render_limit(ctx), Simulation::particle_limit(ctx));
+    particle_limit_with(ctx, &SimOptions::default())
+}
+
+/// The most particles (the emitters' pool included) the engine builds on `ctx` with `options`: the
+/// smaller of the renderer's limit ([`render_limit`]) and the simulation's
+/// ([`Simulation::particle_limit_with`]: its arrays split over up to 4 bindings, its diffuse pool and
+/// neighbour grid's table in one each). With the default options 16 777 215 on lavapipe (a 128 MiB
+/// binding: the grid's table), 268 435 452 on wgpu's Vulkan (2^31 - 1 bytes: the diffuse pool).
+pub fn particle_limit_with(ctx: &GpuContext, options: &SimOptions) -> ParticleLimit {
+    particle_limit_for(&ctx.device.limits(), options)
+}
+
+/// [`particle_limit_with`] on a device with `limits`.
+pub fn particle_limit_for(limits: &wgpu::Limits, options: &SimOptions) -> ParticleLimit {
+    let (render, sim) = (render_limit_for(limits), Simulation::particle_limit_for(limits, options));
     if render.max <= sim.max {
         render
     } else {
@@ -55,7 +77,8 @@ pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
 
 /// Bytes of GPU memory the renderer allocates per particle: the ellipsoids (32), the anisotropy pass's
 /// sorted positions (16) and slots (4), and its hash table of `(2 n).next_power_of_two()` cells (4 bytes
-/// each: 8 to 16 per particle; counted at 16). Screen-sized targets come on top, independent of the count.
+/// each: 8 to 16 per particle; counted at 16; capped at one binding past 134 M particles on Vulkan).
+/// Screen-sized targets come on top, independent of the count.
 pub const RENDER_BYTES_PER_PARTICLE: f64 = 32.0 + 16.0 + 4.0 + 16.0;
 
 /// Bytes of GPU memory the engine allocates per particle (the emitters' pool included) with `options`:
@@ -140,11 +163,11 @@ fn fitting_dx(scene: &Scene, dx: f32, sources: bool, max: u64) -> Option<f32> {
 }
 
 /// Checks, before anything is built, that `scene` at its spacing `solver.dx` (as [`Scene::at_dx`]
-/// gives it) fits the engine on `ctx`: its lattice estimate ([`Scene::estimate_particle_count_at`],
-/// an upper bound) plus the emitters' pool when `sources`, against [`particle_limit`]. The error says
-/// the estimate, the limit and the spacing that would fit.
-pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool) -> Result<(), EngineError> {
-    let limit = particle_limit(ctx);
+/// gives it) fits the engine on `ctx` with simulation `options`: its lattice estimate
+/// ([`Scene::estimate_particle_count_at`], an upper bound) plus the emitters' pool when `sources`, against
+/// [`particle_limit_with`]. The error says the estimate, the limit and the spacing that would fit.
+pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool, options: &SimOptions) -> Result<(), EngineError> {
+    let limit = particle_limit_with(ctx, options);
     let dx = scene.solver.dx;
     let (estimate, pool) = needed(scene, dx, sources);
     if estimate.saturating_add(pool) <= limit.max {
@@ -164,18 +187,73 @@ pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool) -> Result<(), 
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_render_limit_is_a_binding_over_16_bytes_and_its_table_fits() {
-        // 4 GiB - 1 (Vulkan's usual maxStorageBufferRange): 268 M, twice the 134 M of 32-byte ellipsoids.
-        assert_eq!(render_limit_for((1 << 32) - 1).max, 268_435_455);
-        assert_eq!(render_limit_for(128 << 20).max, 8_388_608);
-        assert_eq!(render_limit_for(1 << 40).max, 1 << 30, "capped where the hash table stays a u32");
-        for binding in [128u64 << 20, (128 << 20) + 48, 3 << 30, (1 << 32) - 1, 1 << 32, 5 << 30, 1 << 40] {
-            let n = render_limit_for(binding).max;
-            let table = 4 * (anisotropy::table_size(n as u32) as u64 + 1);
-            assert!(table <= binding, "{binding} B: a table of {table} B for {n} particles");
-            assert!(n * EllipsoidBuffers::BYTES_PER_PARTICLE <= binding);
+    /// Limits with storage bindings of `binding` bytes and `per_stage` storage buffers per shader stage.
+    fn limits(binding: u64, per_stage: u32) -> wgpu::Limits {
+        wgpu::Limits {
+            max_storage_buffer_binding_size: binding,
+            max_buffer_size: 1 << 40,
+            max_storage_buffers_per_shader_stage: per_stage,
+            ..wgpu::Limits::default()
         }
+    }
+
+    #[test]
+    fn the_render_limit_is_four_bindings_of_16_byte_arrays_and_the_rest_fits() {
+        // wgpu's Vulkan (2^31 - 1 bytes a binding): 4 chunks of 134 217 472, twice the 268 M of one 4 GiB
+        // binding and four times the 134 M of one binding before the renderer's arrays were split.
+        assert_eq!(render_limit_for(&limits((1 << 31) - 1, 1 << 20)).max, 536_869_888);
+        // lavapipe (128 MiB, 32 storage buffers per stage): 4 chunks of 8 388 608.
+        assert_eq!(render_limit_for(&limits(128 << 20, 32)).max, 33_554_432);
+        // Room for 2 chunks per array only (4 arrays, 2 other buffers), and for 1.
+        assert_eq!(render_limit_for(&limits((1 << 31) - 1, 10)).max, 2 * 134_217_472);
+        assert_eq!(render_limit_for(&limits((1 << 31) - 1, 8)).max, 134_217_472);
+        assert_eq!(render_limit_for(&limits(1 << 40, 1 << 20)).max, 1 << 30, "capped where the hash table stays a u32");
+        for binding in
+            [128u64 << 20, (128 << 20) + 48, (1 << 31) - 1, 3 << 30, (1 << 32) - 1, 1 << 32, 5 << 30, 1 << 40]
+        {
+            let l = limits(binding, 32);
+            let n = render_limit_for(&l).max;
+            let table = 4 * (anisotropy::table_size(n as u32, binding) as u64 + 1);
+            assert!(table <= binding, "{binding} B: a table of {table} B for {n} particles");
+            assert!(n * 4 <= binding, "{binding} B: the slots of {n} particles");
+            let per = split::per_binding(&l) as u64;
+            assert!(n.div_ceil(per) <= split::MAX_CHUNKS as u64 && per * 16 <= binding, "{binding} B: {n} particles");
+        }
+    }
+
+    #[test]
+    fn the_engine_limit_is_the_simulations_one_binding_buffers_past_the_split_renderer() {
+        let defaults = SimOptions::default();
+        // wgpu's Vulkan: the diffuse pool's 67 108 863 slots of 32 bytes at 0.25 per particle, under the
+        // grid's table (2 cells of 4 bytes per particle: 268 435 454) and the split arrays (536 869 888).
+        let vulkan = particle_limit_for(&limits((1 << 31) - 1, 1 << 20), &defaults);
+        assert_eq!(vulkan.max, 268_435_452, "{}", vulkan.why);
+        assert!(vulkan.why.contains("diffuse"), "{}", vulkan.why);
+        // lavapipe: the grid's table, (2^25 - 2) cells at 2 per particle.
+        let lavapipe = particle_limit_for(&limits(128 << 20, 32), &defaults);
+        assert_eq!(lavapipe.max, 16_777_215, "{}", lavapipe.why);
+        assert!(lavapipe.why.contains("grid"), "{}", lavapipe.why);
+        // Without a diffuse pool and with one cell per particle, the split arrays bound it.
+        let lean = SimOptions { diffuse_pool: 0.0, cells_per_particle: 1.0, ..defaults };
+        let split = particle_limit_for(&limits((1 << 31) - 1, 1 << 20), &lean);
+        assert_eq!(split.max, 536_869_888, "{}", split.why);
+        // Room for one chunk per array only: the renderer's one binding (134 M), under the simulation's.
+        let narrow = particle_limit_for(&limits((1 << 31) - 1, 8), &lean);
+        assert_eq!(narrow.max, 134_217_472, "{}", narrow.why);
+        assert!(narrow.why.contains("renderer"), "{}", narrow.why);
+    }
+
+    #[test]
+    fn the_hash_table_is_capped_at_one_binding_and_unchanged_below() {
+        let vulkan = (1u64 << 31) - 1;
+        // Below 2^27 particles: two buckets per particle or more, as before the cap.
+        assert_eq!(anisotropy::table_size(1_000_000, vulkan), 1 << 21);
+        assert_eq!(anisotropy::table_size(1 << 27, vulkan), 1 << 28);
+        // Past it: the 2^28 buckets (1 GiB + 4 bytes) one binding holds, up to the render limit.
+        assert_eq!(anisotropy::table_size((1 << 27) + 1, vulkan), 1 << 28);
+        assert_eq!(anisotropy::table_size(536_869_888, vulkan), 1 << 28);
+        assert_eq!(anisotropy::table_size(100, vulkan), 1024);
+        assert_eq!(anisotropy::table_size(1 << 30, 1 << 40), 1 << 31);
     }
 
     #[test]

@@ -25,7 +25,9 @@ pub mod limits;
 pub mod progress;
 
 pub use checkpoint::{Checkpoint, CheckpointError, PendingCheckpoint};
-pub use limits::{bytes_per_particle, check_fits, check_memory, particle_limit, render_limit};
+pub use limits::{
+    bytes_per_particle, check_fits, check_memory, particle_limit, particle_limit_for, particle_limit_with, render_limit,
+};
 pub use progress::{BuildPhase, BuildProgress};
 
 use crate::gpu::GpuContext;
@@ -299,7 +301,7 @@ impl Engine {
 /// simulation receives them in chunks ([`SceneSetup::for_each_chunk`]).
 fn checked_build(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> Result<SceneSetup, EngineError> {
     scene.validate()?;
-    check_fits(ctx, scene, options.sources)?;
+    check_fits(ctx, scene, options.sources, &options.sim)?;
     let dx = scene.solver.dx;
     let pool = if options.sources { sources::pool_size(&scene.emitters, dx) as u64 } else { 0 };
     check_memory(&scene.origin(), scene.estimate_particle_count_at(dx).saturating_add(pool), &options.sim)?;

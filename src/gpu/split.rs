@@ -2,10 +2,12 @@
 //! 2^31 - 1 bytes on Vulkan (`MAX_I32_BINDING_SIZE` in wgpu-hal), 134 M particles of 16 bytes; a
 //! [`SplitBuffer`] holds one array as up to [`MAX_CHUNKS`] buffers ("chunks") of [`SplitBuffer::per_binding`]
 //! elements each (the last one shorter). A shader module declares each array in as many bindings as the
-//! arrays it serves have chunks (the simulation's: `chunks()`; the renderer's, built before it knows the
-//! particles: [`MAX_CHUNKS`], the bindings past the last chunk bound to chunk 0, never read): chunk `k`
-//! of an array declared at binding `b` sits at binding `b + k * BINDING_STRIDE`. Up to one binding's
-//! worth of particles (134 M) everything is as it was before the split: one binding per array.
+//! arrays it serves have chunks (the simulation's and the renderer's anisotropy and splats: their arrays'
+//! chunks, made again when that changes; the sphere impostors and the wetness, built before they know
+//! the particles: [`MAX_CHUNKS`]; the bindings past an array's last chunk bound to chunk 0, never read):
+//! chunk `k` of an array declared at binding `b` sits at binding `b + k * BINDING_STRIDE`. Up to one
+//! binding's worth of particles (134 M) the simulation, the anisotropy and the splats are as they were
+//! before the split: one binding per array.
 //!
 //! In WGSL the preprocessor's `#split_array GROUP BINDING ACCESS NAME TYPE` (src/gpu/shader.rs) declares
 //! the chunks `NAME_0 ..` and the accessors `NAME_load(i)` and (for `read_write`) `NAME_store(i, v)`;
@@ -105,7 +107,20 @@ impl SplitBuffer {
     /// Zeroed array of `len` elements of `element` bytes on `device`, chunked by [`per_binding`] of its
     /// limits. Errors when it needs more than [`MAX_CHUNKS`] chunks.
     pub fn new(device: &wgpu::Device, label: &str, len: u64, element: u64) -> Result<Self, SplitError> {
-        let per_binding = per_binding(&device.limits());
+        Self::new_chunked(device, label, len, element, per_binding(&device.limits()))
+    }
+
+    /// As [`SplitBuffer::new`], in chunks of `per_binding` elements (at most the device's
+    /// [`per_binding`], a multiple of [`ALIGN`]): an array read by the same kernels as another one takes
+    /// its chunk length (one `SPLIT_N` per module), e.g. the renderer's arrays the positions'.
+    pub fn new_chunked(
+        device: &wgpu::Device,
+        label: &str,
+        len: u64,
+        element: u64,
+        per_binding: u32,
+    ) -> Result<Self, SplitError> {
+        let per_binding = per_binding_with(&device.limits(), (per_binding / ALIGN).max(1) * ALIGN);
         let count = len.div_ceil(per_binding as u64).max(1);
         if count > MAX_CHUNKS as u64 {
             return Err(SplitError { label: label.to_string(), len, per_binding });

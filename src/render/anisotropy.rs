@@ -5,22 +5,29 @@
 //! eigen-decomposition of the 3x3 covariance, axis lengths from the standard deviations with the axis
 //! ratio clamped to `kr`, normalised to the splat sphere's volume and scaled; a sphere below `n_eps`
 //! neighbours; centres smoothed toward the weighted mean by `lambda`. The result, one [`Ellipsoid`] per
-//! particle, stays on the GPU in two storage buffers of 16 bytes per particle ([`EllipsoidBuffers`]: the
-//! centres and the packed matrices, so a binding of B bytes holds B / 16 particles) that the splat pass
-//! reads directly.
+//! particle, stays on the GPU in two arrays of 16 bytes per particle ([`EllipsoidBuffers`]: the centres
+//! and the packed matrices) that the splat pass reads directly.
 //!
 //! Neighbours come from this pass's own spatial-hash grid (counting sort: `count`, an exclusive scan
 //! through [`crate::gpu::scan::ScanPass`], `scatter`), rebuilt each frame; the simulation's grid is not
 //! needed. Its cells are r/2 and each row of cells along x keeps whole in the table, so a particle reads
 //! 25 row ranges trimmed to its sphere (on an H100 at 1 M particles 1.02 ms per frame, 1.72 with 27 cells
 //! of r). Buffers grow with the particle count and are kept between frames.
+//!
+//! Past one storage binding (wgpu clamps one to 2^31 - 1 bytes on Vulkan: 134 M particles of 16 bytes)
+//! the 16-byte arrays (the sorted positions and both ellipsoid arrays) are split over up to
+//! [`split::MAX_CHUNKS`] bindings like the simulation's ([`SplitBuffer`], in chunks of the positions'
+//! length) and the shader is resolved with as many bindings per array as the arrays have chunks: one up to
+//! 134 M particles, so the kernels are then the one-binding code. The slots (4 bytes per particle) fit one
+//! binding up to [`split::MAX_CHUNKS`] x 134 M particles; the hash table is capped at the most buckets one
+//! binding holds ([`table_size`]).
 
 use super::frame;
 use super::pass::{Frame, Pass};
 use crate::gpu::scan::ScanPass;
 use crate::gpu::{
     self,
-    split::{self, SplitBuffer},
+    split::{self, SplitBuffer, SplitError},
     GpuContext,
 };
 
@@ -77,45 +84,59 @@ impl Ellipsoid {
     }
 }
 
-/// The ellipsoids on the GPU, one entry per particle in each of two storage buffers (usage `STORAGE |
-/// COPY_SRC`), bound separately so that each needs 16 bytes per particle of a binding.
-#[derive(Clone, Debug, PartialEq)]
+/// The ellipsoids on the GPU, one entry per particle in each of two arrays of 16 bytes per particle, each
+/// split over storage bindings ([`SplitBuffer`]: one buffer up to 134 M particles on Vulkan, up to
+/// [`split::MAX_CHUNKS`] past it), both in chunks of one length.
 pub struct EllipsoidBuffers {
     /// `array<vec4<f32>>`: [`Ellipsoid::centre`] (xyz m, w = bounding radius m, 0 = not drawn).
-    pub centres: wgpu::Buffer,
+    pub centres: SplitBuffer,
     /// `array<vec4<u32>>`: [`Ellipsoid::g_packed`].
-    pub g_packed: wgpu::Buffer,
+    pub g_packed: SplitBuffer,
 }
 
 impl EllipsoidBuffers {
-    /// Bytes per particle of each buffer (the renderer's largest per-particle binding).
+    /// Bytes per particle of each array.
     pub const BYTES_PER_PARTICLE: u64 = 16;
 
-    /// Two buffers for `capacity` particles.
-    fn new(device: &wgpu::Device, capacity: u32) -> Self {
-        let bytes = capacity as u64 * Self::BYTES_PER_PARTICLE;
-        Self {
-            centres: gpu::storage_buffer(device, "ellipsoid centres", bytes),
-            g_packed: gpu::storage_buffer(device, "ellipsoid matrices", bytes),
-        }
+    /// Two arrays for `capacity` particles in chunks of `per_binding` ([`SplitBuffer::new_chunked`]).
+    /// Errors: more than [`split::MAX_CHUNKS`] chunks.
+    fn new(device: &wgpu::Device, capacity: u32, per_binding: u32) -> Result<Self, SplitError> {
+        let n = capacity as u64;
+        let bytes = Self::BYTES_PER_PARTICLE;
+        Ok(Self {
+            centres: SplitBuffer::new_chunked(device, "ellipsoid centres", n, bytes, per_binding)?,
+            g_packed: SplitBuffer::new_chunked(device, "ellipsoid matrices", n, bytes, per_binding)?,
+        })
     }
 
-    /// Buffers holding `ellipsoids` (uploaded through `device`'s initialisation; for tests and tools that
-    /// splat ellipsoids of their own).
-    pub fn from_ellipsoids(device: &wgpu::Device, ellipsoids: &[Ellipsoid]) -> Self {
+    /// Arrays holding `ellipsoids`, chunked by the device's [`split::per_binding`] (or the test hook's),
+    /// for tests and tools that splat ellipsoids of their own. Errors: more than [`split::MAX_CHUNKS`]
+    /// chunks.
+    pub fn from_ellipsoids(ctx: &GpuContext, ellipsoids: &[Ellipsoid]) -> Result<Self, SplitError> {
         let centres: Vec<[f32; 4]> = ellipsoids.iter().map(|e| e.centre).collect();
         let g: Vec<[u32; 4]> = ellipsoids.iter().map(|e| e.g_packed).collect();
-        Self {
-            centres: gpu::storage_buffer_init(device, "ellipsoid centres", bytemuck::cast_slice(&centres)),
-            g_packed: gpu::storage_buffer_init(device, "ellipsoid matrices", bytemuck::cast_slice(&g)),
-        }
+        let (device, queue, bytes) = (&ctx.device, &ctx.queue, Self::BYTES_PER_PARTICLE);
+        Ok(Self {
+            centres: SplitBuffer::new_init(device, queue, "ellipsoid centres", bytes, bytemuck::cast_slice(&centres))?,
+            g_packed: SplitBuffer::new_init(device, queue, "ellipsoid matrices", bytes, bytemuck::cast_slice(&g))?,
+        })
     }
 
-    /// The first `count` ellipsoids, read back (waits on the GPU: for tests and tools, never in a frame).
-    /// Panics when the buffers hold fewer than `count`.
+    /// Chunks (bindings) of each array.
+    pub fn chunks(&self) -> usize {
+        self.centres.chunks().len()
+    }
+
+    /// Elements per chunk (the `SPLIT_N` of the kernels reading them).
+    pub fn per_binding(&self) -> u32 {
+        self.centres.per_binding()
+    }
+
+    /// The first `count` ellipsoids, read back across the chunks (waits on the GPU: for tests and tools,
+    /// never in a frame). Panics when the arrays hold fewer than `count`.
     pub fn read_blocking(&self, ctx: &GpuContext, count: usize) -> Vec<Ellipsoid> {
-        let centres = gpu::readback::read_buffer_blocking(ctx, &self.centres);
-        let g = gpu::readback::read_buffer_blocking(ctx, &self.g_packed);
+        let centres = self.centres.read_range_blocking(ctx, 0, count as u64);
+        let g = self.g_packed.read_range_blocking(ctx, 0, count as u64);
         let (centres, g): (&[[f32; 4]], &[[u32; 4]]) = (bytemuck::cast_slice(&centres), bytemuck::cast_slice(&g));
         centres[..count].iter().zip(&g[..count]).map(|(&centre, &g_packed)| Ellipsoid { centre, g_packed }).collect()
     }
@@ -145,16 +166,34 @@ pub struct AnisotropyUniform {
 }
 const _: () = assert!(size_of::<AnisotropyUniform>() == 48);
 
-/// Buckets of the hash grid's table for `capacity` particles: about two per particle keeps collisions
-/// rare; a power of two, as the row hash needs; at least 1024. The table's `4 (table_size + 1)` bytes are
-/// at most `16 capacity` bytes (for a capacity of at least 257), so the table fits any binding that holds
-/// the 16-byte [`EllipsoidBuffers`]. Capacities up to [`MAX_CAPACITY`].
-pub fn table_size(capacity: u32) -> u32 {
-    (2 * capacity.min(MAX_CAPACITY)).next_power_of_two().max(1024)
+/// Buckets of the hash grid's table for `capacity` particles with storage bindings of at most `binding`
+/// bytes: about two per particle keeps collisions rare; a power of two, as the row hash needs; at least
+/// 1024; and at most what one binding holds (`4 (table_size + 1)` bytes): 2^28 buckets on wgpu's Vulkan
+/// (2^31 - 1 bytes), reached past 2^27 particles. Beyond that, up to 1 particle per bucket instead of
+/// 0.25 to 0.5: more rows of other (y, z) share a bucket, which the neighbour search drops (the same
+/// ellipsoids, more candidates read). Capacities up to [`MAX_CAPACITY`].
+pub fn table_size(capacity: u32, binding: u64) -> u32 {
+    let wanted = (2 * capacity.min(MAX_CAPACITY)).next_power_of_two().max(1024);
+    // The largest power of two p with 4 (p + 1) <= binding.
+    let room = (binding / 4).saturating_sub(1).max(1);
+    let fits = 1u64 << (63 - room.leading_zeros());
+    (wanted as u64).min(fits).max(1024) as u32
 }
 
 /// The most particles the pass takes: the hash table's size, 2^31, must stay a `u32` power of two.
 pub const MAX_CAPACITY: u32 = 1 << 30;
+
+/// Why the pass's buffers could not be made (logged; no ellipsoids are computed). Never for a count the
+/// engine admits ([`crate::engine::render_limit`]).
+#[derive(Debug, thiserror::Error)]
+pub enum AnisotropyError {
+    /// The scan over the hash table cannot be dispatched on this device.
+    #[error(transparent)]
+    Dispatch(#[from] gpu::DispatchError),
+    /// A per-particle array needs more than [`split::MAX_CHUNKS`] bindings.
+    #[error(transparent)]
+    Split(#[from] split::SplitError),
+}
 
 /// Buffers sized for a particle capacity, with their bind group and the scan over the hash table.
 struct Sized {
@@ -167,20 +206,53 @@ struct Sized {
     positions: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     _slots: wgpu::Buffer,
-    _sorted: wgpu::Buffer,
+    _sorted: SplitBuffer,
+}
+
+/// The pass's bind group layout and pipelines for split arrays of `chunks` bindings in chunks of
+/// `per_binding` elements (the shader resolved with that many bindings per array, `SPLIT_N` =
+/// `per_binding`).
+struct Pipelines {
+    chunks: usize,
+    per_binding: u32,
+    layout: wgpu::BindGroupLayout,
+    count: wgpu::ComputePipeline,
+    scatter: wgpu::ComputePipeline,
+    anisotropy: wgpu::ComputePipeline,
+}
+
+impl Pipelines {
+    fn new(device: &wgpu::Device, chunks: usize, per_binding: u32) -> Self {
+        let vis = wgpu::ShaderStages::COMPUTE;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("anisotropy bind group layout"),
+            entries: &[
+                [
+                    gpu::uniform_entry::<AnisotropyUniform>(0, vis),
+                    gpu::storage_entry::<u32>(2, false, vis),
+                    gpu::storage_entry::<u32>(3, false, vis),
+                ]
+                .as_slice(),
+                &split::layout_entries::<[f32; 4]>(1, true, vis, chunks),
+                &split::layout_entries::<[f32; 4]>(4, false, vis, chunks),
+                &split::layout_entries::<[f32; 4]>(5, false, vis, chunks),
+                &split::layout_entries::<[u32; 4]>(6, false, vis, chunks),
+            ]
+            .concat(),
+        });
+        let pl = frame::pass_pipeline_layout(device, "anisotropy pipeline layout", &layout);
+        let module = gpu::shader::module_split(device, "render/anisotropy.wgsl", &[], chunks);
+        let constants = [(split::CONSTANT, per_binding as f64)];
+        let [count, scatter, anisotropy] =
+            ["count", "scatter", "anisotropy"].map(|e| gpu::compute_pipeline_with(device, &module, &pl, e, &constants));
+        Self { chunks, per_binding, layout, count, scatter, anisotropy }
+    }
 }
 
 /// The anisotropy pass: pipelines, uniform and the per-capacity buffers (ellipsoids out).
 pub struct AnisotropyPass {
-    layout: wgpu::BindGroupLayout,
-    module: wgpu::ShaderModule,
-    pipeline_layout: wgpu::PipelineLayout,
-    /// The chunk length of the split positions the pipelines read (their `SPLIT_N`): they are made again
-    /// when the positions come in chunks of another length (only where a test lowers it).
-    per_binding: u32,
-    count: wgpu::ComputePipeline,
-    scatter: wgpu::ComputePipeline,
-    anisotropy: wgpu::ComputePipeline,
+    /// Made again when the arrays come in more chunks or chunks of another length.
+    pipelines: Pipelines,
     uniform: wgpu::Buffer,
     sized: Option<Sized>,
     /// What the ellipsoids were last computed from: (particles version, parameters with their count, buffer).
@@ -201,86 +273,56 @@ pub struct AnisotropyInput<'a> {
 }
 
 impl AnisotropyPass {
-    /// Builds the pipelines; buffers are made on the first [`Pass::encode`].
+    /// Builds the pipelines for one-binding arrays; buffers are made on the first [`Pass::encode`].
     pub fn new(ctx: &GpuContext, _color_format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
-        let vis = wgpu::ShaderStages::COMPUTE;
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("anisotropy bind group layout"),
-            entries: &[
-                [
-                    gpu::uniform_entry::<AnisotropyUniform>(0, vis),
-                    gpu::storage_entry::<u32>(2, false, vis),
-                    gpu::storage_entry::<u32>(3, false, vis),
-                    gpu::storage_entry::<[f32; 4]>(4, false, vis),
-                    gpu::storage_entry::<[f32; 4]>(5, false, vis),
-                    gpu::storage_entry::<[u32; 4]>(6, false, vis),
-                ]
-                .as_slice(),
-                &split::layout_entries::<[f32; 4]>(1, true, vis, split::MAX_CHUNKS),
-            ]
-            .concat(),
-        });
-        let pl = frame::pass_pipeline_layout(device, "anisotropy pipeline layout", &layout);
-        let module = gpu::shader::module(device, "render/anisotropy.wgsl");
         let uniform =
             gpu::uniform_buffer_init(device, "anisotropy uniform", bytemuck::bytes_of(&AnisotropyUniform::zeroed()));
-        let per_binding = split::per_binding(&device.limits());
-        let [count, scatter, anisotropy] = Self::pipelines(device, &module, &pl, per_binding);
-        Self {
-            count,
-            scatter,
-            anisotropy,
-            module,
-            pipeline_layout: pl,
-            per_binding,
-            layout,
-            uniform,
-            sized: None,
-            computed: None,
-        }
+        let pipelines = Pipelines::new(device, 1, split::per_binding(&device.limits()));
+        Self { pipelines, uniform, sized: None, computed: None }
     }
 
-    /// The pipelines `count`, `scatter` and `anisotropy` reading positions in chunks of `per_binding`.
-    fn pipelines(
-        device: &wgpu::Device,
-        module: &wgpu::ShaderModule,
-        layout: &wgpu::PipelineLayout,
-        per_binding: u32,
-    ) -> [wgpu::ComputePipeline; 3] {
-        let constants = [(split::CONSTANT, per_binding as f64)];
-        ["count", "scatter", "anisotropy"].map(|e| gpu::compute_pipeline_with(device, module, layout, e, &constants))
-    }
-
-    /// The ellipsoids of the last encode (at least `count` entries in each buffer), if any.
+    /// The ellipsoids of the last encode (at least `count` entries in each array), if any.
     pub fn ellipsoids(&self) -> Option<&EllipsoidBuffers> {
         self.sized.as_ref().map(|s| &s.ellipsoids)
     }
 
-    /// Errors: the scan over the table cannot be dispatched on this device (never for a count the engine
-    /// admits).
+    /// Chunks (bindings) per split array of the pipelines in use: the most of the positions' and the
+    /// pass's own arrays (the sorted positions and the ellipsoids, of the capacity's length).
+    pub fn chunks(&self) -> usize {
+        self.pipelines.chunks
+    }
+
+    /// Buffers for `capacity` particles read from `positions` (its own arrays in chunks of the positions'
+    /// length), and the pipelines for their chunks. Errors: the scan over the table cannot be dispatched
+    /// on this device, or an array needs more than [`split::MAX_CHUNKS`] chunks (neither for a count the
+    /// engine admits).
     fn make_sized(
-        &self,
+        &mut self,
         device: &wgpu::Device,
         positions: &SplitBuffer,
         capacity: u32,
-    ) -> Result<Sized, gpu::DispatchError> {
-        let table_size = table_size(capacity);
+    ) -> Result<Sized, AnisotropyError> {
+        let limits = device.limits();
+        let per_binding = positions.per_binding();
+        let table_size = table_size(capacity, limits.max_storage_buffer_binding_size.min(limits.max_buffer_size));
         let cells = gpu::storage_buffer(device, "anisotropy hash cells", (table_size as u64 + 1) * 4);
         let slots = gpu::storage_buffer(device, "anisotropy slots", capacity as u64 * 4);
-        let sorted = gpu::storage_buffer(device, "anisotropy sorted positions", capacity as u64 * 16);
-        let ellipsoids = EllipsoidBuffers::new(device, capacity);
+        let sorted = SplitBuffer::new_chunked(device, "anisotropy sorted positions", capacity as u64, 16, per_binding)?;
+        let ellipsoids = EllipsoidBuffers::new(device, capacity, per_binding)?;
         let scan = ScanPass::new(device, &cells, table_size + 1)?;
-        let fixed = [
-            (0, &self.uniform),
-            (2, &cells),
-            (3, &slots),
-            (4, &sorted),
-            (5, &ellipsoids.centres),
-            (6, &ellipsoids.g_packed),
-        ];
-        let entries = fixed.into_iter().chain(positions.bindings(1, split::MAX_CHUNKS));
-        let bind_group = gpu::bind_at(device, "anisotropy bind group", &self.layout, entries);
+        let chunks = positions.chunks().len().max(sorted.chunks().len());
+        if (self.pipelines.chunks, self.pipelines.per_binding) != (chunks, per_binding) {
+            self.pipelines = Pipelines::new(device, chunks, per_binding);
+        }
+        let fixed = [(0, &self.uniform), (2, &cells), (3, &slots)];
+        let entries = fixed
+            .into_iter()
+            .chain(positions.bindings(1, chunks))
+            .chain(sorted.bindings(4, chunks))
+            .chain(ellipsoids.centres.bindings(5, chunks))
+            .chain(ellipsoids.g_packed.bindings(6, chunks));
+        let bind_group = gpu::bind_at(device, "anisotropy bind group", &self.pipelines.layout, entries);
         Ok(Sized {
             capacity,
             table_size,
@@ -315,21 +357,17 @@ impl Pass for AnisotropyPass {
         if count == 0 {
             return;
         }
-        if positions.per_binding() != self.per_binding {
-            self.per_binding = positions.per_binding();
-            [self.count, self.scatter, self.anisotropy] =
-                Self::pipelines(frame.device, &self.module, &self.pipeline_layout, self.per_binding);
-        }
         let stale = self.sized.as_ref().is_none_or(|s| s.capacity < count || s.positions != *first);
         if stale {
             let capacity = self.sized.as_ref().map_or(count, |s| s.capacity.max(count));
+            self.sized = None;
             self.sized = self
                 .make_sized(frame.device, positions, capacity)
                 .map_err(|e| log::error!("{e}: no ellipsoids are computed"))
                 .ok();
         }
         let Some(s) = self.sized.as_ref() else { return };
-        // A count the engine admits (at most its particle limit, 2^27) needs at most 17 rows: never met.
+        // A count the engine admits (at most its particle limit, 2^29) needs at most 65 rows: never met.
         let groups = match gpu::workgroups("anisotropy", count as u64, WORKGROUP, 1, &frame.device.limits()) {
             Ok(groups) => groups,
             Err(e) => return log::error!("{e}: no ellipsoids are computed"),
@@ -345,16 +383,16 @@ impl Pass for AnisotropyPass {
         let mut pass = frame.compute_pass("anisotropy");
         pass.set_bind_group(1, &s.bind_group, &[]);
         if params.enabled != 0 {
-            pass.set_pipeline(&self.count);
+            pass.set_pipeline(&self.pipelines.count);
             gpu::dispatch(&mut pass, groups);
             // The scan binds its own group 0; the frame's goes back after it.
             s.scan.encode(&mut pass);
             pass.set_bind_group(0, frame_group, &[]);
             pass.set_bind_group(1, &s.bind_group, &[]);
-            pass.set_pipeline(&self.scatter);
+            pass.set_pipeline(&self.pipelines.scatter);
             gpu::dispatch(&mut pass, groups);
         }
-        pass.set_pipeline(&self.anisotropy);
+        pass.set_pipeline(&self.pipelines.anisotropy);
         gpu::dispatch(&mut pass, groups);
     }
 }

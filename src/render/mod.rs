@@ -82,8 +82,8 @@ use background::{BackgroundCache, BackgroundKey};
 #[derive(Clone, Copy)]
 pub struct ParticleSource<'a> {
     /// `array<vec4<f32>>` split over bindings ([`crate::gpu::split`]): xyz = position (m), w = density
-    /// (kg/m^3; < 0 = not drawn, e.g. parked). The anisotropy reads only its first chunk (the engine's
-    /// [`crate::engine::render_limit`] keeps the count within it).
+    /// (kg/m^3; < 0 = not drawn, e.g. parked). The renderer's own arrays are chunked like it
+    /// ([`crate::engine::render_limit`] keeps the count within 4 chunks).
     pub positions: &'a SplitBuffer,
     /// `array<vec4<f32>>` split over bindings: xyz = velocity (m/s), w = pressure (Pa).
     pub velocities: &'a SplitBuffer,

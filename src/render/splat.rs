@@ -14,11 +14,15 @@
 //! by the blending's half-float rounding. Both test against the scene's depth (sky and terrain, drawn
 //! first) by loading it in the shader, so no fluid behind the terrain survives and the thickness target's
 //! size is free.
+//!
+//! The ellipsoids' two arrays are split over storage bindings past 134 M particles ([`EllipsoidBuffers`],
+//! src/gpu/split.rs); the shader is resolved with as many bindings per array as they have chunks (one up
+//! to 134 M: the one-binding code), its pipelines made again when that changes.
 
 use super::anisotropy::EllipsoidBuffers;
 use super::frame::{self, DEPTH_CLEAR, RAW_DEPTH_FORMAT, THICKNESS_FORMAT};
 use super::pass::{render_pass, Frame, Pass, Targets};
-use crate::gpu::{self, GpuContext};
+use crate::gpu::{self, split, GpuContext};
 use bytemuck::Zeroable;
 use serde::{Deserialize, Serialize};
 
@@ -51,13 +55,21 @@ pub struct SplatUniform {
 }
 const _: () = assert!(size_of::<SplatUniform>() == 32);
 
-/// One output of the splats (depth or thickness): its raster and compute pipelines, the resolve
-/// pipeline of the compute path and its uniform buffer.
+/// One output of the splats (depth or thickness): its raster and compute pipelines and the resolve
+/// pipeline of the compute path.
 struct Output {
     raster: wgpu::RenderPipeline,
     compute: wgpu::ComputePipeline,
     resolve: wgpu::RenderPipeline,
-    uniform: wgpu::Buffer,
+}
+
+/// The bind group layout and both outputs' pipelines for ellipsoid arrays of `chunks` bindings in chunks
+/// of `per_binding` elements (`SPLIT_N`, given to every stage).
+struct Pipelines {
+    chunks: usize,
+    per_binding: u32,
+    layout: wgpu::BindGroupLayout,
+    outputs: [Output; 2],
 }
 
 /// What the splats use of the screen-sized targets (from the last [`Pass::resize`]).
@@ -72,17 +84,20 @@ struct Screen {
     size: (u32, u32),
 }
 
-/// The bind groups of both outputs over the screen targets and the ellipsoid buffers.
+/// The bind groups of both outputs over the screen targets and the ellipsoid arrays, and the arrays'
+/// first chunks (compared by identity: new arrays have new chunks).
 struct Bound {
-    ellipsoids: EllipsoidBuffers,
+    ellipsoids: [wgpu::Buffer; 2],
     groups: [wgpu::BindGroup; 2],
 }
 
 /// The splat passes: pipelines and per-output uniforms (screen-independent), and the bind groups over
 /// the screen-sized targets (made on resize, and again only when the ellipsoid buffers are replaced).
 pub struct SplatPass {
-    layout: wgpu::BindGroupLayout,
-    outputs: [Output; 2],
+    /// Made again when the ellipsoids come in more chunks or chunks of another length.
+    pipelines: Pipelines,
+    /// Per output (depth, thickness).
+    uniforms: [wgpu::Buffer; 2],
     screen: Option<Screen>,
     bound: Option<Bound>,
 }
@@ -99,47 +114,41 @@ pub struct SplatInput<'a> {
     pub dx: f32,
 }
 
-/// Labels of the two outputs' passes.
-const LABELS: [&str; 2] = ["splat depth", "splat thickness"];
-
-impl SplatPass {
-    /// Builds the pipelines of both methods.
-    pub fn new(ctx: &GpuContext, _color_format: wgpu::TextureFormat) -> Self {
-        let device = &ctx.device;
-        let module = gpu::shader::module(device, "render/splat.wgsl");
+impl Pipelines {
+    fn new(device: &wgpu::Device, chunks: usize, per_binding: u32) -> Self {
+        let module = gpu::shader::module_split(device, "render/splat.wgsl", &[], chunks);
         let fc = wgpu::ShaderStages::FRAGMENT | wgpu::ShaderStages::COMPUTE;
+        let vfc = wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat bind group layout"),
             entries: &[
-                gpu::uniform_entry::<SplatUniform>(
-                    0,
-                    wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE,
-                ),
-                gpu::storage_entry::<[f32; 4]>(
-                    1,
-                    true,
-                    wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE,
-                ),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: fc,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Depth,
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
+                [
+                    gpu::uniform_entry::<SplatUniform>(0, vfc),
+                    wgpu::BindGroupLayoutEntry {
+                        binding: 2,
+                        visibility: fc,
+                        ty: wgpu::BindingType::Texture {
+                            sample_type: wgpu::TextureSampleType::Depth,
+                            view_dimension: wgpu::TextureViewDimension::D2,
+                            multisampled: false,
+                        },
+                        count: None,
                     },
-                    count: None,
-                },
-                gpu::storage_entry::<u32>(3, false, fc),
-                gpu::storage_entry::<[u32; 4]>(4, true, fc),
-            ],
+                    gpu::storage_entry::<u32>(3, false, fc),
+                ]
+                .as_slice(),
+                &split::layout_entries::<[f32; 4]>(1, true, vfc, chunks),
+                &split::layout_entries::<[u32; 4]>(4, true, fc, chunks),
+            ]
+            .concat(),
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "splat pipeline layout", &layout);
+        let constants = [(split::CONSTANT, per_binding as f64)];
         let pipeline = |label: &str,
                         entries: (&str, &str),
                         target: wgpu::ColorTargetState,
                         depth: Option<wgpu::DepthStencilState>| {
-            frame::render_pipeline(
+            frame::render_pipeline_with(
                 device,
                 label,
                 &pipeline_layout,
@@ -148,16 +157,15 @@ impl SplatPass {
                 wgpu::PrimitiveState::default(),
                 target,
                 depth,
-                &[],
+                (&constants, &constants),
             )
         };
+        let compute = |entry: &str| gpu::compute_pipeline_with(device, &module, &pipeline_layout, entry, &constants);
         let add = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::One,
             operation: wgpu::BlendOperation::Add,
         };
-        let uniform =
-            |label: &str| gpu::uniform_buffer_init(device, label, bytemuck::bytes_of(&SplatUniform::zeroed()));
         let depth = Output {
             raster: pipeline(
                 "splat depth pipeline",
@@ -165,14 +173,13 @@ impl SplatPass {
                 RAW_DEPTH_FORMAT.into(),
                 Some(frame::depth_state(wgpu::CompareFunction::Greater, true)),
             ),
-            compute: gpu::compute_pipeline(device, &module, &pipeline_layout, "cs_depth"),
+            compute: compute("cs_depth"),
             resolve: pipeline(
                 "splat depth resolve",
                 ("vs_fullscreen", "fs_resolve_depth"),
                 RAW_DEPTH_FORMAT.into(),
                 None,
             ),
-            uniform: uniform("splat depth uniform"),
         };
         let thickness = Output {
             raster: pipeline(
@@ -185,39 +192,70 @@ impl SplatPass {
                 },
                 None,
             ),
-            compute: gpu::compute_pipeline(device, &module, &pipeline_layout, "cs_thickness"),
+            compute: compute("cs_thickness"),
             resolve: pipeline(
                 "splat thickness resolve",
                 ("vs_fullscreen", "fs_resolve_thickness"),
                 THICKNESS_FORMAT.into(),
                 None,
             ),
-            uniform: uniform("splat thickness uniform"),
         };
-        Self { layout, outputs: [depth, thickness], screen: None, bound: None }
+        Self { chunks, per_binding, layout, outputs: [depth, thickness] }
+    }
+}
+
+/// Labels of the two outputs' passes.
+const LABELS: [&str; 2] = ["splat depth", "splat thickness"];
+
+impl SplatPass {
+    /// Builds the pipelines of both methods for one-binding ellipsoid arrays.
+    pub fn new(ctx: &GpuContext, _color_format: wgpu::TextureFormat) -> Self {
+        let device = &ctx.device;
+        let uniform =
+            |label: &str| gpu::uniform_buffer_init(device, label, bytemuck::bytes_of(&SplatUniform::zeroed()));
+        let pipelines = Pipelines::new(device, 1, split::per_binding(&device.limits()));
+        let uniforms = [uniform("splat depth uniform"), uniform("splat thickness uniform")];
+        Self { pipelines, uniforms, screen: None, bound: None }
+    }
+
+    /// Chunks (bindings) per ellipsoid array of the pipelines in use.
+    pub fn chunks(&self) -> usize {
+        self.pipelines.chunks
+    }
+
+    /// The pipelines for `ellipsoids`' chunks (made again, and the bind groups dropped, when they differ).
+    fn pipelines_for(&mut self, device: &wgpu::Device, ellipsoids: &EllipsoidBuffers) {
+        let key = (ellipsoids.chunks(), ellipsoids.per_binding());
+        if (self.pipelines.chunks, self.pipelines.per_binding) != key {
+            self.pipelines = Pipelines::new(device, key.0, key.1);
+            self.bound = None;
+        }
     }
 
     /// The bind groups over the screen targets and `ellipsoids`, made when either changed.
     fn bind(&mut self, device: &wgpu::Device, ellipsoids: &EllipsoidBuffers) -> Option<&Bound> {
         let screen = self.screen.as_ref()?;
-        if self.bound.as_ref().is_none_or(|b| b.ellipsoids != *ellipsoids) {
+        let first = [ellipsoids.centres.chunks()[0].clone(), ellipsoids.g_packed.chunks()[0].clone()];
+        if self.bound.as_ref().is_none_or(|b| b.ellipsoids != first) {
+            let chunks = self.pipelines.chunks;
             let group = |k: usize| {
+                let mut entries: Vec<wgpu::BindGroupEntry<'_>> = [(0, &self.uniforms[k]), (3, &screen.outputs[k].1)]
+                    .into_iter()
+                    .chain(ellipsoids.centres.bindings(1, chunks))
+                    .chain(ellipsoids.g_packed.bindings(4, chunks))
+                    .map(|(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() })
+                    .collect();
+                entries.push(wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::TextureView(&screen.scene_depth),
+                });
                 device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("splat bind group"),
-                    layout: &self.layout,
-                    entries: &[
-                        wgpu::BindGroupEntry { binding: 0, resource: self.outputs[k].uniform.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 1, resource: ellipsoids.centres.as_entire_binding() },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: wgpu::BindingResource::TextureView(&screen.scene_depth),
-                        },
-                        wgpu::BindGroupEntry { binding: 3, resource: screen.outputs[k].1.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 4, resource: ellipsoids.g_packed.as_entire_binding() },
-                    ],
+                    layout: &self.pipelines.layout,
+                    entries: &entries,
                 })
             };
-            self.bound = Some(Bound { ellipsoids: ellipsoids.clone(), groups: [group(0), group(1)] });
+            self.bound = Some(Bound { ellipsoids: first, groups: [group(0), group(1)] });
         }
         self.bound.as_ref()
     }
@@ -250,22 +288,23 @@ impl Pass for SplatPass {
             log::error!("splat: encode before resize");
             return;
         };
-        for (k, output) in self.outputs.iter().enumerate() {
+        for (k, uniform) in self.uniforms.iter().enumerate() {
             let target = self.screen.as_ref().map_or(size, |s| s.outputs[k].2);
-            let uniform = SplatUniform {
+            let values = SplatUniform {
                 size: [target.0, target.1],
                 depth_scale: size.0 as f32 / target.0 as f32,
                 fixed_scale: 65_536.0 / input.dx.max(1e-9),
                 count: input.count,
                 _pad: [0; 3],
             };
-            frame.queue.write_buffer(&output.uniform, 0, bytemuck::bytes_of(&uniform));
+            frame.queue.write_buffer(uniform, 0, bytemuck::bytes_of(&values));
         }
         let device = frame.device;
+        self.pipelines_for(device, input.ellipsoids);
         let Some(bound) = self.bind(device, input.ellipsoids) else { return };
         let groups = [bound.groups[0].clone(), bound.groups[1].clone()];
         let Some(screen) = self.screen.as_ref() else { return };
-        for (k, (output, group)) in self.outputs.iter().zip(&groups).enumerate() {
+        for (k, (output, group)) in self.pipelines.outputs.iter().zip(&groups).enumerate() {
             let (view, bits, _) = &screen.outputs[k];
             let depth = (k == 0).then_some(&screen.splat_depth);
             record(frame, output, group, (LABELS[k], view, bits, depth), (input.method, input.count));
@@ -296,7 +335,7 @@ fn record(
         SplatMethod::Compute => {
             frame.encoder.clear_buffer(bits, 0, None);
             // Rows of workgroups (the shader's index is wg.x + wg.y * num_workgroups.x). A count the engine
-            // admits (at most its particle limit, 2^27) needs at most 33 rows: the error is never met.
+            // admits (at most its particle limit, 2^29) needs at most 129 rows: the error is never met.
             match gpu::workgroups("splat", count as u64, SPLAT_WG, 1, &frame.device.limits()) {
                 Ok(groups) if count > 0 => {
                     let mut pass = frame.compute_pass(label);

@@ -58,9 +58,48 @@ impl Simulation {
     /// device's storage buffers per shader stage allow for 6 arrays besides the other buffers (3 on
     /// lavapipe's 32), and the count is a `u32`.
     pub fn particle_limit(ctx: &GpuContext) -> ParticleLimit {
-        let limits = ctx.device.limits();
-        let chunks = gpu::split::chunks_fitting(&limits, SPLIT_ARRAYS, OTHER_STORAGE);
-        ParticleLimit { max: gpu::split::max_elements(&limits, chunks), why: SPLIT_WHY }
+        Self::split_limit(&ctx.device.limits())
+    }
+
+    /// [`Simulation::particle_limit`] on a device with `limits`.
+    fn split_limit(limits: &wgpu::Limits) -> ParticleLimit {
+        let chunks = gpu::split::chunks_fitting(limits, SPLIT_ARRAYS, OTHER_STORAGE);
+        ParticleLimit { max: gpu::split::max_elements(limits, chunks), why: SPLIT_WHY }
+    }
+
+    /// The most particles (the pool included) a simulation built with `options` holds on `ctx`: the
+    /// smallest of [`Simulation::particle_limit`] (its split arrays) and the two buffers that stay in one
+    /// storage binding: the diffuse pool (`options.diffuse_pool` slots of 32 bytes per particle) and the
+    /// neighbour grid's table (`options.cells_per_particle` cells of 4 bytes per particle, two more; the
+    /// table is rounded up to whole rows of the domain's cells, which the build checks exactly). With the
+    /// default options 268 435 452 on wgpu's Vulkan (a binding of 2^31 - 1 bytes: the diffuse pool),
+    /// 16 777 215 on lavapipe (128 MiB: the grid's table). Options out of range are left to the build's
+    /// own error.
+    pub fn particle_limit_with(ctx: &GpuContext, options: &SimOptions) -> ParticleLimit {
+        Self::particle_limit_for(&ctx.device.limits(), options)
+    }
+
+    /// [`Simulation::particle_limit_with`] on a device with `limits`.
+    pub fn particle_limit_for(limits: &wgpu::Limits, options: &SimOptions) -> ParticleLimit {
+        let binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+        let mut limit = Self::split_limit(limits);
+        if options.diffuse_pool > 0.0 {
+            let slots = binding / size_of::<diffuse::DiffuseParticle>() as u64;
+            let max = (slots as f64 / options.diffuse_pool).floor() as u64;
+            if max < limit.max {
+                let why = "the diffuse particles' pool keeps 32 bytes per slot in one storage buffer";
+                limit = ParticleLimit { max, why };
+            }
+        }
+        if options.cells_per_particle > 0.0 {
+            let cells = (binding / 4).saturating_sub(2).min(MAX_CELLS);
+            let max = (cells as f64 / options.cells_per_particle).floor() as u64;
+            if max < limit.max {
+                let why = "the neighbour grid's table keeps 4 bytes per cell in one storage buffer";
+                limit = ParticleLimit { max, why };
+            }
+        }
+        limit
     }
 
     /// Uploads the scene's particles and terrain and builds all stages. The terrain is clamped into the

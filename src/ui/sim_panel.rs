@@ -182,8 +182,8 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
     }
     let estimate = state.estimate.map_or(0, |(_, n)| n);
     let now = info.sim.map_or(0, |s| s.live_particles());
-    // 16 bytes (one vec4<f32>) per particle per buffer.
-    let limit = info.ctx.max_storage_binding() / 16;
+    // The engine's limit: the renderer's and the simulation's arrays split over the bindings they have.
+    let limit = crate::engine::particle_limit(info.ctx).max;
     let text = format!("≈ {} particles (now {})", thousands(estimate), thousands(now as u64));
     if estimate > limit {
         ui.colored_label(egui::Color32::LIGHT_RED, format!("{text}: past this GPU's limit of {}", thousands(limit)));
