@@ -22,6 +22,14 @@
 //!    target;
 //! 5. "tank glass" ([`tank`]): the near glass walls of a box scene's tank over the water.
 //!
+//! A simulation decomposed over several GPUs (src/cluster) is drawn sort-last ([`sort_last`]): every rank
+//! runs the "fluid layers" stage ([`Renderer::encode_layers`]: step 1, the background for the depth the
+//! splats are tested against, "ghost cull" ([`ghosts`]: the neighbours' ghost copies shape the ellipsoids
+//! but only owners splat) and step 4's splats into its own targets); the other ranks' depth and thickness
+//! come to the display device as bytes ([`layers`]), and [`Renderer::encode_display`] draws the whole frame
+//! with "sort-last depth" and "sort-last thickness" (nearest depth, summed thickness) between the splats
+//! and the fluid tiles, so the tiles, the depth filter and the composite run once. One GPU records neither.
+//!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
 //! are); the refraction background copy is made in the colour target's own format
@@ -40,17 +48,21 @@ pub mod curvature_flow;
 pub mod fluid_tiles;
 pub mod foam;
 pub mod frame;
+pub mod ghosts;
+pub mod layers;
 pub mod narrow_range;
 pub mod particles;
 pub mod pass;
 pub mod settings;
 pub mod sky;
 pub mod sky_image;
+pub mod sort_last;
 pub mod splat;
 pub mod tank;
 pub mod targets;
 pub mod terrain;
 pub mod terrain_ao;
+pub mod to_image;
 pub mod wave_maker;
 pub mod wetness;
 
@@ -61,16 +73,20 @@ pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
 pub use fluid_tiles::FluidTilesPass;
 pub use foam::{DiffuseSource, FoamInput, FoamPass, FoamSettings, FoamUniform};
 pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
+pub use ghosts::{GhostIds, GhostPass};
+pub use layers::{FluidLayers, LayerError, LayerReadback};
 pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
 pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
 pub use sky::{SkyInput, SkyPass, SkySource};
 pub use sky_image::{load_sky, SkyCube, SkyError};
+pub use sort_last::{SortLastInput, SortLastPass};
 pub use splat::{SplatInput, SplatMethod, SplatPass};
 pub use tank::{Tank, TankInput, TankPart, TankPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
 pub use terrain::{TerrainInput, TerrainPass};
+pub use to_image::{render_to_image, render_to_image_hdr};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
 use crate::gpu::{split::SplitBuffer, GpuContext, Profiler};
@@ -132,6 +148,8 @@ pub struct Renderer {
     smoothed: usize,
     composite: CompositePass,
     tank: TankPass,
+    ghosts: GhostPass,
+    sort_last: SortLastPass,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
     /// identity, with the thickness resolution); the passes are resized when another comes.
@@ -180,6 +198,8 @@ impl Renderer {
             smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
             tank: TankPass::new(ctx, color_format),
+            ghosts: GhostPass::new(ctx, color_format),
+            sort_last: SortLastPass::new(ctx, color_format),
             targets: None,
             bound_to: None,
             background: BackgroundCache::default(),
@@ -232,6 +252,7 @@ impl Renderer {
         self.foam.resize(&self.device, None);
         self.narrow_range.resize(&self.device, None);
         self.composite.resize(&self.device, None);
+        self.sort_last.resize(&self.device, None);
     }
 
     /// The sky: its cubemap and where it came from.
@@ -275,6 +296,7 @@ impl Renderer {
         self.foam.resize(&ctx.device, targets);
         self.narrow_range.resize(&ctx.device, targets);
         self.composite.resize(&ctx.device, targets);
+        self.sort_last.resize(&ctx.device, targets);
         self.bound_to = Some(key);
     }
 
@@ -292,6 +314,67 @@ impl Renderer {
         camera: &OrbitCamera,
         particles: Option<ParticleSource<'_>>,
         settings: &RenderSettings,
+    ) {
+        self.encode_with(ctx, encoder, profiler, target, camera, particles, settings, None);
+    }
+
+    /// The "fluid layers" stage of a rank of a decomposed simulation (see the module doc and
+    /// [`sort_last`]): as [`Renderer::encode`] up to the splats (the anisotropy over every particle of
+    /// `particles`, owned and ghosts; the background, which the splats are tested against; the ghosts'
+    /// ellipsoids culled when `ghosts` is given; the splats into this renderer's own depth and thickness
+    /// targets at `target`'s size), nothing after them. Read the layers from [`Renderer::fluid_targets`]
+    /// (e.g. [`LayerReadback::encode_copy`] in the same encoder); `None` there when no fluid was drawn
+    /// (no particles, or the `Spheres` view).
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_layers(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        target: &Offscreen,
+        camera: &OrbitCamera,
+        particles: Option<ParticleSource<'_>>,
+        ghosts: Option<GhostIds<'_>>,
+        settings: &RenderSettings,
+    ) {
+        let ranked = Ranked { ghosts, received: None };
+        self.encode_with(ctx, encoder, profiler, target, camera, particles, settings, Some(ranked));
+    }
+
+    /// The display's frame of a decomposed simulation: [`Renderer::encode_layers`] for its own particles,
+    /// then the other ranks' layers `received` (one per rank > 0, at `target`'s size) composited
+    /// sort-last ([`sort_last`]: nearest depth, summed thickness) and the rest of the frame once, as
+    /// [`Renderer::encode`] draws it. With nothing received and no `ghosts` it records what
+    /// [`Renderer::encode`] does.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_display(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        target: &Offscreen,
+        camera: &OrbitCamera,
+        particles: Option<ParticleSource<'_>>,
+        ghosts: Option<GhostIds<'_>>,
+        received: &[FluidLayers],
+        settings: &RenderSettings,
+    ) {
+        let ranked = Ranked { ghosts, received: Some(received) };
+        self.encode_with(ctx, encoder, profiler, target, camera, particles, settings, Some(ranked));
+    }
+
+    /// [`Renderer::encode`], or a rank's stage of it (`ranked`).
+    #[allow(clippy::too_many_arguments)]
+    fn encode_with(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        target: &Offscreen,
+        camera: &OrbitCamera,
+        particles: Option<ParticleSource<'_>>,
+        settings: &RenderSettings,
+        ranked: Option<Ranked<'_>>,
     ) {
         let sun = settings.sun();
         let time = self.start.elapsed().as_secs_f32();
@@ -376,7 +459,16 @@ impl Renderer {
             self.tank.encode(&mut frame, front);
             return;
         };
+        if let Some(ghosts) = ranked.and_then(|r| r.ghosts) {
+            self.ghosts.encode(&mut frame, ghosts::GhostInput { ellipsoids, count: p.count, ghosts });
+        }
         self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
+        let received = match ranked {
+            Some(Ranked { received: None, .. }) => return, // the fluid layers stage ends with the splats
+            Some(Ranked { received: Some(received), .. }) => received,
+            None => &[],
+        };
+        self.sort_last.encode(&mut frame, SortLastInput { received });
         self.tiles.encode(&mut frame, ());
         let smoothed = match settings.fluid.depth_filter {
             DepthFilter::CurvatureFlow => {
@@ -401,55 +493,10 @@ impl Renderer {
     }
 }
 
-/// Renders one frame off-screen at `size` pixels and reads it back as RGBA (sRGB-encoded bytes).
-/// `renderer` must be made for an 8-bit colour format (see [`render_to_image_hdr`] for [`HDR_FORMAT`]).
-/// **Blocking** (waits for the GPU): for headless runs and tests only.
-pub fn render_to_image(
-    ctx: &GpuContext,
-    renderer: &mut Renderer,
-    camera: &OrbitCamera,
-    particles: Option<ParticleSource<'_>>,
-    settings: &RenderSettings,
-    size: (u32, u32),
-) -> image::RgbaImage {
-    let target = render_offscreen(ctx, renderer, camera, particles, settings, size);
-    read_texture_rgba(ctx, &target.color)
-}
-
-/// Renders one frame off-screen at `size` pixels with a renderer made for [`HDR_FORMAT`] and reads it
-/// back as linear RGBA floats: the tone-mapped image before sRGB encoding (what an sRGB target would
-/// encode on store), alpha 1. **Blocking** (waits for the GPU): for headless runs and tests only.
-///
-/// Panics when `renderer` was made for a format [`read_texture_rgba_f32`] cannot read (a programming
-/// error).
-pub fn render_to_image_hdr(
-    ctx: &GpuContext,
-    renderer: &mut Renderer,
-    camera: &OrbitCamera,
-    particles: Option<ParticleSource<'_>>,
-    settings: &RenderSettings,
-    size: (u32, u32),
-) -> image::Rgba32FImage {
-    let target = render_offscreen(ctx, renderer, camera, particles, settings, size);
-    read_texture_rgba_f32(ctx, &target.color)
-}
-
-/// One frame into a new off-screen target of the renderer's colour format, submitted.
-fn render_offscreen(
-    ctx: &GpuContext,
-    renderer: &mut Renderer,
-    camera: &OrbitCamera,
-    particles: Option<ParticleSource<'_>>,
-    settings: &RenderSettings,
-    size: (u32, u32),
-) -> Offscreen {
-    let target = Offscreen::with_format(ctx, size, renderer.color_format());
-    let mut profiler = Profiler::new(&ctx.device);
-    let mut encoder =
-        ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("render to image") });
-    renderer.encode(ctx, &mut encoder, &profiler, &target, camera, particles, settings);
-    profiler.resolve(&mut encoder);
-    ctx.queue.submit([encoder.finish()]);
-    profiler.end_frame(&ctx.queue);
-    target
+/// A rank's part of a frame of a decomposed simulation: which particles are ghosts, and the other ranks'
+/// layers (display) or none (the fluid layers stage only).
+#[derive(Clone, Copy)]
+struct Ranked<'a> {
+    ghosts: Option<GhostIds<'a>>,
+    received: Option<&'a [FluidLayers]>,
 }
