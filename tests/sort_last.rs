@@ -106,3 +106,98 @@ fn sort_last_keeps_the_nearest_depth_and_sums_the_thickness_exactly() {
         assert_eq!(common::read_float_texture(&display, &fluid.raw_depth), layers[0].0);
     }
 }
+
+/// Captures the dam break at dx = 0.08 m (1 260 particles, as tests/cluster.rs) on `ranks` ranks (each its
+/// own lavapipe device) into PNGs at 320 x 240, [`FRAMES`] frames at 20 fps (t = 0, 0.05, 0.1 s; about 25
+/// joint steps by the last); returns the frames and their folder.
+fn capture(ranks: usize, drop_received: bool, name: &str) -> (Vec<image::RgbaImage>, std::path::PathBuf) {
+    use waterview::capture::offline::OfflineOptions;
+    use waterview::capture::ranks::{capture_ranks, RankCaptureOptions};
+    let scene = waterview::scene::Scene::builtin("dam_break").expect("built-in scene");
+    let dir = common::scratch(name).join("frames");
+    let opts = OfflineOptions {
+        seconds: FRAMES as f32 / 20.0,
+        fps: 20.0,
+        size: (320, 240),
+        out: Some(dir.clone()),
+        particles: None,
+        dx: Some(0.08),
+        image: Default::default(),
+    };
+    let contexts = (0..ranks).map(|_| common::gpu()).collect();
+    let report = capture_ranks(contexts, &scene, &opts, RankCaptureOptions { drop_received }, |_, _| {})
+        .unwrap_or_else(|e| panic!("capture on {ranks} ranks: {e}"));
+    assert_eq!(report.video.frames, FRAMES as u64);
+    assert_eq!(report.sim_time, FRAMES as f32 / 20.0, "the last frame's end, exactly");
+    assert_eq!(report.layers_ms.len(), ranks);
+    let frames = (0..FRAMES)
+        .map(|k| {
+            let path = dir.join(format!("frame_{k:05}.png"));
+            image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_rgba8()
+        })
+        .collect();
+    (frames, dir)
+}
+
+/// Frames of the captures.
+const FRAMES: u32 = 3;
+
+/// A pixel "differs" when one of its R, G, B channels differs by more than this (of 255): well above the
+/// 8-bit rounding of a surface moved by a fraction of a pixel, well below water against no water.
+const PIXEL_THRESHOLD: u8 = 24;
+/// Image tolerance of [`agree`]: mean absolute difference per channel (R, G, B, 0..255 units) and fraction
+/// of the pixels that differ. The decomposed run's particles differ from one rank's by the counting sort's
+/// order (about 1e-3 m after 15 steps, tests/cluster.rs); a pixel here is about 1.7 cm at the water, so
+/// the two images differ by sub-pixel moves of the surface (measured on lavapipe: 21 to 31 pixels of
+/// 76 800 differ at all, none by more than 1); the fraction allows a silhouette's worth of whole pixels
+/// flipping (150 pixels). Without the second rank's layers, 2.2 % of the pixels differ (mean 0.81).
+const MEAN_TOLERANCE: f64 = 0.1;
+const FRACTION_TOLERANCE: f64 = 0.002;
+
+/// (mean absolute difference per channel over R, G and B in 0..255 units, fraction of the pixels whose
+/// largest channel difference exceeds [`PIXEL_THRESHOLD`]).
+fn image_difference(a: &image::RgbaImage, b: &image::RgbaImage) -> (f64, f64) {
+    assert_eq!(a.dimensions(), b.dimensions());
+    let (mut sum, mut over) = (0u64, 0u64);
+    for (p, q) in a.pixels().zip(b.pixels()) {
+        let d = [0, 1, 2].map(|c| p.0[c].abs_diff(q.0[c]));
+        sum += d.iter().map(|&v| v as u64).sum::<u64>();
+        over += (d.iter().copied().max().unwrap_or(0) > PIXEL_THRESHOLD) as u64;
+    }
+    let n = (a.width() * a.height()) as f64;
+    (sum as f64 / (3.0 * n), over as f64 / n)
+}
+
+/// Whether two images agree within the tolerance ([`MEAN_TOLERANCE`], [`FRACTION_TOLERANCE`]).
+fn agree((mean, fraction): (f64, f64)) -> bool {
+    mean <= MEAN_TOLERANCE && fraction <= FRACTION_TOLERANCE
+}
+
+#[test]
+fn two_ranks_match_one_and_without_the_second_ranks_layers_they_do_not() {
+    let (one, _) = capture(1, false, "sort-last-1");
+    let (two, dir) = capture(2, false, "sort-last-2");
+    let (dropped, _) = capture(2, true, "sort-last-2-dropped");
+    for k in 0..FRAMES as usize {
+        let d = image_difference(&one[k], &two[k]);
+        let c = image_difference(&one[k], &dropped[k]);
+        eprintln!(
+            "frame {k}: 2 ranks against 1: mean {:.4}, {:.3} % of pixels differ; rank 1's layers dropped: mean \
+             {:.4}, {:.3} % ({})",
+            d.0,
+            100.0 * d.1,
+            c.0,
+            100.0 * c.1,
+            dir.display()
+        );
+        assert!(
+            agree(d),
+            "frame {k}: 2 ranks differ from 1 by {d:?} (tolerance {MEAN_TOLERANCE}, {FRACTION_TOLERANCE})"
+        );
+        // The control: rank 1's water missing must fail the same comparison, by a margin.
+        assert!(
+            c.0 > 3.0 * MEAN_TOLERANCE && c.1 > 5.0 * FRACTION_TOLERANCE,
+            "frame {k}: without rank 1's layers the image differs by only {c:?}: compositing is not tested"
+        );
+    }
+}

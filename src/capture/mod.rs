@@ -26,6 +26,7 @@ pub mod exact;
 pub mod offline;
 pub mod output;
 pub mod particles;
+pub mod ranks;
 pub mod record_cost;
 pub mod recorder;
 pub mod video;

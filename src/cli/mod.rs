@@ -53,6 +53,30 @@ pub fn run(cli: Cli) -> Result<()> {
                 out: a.out,
             },
         ),
+        Some(Command::Capture(a)) if crate::cluster::devices::resolve(a.gpus) > 1 => {
+            let ranks = crate::cluster::devices::resolve(a.gpus);
+            if a.record_cost {
+                bail!("--record-cost measures one GPU: give --gpus 1");
+            }
+            let out = match (a.out, a.particles) {
+                (_, Some(_)) => bail!("--particles needs one GPU for now: give --gpus 1"),
+                (None, None) => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
+                (Some(out), None) => out,
+            };
+            crate::capture::ranks::run_cli(
+                cli.scene.as_deref(),
+                &OfflineOptions {
+                    seconds: a.seconds,
+                    fps: a.fps,
+                    size: a.size,
+                    out: Some(out),
+                    particles: None,
+                    dx: a.dx,
+                    image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
+                },
+                ranks,
+            )
+        }
         Some(Command::Capture(a)) => {
             let particles = a.particles.map(|dir| ParticleOutput { dir, format: a.particle_format });
             if a.out.is_none() && particles.is_none() {
@@ -358,6 +382,12 @@ pub struct CaptureArgs {
     /// The filter that smooths the water's depth: curvature-flow or narrow-range (as `run --depth-filter`).
     #[arg(long, value_parser = parse_depth_filter, conflicts_with = "record_cost")]
     pub depth_filter: Option<crate::render::DepthFilter>,
+    /// GPUs to decompose the simulation over (`all`: every discrete GPU; see `run --gpus`): each renders
+    /// its own particles' depth and thickness, composited sort-last on the first, which writes the video.
+    /// Several GPUs capture no --particles, no scene with emitters or sinks, no foam or spray and no
+    /// --view spheres (refused, or left out for foam).
+    #[arg(long, default_value = "1")]
+    pub gpus: crate::cluster::GpuCount,
 }
 
 /// Arguments of `waterview bench` (the scene comes from the global `--scene`).

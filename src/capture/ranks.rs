@@ -1,0 +1,364 @@
+//! `waterview capture --gpus N`: an offline video of a simulation decomposed over N ranks (src/cluster),
+//! rendered sort-last ([`crate::render::sort_last`]). Every rank runs on its own thread and device: per
+//! video frame it draws its "fluid layers" (the anisotropy over its owned particles and ghosts, the ghosts
+//! culled, its own particles splatted into its own depth and thickness targets at the video's size,
+//! [`Renderer::encode_layers`]); ranks > 0 copy them into a staging buffer, map it asynchronously and
+//! send the bytes to rank 0 along the chain of neighbours ([`collect::gather_bytes_to_root`]), all ranks
+//! at once; rank 0 waits for them (the frame needs them), composites them with its own and draws the rest
+//! of the frame once ([`Renderer::encode_display`]) into the same [`VideoRecorder`] ring and encoder
+//! thread as one GPU. Then every rank steps to exactly the next frame's time: the `frame_end` uniform
+//! clamps the joint CFL step that reaches it (the ranks take the same dt, so they land together), as
+//! [`crate::sim::Simulation::advance_to`] does on one GPU. Frame k shows simulated time k / fps.
+//!
+//! Left out on several GPUs (refused with the reason): particle files, emitters and sinks; the ranks'
+//! simulations have no diffuse particles (no foam or spray) and no wave maker's paddle is drawn. Before
+//! frame 0 the ranks exchange their ghosts once ([`Rank::share_ghosts`]), so the first frame's ellipsoids
+//! at the slab borders see the neighbours' particles too.
+
+use super::offline::{format_for, frame_count, validate, OfflineOptions};
+use super::recorder::VideoRecorder;
+use super::video::VideoSummary;
+use super::CaptureError;
+use crate::cluster::{self, collect, ClusterError, Rank, RankConfig, RankError, Transport, GHOST};
+use crate::gpu::{GpuContext, Profiler};
+use crate::render::{
+    FluidLayers, GhostIds, LayerError, LayerReadback, Offscreen, OrbitCamera, ParticleSource, RenderSettings, Renderer,
+    Tank,
+};
+use crate::scene::{Scene, SceneError};
+use crate::sim::{SimOptions, Simulation};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Most steps one video frame may take on the ranks before the capture gives up (a time that stopped
+/// moving).
+const MAX_STEPS_PER_FRAME: u32 = 100_000;
+
+/// Why a capture on several GPUs failed. Causes are part of the message (no `source()`).
+#[derive(Debug, Error)]
+pub enum RankCaptureError {
+    #[error("{0}")]
+    Cluster(#[from] ClusterError),
+    #[error("{0}")]
+    Capture(#[from] CaptureError),
+    #[error("{0}")]
+    Scene(#[from] SceneError),
+    #[error("rank {rank}: {cause}")]
+    Layers { rank: usize, cause: LayerError },
+    #[error("{0} are not supported on several GPUs yet; capture with --gpus 1")]
+    Unsupported(&'static str),
+    /// The joint time did not land on the frame's end.
+    #[error("frame {frame}: the ranks' simulated time {time} s did not land on the frame's end {end} s")]
+    FrameEnd { frame: u64, time: f32, end: f32 },
+}
+
+impl RankError for RankCaptureError {
+    fn peer_gone(&self) -> bool {
+        matches!(self, RankCaptureError::Cluster(e) if e.peer_gone())
+    }
+
+    fn panicked(rank: usize) -> Self {
+        RankCaptureError::Cluster(ClusterError::Panicked { rank })
+    }
+}
+
+/// What a capture on several GPUs does besides [`OfflineOptions`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RankCaptureOptions {
+    /// For tests: rank 0 composites without the other ranks' layers (they are still rendered, read back
+    /// and sent), so the image shows rank 0's particles only: the control that proves compositing matters
+    /// (tests/sort_last.rs).
+    pub drop_received: bool,
+}
+
+/// What a capture on several GPUs produced and measured.
+#[derive(Clone, Debug)]
+pub struct RankCaptureReport {
+    pub video: VideoSummary,
+    /// Simulated time at the end, seconds (frames / fps).
+    pub sim_time: f32,
+    /// Steps of the decomposed simulation.
+    pub steps: u64,
+    /// Mean wall-clock ms per frame, by rank: its fluid layers (render, copy and, on ranks > 0, the wait
+    /// for the map).
+    pub layers_ms: Vec<f64>,
+    /// Mean wall-clock ms per frame rank 0 waited for the other ranks' layers (their render, read-back and
+    /// transfer beyond its own).
+    pub transfer_ms: f64,
+    /// Mean wall-clock ms per frame of rank 0's display frame (encoding the composite and the rest of the
+    /// frame, its submission; the GPU runs it asynchronously with the next steps).
+    pub display_ms: f64,
+}
+
+/// The particles a rank draws: all its slots (owned, ghosts, the parked rest culled by the anisotropy),
+/// the tank of a box scene; no paddle, no diffuse particles.
+fn rank_particles<'a>(sim: &'a Simulation, scene: &Scene) -> ParticleSource<'a> {
+    let d = sim.domain();
+    let tank =
+        scene.draws_tank().then(|| Tank { min: d.min.into(), max: d.max.into(), floor: scene.terrain.is_none() });
+    ParticleSource {
+        positions: sim.positions(),
+        velocities: sim.velocities(),
+        count: sim.capacity(),
+        version: Some(sim.particles_version()),
+        paddle: None,
+        diffuse: None,
+        tank,
+        clock: Some(sim.step_state()),
+    }
+}
+
+/// Per-rank sums of the frame timings, ms.
+#[derive(Default)]
+struct Timings {
+    layers: f64,
+    transfer: f64,
+    display: f64,
+}
+
+/// Captures `scene` decomposed over one rank per context (rank 0's device records the video) with
+/// `opts` (a video output; no particle files); `progress(frames written, total)` after every frame.
+/// Errors: bad options, what cannot run on several GPUs, the scene, a rank (the message names it), the
+/// video output (nothing is left under the final name).
+pub fn capture_ranks(
+    contexts: Vec<GpuContext>,
+    scene: &Scene,
+    opts: &OfflineOptions,
+    ranked: RankCaptureOptions,
+    progress: impl Fn(u64, u64) + Sync,
+) -> Result<RankCaptureReport, RankCaptureError> {
+    validate(opts)?;
+    if opts.particles.is_some() {
+        return Err(RankCaptureError::Unsupported("particle files (--particles)"));
+    }
+    let Some(out) = opts.out.as_deref() else { return Err(CaptureError::NoOutput.into()) };
+    if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
+        return Err(ClusterError::Sources.into());
+    }
+    let Some(first) = contexts.first() else { return Err(RankCaptureError::Unsupported("zero ranks")) };
+    let mut scene = scene.clone();
+    scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(first.is_cpu()));
+    let params = scene.solver.clone();
+    let setup = scene.build(false)?;
+    let all = cluster::initial_particles(&setup, &params);
+    let format = crate::render::OFFSCREEN_FORMAT;
+    let rec = VideoRecorder::start(&first.device, out, format_for(out), opts.fps, opts.size, format)?;
+    let rec = Mutex::new(Some(rec));
+    let total = frame_count(opts.seconds, opts.fps);
+    let ranks = contexts.len();
+    let results = cluster::run_threads_with(contexts, |t, ctx| {
+        let rank = t.rank();
+        let config = RankConfig::for_params(&params);
+        let r = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
+        let mut rec = if rank == 0 { rec.lock().ok().and_then(|mut r| r.take()) } else { None };
+        let result = rank_frames(r, &scene, opts, ranked, total, rec.as_mut(), &progress);
+        match (result, rec) {
+            (Ok(out), Some(rec)) => {
+                let device = out.1.clone();
+                let video = rec.finish_blocking(&device)?;
+                Ok((out.0, Some(video)))
+            }
+            (Ok(out), None) => Ok((out.0, None)),
+            (Err(e), rec) => {
+                if let Some(rec) = rec {
+                    rec.cancel();
+                }
+                Err(e)
+            }
+        }
+    });
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            // A rank failed before rank 0 took the recorder.
+            if let Some(rec) = rec.lock().ok().and_then(|mut r| r.take()) {
+                rec.cancel();
+            }
+            return Err(e);
+        }
+    };
+    let mut layers_ms = vec![0.0; ranks];
+    let (mut report, mut video) = (None, None);
+    for (r, ((sums, time, steps), v)) in results.into_iter().enumerate() {
+        layers_ms[r] = sums.layers / total as f64;
+        if r == 0 {
+            report = Some((sums, time, steps));
+            video = v;
+        }
+    }
+    let (Some((sums, sim_time, steps)), Some(video)) = (report, video) else {
+        return Err(CaptureError::NoOutput.into());
+    };
+    Ok(RankCaptureReport {
+        video,
+        sim_time,
+        steps,
+        layers_ms,
+        transfer_ms: sums.transfer / total as f64,
+        display_ms: sums.display / total as f64,
+    })
+}
+
+/// Rank `rank`'s frames of [`capture_ranks`]: returns ((timing sums, simulated time at the end, steps),
+/// its device). `rec` is rank 0's recorder (`None` on the others).
+fn rank_frames<T: Transport>(
+    mut rank: Rank<T>,
+    scene: &Scene,
+    opts: &OfflineOptions,
+    ranked: RankCaptureOptions,
+    total: u64,
+    mut rec: Option<&mut VideoRecorder>,
+    progress: &(impl Fn(u64, u64) + Sync),
+) -> Result<((Timings, f32, u64), wgpu::Device), RankCaptureError> {
+    let me = rank.rank();
+    let ctx = rank.ctx().clone();
+    let target = Offscreen::new(&ctx, opts.size);
+    let mut renderer = Renderer::new(&ctx, target.format(), rank.sim().terrain());
+    let camera = OrbitCamera::from_desc(&scene.camera);
+    let mut settings = RenderSettings::default();
+    settings.particle.radius = rank.sim().particle_radius();
+    let settings = opts.image.apply(settings);
+    let profiler = Profiler::new(&ctx.device);
+    let mut readback = LayerReadback::default();
+    let mut sums = Timings::default();
+    let (mut time, mut steps) = (0.0f32, 0u64);
+    // Frame 0 with the ghosts in place, as every later frame has them after its steps.
+    rank.share_ghosts()?;
+    for k in 0..total {
+        if let Some(rec) = rec.as_deref_mut() {
+            while !rec.can_record() {
+                let _ = ctx
+                    .device
+                    .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
+                if let Some(e) = rec.poll() {
+                    return Err(e.into());
+                }
+            }
+        }
+        let t0 = Instant::now();
+        let sim = rank.sim();
+        let particles = Some(rank_particles(sim, scene));
+        let ghosts = sim.ids_in_position_order().map(|(ids, offset)| GhostIds { ids, offset, ghost_bit: GHOST });
+        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank frame") });
+        if me == 0 {
+            // Rank 0's frame needs every other rank's layers before it can be recorded.
+            let t1 = Instant::now();
+            let parts = collect::gather_bytes_to_root(rank.transport(), &[])?.unwrap_or_default();
+            let mut received = parts
+                .iter()
+                .enumerate()
+                .skip(1)
+                .map(|(r, b)| FluidLayers::from_bytes(b).map_err(|cause| RankCaptureError::Layers { rank: r, cause }))
+                .collect::<Result<Vec<_>, _>>()?;
+            sums.transfer += t1.elapsed().as_secs_f64() * 1e3;
+            if ranked.drop_received {
+                received.clear();
+            }
+            let t2 = Instant::now();
+            renderer
+                .encode_display(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &received, &settings);
+            if let Some(rec) = rec.as_deref_mut() {
+                rec.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
+            }
+            ctx.queue.submit([enc.finish()]);
+            if let Some(rec) = rec.as_deref_mut() {
+                rec.after_submit();
+            }
+            sums.display += t2.elapsed().as_secs_f64() * 1e3;
+            sums.layers += (t1 - t0).as_secs_f64() * 1e3;
+        } else {
+            renderer.encode_layers(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &settings);
+            if let Some(fluid) = renderer.fluid_targets() {
+                readback.encode_copy(&ctx.device, &mut enc, fluid);
+            }
+            ctx.queue.submit([enc.finish()]);
+            readback.map();
+            let layers = readback.read_blocking(&ctx).map_err(|cause| RankCaptureError::Layers { rank: me, cause })?;
+            sums.layers += t0.elapsed().as_secs_f64() * 1e3;
+            collect::gather_bytes_to_root(rank.transport(), &layers.to_bytes())?;
+        }
+        // Exactly one frame of simulated time, on every rank together.
+        let end = ((k + 1) as f64 / opts.fps as f64) as f32;
+        rank.sim().set_frame_end(rank.ctx(), end);
+        let mut n = 0;
+        while time < end && n < MAX_STEPS_PER_FRAME {
+            let stats = rank.step()?;
+            if stats.time <= time && n > 0 {
+                break; // the time stopped moving
+            }
+            time = stats.time;
+            n += 1;
+        }
+        steps += n as u64;
+        if time != end {
+            return Err(RankCaptureError::FrameEnd { frame: k, time, end });
+        }
+        if let Some(rec) = rec.as_deref_mut() {
+            let _ = ctx.device.poll(wgpu::PollType::Poll);
+            if let Some(e) = rec.poll() {
+                return Err(e.into());
+            }
+            progress(rec.written(), total);
+        }
+    }
+    rank.sim().set_frame_end(rank.ctx(), 0.0);
+    Ok(((sums, time, steps), ctx.device.clone()))
+}
+
+/// `waterview capture --gpus N` (N > 1): loads the scene, opens one device per rank
+/// ([`cluster::rank_contexts`]) and captures with a terminal progress bar; prints the video written and
+/// the per-rank frame timings. Errors: as [`capture_ranks`], and an output that cannot be written.
+pub fn run_cli(scene_path: Option<&std::path::Path>, opts: &OfflineOptions, ranks: usize) -> anyhow::Result<()> {
+    use super::output::Output;
+    use super::video::VideoFormat;
+    validate(opts)?;
+    if opts.particles.is_some() {
+        return Err(RankCaptureError::Unsupported("particle files (--particles)").into());
+    }
+    if opts.image.view == crate::render::FluidView::Spheres {
+        return Err(RankCaptureError::Unsupported("the spheres view (--view spheres)").into());
+    }
+    let Some(out) = &opts.out else { return Err(CaptureError::NoOutput.into()) };
+    let what = if format_for(out) == VideoFormat::Mp4 { Output::File } else { Output::NewFolder };
+    super::output::check_writable(out, what)?;
+    let scene = crate::engine::load_scene(scene_path)?;
+    let contexts = cluster::rank_contexts(ranks)?;
+    for (r, c) in contexts.iter().enumerate() {
+        eprintln!("rank {r}: {}", c.adapter_summary());
+    }
+    let total = frame_count(opts.seconds, opts.fps);
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} frames, {per_sec}, ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let started = Instant::now();
+    let result = capture_ranks(contexts, &scene, opts, RankCaptureOptions::default(), |w, _| bar.set_position(w));
+    bar.finish_and_clear();
+    let report = result?;
+    let wall = started.elapsed().as_secs_f64();
+    let v = &report.video;
+    eprintln!(
+        "wrote {}: {} frames, {:.2} s of video at {} fps, {:.1} MB, in {:.1} s ({:.2} frames/s), {ranks} ranks",
+        v.path.display(),
+        v.frames,
+        v.duration_s,
+        opts.fps,
+        v.bytes as f64 / 1e6,
+        wall,
+        v.frames as f64 / wall.max(1e-9)
+    );
+    let per_rank: Vec<String> =
+        report.layers_ms.iter().enumerate().map(|(r, ms)| format!("rank {r} {ms:.1}")).collect();
+    eprintln!(
+        "per frame (wall clock, ms): fluid layers {}; rank 0 waited {:.1} for the others' layers; display frame {:.1}",
+        per_rank.join(", "),
+        report.transfer_ms,
+        report.display_ms
+    );
+    eprintln!("simulated {:.6} s: {} steps on {ranks} ranks", report.sim_time, report.steps);
+    Ok(())
+}
