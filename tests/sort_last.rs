@@ -201,3 +201,73 @@ fn two_ranks_match_one_and_without_the_second_ranks_layers_they_do_not() {
         );
     }
 }
+
+/// What several GPUs cannot capture is refused with the reason, before anything is simulated or written:
+/// particle files, a scene with emitters, a size past the GPU's texture limit, no output.
+#[test]
+fn what_several_gpus_cannot_capture_is_refused() {
+    use waterview::capture::offline::OfflineOptions;
+    use waterview::capture::particles::ParticleOutput;
+    use waterview::capture::ranks::{capture_ranks, RankCaptureOptions};
+    let dir = common::scratch("sort-last-refused");
+    let dam = waterview::scene::Scene::builtin("dam_break").expect("built-in scene");
+    let river = waterview::engine::load_scene(Some(std::path::Path::new("assets/scenes/valley_river.ron")));
+    let base = OfflineOptions {
+        seconds: 0.1,
+        fps: 20.0,
+        size: (64, 48),
+        out: Some(dir.join("frames")),
+        particles: None,
+        dx: Some(0.08),
+        image: Default::default(),
+    };
+    let particles = ParticleOutput { dir: dir.join("p"), format: Default::default() };
+    let cases: Vec<(&str, waterview::scene::Scene, OfflineOptions)> = vec![
+        ("--particles", dam.clone(), OfflineOptions { particles: Some(particles), ..base.clone() }),
+        ("larger than rank 0's GPU allows", dam.clone(), OfflineOptions { size: (70_000, 48), ..base.clone() }),
+        ("nothing to capture", dam.clone(), OfflineOptions { out: None, ..base.clone() }),
+        ("emitters and sinks", river.expect("valley_river parses"), base.clone()),
+    ];
+    for (why, scene, opts) in cases {
+        let contexts = (0..2).map(|_| common::gpu()).collect();
+        match capture_ranks(contexts, &scene, &opts, RankCaptureOptions::default(), |_, _| {}) {
+            Ok(_) => panic!("{why}: captured"),
+            Err(e) => assert!(e.to_string().contains(why), "{why}: {e}"),
+        }
+        assert!(!dir.join("frames").exists(), "{why}: nothing written");
+    }
+}
+
+/// `waterview capture --gpus 2` writes the PNG frames and prints the per-rank timings; what it cannot do
+/// is refused with the reason.
+#[test]
+fn cli_captures_on_two_gpus() {
+    let dir = common::scratch("sort-last-cli");
+    let out = dir.join("frames");
+    let capture = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_waterview"))
+            .args(["--scene", "assets/scenes/dam_break.ron", "capture", "--dx", "0.08", "--seconds", "0.1"])
+            .args(["--fps", "20", "--size", "64x48", "--gpus", "2"])
+            .args(extra)
+            .output()
+            .expect("waterview runs")
+    };
+    let ok = capture(&["--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&ok.stderr);
+    assert!(ok.status.success(), "{stderr}");
+    assert!(stderr.contains("2 frames") && stderr.contains("2 ranks"), "{stderr}");
+    assert!(stderr.contains("fluid layers rank 0") && stderr.contains("rank 1"), "{stderr}");
+    for k in 0..2 {
+        let img = image::open(out.join(format!("frame_{k:05}.png"))).expect("frame written");
+        assert_eq!((img.width(), img.height()), (64, 48));
+    }
+    for (extra, why) in [
+        (vec!["--particles", "p"], "--particles needs one GPU"),
+        (vec!["--out", "x", "--view", "spheres"], "spheres view"),
+        (vec!["--record-cost"], "--record-cost measures one GPU"),
+    ] {
+        let refused = capture(&extra);
+        assert!(!refused.status.success(), "{extra:?} ran");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains(why), "{extra:?}: {refused:?}");
+    }
+}

@@ -48,6 +48,8 @@ pub enum RankCaptureError {
     Layers { rank: usize, cause: LayerError },
     #[error("{0} are not supported on several GPUs yet; capture with --gpus 1")]
     Unsupported(&'static str),
+    #[error("--size {width}x{height} is larger than rank {rank}'s GPU allows ({max} pixels a side)")]
+    TooLarge { rank: usize, width: u32, height: u32, max: u32 },
     /// The joint time did not land on the frame's end.
     #[error("frame {frame}: the ranks' simulated time {time} s did not land on the frame's end {end} s")]
     FrameEnd { frame: u64, time: f32, end: f32 },
@@ -119,8 +121,8 @@ struct Timings {
 
 /// Captures `scene` decomposed over one rank per context (rank 0's device records the video) with
 /// `opts` (a video output; no particle files); `progress(frames written, total)` after every frame.
-/// Errors: bad options, what cannot run on several GPUs, the scene, a rank (the message names it), the
-/// video output (nothing is left under the final name).
+/// Errors: bad options, a size past a GPU's texture limit, what cannot run on several GPUs, the scene, a
+/// rank (the message names it), the video output (nothing is left under the final name).
 pub fn capture_ranks(
     contexts: Vec<GpuContext>,
     scene: &Scene,
@@ -137,6 +139,13 @@ pub fn capture_ranks(
         return Err(ClusterError::Sources.into());
     }
     let Some(first) = contexts.first() else { return Err(RankCaptureError::Unsupported("zero ranks")) };
+    for (rank, c) in contexts.iter().enumerate() {
+        let max = c.device.limits().max_texture_dimension_2d;
+        let (width, height) = opts.size;
+        if width > max || height > max {
+            return Err(RankCaptureError::TooLarge { rank, width, height, max });
+        }
+    }
     let mut scene = scene.clone();
     scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(first.is_cpu()));
     let params = scene.solver.clone();

@@ -41,18 +41,6 @@ pub fn run(cli: Cli) -> Result<()> {
             bench_multi(cli.scene.as_deref(), &args)
         }
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
-        Some(Command::Capture(a)) if a.record_cost => crate::capture::record_cost::record_cost_cli(
-            cli.scene.as_deref(),
-            &RecordCostOptions {
-                frames: a.frames,
-                warmup: a.warmup,
-                rounds: a.rounds,
-                size: a.size,
-                fps: a.fps,
-                dx: a.dx,
-                out: a.out,
-            },
-        ),
         Some(Command::Capture(a)) if crate::cluster::devices::resolve(a.gpus) > 1 => {
             let ranks = crate::cluster::devices::resolve(a.gpus);
             if a.record_cost {
@@ -77,6 +65,18 @@ pub fn run(cli: Cli) -> Result<()> {
                 ranks,
             )
         }
+        Some(Command::Capture(a)) if a.record_cost => crate::capture::record_cost::record_cost_cli(
+            cli.scene.as_deref(),
+            &RecordCostOptions {
+                frames: a.frames,
+                warmup: a.warmup,
+                rounds: a.rounds,
+                size: a.size,
+                fps: a.fps,
+                dx: a.dx,
+                out: a.out,
+            },
+        ),
         Some(Command::Capture(a)) => {
             let particles = a.particles.map(|dir| ParticleOutput { dir, format: a.particle_format });
             if a.out.is_none() && particles.is_none() {
