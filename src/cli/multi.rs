@@ -1,7 +1,7 @@
 //! `waterview run` and `waterview bench` on several ranks (src/cluster): `--gpus N` for N > 1 (one thread
 //! and one GPU device each, [`run`]) or, built with `--features mpi`, one process per rank started by
-//! `mpirun` (`run_mpi`). Both run the same per-rank loop over their [`Transport`]. No image yet
-//! (sort-last compositing comes later); per-rank particle counts, step and exchange times and the joint
+//! `mpirun` (`run_mpi`). Both run the same per-rank loop over their [`Transport`]. No image here
+//! (`capture --gpus N` renders one sort-last: src/capture/ranks.rs); per-rank particle counts, step and exchange times and the joint
 //! DFSPH iterations are printed and written as CSV by rank 0, which also writes the final particles
 //! (`--save-particles`, gathered from every rank).
 

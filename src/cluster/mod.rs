@@ -6,6 +6,12 @@
 //! one process per rank started by `mpirun` on one host or several, `mpi::MpiTransport`, running the same
 //! [`Rank`]; [`launch`] tells which). What travels is bytes ([`exchange`]); rank 0 gathers the particles
 //! at the end ([`collect`]).
+//! Drawing a decomposed simulation is sort-last (`waterview capture --gpus N`, src/capture/ranks.rs):
+//! every rank draws its own particles' fluid layers (anisotropy with the ghosts as neighbours, the ghosts
+//! culled, [`crate::render::ghosts`]), ranks > 0 send them to rank 0 as bytes
+//! ([`collect::gather_bytes_to_root`]), and rank 0 composites them ([`crate::render::sort_last`]: nearest
+//! depth, summed thickness) and draws the rest of the frame once. Before a first frame,
+//! [`Rank::share_ghosts`] puts the ghosts in place without a step.
 //! With one GPU nothing here runs: the engine steps its [`crate::sim::Simulation`] as before.
 
 pub mod collect;
