@@ -74,7 +74,9 @@ pub struct RankCaptureOptions {
     pub drop_received: bool,
 }
 
-/// What a capture on several GPUs produced and measured.
+/// What a capture on several GPUs produced and measured. Times are means per video frame, ms; the GPU
+/// times come from timestamp queries (0 where the device has none) over the frames whose timings came
+/// back, the wall-clock times over all frames.
 #[derive(Clone, Debug)]
 pub struct RankCaptureReport {
     pub video: VideoSummary,
@@ -82,16 +84,26 @@ pub struct RankCaptureReport {
     pub sim_time: f32,
     /// Steps of the decomposed simulation.
     pub steps: u64,
-    /// Mean wall-clock ms per frame, by rank: its fluid layers (render, copy and, on ranks > 0, the wait
-    /// for the map).
-    pub layers_ms: Vec<f64>,
-    /// Mean wall-clock ms per frame rank 0 waited for the other ranks' layers (their render, read-back and
-    /// transfer beyond its own).
+    /// By rank: GPU time of its fluid layers ([`LAYER_PASSES`]: anisotropy, ghost cull, splats).
+    pub layers_gpu_ms: Vec<f64>,
+    /// By rank: wall-clock time from the submission of its layers to its staging buffer mapped (0 on
+    /// rank 0, whose layers stay on its GPU).
+    pub readback_ms: Vec<f64>,
+    /// Wall-clock time rank 0 waited for the other ranks' layers (their render, read-back and transfer
+    /// beyond its own work).
     pub transfer_ms: f64,
-    /// Mean wall-clock ms per frame of rank 0's display frame (encoding the composite and the rest of the
-    /// frame, its submission; the GPU runs it asynchronously with the next steps).
-    pub display_ms: f64,
+    /// Rank 0's GPU time of the sort-last passes ("sort-last depth", "sort-last thickness").
+    pub composite_gpu_ms: f64,
+    /// Rank 0's GPU time of the rest of its frame (background, tiles, depth filter, composite, glass).
+    pub display_gpu_ms: f64,
 }
+
+/// Labels of the passes of a rank's fluid layers, as [`crate::render::Renderer::encode_layers`] records
+/// them (the background it also draws, for the depth the splats are tested against, is not counted).
+pub const LAYER_PASSES: [&str; 5] = ["anisotropy", "ghost cull", "splat depth", "splat thickness", "splat resolve"];
+
+/// Labels of the sort-last passes ([`crate::render::sort_last`]).
+const COMPOSITE_PASSES: [&str; 2] = ["sort-last depth", "sort-last thickness"];
 
 /// The particles a rank draws: all its slots (owned, ghosts, the parked rest culled by the anisotropy),
 /// the tank of a box scene; no paddle, no diffuse particles.
@@ -111,12 +123,35 @@ fn rank_particles<'a>(sim: &'a Simulation, scene: &Scene) -> ParticleSource<'a> 
     }
 }
 
-/// Per-rank sums of the frame timings, ms.
+/// One rank's sums of the frame timings, ms, and the frames whose GPU timings came back.
 #[derive(Default)]
 struct Timings {
-    layers: f64,
+    layers_gpu: f64,
+    composite_gpu: f64,
+    display_gpu: f64,
+    gpu_frames: u64,
+    readback: f64,
     transfer: f64,
-    display: f64,
+}
+
+impl Timings {
+    /// Adds the GPU times of the profiler's latest finished frame when one came back since `seen` frames.
+    fn sample(&mut self, profiler: &Profiler, seen: &mut u64) {
+        if profiler.frames_finished() == *seen {
+            return;
+        }
+        *seen = profiler.frames_finished();
+        self.gpu_frames += 1;
+        for p in profiler.latest() {
+            if LAYER_PASSES.contains(&p.label.as_str()) {
+                self.layers_gpu += p.ms;
+            } else if COMPOSITE_PASSES.contains(&p.label.as_str()) {
+                self.composite_gpu += p.ms;
+            } else {
+                self.display_gpu += p.ms;
+            }
+        }
+    }
 }
 
 /// Captures `scene` decomposed over one rank per context (rank 0's device records the video) with
@@ -155,7 +190,6 @@ pub fn capture_ranks(
     let rec = VideoRecorder::start(&first.device, out, format_for(out), opts.fps, opts.size, format)?;
     let rec = Mutex::new(Some(rec));
     let total = frame_count(opts.seconds, opts.fps);
-    let ranks = contexts.len();
     let results = cluster::run_threads_with(contexts, |t, ctx| {
         let rank = t.rank();
         let config = RankConfig::for_params(&params);
@@ -187,25 +221,22 @@ pub fn capture_ranks(
             return Err(e);
         }
     };
-    let mut layers_ms = vec![0.0; ranks];
-    let (mut report, mut video) = (None, None);
-    for (r, ((sums, time, steps), v)) in results.into_iter().enumerate() {
-        layers_ms[r] = sums.layers / total as f64;
-        if r == 0 {
-            report = Some((sums, time, steps));
-            video = v;
-        }
-    }
-    let (Some((sums, sim_time, steps)), Some(video)) = (report, video) else {
+    let total_f = total as f64;
+    let gpu = |t: &Timings, ms: f64| ms / t.gpu_frames.max(1) as f64;
+    let layers_gpu_ms = results.iter().map(|((t, _, _), _)| gpu(t, t.layers_gpu)).collect();
+    let readback_ms = results.iter().map(|((t, _, _), _)| t.readback / total_f).collect();
+    let Some(((t0, sim_time, steps), Some(video))) = results.into_iter().next() else {
         return Err(CaptureError::NoOutput.into());
     };
     Ok(RankCaptureReport {
         video,
         sim_time,
         steps,
-        layers_ms,
-        transfer_ms: sums.transfer / total as f64,
-        display_ms: sums.display / total as f64,
+        layers_gpu_ms,
+        readback_ms,
+        transfer_ms: t0.transfer / total_f,
+        composite_gpu_ms: gpu(&t0, t0.composite_gpu),
+        display_gpu_ms: gpu(&t0, t0.display_gpu),
     })
 }
 
@@ -228,7 +259,8 @@ fn rank_frames<T: Transport>(
     let mut settings = RenderSettings::default();
     settings.particle.radius = rank.sim().particle_radius();
     let settings = opts.image.apply(settings);
-    let profiler = Profiler::new(&ctx.device);
+    let mut profiler = Profiler::new(&ctx.device);
+    let mut seen = 0;
     let mut readback = LayerReadback::default();
     let mut sums = Timings::default();
     let (mut time, mut steps) = (0.0f32, 0u64);
@@ -245,14 +277,13 @@ fn rank_frames<T: Transport>(
                 }
             }
         }
-        let t0 = Instant::now();
         let sim = rank.sim();
         let particles = Some(rank_particles(sim, scene));
         let ghosts = sim.ids_in_position_order().map(|(ids, offset)| GhostIds { ids, offset, ghost_bit: GHOST });
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank frame") });
         if me == 0 {
             // Rank 0's frame needs every other rank's layers before it can be recorded.
-            let t1 = Instant::now();
+            let t = Instant::now();
             let parts = collect::gather_bytes_to_root(rank.transport(), &[])?.unwrap_or_default();
             let mut received = parts
                 .iter()
@@ -260,33 +291,36 @@ fn rank_frames<T: Transport>(
                 .skip(1)
                 .map(|(r, b)| FluidLayers::from_bytes(b).map_err(|cause| RankCaptureError::Layers { rank: r, cause }))
                 .collect::<Result<Vec<_>, _>>()?;
-            sums.transfer += t1.elapsed().as_secs_f64() * 1e3;
+            sums.transfer += t.elapsed().as_secs_f64() * 1e3;
             if ranked.drop_received {
                 received.clear();
             }
-            let t2 = Instant::now();
             renderer
                 .encode_display(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &received, &settings);
             if let Some(rec) = rec.as_deref_mut() {
                 rec.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
             }
+            profiler.resolve(&mut enc);
             ctx.queue.submit([enc.finish()]);
+            profiler.end_frame(&ctx.queue);
             if let Some(rec) = rec.as_deref_mut() {
                 rec.after_submit();
             }
-            sums.display += t2.elapsed().as_secs_f64() * 1e3;
-            sums.layers += (t1 - t0).as_secs_f64() * 1e3;
         } else {
             renderer.encode_layers(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &settings);
             if let Some(fluid) = renderer.fluid_targets() {
                 readback.encode_copy(&ctx.device, &mut enc, fluid);
             }
+            profiler.resolve(&mut enc);
+            let t = Instant::now();
             ctx.queue.submit([enc.finish()]);
+            profiler.end_frame(&ctx.queue);
             readback.map();
             let layers = readback.read_blocking(&ctx).map_err(|cause| RankCaptureError::Layers { rank: me, cause })?;
-            sums.layers += t0.elapsed().as_secs_f64() * 1e3;
+            sums.readback += t.elapsed().as_secs_f64() * 1e3;
             collect::gather_bytes_to_root(rank.transport(), &layers.to_bytes())?;
         }
+        sums.sample(&profiler, &mut seen);
         // Exactly one frame of simulated time, on every rank together.
         let end = ((k + 1) as f64 / opts.fps as f64) as f32;
         rank.sim().set_frame_end(rank.ctx(), end);
@@ -360,13 +394,17 @@ pub fn run_cli(scene_path: Option<&std::path::Path>, opts: &OfflineOptions, rank
         wall,
         v.frames as f64 / wall.max(1e-9)
     );
-    let per_rank: Vec<String> =
-        report.layers_ms.iter().enumerate().map(|(r, ms)| format!("rank {r} {ms:.1}")).collect();
+    let by_rank = |v: &[f64], from: usize| {
+        v.iter().enumerate().skip(from).map(|(r, ms)| format!("rank {r} {ms:.2}")).collect::<Vec<_>>().join(", ")
+    };
     eprintln!(
-        "per frame (wall clock, ms): fluid layers {}; rank 0 waited {:.1} for the others' layers; display frame {:.1}",
-        per_rank.join(", "),
+        "per frame, ms: fluid layers (GPU: anisotropy, ghost cull, splats) {}; read-back (wall) {}; rank 0 waited \
+         {:.2} (wall) for the others' layers; sort-last composite (GPU) {:.2}; rest of the display frame (GPU) {:.2}",
+        by_rank(&report.layers_gpu_ms, 0),
+        by_rank(&report.readback_ms, 1),
         report.transfer_ms,
-        report.display_ms
+        report.composite_gpu_ms,
+        report.display_gpu_ms
     );
     eprintln!("simulated {:.6} s: {} steps on {ranks} ranks", report.sim_time, report.steps);
     Ok(())
