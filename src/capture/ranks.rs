@@ -183,7 +183,8 @@ pub fn capture_ranks(
     }
     let mut scene = scene.clone();
     scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(first.is_cpu()));
-    let params = scene.solver.clone();
+    // As one GPU's capture: a frame of 1 / fps, so the longest step is 1 / (fps substeps).
+    let params = crate::sim::SimParams { frame_dt: 1.0 / opts.fps, ..scene.solver.clone() };
     let setup = scene.build(false)?;
     let all = cluster::initial_particles(&setup, &params);
     let format = crate::render::OFFSCREEN_FORMAT;
