@@ -41,6 +41,39 @@ fn write_layers(ctx: &waterview::gpu::GpuContext, targets: &FluidTargets, depth:
     );
 }
 
+/// The ghost cull marks exactly the ellipsoids whose id (read from the given offset) has the ghost bit as
+/// not drawn (bounding radius 0), and leaves every other ellipsoid as it was.
+#[test]
+fn ghost_cull_hides_exactly_the_ghosts() {
+    use waterview::render::ghosts::{GhostInput, GhostPass};
+    use waterview::render::{Ellipsoid, EllipsoidBuffers, GhostIds};
+    let ctx = common::gpu();
+    let n = 300u32;
+    let ellipsoids: Vec<Ellipsoid> = (0..n)
+        .map(|i| Ellipsoid::new(glam::Vec3::new(i as f32, 1.0, 2.0), 0.5 + i as f32 * 1e-3, glam::Mat3::IDENTITY))
+        .collect();
+    let buffers = EllipsoidBuffers::from_ellipsoids(&ctx.device, &ellipsoids);
+    let ghost_bit = 1u32 << 31;
+    // Two halves as the simulation keeps them: ids as written (all ghosts here, so reading them is wrong),
+    // then the sorted order, every third a ghost.
+    let ids: Vec<u32> =
+        (0..n).map(|i| i | ghost_bit).chain((0..n).map(|i| if i % 3 == 0 { i | ghost_bit } else { i })).collect();
+    let ids = waterview::gpu::storage_buffer_init(&ctx.device, "test ids", bytemuck::cast_slice(&ids));
+    let target = Offscreen::new(&ctx, (16, 16));
+    let mut pass = GhostPass::new(&ctx, target.format());
+    let ghosts = GhostIds { ids: &ids, offset: n, ghost_bit };
+    common::record_frame(&ctx, &target, &common::default_camera((16, 16)), |frame| {
+        pass.encode(frame, GhostInput { ellipsoids: &buffers, count: n, ghosts })
+    });
+    let got = buffers.read_blocking(&ctx, n as usize);
+    for (i, (g, e)) in got.iter().zip(&ellipsoids).enumerate() {
+        let expect = if i % 3 == 0 { 0.0 } else { e.centre[3] };
+        assert_eq!(g.centre[..3], e.centre[..3], "ellipsoid {i}: centre kept");
+        assert_eq!(g.centre[3], expect, "ellipsoid {i}: bounding radius");
+        assert_eq!(g.g_packed, e.g_packed, "ellipsoid {i}: matrix kept");
+    }
+}
+
 #[test]
 fn sort_last_keeps_the_nearest_depth_and_sums_the_thickness_exactly() {
     // Odd sizes: the rows of the staging copy are padded to 256 bytes.
@@ -204,7 +237,8 @@ fn two_ranks_match_one_and_without_the_second_ranks_layers_they_do_not() {
 }
 
 /// What several GPUs cannot capture is refused with the reason, before anything is simulated or written:
-/// particle files, a scene with emitters, a size past the GPU's texture limit, no output.
+/// particle files, a scene with emitters, a size past the GPU's texture limit, no output, more ranks than
+/// the domain has room for.
 #[test]
 fn what_several_gpus_cannot_capture_is_refused() {
     use waterview::capture::offline::OfflineOptions;
@@ -223,14 +257,18 @@ fn what_several_gpus_cannot_capture_is_refused() {
         image: Default::default(),
     };
     let particles = ParticleOutput { dir: dir.join("p"), format: Default::default() };
+    let tank = waterview::scene::Scene::builtin("tank").expect("built-in scene");
     let cases: Vec<(&str, waterview::scene::Scene, OfflineOptions)> = vec![
         ("--particles", dam.clone(), OfflineOptions { particles: Some(particles), ..base.clone() }),
         ("larger than rank 0's GPU allows", dam.clone(), OfflineOptions { size: (70_000, 48), ..base.clone() }),
         ("nothing to capture", dam.clone(), OfflineOptions { out: None, ..base.clone() }),
         ("emitters and sinks", river.expect("valley_river parses"), base.clone()),
+        // More slabs than the domain has room for: every rank stops with the reason, none hangs.
+        ("too thin for 8 slabs", tank, base.clone()),
     ];
     for (why, scene, opts) in cases {
-        let contexts = (0..2).map(|_| common::gpu()).collect();
+        let ranks = if why.contains("8 slabs") { 8 } else { 2 };
+        let contexts = (0..ranks).map(|_| common::gpu()).collect();
         match capture_ranks(contexts, &scene, &opts, RankCaptureOptions::default(), |_, _| {}) {
             Ok(_) => panic!("{why}: captured"),
             Err(e) => assert!(e.to_string().contains(why), "{why}: {e}"),
