@@ -310,3 +310,48 @@ fn cli_captures_on_two_gpus() {
         assert!(String::from_utf8_lossy(&refused.stderr).contains(why), "{extra:?}: {refused:?}");
     }
 }
+
+/// One renderer's display frame equals its plain frame: [`Renderer::encode_display`] with nothing received,
+/// alone or after [`Renderer::encode_layers`] of the same frame (whose splats it goes on from), draws the
+/// same pixels as [`Renderer::encode`]; and after the particles moved, the old layers are not reused.
+#[test]
+fn display_frames_with_nothing_received_equal_the_plain_frame() {
+    use waterview::gpu::Profiler;
+    use waterview::render::{read_texture_rgba, Renderer};
+    let ctx = common::gpu();
+    let scene = waterview::scene::Scene::builtin("dam_break").expect("built-in scene");
+    let mut engine = common::engine(&ctx, &scene, Some(0.08));
+    let size = (160, 120);
+    let target = Offscreen::new(&ctx, size);
+    let (camera, settings) = waterview::engine::batch::scene_view(&engine);
+    let profiler = Profiler::new(&ctx.device);
+    let mut renderer = Renderer::new(&ctx, target.format(), engine.terrain());
+    let mut frame = |renderer: &mut Renderer, engine: &waterview::engine::Engine, how: u32| {
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let p = Some(engine.particles());
+        match how {
+            0 => renderer.encode(&ctx, &mut enc, &profiler, &target, &camera, p, &settings),
+            1 => renderer.encode_display(&ctx, &mut enc, &profiler, &target, &camera, p, None, &[], &settings),
+            _ => {
+                renderer.encode_layers(&ctx, &mut enc, &profiler, &target, &camera, p, None, &settings);
+                ctx.queue.submit([enc.finish()]);
+                enc = ctx.device.create_command_encoder(&Default::default());
+                renderer.encode_display(&ctx, &mut enc, &profiler, &target, &camera, p, None, &[], &settings);
+            }
+        }
+        ctx.queue.submit([enc.finish()]);
+        read_texture_rgba(&ctx, &target.color)
+    };
+    common::run_checked(&ctx, &mut engine, Some(3), None);
+    let plain = frame(&mut renderer, &engine, 0);
+    assert_eq!(frame(&mut renderer, &engine, 1), plain, "display frame alone");
+    assert_eq!(frame(&mut renderer, &engine, 2), plain, "display frame after the layers");
+    // Layers of the old state, then the particles move: the display frame splats them anew.
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    renderer.encode_layers(&ctx, &mut enc, &profiler, &target, &camera, Some(engine.particles()), None, &settings);
+    ctx.queue.submit([enc.finish()]);
+    common::run_checked(&ctx, &mut engine, Some(3), None);
+    let moved = frame(&mut renderer, &engine, 1);
+    assert_ne!(moved, plain, "the water moved");
+    assert_eq!(moved, frame(&mut renderer, &engine, 0), "the moved water's display frame is its plain frame");
+}

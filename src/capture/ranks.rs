@@ -4,8 +4,8 @@
 //! culled, its own particles splatted into its own depth and thickness targets at the video's size,
 //! [`Renderer::encode_layers`]); ranks > 0 copy them into a staging buffer, map it asynchronously and
 //! send the bytes to rank 0 along the chain of neighbours ([`collect::gather_bytes_to_root`]), all ranks
-//! at once; rank 0 waits for them (the frame needs them), composites them with its own and draws the rest
-//! of the frame once ([`Renderer::encode_display`]) into the same [`VideoRecorder`] ring and encoder
+//! at once, while rank 0 splats its own (submitted first); rank 0 waits for them (the frame needs them),
+//! composites them with its own and draws the rest of the frame once ([`Renderer::encode_display`]) into the same [`VideoRecorder`] ring and encoder
 //! thread as one GPU. Then every rank steps to exactly the next frame's time: the `frame_end` uniform
 //! clamps the joint CFL step that reaches it (the ranks take the same dt, so they land together), as
 //! [`crate::sim::Simulation::advance_to`] does on one GPU. Frame k shows simulated time k / fps.
@@ -283,7 +283,11 @@ fn rank_frames<T: Transport>(
         let ghosts = sim.ids_in_position_order().map(|(ids, offset)| GhostIds { ids, offset, ghost_bit: GHOST });
         let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank frame") });
         if me == 0 {
-            // Rank 0's frame needs every other rank's layers before it can be recorded.
+            // Rank 0's own layers first, submitted, so its GPU splats while the others' layers travel; its
+            // display frame then goes on from them (Renderer::encode_display) once they are here.
+            renderer.encode_layers(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &settings);
+            ctx.queue.submit([enc.finish()]);
+            enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank 0 display") });
             let t = Instant::now();
             let parts = collect::gather_bytes_to_root(rank.transport(), &[])?.unwrap_or_default();
             let mut received = parts

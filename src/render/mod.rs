@@ -150,6 +150,9 @@ pub struct Renderer {
     tank: TankPass,
     ghosts: GhostPass,
     sort_last: SortLastPass,
+    /// What the last [`Renderer::encode_layers`] splatted into the targets, for an
+    /// [`Renderer::encode_display`] of the same frame to go on from.
+    layers_for: Option<LayersKey>,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
     /// identity, with the thickness resolution); the passes are resized when another comes.
@@ -200,6 +203,7 @@ impl Renderer {
             tank: TankPass::new(ctx, color_format),
             ghosts: GhostPass::new(ctx, color_format),
             sort_last: SortLastPass::new(ctx, color_format),
+            layers_for: None,
             targets: None,
             bound_to: None,
             background: BackgroundCache::default(),
@@ -245,6 +249,7 @@ impl Renderer {
     /// keep what they use alive until the GPU is done with them.
     pub fn release_targets(&mut self) {
         self.targets = None;
+        self.layers_for = None;
         self.bound_to = None;
         self.splat.resize(&self.device, None);
         self.tiles.resize(&self.device, None);
@@ -344,8 +349,10 @@ impl Renderer {
     /// The display's frame of a decomposed simulation: [`Renderer::encode_layers`] for its own particles,
     /// then the other ranks' layers `received` (one per rank > 0, at `target`'s size) composited
     /// sort-last ([`sort_last`]: nearest depth, summed thickness) and the rest of the frame once, as
-    /// [`Renderer::encode`] draws it. With nothing received and no `ghosts` it records what
-    /// [`Renderer::encode`] does.
+    /// [`Renderer::encode`] draws it. When the last call was [`Renderer::encode_layers`] with the same
+    /// target, particles (version and count), camera and settings (in an earlier submission, so the
+    /// display's splats run while the other ranks' layers travel), its splats are used and not recorded
+    /// again. With nothing received and no `ghosts` it records what [`Renderer::encode`] does.
     #[allow(clippy::too_many_arguments)]
     pub fn encode_display(
         &mut self,
@@ -388,6 +395,15 @@ impl Renderer {
         self.last_time = Some(time);
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
+        // A rank's layers of this very frame, recorded by the last `encode_layers`, go on from there.
+        let layers_key = fluid.and_then(|p| {
+            let camera = CameraUniform { time: 0.0, ..uniform };
+            let (color, settings) = (target.color.clone(), settings.clone());
+            p.version.map(|version| LayersKey { color, version, count: p.count, camera, settings })
+        });
+        let previous = self.layers_for.take();
+        let display = matches!(ranked, Some(Ranked { received: Some(_), .. }));
+        let splatted = display && previous.is_some() && previous == layers_key;
         if fluid.is_some() {
             self.prepare_targets(ctx, target, settings.fluid.half_res_thickness);
         }
@@ -401,7 +417,7 @@ impl Renderer {
             camera: &uniform,
             target,
         };
-        if let Some(p) = fluid {
+        if let Some(p) = fluid.filter(|_| !splatted) {
             let params = settings.anisotropy_uniform();
             self.anisotropy.encode(
                 &mut frame,
@@ -459,12 +475,18 @@ impl Renderer {
             self.tank.encode(&mut frame, front);
             return;
         };
-        if let Some(ghosts) = ranked.and_then(|r| r.ghosts) {
-            self.ghosts.encode(&mut frame, ghosts::GhostInput { ellipsoids, count: p.count, ghosts });
+        if !splatted {
+            if let Some(ghosts) = ranked.and_then(|r| r.ghosts) {
+                self.ghosts.encode(&mut frame, ghosts::GhostInput { ellipsoids, count: p.count, ghosts });
+            }
+            self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
         }
-        self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
         let received = match ranked {
-            Some(Ranked { received: None, .. }) => return, // the fluid layers stage ends with the splats
+            Some(Ranked { received: None, .. }) => {
+                // The fluid layers stage ends with the splats.
+                self.layers_for = layers_key;
+                return;
+            }
             Some(Ranked { received: Some(received), .. }) => received,
             None => &[],
         };
@@ -491,6 +513,17 @@ impl Renderer {
         self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
         self.tank.encode(&mut frame, front);
     }
+}
+
+/// What a rank's fluid layers were splatted for: the frame's colour target (by identity), the particles'
+/// version and count, the camera (its clock left out) and the settings.
+#[derive(PartialEq)]
+struct LayersKey {
+    color: wgpu::Texture,
+    version: u64,
+    count: u32,
+    camera: CameraUniform,
+    settings: RenderSettings,
 }
 
 /// A rank's part of a frame of a decomposed simulation: which particles are ghosts, and the other ranks'
