@@ -326,7 +326,7 @@ fn display_frames_with_nothing_received_equal_the_plain_frame() {
     let (camera, settings) = waterview::engine::batch::scene_view(&engine);
     let profiler = Profiler::new(&ctx.device);
     let mut renderer = Renderer::new(&ctx, target.format(), engine.terrain());
-    let mut frame = |renderer: &mut Renderer, engine: &waterview::engine::Engine, how: u32| {
+    let frame = |renderer: &mut Renderer, engine: &waterview::engine::Engine, how: u32| {
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         let p = Some(engine.particles());
         match how {
