@@ -11,7 +11,8 @@
 //! [`crate::sim::Simulation::advance_to`] does on one GPU. Frame k shows simulated time k / fps.
 //!
 //! Left out on several GPUs (refused with the reason): particle files, emitters and sinks; the ranks'
-//! simulations have no diffuse particles (no foam or spray) and no wave maker's paddle is drawn. Before
+//! simulations have no diffuse particles (no foam or spray), no wave maker's paddle is drawn and the
+//! terrain is not wetted (only rank 0's particles would wet it). Before
 //! frame 0 the ranks exchange their ghosts once ([`Rank::share_ghosts`]), so the first frame's ellipsoids
 //! at the slab borders see the neighbours' particles too.
 
@@ -259,6 +260,9 @@ fn rank_frames<T: Transport>(
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
     settings.particle.radius = rank.sim().particle_radius();
+    // The ground is wetted by the particles a renderer draws: on several ranks only rank 0's would, so
+    // none does (the ground stays dry rather than wet under part of the water).
+    settings.wet_ground = rank.transport().size() == 1;
     let settings = opts.image.apply(settings);
     let mut profiler = Profiler::new(&ctx.device);
     let mut seen = 0;

@@ -384,8 +384,8 @@ pub struct CaptureArgs {
     pub depth_filter: Option<crate::render::DepthFilter>,
     /// GPUs to decompose the simulation over (`all`: every discrete GPU; see `run --gpus`): each renders
     /// its own particles' depth and thickness, composited sort-last on the first, which writes the video.
-    /// Several GPUs capture no --particles, no scene with emitters or sinks, no foam or spray and no
-    /// --view spheres (refused, or left out for foam).
+    /// Several GPUs capture no --particles, no scene with emitters or sinks and no --view spheres
+    /// (refused), and draw no foam or spray, no wet ground and no wave maker's paddle.
     #[arg(long, default_value = "1")]
     pub gpus: crate::cluster::GpuCount,
 }

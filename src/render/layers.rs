@@ -74,8 +74,13 @@ impl FluidLayers {
         let head = bytes.get(..HEADER).ok_or(bad("shorter than its header"))?;
         let word = |k: usize| u32::from_le_bytes([head[4 * k], head[4 * k + 1], head[4 * k + 2], head[4 * k + 3]]);
         let (size, thickness_size) = ((word(0), word(1)), (word(2), word(3)));
-        let depth_len = padded_row(size.0, DEPTH_TEXEL) as u64 * size.1 as u64;
-        let thickness_len = padded_row(thickness_size.0, THICKNESS_TEXEL) as u64 * thickness_size.1 as u64;
+        // In u64: the sizes come from the message (any u32), and a wrong one must be refused, not wrap.
+        let layer_len = |(w, h): (u32, u32), texel: u32| {
+            let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
+            (w as u64 * texel as u64).div_ceil(align) * align * h as u64
+        };
+        let depth_len = layer_len(size, DEPTH_TEXEL);
+        let thickness_len = layer_len(thickness_size, THICKNESS_TEXEL);
         if (bytes.len() - HEADER) as u64 != depth_len + thickness_len {
             return Err(bad("its length does not match the sizes in its header"));
         }
@@ -204,5 +209,12 @@ mod tests {
         assert!(matches!(FluidLayers::from_bytes(&bytes[..10]), Err(LayerError::Malformed { .. })));
         assert!(matches!(FluidLayers::from_bytes(&bytes[..bytes.len() - 1]), Err(LayerError::Malformed { .. })));
         assert!(FluidLayers::from_bytes(&FluidLayers::default().to_bytes()).is_ok_and(|l| l.is_empty()));
+        // Sizes past any texture in the header: refused, no overflow (a width of 2^30 + 1 texels of 4 bytes
+        // wraps to 4 bytes a row in u32 arithmetic, which would match this message's length).
+        for width in [u32::MAX, (1 << 30) + 1] {
+            let mut huge = bytes.clone();
+            huge[..4].copy_from_slice(&width.to_le_bytes());
+            assert!(matches!(FluidLayers::from_bytes(&huge), Err(LayerError::Malformed { .. })), "{width}");
+        }
     }
 }
