@@ -43,27 +43,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
         Some(Command::Capture(a)) if crate::cluster::devices::resolve(a.gpus) > 1 => {
             let ranks = crate::cluster::devices::resolve(a.gpus);
-            if a.record_cost {
-                bail!("--record-cost measures one GPU: give --gpus 1");
-            }
-            let out = match (a.out, a.particles) {
-                (_, Some(_)) => bail!("--particles needs one GPU for now: give --gpus 1"),
-                (None, None) => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
-                (Some(out), None) => out,
-            };
-            crate::capture::ranks::run_cli(
-                cli.scene.as_deref(),
-                &OfflineOptions {
-                    seconds: a.seconds,
-                    fps: a.fps,
-                    size: a.size,
-                    out: Some(out),
-                    particles: None,
-                    dx: a.dx,
-                    image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
-                },
-                ranks,
-            )
+            multi::capture(cli.scene.as_deref(), a, ranks)
         }
         Some(Command::Capture(a)) if a.record_cost => crate::capture::record_cost::record_cost_cli(
             cli.scene.as_deref(),
