@@ -200,6 +200,7 @@ fn twins() -> Vec<Twin> {
     use render::fluid_tiles::TilesUniform;
     use render::foam::FoamUniform;
     use render::frame::CameraUniform;
+    use render::ghosts::GhostUniform;
     use render::narrow_range::NarrowRangeUniform;
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
@@ -249,6 +250,7 @@ fn twins() -> Vec<Twin> {
         },
         Ellipsoid => "render/ellipsoid.wgsl" :: Ellipsoid { centre, g_packed },
         SplatUniform => "render/splat.wgsl" :: Splat { size, depth_scale, fixed_scale, count, _pad },
+        GhostUniform => "render/ghosts.wgsl" :: Ghosts { count, offset, ghost_bit, _pad },
         FlowUniform => "render/curvature_flow.wgsl" :: Flow { size, tiles_x, step, cx, cy, threshold, _pad },
         TilesUniform => "render/fluid_tiles.wgsl" :: Tiles { size, tiles_x, _pad },
         NarrowRangeUniform => "render/narrow_range.wgsl" :: NarrowRange {

@@ -41,6 +41,10 @@ pub fn run(cli: Cli) -> Result<()> {
             bench_multi(cli.scene.as_deref(), &args)
         }
         Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
+        Some(Command::Capture(a)) if crate::cluster::devices::resolve(a.gpus) > 1 => {
+            let ranks = crate::cluster::devices::resolve(a.gpus);
+            multi::capture(cli.scene.as_deref(), a, ranks)
+        }
         Some(Command::Capture(a)) if a.record_cost => crate::capture::record_cost::record_cost_cli(
             cli.scene.as_deref(),
             &RecordCostOptions {
@@ -358,6 +362,12 @@ pub struct CaptureArgs {
     /// The filter that smooths the water's depth: curvature-flow or narrow-range (as `run --depth-filter`).
     #[arg(long, value_parser = parse_depth_filter, conflicts_with = "record_cost")]
     pub depth_filter: Option<crate::render::DepthFilter>,
+    /// GPUs to decompose the simulation over (`all`: every discrete GPU; see `run --gpus`): each renders
+    /// its own particles' depth and thickness, composited sort-last on the first, which writes the video.
+    /// Several GPUs capture no --particles, no scene with emitters or sinks and no --view spheres
+    /// (refused), and draw no foam or spray, no wet ground and no wave maker's paddle.
+    #[arg(long, default_value = "1")]
+    pub gpus: crate::cluster::GpuCount,
 }
 
 /// Arguments of `waterview bench` (the scene comes from the global `--scene`).

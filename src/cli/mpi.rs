@@ -39,8 +39,8 @@ pub fn run_launched(size: usize, cli: Cli) -> Result<()> {
         None => bail!(single_process("the window")),
         Some(Command::Validate(_)) => bail!(single_process("validate")),
         Some(Command::Capture(_)) => bail!(
-            "capture does not run on several MPI ranks yet (every frame would need every particle on rank 0's \
-             GPU): start it without mpirun; `run --save-particles` writes the final particles of an MPI run"
+            "capture does not run on several MPI ranks yet: start it without mpirun (`capture --gpus N` runs \
+             N ranks in one process); `run --save-particles` writes the final particles of an MPI run"
         ),
         Some(Command::Run(a)) if a.gpus != GpuCount::N(1) => bail!(gpus_flag),
         Some(Command::Bench(a)) if a.gpus != GpuCount::N(1) => bail!(gpus_flag),

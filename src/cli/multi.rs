@@ -1,7 +1,7 @@
-//! `waterview run` and `waterview bench` on several ranks (src/cluster): `--gpus N` for N > 1 (one thread
+//! `waterview run` and `waterview bench` (and [`capture`]'s options) on several ranks (src/cluster): `--gpus N` for N > 1 (one thread
 //! and one GPU device each, [`run`]) or, built with `--features mpi`, one process per rank started by
-//! `mpirun` (`run_mpi`). Both run the same per-rank loop over their [`Transport`]. No image yet
-//! (sort-last compositing comes later); per-rank particle counts, step and exchange times and the joint
+//! `mpirun` (`run_mpi`). Both run the same per-rank loop over their [`Transport`]. No image here
+//! (`capture --gpus N` renders one sort-last: src/capture/ranks.rs); per-rank particle counts, step and exchange times and the joint
 //! DFSPH iterations are printed and written as CSV by rank 0, which also writes the final particles
 //! (`--save-particles`, gathered from every rank).
 
@@ -264,4 +264,27 @@ pub fn summary_markdown(s: &MultiSummary) -> String {
         out += &format!("| {r} | {} | {} | {:.3} | {:.3} |\n", v[0], v[1], v[2], v[3]);
     }
     out
+}
+
+/// `waterview capture --gpus N` with N > 1 (src/capture/ranks.rs): a video, rendered sort-last. Errors:
+/// what needs one GPU (`--record-cost`, `--particles`), no `--out`, and what the capture reports.
+pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Result<()> {
+    if a.record_cost {
+        bail!("--record-cost measures one GPU: give --gpus 1");
+    }
+    let out = match (a.out, a.particles) {
+        (_, Some(_)) => bail!("--particles needs one GPU for now: give --gpus 1"),
+        (None, None) => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
+        (Some(out), None) => out,
+    };
+    let opts = crate::capture::offline::OfflineOptions {
+        seconds: a.seconds,
+        fps: a.fps,
+        size: a.size,
+        out: Some(out),
+        particles: None,
+        dx: a.dx,
+        image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
+    };
+    crate::capture::ranks::run_cli(scene, &opts, ranks)
 }

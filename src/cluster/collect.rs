@@ -21,6 +21,35 @@ pub fn gather_to_root<T: Transport>(t: &T, own: &RankParticles) -> Result<Option
     Ok(Some(all))
 }
 
+/// Every rank's message `own` on rank 0 (`Some`, by rank), `None` on the others; passed along the chain of
+/// neighbours as [`gather_to_root`] does, each rank's part prefixed by its length (u64 LE). For what rank 0
+/// needs of every rank each frame, e.g. the fluid layers of sort-last rendering
+/// ([`crate::render::sort_last`]). Every rank must call it together.
+/// Errors: a peer is gone, or a message is not whole length-prefixed parts ([`ClusterError::Parts`]).
+pub fn gather_bytes_to_root<T: Transport>(t: &T, own: &[u8]) -> Result<Option<Vec<Vec<u8>>>, ClusterError> {
+    let mut all = Vec::with_capacity(8 + own.len());
+    all.extend_from_slice(&(own.len() as u64).to_le_bytes());
+    all.extend_from_slice(own);
+    if t.neighbour(Side::Right).is_some() {
+        all.extend_from_slice(&t.recv(Side::Right)?);
+    }
+    if t.neighbour(Side::Left).is_some() {
+        t.send(Side::Left, all)?;
+        return Ok(None);
+    }
+    let mut parts = Vec::with_capacity(t.size());
+    let mut rest = all.as_slice();
+    while !rest.is_empty() {
+        let bad = ClusterError::Parts { len: all.len() };
+        let (head, tail) = rest.split_first_chunk::<8>().ok_or(bad)?;
+        let n = usize::try_from(u64::from_le_bytes(*head)).ok().filter(|&n| n <= tail.len());
+        let n = n.ok_or(ClusterError::Parts { len: all.len() })?;
+        parts.push(tail[..n].to_vec());
+        rest = &tail[n..];
+    }
+    Ok(Some(parts))
+}
+
 /// `all` in id order; its ids must be 0 ..< `expected`, each once.
 /// Errors: [`ClusterError::Ids`] (particles lost or doubled: a bug).
 pub fn by_id(all: &RankParticles, expected: usize) -> Result<RankParticles, ClusterError> {
@@ -71,6 +100,21 @@ mod tests {
         assert_eq!(all.ids, vec![4, 0, 2, 1, 5, 3], "ranks in order");
         let sorted = by_id(all, 6).unwrap();
         assert_eq!(sorted, particles(&[0, 1, 2, 3, 4, 5]));
+    }
+
+    #[test]
+    fn three_ranks_gather_their_bytes_on_rank_0_by_rank() {
+        let own: [&[u8]; 3] = [b"zero", b"", b"two!!"];
+        let got: Vec<_> = std::thread::scope(|s| {
+            let hs: Vec<_> = ThreadTransport::group(3)
+                .into_iter()
+                .zip(own)
+                .map(|(t, bytes)| s.spawn(move || gather_bytes_to_root(&t, bytes).unwrap()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(got[1].is_none() && got[2].is_none());
+        assert_eq!(got[0], Some(own.iter().map(|b| b.to_vec()).collect::<Vec<_>>()));
     }
 
     #[test]

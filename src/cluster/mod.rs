@@ -6,6 +6,12 @@
 //! one process per rank started by `mpirun` on one host or several, `mpi::MpiTransport`, running the same
 //! [`Rank`]; [`launch`] tells which). What travels is bytes ([`exchange`]); rank 0 gathers the particles
 //! at the end ([`collect`]).
+//! Drawing a decomposed simulation is sort-last (`waterview capture --gpus N`, src/capture/ranks.rs):
+//! every rank draws its own particles' fluid layers (anisotropy with the ghosts as neighbours, the ghosts
+//! culled, [`crate::render::ghosts`]), ranks > 0 send them to rank 0 as bytes
+//! ([`collect::gather_bytes_to_root`]), and rank 0 composites them ([`crate::render::sort_last`]: nearest
+//! depth, summed thickness) and draws the rest of the frame once. Before a first frame,
+//! [`Rank::share_ghosts`] puts the ghosts in place without a step.
 //! With one GPU nothing here runs: the engine steps its [`crate::sim::Simulation`] as before.
 
 pub mod collect;
@@ -68,6 +74,9 @@ pub enum ClusterError {
     Ids { got: usize, distinct: usize, expected: usize },
     #[error("emitters and sinks are not supported on several GPUs yet; run this scene with --gpus 1")]
     Sources,
+    /// A gathered message is not whole length-prefixed parts (a bug or a damaged transport).
+    #[error("a gathered message of {len} bytes is not whole length-prefixed parts")]
+    Parts { len: usize },
 }
 
 impl From<SimError> for ClusterError {
@@ -90,6 +99,25 @@ pub fn initial_particles(setup: &SceneSetup, params: &SimParams) -> RankParticle
     all
 }
 
+/// An error of a rank's thread in [`run_threads_with`]: whether it only says a peer is gone (which
+/// follows from another rank's error, the one worth reporting), and the error of a panicking rank.
+pub trait RankError: Send {
+    /// True when the error is only a peer gone.
+    fn peer_gone(&self) -> bool;
+    /// The error of rank `rank`, which panicked.
+    fn panicked(rank: usize) -> Self;
+}
+
+impl RankError for ClusterError {
+    fn peer_gone(&self) -> bool {
+        matches!(self, ClusterError::Transport(TransportError::Disconnected { .. }))
+    }
+
+    fn panicked(rank: usize) -> Self {
+        ClusterError::Panicked { rank }
+    }
+}
+
 /// Runs `f` on one thread per context, rank `r` with `contexts[r]` and its [`ThreadTransport`]; the
 /// results by rank. Errors: the first rank's error that is not just a peer gone (which follows from
 /// another rank's error), else the first error; a panicking rank is [`ClusterError::Panicked`].
@@ -97,19 +125,22 @@ pub fn run_threads<R: Send>(
     contexts: Vec<GpuContext>,
     f: impl Fn(ThreadTransport, GpuContext) -> Result<R, ClusterError> + Sync,
 ) -> Result<Vec<R>, ClusterError> {
+    run_threads_with(contexts, f)
+}
+
+/// [`run_threads`] for ranks whose errors are of another type `E` (e.g. a capture's, which also has the
+/// video's errors): the first error that is not [`RankError::peer_gone`], else the first error.
+pub fn run_threads_with<R: Send, E: RankError>(
+    contexts: Vec<GpuContext>,
+    f: impl Fn(ThreadTransport, GpuContext) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
     let transports = ThreadTransport::group(contexts.len());
-    let results: Vec<Result<R, ClusterError>> = std::thread::scope(|s| {
+    let results: Vec<Result<R, E>> = std::thread::scope(|s| {
         let f = &f;
         let handles: Vec<_> = transports.into_iter().zip(contexts).map(|(t, ctx)| s.spawn(move || f(t, ctx))).collect();
-        handles
-            .into_iter()
-            .enumerate()
-            .map(|(rank, h)| h.join().unwrap_or(Err(ClusterError::Panicked { rank })))
-            .collect()
+        handles.into_iter().enumerate().map(|(rank, h)| h.join().unwrap_or(Err(E::panicked(rank)))).collect()
     });
-    let first_cause = results.iter().position(
-        |r| matches!(r, Err(e) if !matches!(e, ClusterError::Transport(TransportError::Disconnected { .. }))),
-    );
+    let first_cause = results.iter().position(|r| matches!(r, Err(e) if !e.peer_gone()));
     let mut out = Vec::new();
     let mut first_err = None;
     for (k, r) in results.into_iter().enumerate() {

@@ -218,24 +218,11 @@ impl<T: Transport> Rank<T> {
         }
     }
 
-    /// One step of the decomposed simulation (see the module docs). Every rank must call it together.
-    /// Errors: a peer is gone or sent a malformed message, or the particles do not fit (cannot happen
-    /// with the capacity [`Rank::new`] gives).
-    pub fn step(&mut self) -> Result<RankStats, ClusterError> {
+    /// Steps 2 and 3 of [`Rank::step`] (see the module docs): the migrants sent and received, then the
+    /// ghosts. Every rank must call it together. Errors: a peer is gone or sent a malformed message.
+    fn exchange(&self) -> Result<Exchanged, ClusterError> {
         let rank = self.transport.rank();
-        let t0 = Instant::now();
-        // 1. Load balance on the all-reduced GPU times (one-hot sum: every rank gets every time).
-        if self.config.balance_every > 0
-            && self.steps > 0
-            && self.steps.is_multiple_of(self.config.balance_every as u64)
-        {
-            let mut times = vec![0.0; self.transport.size()];
-            times[rank] = self.busy_ms;
-            let times = self.transport.all_reduce(&times, Reduce::Sum)?;
-            self.slabs.rebalance(&times, self.config.balance_tolerance);
-            self.busy_ms = 0.0;
-        }
-        // 2. Migrants: owned particles outside the slab go to the neighbour on that side.
+        // Migrants: owned particles outside the slab go to the neighbour on that side.
         let axis = self.slabs.axis;
         let (lo, hi) = self.slabs.range(rank);
         let all = self.sim.read_rank_particles_blocking(&self.ctx);
@@ -261,7 +248,7 @@ impl<T: Transport> Rank<T> {
         let migrated_in = [from[0].len() as u32, from[1].len() as u32];
         keep.extend(&from[0]);
         keep.extend(&from[1]);
-        // 3. Ghosts: owned particles within the halo of each border, to that neighbour.
+        // Ghosts: owned particles within the halo of each border, to that neighbour.
         let mut halo = [RankParticles::default(), RankParticles::default()];
         for i in 0..keep.len() {
             let c = keep.pos[i][axis];
@@ -279,6 +266,39 @@ impl<T: Transport> Rank<T> {
         for id in &mut ghosts.ids {
             *id |= GHOST;
         }
+        Ok(Exchanged { keep, ghosts, halo, migrated_in })
+    }
+
+    /// Exchanges migrants and ghosts as the start of [`Rank::step`] does and writes owned + ghosts to the
+    /// GPU without stepping: the state a step leaves, ghosts included, for a frame drawn before the first
+    /// step (sort-last rendering, src/capture/ranks.rs: the ghosts shape the border's ellipsoids). The next
+    /// step exchanges again from the owned particles. Every rank must call it together.
+    /// Errors: as [`Rank::step`]'s exchange; the particles do not fit (cannot happen, see [`Rank::new`]).
+    pub fn share_ghosts(&mut self) -> Result<(), ClusterError> {
+        let rank = self.transport.rank();
+        let Exchanged { mut keep, ghosts, .. } = self.exchange()?;
+        keep.extend(&ghosts);
+        self.sim.write_rank_particles(&self.ctx, &keep).map_err(|cause| ClusterError::Sim { rank, cause })
+    }
+
+    /// One step of the decomposed simulation (see the module docs). Every rank must call it together.
+    /// Errors: a peer is gone or sent a malformed message, or the particles do not fit (cannot happen
+    /// with the capacity [`Rank::new`] gives).
+    pub fn step(&mut self) -> Result<RankStats, ClusterError> {
+        let rank = self.transport.rank();
+        let t0 = Instant::now();
+        // 1. Load balance on the all-reduced GPU times (one-hot sum: every rank gets every time).
+        if self.config.balance_every > 0
+            && self.steps > 0
+            && self.steps.is_multiple_of(self.config.balance_every as u64)
+        {
+            let mut times = vec![0.0; self.transport.size()];
+            times[rank] = self.busy_ms;
+            let times = self.transport.all_reduce(&times, Reduce::Sum)?;
+            self.slabs.rebalance(&times, self.config.balance_tolerance);
+            self.busy_ms = 0.0;
+        }
+        let Exchanged { mut keep, ghosts, halo, migrated_in } = self.exchange()?;
         // 4. The joint time step: the largest owned speed over all ranks; and whether any rank holds a
         //    non-finite particle (a blow-up ends the run on every rank).
         let speed = keep.vel.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0f32, f32::max);
@@ -343,6 +363,16 @@ impl<T: Transport> Rank<T> {
         self.last = Some(stats.clone());
         Ok(stats)
     }
+}
+
+/// What [`Rank::exchange`] leaves: the owned particles (after migration), the ghosts received (ids with
+/// [`GHOST`] set, from the left neighbour first), the particles sent as ghosts to the (left, right)
+/// neighbour, and the migrants received from each side.
+struct Exchanged {
+    keep: RankParticles,
+    ghosts: RankParticles,
+    halo: [RankParticles; 2],
+    migrated_in: [u32; 2],
 }
 
 /// The per-iteration exchange of one host-driven step (src/sim/ranked_step.rs) over the rank's transport:

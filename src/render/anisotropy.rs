@@ -113,13 +113,23 @@ impl EllipsoidBuffers {
     /// for tests and tools that splat ellipsoids of their own. Errors: more than [`split::MAX_CHUNKS`]
     /// chunks.
     pub fn from_ellipsoids(ctx: &GpuContext, ellipsoids: &[Ellipsoid]) -> Result<Self, SplitError> {
+        Self::from_ellipsoids_chunked(ctx, ellipsoids, split::per_binding(&ctx.device.limits()))
+    }
+
+    /// [`EllipsoidBuffers::from_ellipsoids`] in chunks of `per_binding` ellipsoids (rounded as
+    /// [`SplitBuffer::new_chunked`] does), e.g. to test a pass on several chunks without the process-wide
+    /// hook. Errors: more than [`split::MAX_CHUNKS`] chunks.
+    pub fn from_ellipsoids_chunked(
+        ctx: &GpuContext,
+        ellipsoids: &[Ellipsoid],
+        per_binding: u32,
+    ) -> Result<Self, SplitError> {
+        let buffers = Self::new(&ctx.device, ellipsoids.len() as u32, per_binding)?;
         let centres: Vec<[f32; 4]> = ellipsoids.iter().map(|e| e.centre).collect();
         let g: Vec<[u32; 4]> = ellipsoids.iter().map(|e| e.g_packed).collect();
-        let (device, queue, bytes) = (&ctx.device, &ctx.queue, Self::BYTES_PER_PARTICLE);
-        Ok(Self {
-            centres: SplitBuffer::new_init(device, queue, "ellipsoid centres", bytes, bytemuck::cast_slice(&centres))?,
-            g_packed: SplitBuffer::new_init(device, queue, "ellipsoid matrices", bytes, bytemuck::cast_slice(&g))?,
-        })
+        buffers.centres.write(&ctx.queue, 0, bytemuck::cast_slice(&centres));
+        buffers.g_packed.write(&ctx.queue, 0, bytemuck::cast_slice(&g));
+        Ok(buffers)
     }
 
     /// Chunks (bindings) of each array.

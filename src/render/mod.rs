@@ -22,6 +22,14 @@
 //!    target;
 //! 5. "tank glass" ([`tank`]): the near glass walls of a box scene's tank over the water.
 //!
+//! A simulation decomposed over several GPUs (src/cluster) is drawn sort-last ([`sort_last`]): every rank
+//! runs the "fluid layers" stage ([`Renderer::encode_layers`]: step 1, the background for the depth the
+//! splats are tested against, "ghost cull" ([`ghosts`]: the neighbours' ghost copies shape the ellipsoids
+//! but only owners splat) and step 4's splats into its own targets); the other ranks' depth and thickness
+//! come to the display device as bytes ([`layers`]), and [`Renderer::encode_display`] draws the whole frame
+//! with "sort-last depth" and "sort-last thickness" (nearest depth, summed thickness) between the splats
+//! and the fluid tiles, so the tiles, the depth filter and the composite run once. One GPU records neither.
+//!
 //! The colour target may be 8-bit (sRGB or not: the shaders encode sRGB themselves for a plain `Unorm`
 //! format) or a float format ([`HDR_FORMAT`], for EXR screenshots: the tone-mapped linear values as they
 //! are); the refraction background copy is made in the colour target's own format
@@ -40,17 +48,22 @@ pub mod curvature_flow;
 pub mod fluid_tiles;
 pub mod foam;
 pub mod frame;
+pub mod ghosts;
+pub mod layers;
 pub mod narrow_range;
 pub mod particles;
 pub mod pass;
 pub mod settings;
 pub mod sky;
 pub mod sky_image;
+pub mod sort_last;
+pub mod source;
 pub mod splat;
 pub mod tank;
 pub mod targets;
 pub mod terrain;
 pub mod terrain_ao;
+pub mod to_image;
 pub mod wave_maker;
 pub mod wetness;
 
@@ -61,56 +74,26 @@ pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
 pub use fluid_tiles::FluidTilesPass;
 pub use foam::{DiffuseSource, FoamInput, FoamPass, FoamSettings, FoamUniform};
 pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FORMAT, OFFSCREEN_FORMAT};
+pub use ghosts::{GhostIds, GhostPass};
+pub use layers::{FluidLayers, LayerError, LayerReadback};
 pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
 pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
 pub use sky::{SkyInput, SkyPass, SkySource};
 pub use sky_image::{load_sky, SkyCube, SkyError};
+pub use sort_last::{SortLastInput, SortLastPass};
+pub use source::ParticleSource;
 pub use splat::{SplatInput, SplatMethod, SplatPass};
 pub use tank::{Tank, TankInput, TankPart, TankPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
 pub use terrain::{TerrainInput, TerrainPass};
+pub use to_image::{render_to_image, render_to_image_hdr};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
-use crate::gpu::{split::SplitBuffer, GpuContext, Profiler};
+use crate::gpu::{GpuContext, Profiler};
 use crate::terrain::Heightfield;
 use background::{BackgroundCache, BackgroundKey};
-
-/// The particles to draw, as buffers and plain data (the renderer knows no simulation; the engine makes
-/// this from one, `Engine::particles`).
-#[derive(Clone, Copy)]
-pub struct ParticleSource<'a> {
-    /// `array<vec4<f32>>` split over bindings ([`crate::gpu::split`]): xyz = position (m), w = density
-    /// (kg/m^3; < 0 = not drawn, e.g. parked). The renderer's own arrays are chunked like it
-    /// ([`crate::engine::render_limit`] keeps the count within 4 chunks).
-    pub positions: &'a SplitBuffer,
-    /// `array<vec4<f32>>` split over bindings: xyz = velocity (m/s), w = pressure (Pa).
-    pub velocities: &'a SplitBuffer,
-    /// Particles to draw (at most the buffers' length / 16 bytes).
-    pub count: u32,
-    /// Changes whenever the particles move (`Simulation::particles_version`): while it stays, the
-    /// anisotropy's ellipsoids are kept. `None` (particles of unknown provenance) recomputes every frame.
-    pub version: Option<u64>,
-    /// A wave maker's paddle to draw: its geometry and motion, and the buffer whose bytes 4..8 hold the
-    /// simulated time in seconds (the simulation's step state) that it moves on.
-    pub paddle: Option<(PaddleUniform, &'a wgpu::Buffer)>,
-    /// Diffuse particles (spray, foam, bubbles) to draw as foam ([`foam`]); `None`: none.
-    pub diffuse: Option<DiffuseSource<'a>>,
-    /// The glass tank around the simulation box and its ground, in a box scene (static, drawn with the
-    /// background).
-    pub tank: Option<Tank>,
-    /// The simulation's step state, whose bytes 4..8 hold the simulated time in seconds: wet ground dries
-    /// on it (on the renderer's wall clock when `None`).
-    pub clock: Option<&'a wgpu::Buffer>,
-}
-
-impl<'a> ParticleSource<'a> {
-    /// `count` particles in `positions` and `velocities`, of unknown provenance, no paddle.
-    pub fn buffers(positions: &'a SplitBuffer, velocities: &'a SplitBuffer, count: u32) -> Self {
-        Self { positions, velocities, count, version: None, paddle: None, diffuse: None, tank: None, clock: None }
-    }
-}
 
 /// Owns the frame uniform, every pass, and the fluid renderer's screen-sized targets.
 pub struct Renderer {
@@ -132,6 +115,11 @@ pub struct Renderer {
     smoothed: usize,
     composite: CompositePass,
     tank: TankPass,
+    ghosts: GhostPass,
+    sort_last: SortLastPass,
+    /// What the last [`Renderer::encode_layers`] splatted into the targets, for an
+    /// [`Renderer::encode_display`] of the same frame to go on from.
+    layers_for: Option<LayersKey>,
     targets: Option<FluidTargets>,
     /// The frame targets the passes' bind groups were made for (colour and depth textures, compared by
     /// identity, with the thickness resolution); the passes are resized when another comes.
@@ -180,6 +168,9 @@ impl Renderer {
             smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
             tank: TankPass::new(ctx, color_format),
+            ghosts: GhostPass::new(ctx, color_format),
+            sort_last: SortLastPass::new(ctx, color_format),
+            layers_for: None,
             targets: None,
             bound_to: None,
             background: BackgroundCache::default(),
@@ -225,6 +216,7 @@ impl Renderer {
     /// keep what they use alive until the GPU is done with them.
     pub fn release_targets(&mut self) {
         self.targets = None;
+        self.layers_for = None;
         self.bound_to = None;
         self.splat.resize(&self.device, None);
         self.tiles.resize(&self.device, None);
@@ -232,6 +224,7 @@ impl Renderer {
         self.foam.resize(&self.device, None);
         self.narrow_range.resize(&self.device, None);
         self.composite.resize(&self.device, None);
+        self.sort_last.resize(&self.device, None);
     }
 
     /// The sky: its cubemap and where it came from.
@@ -275,6 +268,7 @@ impl Renderer {
         self.foam.resize(&ctx.device, targets);
         self.narrow_range.resize(&ctx.device, targets);
         self.composite.resize(&ctx.device, targets);
+        self.sort_last.resize(&ctx.device, targets);
         self.bound_to = Some(key);
     }
 
@@ -293,6 +287,69 @@ impl Renderer {
         particles: Option<ParticleSource<'_>>,
         settings: &RenderSettings,
     ) {
+        self.encode_with(ctx, encoder, profiler, target, camera, particles, settings, None);
+    }
+
+    /// The "fluid layers" stage of a rank of a decomposed simulation (see the module doc and
+    /// [`sort_last`]): as [`Renderer::encode`] up to the splats (the anisotropy over every particle of
+    /// `particles`, owned and ghosts; the background, which the splats are tested against; the ghosts'
+    /// ellipsoids culled when `ghosts` is given; the splats into this renderer's own depth and thickness
+    /// targets at `target`'s size), nothing after them. Read the layers from [`Renderer::fluid_targets`]
+    /// (e.g. [`LayerReadback::encode_copy`] in the same encoder); `None` there when no fluid was drawn
+    /// (no particles, or the `Spheres` view).
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_layers(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        target: &Offscreen,
+        camera: &OrbitCamera,
+        particles: Option<ParticleSource<'_>>,
+        ghosts: Option<GhostIds<'_>>,
+        settings: &RenderSettings,
+    ) {
+        let ranked = Ranked { ghosts, received: None };
+        self.encode_with(ctx, encoder, profiler, target, camera, particles, settings, Some(ranked));
+    }
+
+    /// The display's frame of a decomposed simulation: [`Renderer::encode_layers`] for its own particles,
+    /// then the other ranks' layers `received` (one per rank > 0, at `target`'s size) composited
+    /// sort-last ([`sort_last`]: nearest depth, summed thickness) and the rest of the frame once, as
+    /// [`Renderer::encode`] draws it. When the last call was [`Renderer::encode_layers`] with the same
+    /// target, particles (version and count), camera and settings (in an earlier submission, so the
+    /// display's splats run while the other ranks' layers travel), its splats are used and not recorded
+    /// again. With nothing received and no `ghosts` it records what [`Renderer::encode`] does.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_display(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        target: &Offscreen,
+        camera: &OrbitCamera,
+        particles: Option<ParticleSource<'_>>,
+        ghosts: Option<GhostIds<'_>>,
+        received: &[FluidLayers],
+        settings: &RenderSettings,
+    ) {
+        let ranked = Ranked { ghosts, received: Some(received) };
+        self.encode_with(ctx, encoder, profiler, target, camera, particles, settings, Some(ranked));
+    }
+
+    /// [`Renderer::encode`], or a rank's stage of it (`ranked`).
+    #[allow(clippy::too_many_arguments)]
+    fn encode_with(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        target: &Offscreen,
+        camera: &OrbitCamera,
+        particles: Option<ParticleSource<'_>>,
+        settings: &RenderSettings,
+        ranked: Option<Ranked<'_>>,
+    ) {
         let sun = settings.sun();
         let time = self.start.elapsed().as_secs_f32();
         let uniform = camera.uniform(target.size, sun, settings.sun_intensity.max(0.0), time);
@@ -305,6 +362,15 @@ impl Renderer {
         self.last_time = Some(time);
         let particles = particles.filter(|p| settings.show_particles && p.count > 0);
         let fluid = particles.filter(|_| settings.view != FluidView::Spheres);
+        // A rank's layers of this very frame, recorded by the last `encode_layers`, go on from there.
+        let layers_key = fluid.and_then(|p| {
+            let camera = CameraUniform { time: 0.0, ..uniform };
+            let (color, settings) = (target.color.clone(), settings.clone());
+            p.version.map(|version| LayersKey { color, version, count: p.count, camera, settings })
+        });
+        let previous = self.layers_for.take();
+        let display = matches!(ranked, Some(Ranked { received: Some(_), .. }));
+        let splatted = display && previous.is_some() && previous == layers_key;
         if fluid.is_some() {
             self.prepare_targets(ctx, target, settings.fluid.half_res_thickness);
         }
@@ -318,7 +384,7 @@ impl Renderer {
             camera: &uniform,
             target,
         };
-        if let Some(p) = fluid {
+        if let Some(p) = fluid.filter(|_| !splatted) {
             let params = settings.anisotropy_uniform();
             self.anisotropy.encode(
                 &mut frame,
@@ -376,7 +442,22 @@ impl Renderer {
             self.tank.encode(&mut frame, front);
             return;
         };
-        self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
+        if !splatted {
+            if let Some(ghosts) = ranked.and_then(|r| r.ghosts) {
+                self.ghosts.encode(&mut frame, ghosts::GhostInput { ellipsoids, count: p.count, ghosts });
+            }
+            self.splat.encode(&mut frame, settings.splat(ellipsoids, p.count));
+        }
+        let received = match ranked {
+            Some(Ranked { received: None, .. }) => {
+                // The fluid layers stage ends with the splats.
+                self.layers_for = layers_key;
+                return;
+            }
+            Some(Ranked { received: Some(received), .. }) => received,
+            None => &[],
+        };
+        self.sort_last.encode(&mut frame, SortLastInput { received });
         self.tiles.encode(&mut frame, ());
         let smoothed = match settings.fluid.depth_filter {
             DepthFilter::CurvatureFlow => {
@@ -401,55 +482,21 @@ impl Renderer {
     }
 }
 
-/// Renders one frame off-screen at `size` pixels and reads it back as RGBA (sRGB-encoded bytes).
-/// `renderer` must be made for an 8-bit colour format (see [`render_to_image_hdr`] for [`HDR_FORMAT`]).
-/// **Blocking** (waits for the GPU): for headless runs and tests only.
-pub fn render_to_image(
-    ctx: &GpuContext,
-    renderer: &mut Renderer,
-    camera: &OrbitCamera,
-    particles: Option<ParticleSource<'_>>,
-    settings: &RenderSettings,
-    size: (u32, u32),
-) -> image::RgbaImage {
-    let target = render_offscreen(ctx, renderer, camera, particles, settings, size);
-    read_texture_rgba(ctx, &target.color)
+/// What a rank's fluid layers were splatted for: the frame's colour target (by identity), the particles'
+/// version and count, the camera (its clock left out) and the settings.
+#[derive(PartialEq)]
+struct LayersKey {
+    color: wgpu::Texture,
+    version: u64,
+    count: u32,
+    camera: CameraUniform,
+    settings: RenderSettings,
 }
 
-/// Renders one frame off-screen at `size` pixels with a renderer made for [`HDR_FORMAT`] and reads it
-/// back as linear RGBA floats: the tone-mapped image before sRGB encoding (what an sRGB target would
-/// encode on store), alpha 1. **Blocking** (waits for the GPU): for headless runs and tests only.
-///
-/// Panics when `renderer` was made for a format [`read_texture_rgba_f32`] cannot read (a programming
-/// error).
-pub fn render_to_image_hdr(
-    ctx: &GpuContext,
-    renderer: &mut Renderer,
-    camera: &OrbitCamera,
-    particles: Option<ParticleSource<'_>>,
-    settings: &RenderSettings,
-    size: (u32, u32),
-) -> image::Rgba32FImage {
-    let target = render_offscreen(ctx, renderer, camera, particles, settings, size);
-    read_texture_rgba_f32(ctx, &target.color)
-}
-
-/// One frame into a new off-screen target of the renderer's colour format, submitted.
-fn render_offscreen(
-    ctx: &GpuContext,
-    renderer: &mut Renderer,
-    camera: &OrbitCamera,
-    particles: Option<ParticleSource<'_>>,
-    settings: &RenderSettings,
-    size: (u32, u32),
-) -> Offscreen {
-    let target = Offscreen::with_format(ctx, size, renderer.color_format());
-    let mut profiler = Profiler::new(&ctx.device);
-    let mut encoder =
-        ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("render to image") });
-    renderer.encode(ctx, &mut encoder, &profiler, &target, camera, particles, settings);
-    profiler.resolve(&mut encoder);
-    ctx.queue.submit([encoder.finish()]);
-    profiler.end_frame(&ctx.queue);
-    target
+/// A rank's part of a frame of a decomposed simulation: which particles are ghosts, and the other ranks'
+/// layers (display) or none (the fluid layers stage only).
+#[derive(Clone, Copy)]
+struct Ranked<'a> {
+    ghosts: Option<GhostIds<'a>>,
+    received: Option<&'a [FluidLayers]>,
 }

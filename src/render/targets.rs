@@ -86,7 +86,8 @@ pub struct FluidTargets {
     /// `R32Float` linear view depth of the nearest splat, metres; 0 = no fluid.
     pub raw_depth: wgpu::Texture,
     pub raw_depth_view: wgpu::TextureView,
-    /// `R16Float` summed path length through the splats, metres.
+    /// `R16Float` summed path length through the splats, metres (at `thickness_size`).
+    pub thickness: wgpu::Texture,
     pub thickness_view: wgpu::TextureView,
     /// The compute splats' per-pixel `u32`s (`array<atomic<u32>>`, row-major): nearest depth (complement
     /// of the float's bits, 0 = none) at full resolution, and thickness (fixed point) at its resolution.
@@ -125,7 +126,9 @@ impl FluidTargets {
         let readable = U::RENDER_ATTACHMENT | U::TEXTURE_BINDING | U::COPY_SRC;
         let (raw_depth, raw_depth_view) =
             texture(ctx, "fluid raw depth", size, RAW_DEPTH_FORMAT, readable | U::COPY_DST);
-        let (_, thickness_view) = texture(ctx, "fluid thickness", thickness_size, THICKNESS_FORMAT, readable);
+        // Copies: sort-last compositing reads it back on a rank and writes it on the display (sort_last.rs).
+        let (thickness, thickness_view) =
+            texture(ctx, "fluid thickness", thickness_size, THICKNESS_FORMAT, readable | U::COPY_DST);
         let smooth_usage = U::STORAGE_BINDING | U::TEXTURE_BINDING | U::COPY_DST | U::COPY_SRC;
         let (s0, v0) = texture(ctx, "fluid smoothed depth 0", size, RAW_DEPTH_FORMAT, smooth_usage);
         let (s1, v1) = texture(ctx, "fluid smoothed depth 1", size, RAW_DEPTH_FORMAT, smooth_usage);
@@ -148,6 +151,7 @@ impl FluidTargets {
             splat_depth_view,
             raw_depth,
             raw_depth_view,
+            thickness,
             thickness_view,
             splat_depth_bits: crate::gpu::storage_buffer(device, "splat depth bits", size.0 as u64 * size.1 as u64 * 4),
             splat_thickness_bits: crate::gpu::storage_buffer(
@@ -242,8 +246,8 @@ pub fn read_texture_rgba_f32(ctx: &GpuContext, texture: &wgpu::Texture) -> image
     image::Rgba32FImage::from_raw(width, height, values).expect("buffer holds width * height * 4 floats")
 }
 
-/// Copies a 2-D texture of `texel` bytes per texel into tightly packed rows (the copy's row padding
-/// removed). **Blocking**: submits the copy and waits for the GPU. On a mapping failure it logs and
+/// Copies a 2-D texture of `texel` bytes per texel (e.g. 4 for the `R32Float` fluid depth, 2 for the
+/// `R16Float` thickness; usage `COPY_SRC`) into tightly packed rows (the copy's row padding removed). **Blocking**: submits the copy and waits for the GPU. On a mapping failure it logs and
 /// returns zeros of the right length.
 fn read_texture_bytes_blocking(ctx: &GpuContext, texture: &wgpu::Texture, texel: u32) -> Vec<u8> {
     let (width, height) = (texture.width(), texture.height());

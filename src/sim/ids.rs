@@ -152,6 +152,14 @@ impl Simulation {
         }
     }
 
+    /// The ids of the particles in the order `pos` holds them now, for the renderer's ghost cull
+    /// ([`crate::render::ghosts`]): the ids buffer (`array<u32>`, `2 * capacity` entries) and the index of
+    /// the entry of slot 0 (0 after [`Simulation::write_rank_particles`], `capacity` once a step sorted
+    /// them). `None` when ids are not tracked (every single-GPU simulation).
+    pub fn ids_in_position_order(&self) -> Option<(&wgpu::Buffer, u32)> {
+        self.ids.as_ref().map(|t| (&self.buffers.ids, if t.stepped { self.capacity } else { 0 }))
+    }
+
     /// Sets the largest particle speed (m/s) the next step's CFL time step reads (`max_speed_bits` of the
     /// step state): ranks write the same all-reduced maximum, so they all take the same dt.
     pub fn set_max_speed(&self, ctx: &GpuContext, speed: f32) {
