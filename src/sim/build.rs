@@ -217,6 +217,7 @@ impl Simulation {
         let layouts = StageLayouts {
             device,
             bind_group_layout: &layout,
+            grid_bind_group_layout: &grid_layout,
             sim: pipeline_layout("sim pipeline layout", &layout),
             grid: pipeline_layout("sim grid pipeline layout", &grid_layout),
             workgroup_size: wg,
@@ -242,6 +243,7 @@ impl Simulation {
                 true => Some(halo::HaloStage::new(&layouts, n32)?),
                 false => None,
             },
+            border: options.track_ids.then(|| border::BorderStage::new(&layouts, (n32 / 16).max(64))),
         };
         let initial = Initial {
             pos: split(SplitBuffer::new(device, "sim initial pos", n, 16))?,
