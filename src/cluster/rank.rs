@@ -53,13 +53,16 @@ pub struct RankConfig {
     /// A border moves only when the slowest rank is slower than its faster neighbour by more than this
     /// fraction.
     pub balance_tolerance: f64,
+    /// First capacity of each border list, entries (src/sim/border.rs; `None`: a sixteenth of the
+    /// particles, at least 64). Lists grow when a selection overflows them; tests set a tiny one.
+    pub border_lists: Option<u32>,
 }
 
 impl RankConfig {
     /// The halo `params` need (see the module docs), balancing every 20 steps at 5 %.
     pub fn for_params(params: &SimParams) -> Self {
         let halo_supports = if params.surface_tension > 0.0 { 3 } else { 2 };
-        Self { halo_supports, balance_every: 20, balance_tolerance: 0.05 }
+        Self { halo_supports, balance_every: 20, balance_tolerance: 0.05, border_lists: None }
     }
 }
 
@@ -189,8 +192,11 @@ impl<T: Transport> Rank<T> {
         let bounds = start.pos.iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(l, h), p| {
             (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
         });
-        let sim = Simulation::for_rank(&ctx, domain, terrain, params, options, all.len() as u32, &start)
+        let mut sim = Simulation::for_rank(&ctx, domain, terrain, params, options, all.len() as u32, &start)
             .map_err(|cause| ClusterError::Sim { rank, cause })?;
+        if let Some(entries) = config.border_lists {
+            sim.set_border_capacity(&ctx, entries);
+        }
         let profiler = Profiler::new(&ctx.device);
         let first = BorderOutcome {
             owned,
