@@ -60,17 +60,19 @@ fn every_id_once(p: &RankParticles, n: usize, what: &str) {
 /// exchange moved 1.6 times that per rank (the rank's particles read, every slot of its capacity written).
 #[test]
 fn a_step_moves_only_the_border_particles() {
-    let steps = 3;
+    let steps = 5;
     let (particles, stats, n) = run(0.02, Method::Wcsph, 2, steps, None);
     every_id_once(&particles, n, "dam break");
     let full = n as u64 * 36;
     for (k, s) in stats.iter().enumerate().skip(1) {
         for r in s {
             println!(
-                "step {k}, rank {}: {} bytes, {:.1} % of {full}",
+                "step {k}, rank {}: {} bytes, {:.1} % of {full}; step {} ms (wall), GPU {:?} ms",
                 r.rank,
                 r.exchange_bytes,
-                100.0 * r.exchange_bytes as f64 / full as f64
+                100.0 * r.exchange_bytes as f64 / full as f64,
+                r.step_ms,
+                r.gpu_ms
             );
             assert!(r.exchange_bytes > 0, "step {k}, rank {}: no bytes counted", r.rank);
             assert!(

@@ -5,7 +5,10 @@
 //!
 //! One step ([`Rank::step`]), N > 1:
 //! 1. load balance every `balance_every` steps: the ranks' step times (all-reduced) move the slowest
-//!    slab's border one layer toward its faster neighbour ([`Slabs::rebalance`]);
+//!    slab's border one layer toward its faster neighbour ([`Slabs::rebalance`]). The times are the
+//!    steps' GPU time from timestamp queries (src/gpu/profiler.rs; the exchange's passes left out), which
+//!    no host wait or other rank's thread inflates; on a device without timestamps, the wall clock from
+//!    the step's submission to its end;
 //! 2. on the GPU (src/sim/border.rs): drop the ghosts, compact the particles that stay into the first
 //!    slots and list the owned particles that left the slab (migrants, with all their state and id) and
 //!    those within the halo of each border; read back only the counts and those lists; send the migrants
@@ -83,6 +86,10 @@ pub struct RankStats {
     pub iterations: (u32, u32),
     /// Wall-clock time of the step's GPU work (recorded to finished), ms.
     pub step_ms: f64,
+    /// GPU time of the step's passes from timestamp queries (the border selection and halo passes left
+    /// out: they are exchange), ms, of the latest step whose timestamps came back (they arrive a step or
+    /// so late); `None` where the device has no timestamps. Load balancing sums it, or `step_ms` without.
+    pub gpu_ms: Option<f64>,
     /// Wall-clock time of the read-back, exchange and upload, ms.
     pub exchange_ms: f64,
     /// Bytes of the border exchange before the step that moved between this rank's device and the host:
@@ -108,8 +115,11 @@ pub struct Rank<T: Transport> {
     config: RankConfig,
     halo: f32,
     steps: u64,
-    /// GPU step time summed since the last balancing, ms.
+    /// Step time summed since the last balancing, ms: GPU time from timestamps where the device has them,
+    /// else wall clock (see [`RankStats::gpu_ms`]).
     busy_ms: f64,
+    /// Profiler frames seen (a new one carries a step's GPU times).
+    frames_seen: u64,
     last: Option<RankStats>,
     /// Ids sent as ghosts to the (left, right) neighbour before the current step, in the order sent.
     sent: [Vec<u32>; 2],
@@ -218,6 +228,7 @@ impl<T: Transport> Rank<T> {
             halo,
             steps: 0,
             busy_ms: 0.0,
+            frames_seen: 0,
             last: None,
             sent,
             ghost_ids,
@@ -366,7 +377,12 @@ impl<T: Transport> Rank<T> {
         let t2 = Instant::now();
         let step_ms = ((t2 - t1).as_secs_f64() - exchange_s) * 1e3;
         let state = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?;
-        self.busy_ms += step_ms;
+        let gpu_ms = self.step_gpu_ms();
+        self.busy_ms += match (self.profiler.is_timed(), gpu_ms) {
+            (false, _) => step_ms,
+            (true, Some(ms)) => ms,
+            (true, None) => 0.0,
+        };
         self.steps += 1;
         let stats = RankStats {
             rank,
@@ -376,6 +392,7 @@ impl<T: Transport> Rank<T> {
             time: state.time,
             iterations: (state.density_iterations, state.divergence_iterations),
             step_ms,
+            gpu_ms: gpu_ms.or(self.last.as_ref().and_then(|l| l.gpu_ms)),
             exchange_ms: ((t1 - t0).as_secs_f64() + exchange_s) * 1e3,
             exchange_bytes: border.bytes,
             iteration_bytes,
@@ -384,6 +401,17 @@ impl<T: Transport> Rank<T> {
         };
         self.last = Some(stats.clone());
         Ok(stats)
+    }
+
+    /// The GPU time of the step passes of the profiler frame that came back since the last call, ms (the
+    /// border and halo passes left out); `None` when none did or the device has no timestamps.
+    fn step_gpu_ms(&mut self) -> Option<f64> {
+        if !self.profiler.is_timed() || self.profiler.frames_finished() == self.frames_seen {
+            return None;
+        }
+        self.frames_seen = self.profiler.frames_finished();
+        let passes = self.profiler.latest().iter().filter(|p| p.label != "border" && p.label != "halo");
+        Some(passes.map(|p| p.ms).sum())
     }
 
     /// Steps 2 and 3 of the module docs after a step: the GPU selects the migrants and the halo copies and
