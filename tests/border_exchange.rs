@@ -103,3 +103,21 @@ fn overflowing_border_lists_lose_nothing() {
         assert!(s.iter().all(|r| r.ghosts > 0), "a rank without ghosts at step {k}");
     }
 }
+
+/// DFSPH on 2 ranks: each of a step's per-iteration exchanges reads back the values of the particles the
+/// neighbour holds as ghosts and writes this rank's ghosts' (two `vec4<f32>` each), nothing else (the GPU
+/// finds them by slot: no sorted ids read back), so every rank's iteration bytes are a whole number of
+/// (its ghosts + the neighbour's ghosts) x 32 bytes.
+#[test]
+fn iterations_move_only_the_halo_values() {
+    let (particles, stats, n) = run(0.06, Method::Dfsph, 2, 4, None);
+    every_id_once(&particles, n, "dam break, DFSPH");
+    for (k, s) in stats.iter().enumerate() {
+        let per_exchange = 32 * (s[0].ghosts as u64 + s[1].ghosts as u64);
+        for r in s {
+            println!("step {k}, rank {}: {} iteration bytes, {per_exchange} per exchange", r.rank, r.iteration_bytes);
+            assert!(r.iteration_bytes > 0, "step {k}, rank {}: no iteration bytes", r.rank);
+            assert_eq!(r.iteration_bytes % per_exchange, 0, "step {k}, rank {}: not only halo values", r.rank);
+        }
+    }
+}

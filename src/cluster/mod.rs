@@ -11,6 +11,7 @@
 pub mod collect;
 pub mod devices;
 pub mod exchange;
+mod iteration;
 pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -43,9 +44,6 @@ pub enum ClusterError {
     /// A host-driven step failed on the GPU side.
     #[error("a rank's step: {0}")]
     Step(SimError),
-    /// A particle the neighbours expect as a ghost was not found after the sort (a bug).
-    #[error("rank {rank}: particle {id} went missing within a step")]
-    Missing { rank: usize, id: u32 },
     /// The domain along the decomposition axis has too few layers for the slabs.
     #[error(
         "the domain is {extent} m along the decomposition axis: too thin for {ranks} slabs of at least \

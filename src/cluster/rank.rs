@@ -33,13 +33,14 @@
 //! exchanged: [`RankStats::exchange_bytes`] counts it. Not done: overlapping the transfer with the inner
 //! particles' work (each step waits for its exchange).
 
-use super::exchange::{decode, decode_vec4, encode, encode_vec4};
+use super::exchange::{decode, encode};
+use super::iteration::IterationExchange;
 use super::slab::{longest_axis, Slabs};
 use super::transport::{Reduce, Side, Transport};
 use super::ClusterError;
 use crate::gpu::{GpuContext, Profiler};
 use crate::scene::Aabb;
-use crate::sim::{BorderRange, Method, RankExchange, RankParticles, SimOptions, SimParams, Simulation};
+use crate::sim::{BorderRange, Method, RankParticles, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
 use std::time::Instant;
 
@@ -121,10 +122,11 @@ pub struct Rank<T: Transport> {
     /// Profiler frames seen (a new one carries a step's GPU times).
     frames_seen: u64,
     last: Option<RankStats>,
-    /// Ids sent as ghosts to the (left, right) neighbour before the current step, in the order sent.
+    /// Slots (as written before the current step) of the particles sent as ghosts to the (left, right)
+    /// neighbour, in the order sent.
     sent: [Vec<u32>; 2],
-    /// Ids (ghost bit set) of this rank's ghosts, from the left neighbour first, in the order received.
-    ghost_ids: Vec<u32>,
+    /// Slots of this rank's ghosts (after the owned particles), from the left neighbour first.
+    ghosts: std::ops::Range<u32>,
     /// The first step's border, placed by [`Rank::new`] (taken by the first step).
     first: Option<BorderOutcome>,
 }
@@ -173,12 +175,13 @@ impl<T: Transport> Rank<T> {
             let c = all.pos[i][axis];
             let owner = slabs.owner(c);
             if owner == rank {
+                let slot = own.len() as u32;
                 own.push_from(all, i);
                 if c < lo + halo && rank > 0 {
-                    sent[0].push(all.ids[i]);
+                    sent[0].push(slot);
                 }
                 if c >= hi - halo && rank + 1 < ranks {
-                    sent[1].push(all.ids[i]);
+                    sent[1].push(slot);
                 }
             } else if owner + 1 == rank && c >= lo - halo {
                 from[0].push_from(all, i);
@@ -198,7 +201,7 @@ impl<T: Transport> Rank<T> {
             side.ids.iter_mut().for_each(|id| *id |= GHOST);
             start.extend(side);
         }
-        let ghost_ids = start.ids[owned as usize..].to_vec();
+        let ghosts = owned..start.len() as u32;
         let bounds = start.pos.iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(l, h), p| {
             (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
         });
@@ -210,7 +213,7 @@ impl<T: Transport> Rank<T> {
         let profiler = Profiler::new(&ctx.device);
         let first = BorderOutcome {
             owned,
-            ghosts: ghost_ids.len() as u32,
+            ghosts: ghosts.len() as u32,
             migrated_in: [0, 0],
             speed,
             broken,
@@ -231,7 +234,7 @@ impl<T: Transport> Rank<T> {
             frames_seen: 0,
             last: None,
             sent,
-            ghost_ids,
+            ghosts,
             first: Some(first),
         })
     }
@@ -359,7 +362,7 @@ impl<T: Transport> Rank<T> {
             let mut x = IterationExchange {
                 transport: &self.transport,
                 sent: &self.sent,
-                ghost_ids: &self.ghost_ids,
+                ghosts: self.ghosts.clone(),
                 owned: border.owned,
                 seconds: 0.0,
                 bytes: 0,
@@ -432,15 +435,19 @@ impl<T: Transport> Rank<T> {
         let from_right = self.recv(Side::Right)?;
         let migrated_in = [appended.len() as u32, from_right.len() as u32];
         appended.extend(&from_right);
-        // The received migrants within a halo are halo copies too (after the GPU's, in this order).
+        // The received migrants within a halo are halo copies too (after the GPU's, in this order); they
+        // will sit after the kept particles.
         let [mut left, mut right] = sel.halo;
+        let mut sent = sel.halo_slots;
         for i in 0..appended.len() {
             let c = appended.pos[i][axis];
             if c < lo + self.halo {
                 left.push_from(&appended, i);
+                sent[0].push(sel.kept + i as u32);
             }
             if c >= hi - self.halo {
                 right.push_from(&appended, i);
+                sent[1].push(sel.kept + i as u32);
             }
         }
         self.send(Side::Left, &left)?;
@@ -464,11 +471,11 @@ impl<T: Transport> Rank<T> {
             .sim
             .append_rank_particles(&self.ctx, sel.kept, &appended)
             .map_err(|cause| ClusterError::Sim { rank, cause })?;
-        self.sent = [left.ids, right.ids];
-        self.ghost_ids = ghosts.ids;
+        self.sent = sent;
+        self.ghosts = owned..owned + ghosts.len() as u32;
         Ok(BorderOutcome {
             owned,
-            ghosts: self.ghost_ids.len() as u32,
+            ghosts: self.ghosts.len() as u32,
             migrated_in,
             speed,
             broken,
@@ -493,66 +500,4 @@ struct BorderOutcome {
     /// Bytes read back from and written to the device.
     bytes: u64,
     retries: u32,
-}
-
-/// The per-iteration exchange of one host-driven step (src/sim/ranked_step.rs) over the rank's transport:
-/// the sent particles and the ghosts are those of this step's ghost exchange, in its order, so both
-/// sides agree on the order of the values without sending ids again.
-struct IterationExchange<'a, T: Transport> {
-    transport: &'a T,
-    /// Ids sent as ghosts to the left and to the right neighbour, in the order sent.
-    sent: &'a [Vec<u32>; 2],
-    /// Ids (ghost bit set) of the ghosts, from the left neighbour first, in the order received.
-    ghost_ids: &'a [u32],
-    owned: u32,
-    /// Wall-clock time in the exchange and the joint error, s.
-    seconds: f64,
-    /// Bytes read back from and written to the device (the sorted ids, the values sent and received).
-    bytes: u64,
-}
-
-impl<T: Transport> RankExchange for IterationExchange<'_, T> {
-    type Error = ClusterError;
-
-    fn slots(&mut self, sorted_ids: &[u32]) -> Result<(Vec<u32>, Vec<u32>), ClusterError> {
-        let rank = self.transport.rank();
-        self.bytes += sorted_ids.len() as u64 * 4;
-        let mut slot_of = std::collections::HashMap::with_capacity(sorted_ids.len());
-        for (slot, &id) in sorted_ids.iter().enumerate() {
-            if id != u32::MAX {
-                slot_of.insert(id, slot as u32);
-            }
-        }
-        let find = |id: u32| slot_of.get(&id).copied().ok_or(ClusterError::Missing { rank, id: id & !GHOST });
-        let send = self.sent.iter().flatten().map(|&id| find(id)).collect::<Result<Vec<_>, _>>()?;
-        let ghosts = self.ghost_ids.iter().map(|&id| find(id)).collect::<Result<Vec<_>, _>>()?;
-        Ok((send, ghosts))
-    }
-
-    fn exchange(&mut self, gathered: &[[f32; 4]]) -> Result<Vec<[f32; 4]>, ClusterError> {
-        let t = Instant::now();
-        let split = (2 * self.sent[0].len()).min(gathered.len());
-        for (side, part) in [(Side::Left, &gathered[..split]), (Side::Right, &gathered[split..])] {
-            if self.transport.neighbour(side).is_some() {
-                self.transport.send(side, encode_vec4(part))?;
-            }
-        }
-        self.bytes += gathered.len() as u64 * 16;
-        let mut out = Vec::with_capacity(2 * self.ghost_ids.len());
-        for side in [Side::Left, Side::Right] {
-            if self.transport.neighbour(side).is_some() {
-                out.extend(decode_vec4(&self.transport.recv(side)?)?);
-            }
-        }
-        self.bytes += out.len() as u64 * 16;
-        self.seconds += t.elapsed().as_secs_f64();
-        Ok(out)
-    }
-
-    fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), ClusterError> {
-        let t = Instant::now();
-        let joint = self.transport.all_reduce(&[err_sum, self.owned as f64], Reduce::Sum)?;
-        self.seconds += t.elapsed().as_secs_f64();
-        Ok((joint[0], joint[1]))
-    }
 }

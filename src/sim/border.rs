@@ -2,8 +2,8 @@
 //! slabs, docs/background.md section 6), beside shaders/sim/border.wgsl. After a step,
 //! [`Simulation::select_border_blocking`] drops the ghosts on the GPU, compacts the particles the rank
 //! keeps into slots `0 .. kept` and appends the migrants (owned particles that left the slab) and the halo
-//! copies (kept particles within the halo of a border) to four small lists; only a 64-byte header of
-//! counts and those lists are read back, never the rank's whole state. The lists have a bounded capacity:
+//! copies (kept particles within the halo of a border, with their new slot) to four small lists; only a
+//! 64-byte header of counts and those lists are read back, never the rank's whole state. The lists have a bounded capacity:
 //! the header is read first, and when a list overflowed the capacity grows to fit and the (side-effect
 //! free) selection runs again, so nothing is ever lost. The settle pass that moves the kept particles home
 //! and parks the rest runs only then. [`Simulation::append_rank_particles`] writes what the neighbours
@@ -21,7 +21,8 @@ const MAX_SPEED: usize = 5;
 const BROKEN: usize = 6;
 const BOUNDS_MIN: usize = 8;
 const BOUNDS_MAX: usize = 12;
-/// Bytes per list entry read back: position, velocity (`[f32; 4]` each) and id.
+/// Bytes per list entry read back: position, velocity (`[f32; 4]` each) and id (a halo copy's kept
+/// slot adds 4).
 pub const ENTRY_BYTES: u64 = 36;
 
 /// The selection's uniform. WGSL twin: Border in shaders/sim/border.wgsl.
@@ -77,7 +78,7 @@ pub struct BorderSelection {
     pub broken: bool,
     /// Bounds (min, max) of the kept particles' positions, m ((+inf, -inf) when none was kept).
     pub bounds: ([f32; 3], [f32; 3]),
-    /// Bytes read back from the device (the header and the lists, every try).
+    /// Bytes read back from the device (the header every try, the lists, the halo copies' slots).
     pub bytes_read: u64,
     /// Selections run again because a list overflowed its capacity.
     pub retries: u32,
@@ -169,7 +170,7 @@ impl Lists {
         let tags = gpu::storage_buffer(device, "border ids and slots", entries * 8);
         let staging = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("border lists read-back"),
-            size: entries * ENTRY_BYTES,
+            size: entries * (ENTRY_BYTES + 4),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -309,6 +310,14 @@ impl Simulation {
                 at += n as u64 * 4;
             }
         }
+        // The halo copies' kept slots (the per-iteration exchange names them by slot).
+        for (l, &n) in counts.iter().enumerate().skip(2) {
+            if n > 0 {
+                let from = (4 * cap + l as u64 * cap) * 4;
+                encoder.copy_buffer_to_buffer(&b.lists.tags, from, &b.lists.staging, at, n as u64 * 4);
+                at += n as u64 * 4;
+            }
+        }
         {
             let step = self.step_context(&mut encoder, profiler);
             let mut pass = step.profiler.compute_pass(step.encoder, "border");
@@ -318,13 +327,17 @@ impl Simulation {
             gpu::dispatch(&mut pass, step.dispatch.particles);
         }
         ctx.queue.submit([encoder.finish()]);
-        let bytes = map_blocking(ctx, &b.lists.staging, total * ENTRY_BYTES);
-        out.bytes_read += total * ENTRY_BYTES;
-        if bytes.len() as u64 != total * ENTRY_BYTES {
+        let halo_total = counts[2] as u64 + counts[3] as u64;
+        let size = total * ENTRY_BYTES + halo_total * 4;
+        let bytes = map_blocking(ctx, &b.lists.staging, size);
+        out.bytes_read += size;
+        if bytes.len() as u64 != size {
             return Err(SimError::State("the border lists could not be read back"));
         }
         let records: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&bytes[..(total * 32) as usize]);
-        let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[(total * 32) as usize..]);
+        let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[(total * 32) as usize..(total * 36) as usize]);
+        let slots: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[(total * 36) as usize..]);
+        out.halo_slots = [slots[..counts[2] as usize].to_vec(), slots[counts[2] as usize..].to_vec()];
         let (mut r, mut k) = (0, 0);
         let mut lists: [RankParticles; 4] = Default::default();
         for (l, &n) in counts.iter().enumerate() {

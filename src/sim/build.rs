@@ -197,7 +197,7 @@ impl Simulation {
                 "sim sources",
                 bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?),
             ),
-            ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 8 } else { 8 }),
+            ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 12 } else { 8 }),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the

@@ -138,20 +138,6 @@ impl Simulation {
         RankParticles { pos, vel, ids }
     }
 
-    /// Blocking read of the ids of the first `count` sorted slots of the last grid build (the rank's
-    /// particles, when `count` is what [`Simulation::write_rank_particles`] wrote). Empty without ids.
-    pub(super) fn read_sorted_ids_blocking(&self, ctx: &GpuContext) -> Vec<u32> {
-        match &self.ids {
-            Some(t) => bytemuck::pod_collect_to_vec(&gpu::readback::read_range_blocking(
-                ctx,
-                &self.buffers.ids,
-                self.capacity as u64 * 4,
-                t.live as u64 * 4,
-            )),
-            None => Vec::new(),
-        }
-    }
-
     /// Sets the largest particle speed (m/s) the next step's CFL time step reads (`max_speed_bits` of the
     /// step state): ranks write the same all-reduced maximum, so they all take the same dt.
     pub fn set_max_speed(&self, ctx: &GpuContext, speed: f32) {
