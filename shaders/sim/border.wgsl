@@ -1,14 +1,16 @@
 // Border selection of a decomposed simulation's rank (Rust: src/sim/border.rs; Werner 2015's slabs, see
-// src/cluster and docs/background.md section 6): after a step, `select` classifies each of the rank's
-// particles against its slab along the decomposition axis. Ghosts (id bit 31) and parked slots are
+// src/cluster and docs/background.md section 6): after a step, `select_border` classifies each of the
+// rank's particles against its slab along the decomposition axis. Ghosts (id bit 31) and parked slots are
 // dropped; an owned particle that left the slab is appended to the migrant list of that side; every other
-// owned particle is kept, compacted by an atomic counter into the sorted arrays (spos, svel, dead between
-// steps: the next grid build rewrites them) and the first half of the ids, and also appended to the halo
-// list of each border it lies within the halo of. The lists (position, velocity, id) are small and the only
-// per-particle data read back. The counts header also collects the kept particles' largest speed, whether
-// one is non-finite and their bounds. `settle` then moves the kept particles back into the unsorted arrays
-// (slots 0 ..< kept) and parks the rest of the old ones; the host appends what the neighbours sent after
-// them. The order within a list follows the atomics (arbitrary, as the counting sort's within a cell).
+// owned particle is kept, compacted into the sorted arrays (spos, svel, dead between steps: the next grid
+// build rewrites them) and the first half of the ids (each workgroup counts its kept particles, then
+// claims a block with one atomic add), and also appended to the halo list of each border it lies within
+// the halo of, with its kept slot. The lists (position, velocity, id) are small and the only per-particle
+// data read back. The counts header also collects the kept particles' largest speed, whether one is
+// non-finite and their bounds (per workgroup first). `settle` then moves the kept particles back into the
+// unsorted arrays (slots 0 ..< kept) and parks the rest of the old ones; the host appends what the
+// neighbours sent after them. The order within a list follows the atomics (arbitrary, as the counting
+// sort's within a cell).
 #import "sim/common.wgsl"
 
 #split_array 0 4 read_write spos vec4<f32>
@@ -72,44 +74,87 @@ fn push(list: u32, p: vec4<f32>, v: vec4<f32>, id: u32, slot: u32) {
     tags[4u * border.list_capacity + e] = slot;
 }
 
+// The workgroup's share of the header: its kept particles are counted and bounded here first, then one
+// thread adds them to the header (one global atomic per workgroup and field, not per particle).
+var<workgroup> wg_kept: atomic<u32>;
+var<workgroup> wg_base: u32;
+var<workgroup> wg_speed: atomic<u32>;
+var<workgroup> wg_broken: atomic<u32>;
+var<workgroup> wg_min: array<atomic<u32>, 3>;
+var<workgroup> wg_max: array<atomic<u32>, 3>;
+
 @compute @workgroup_size(WG)
-fn select_border(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn select_border(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    if (lid == 0u) {
+        atomicStore(&wg_kept, 0u);
+        atomicStore(&wg_speed, 0u);
+        atomicStore(&wg_broken, 0u);
+        for (var a = 0u; a < 3u; a++) {
+            atomicStore(&wg_min[a], 0xffffffffu);
+            atomicStore(&wg_max[a], 0u);
+        }
+    }
+    workgroupBarrier();
     let i = flat_index(gid, nwg, WG);
-    if (i >= border.live) {
-        return;
+    var keep = false;
+    var local_k = 0u;
+    var p = vec4<f32>(0.0);
+    var v = vec4<f32>(0.0);
+    var id = 0u;
+    var c = 0.0;
+    if (i < border.live) {
+        p = pos_load(i);
+        id = ids[border.ids_from + i];
+        if (p.w >= 0.0 && (id & GHOST_BIT) == 0u) {
+            v = vel_load(i);
+            c = p[border.axis];
+            if (c < border.lo) {
+                push(0u, p, v, id, 0u);
+            } else if (c >= border.hi) {
+                push(1u, p, v, id, 0u);
+            } else {
+                keep = true;
+                local_k = atomicAdd(&wg_kept, 1u);
+                atomicMax(&wg_speed, bitcast<u32>(length(v.xyz)));
+                if (!(finite(p.xyz) && finite(v.xyz))) {
+                    atomicOr(&wg_broken, 1u);
+                }
+                for (var a = 0u; a < 3u; a++) {
+                    atomicMin(&wg_min[a], ordered_bits(p[a]));
+                    atomicMax(&wg_max[a], ordered_bits(p[a]));
+                }
+            }
+        }
     }
-    let p = pos_load(i);
-    let id = ids[border.ids_from + i];
-    if (p.w < 0.0 || (id & GHOST_BIT) != 0u) {
-        return;
+    workgroupBarrier();
+    if (lid == 0u) {
+        let n = atomicLoad(&wg_kept);
+        if (n > 0u) {
+            wg_base = atomicAdd(&counts[KEPT], n);
+            atomicMax(&counts[MAX_SPEED], atomicLoad(&wg_speed));
+            atomicOr(&counts[BROKEN], atomicLoad(&wg_broken));
+            for (var a = 0u; a < 3u; a++) {
+                atomicMin(&counts[BOUNDS_MIN + a], atomicLoad(&wg_min[a]));
+                atomicMax(&counts[BOUNDS_MAX + a], atomicLoad(&wg_max[a]));
+            }
+        }
     }
-    let v = vel_load(i);
-    let c = p[border.axis];
-    if (c < border.lo) {
-        push(0u, p, v, id, 0u);
-        return;
-    }
-    if (c >= border.hi) {
-        push(1u, p, v, id, 0u);
-        return;
-    }
-    let k = atomicAdd(&counts[KEPT], 1u);
-    spos_store(k, p);
-    svel_store(k, v);
-    ids[k] = id;
-    if (c < border.halo_lo) {
-        push(2u, p, v, id, k);
-    }
-    if (c >= border.halo_hi) {
-        push(3u, p, v, id, k);
-    }
-    atomicMax(&counts[MAX_SPEED], bitcast<u32>(length(v.xyz)));
-    if (!(finite(p.xyz) && finite(v.xyz))) {
-        atomicOr(&counts[BROKEN], 1u);
-    }
-    for (var a = 0u; a < 3u; a++) {
-        atomicMin(&counts[BOUNDS_MIN + a], ordered_bits(p[a]));
-        atomicMax(&counts[BOUNDS_MAX + a], ordered_bits(p[a]));
+    workgroupBarrier();
+    if (keep) {
+        let k = wg_base + local_k;
+        spos_store(k, p);
+        svel_store(k, v);
+        ids[k] = id;
+        if (c < border.halo_lo) {
+            push(2u, p, v, id, k);
+        }
+        if (c >= border.halo_hi) {
+            push(3u, p, v, id, k);
+        }
     }
 }
 

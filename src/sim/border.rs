@@ -277,7 +277,11 @@ impl Simulation {
             if most <= b.lists.capacity {
                 break header;
             }
-            // Overflow: grow to fit (with room to spare) and select again; nothing was moved yet.
+            // Overflow: grow to fit (with room to spare) and select again; nothing was moved yet. The counts
+            // are the same the second time, so one retry fits (more would be a bug, not a loop).
+            if out.retries > 0 {
+                return Err(SimError::State("the border lists overflowed after growing to fit"));
+            }
             out.retries += 1;
             let grown = most.saturating_add(most / 4).min(self.capacity.max(1));
             self.reserve_border(ctx, grown);
