@@ -144,7 +144,8 @@ impl BorderStage {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let lists = Lists::new(device, &layout, &uniform, &counts, first_guess.max(1));
+        let first = first_guess.clamp(1, max_list_capacity(device).max(1));
+        let lists = Lists::new(device, &layout, &uniform, &counts, first);
         Self {
             select: pipeline("select_border"),
             settle: pipeline("settle"),
@@ -155,6 +156,14 @@ impl BorderStage {
             lists,
         }
     }
+}
+
+/// The most entries per list the device's buffers hold: the four lists' records (32 bytes each) share
+/// one storage binding, and their read-back copy takes 40 bytes per entry (records, id, slot).
+fn max_list_capacity(device: &wgpu::Device) -> u32 {
+    let l = device.limits();
+    let bytes = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+    (bytes / (4 * (ENTRY_BYTES + 4))).min(u32::MAX as u64) as u32
 }
 
 impl Lists {
@@ -193,22 +202,23 @@ fn map_blocking(ctx: &GpuContext, staging: &wgpu::Buffer, size: u64) -> Vec<u8> 
 }
 
 impl Simulation {
-    /// Grows the border lists to `entries` per list (never shrinks them). The first guess of
-    /// [`Simulation::for_rank`] is a sixteenth of the capacity; tests set a tiny one to exercise the retry.
-    /// Does nothing without ids tracked.
-    pub fn reserve_border(&mut self, ctx: &GpuContext, entries: u32) {
+    /// Grows the border lists to `entries` per list (never shrinks them; the first guess is a sixteenth of
+    /// the capacity, at least 64). Does nothing without ids tracked.
+    fn reserve_border(&mut self, ctx: &GpuContext, entries: u32) {
         if let Some(b) = &mut self.stages.border {
+            let entries = entries.min(max_list_capacity(&ctx.device));
             if entries > b.lists.capacity {
                 b.lists = Lists::new(&ctx.device, &b.layout, &b.uniform, &b.counts, entries);
             }
         }
     }
 
-    /// Sets the border lists' capacity to exactly `entries` per list (at least 1); for tests of the
-    /// overflow retry. Does nothing without ids tracked.
+    /// Sets the border lists' capacity to `entries` per list (at least 1, at most what the device's
+    /// largest storage binding holds); for tests of the overflow retry. Does nothing without ids tracked.
     pub fn set_border_capacity(&mut self, ctx: &GpuContext, entries: u32) {
         if let Some(b) = &mut self.stages.border {
-            b.lists = Lists::new(&ctx.device, &b.layout, &b.uniform, &b.counts, entries.max(1));
+            let entries = entries.clamp(1, max_list_capacity(&ctx.device).max(1));
+            b.lists = Lists::new(&ctx.device, &b.layout, &b.uniform, &b.counts, entries);
         }
     }
 
@@ -281,6 +291,12 @@ impl Simulation {
             // are the same the second time, so one retry fits (more would be a bug, not a loop).
             if out.retries > 0 {
                 return Err(SimError::State("the border lists overflowed after growing to fit"));
+            }
+            if most > max_list_capacity(&ctx.device) {
+                return Err(SimError::State(
+                    "more particles cross a slab border or lie in its halo than the device's largest storage \
+                     binding holds; use more GPUs or a larger dx",
+                ));
             }
             out.retries += 1;
             let grown = most.saturating_add(most / 4).min(self.capacity.max(1));
