@@ -55,8 +55,8 @@ fn every_id_once(p: &RankParticles, n: usize, what: &str) {
 }
 
 /// 2 ranks, 90 000 particles: after the first step (whose ghosts `Rank::new` placed) every rank moves
-/// less than a quarter of the scene's particles x 36 bytes per step (measured: 17.6 %, the halo copies
-/// read back with their slots and the ghosts written); the whole-state read-back and write-back before
+/// less than a quarter of the scene's particles x 36 bytes per step (measured: 18.3 %, the halo copies
+/// read back with their slots and a sixteenth more read at once, and the ghosts written); the whole-state read-back and write-back before
 /// the border exchange moved 1.6 times the scene's particles x 36 bytes per rank (the rank's particles
 /// read, every slot of its capacity written).
 #[test]

@@ -3,12 +3,14 @@
 //! [`Simulation::select_border_blocking`] drops the ghosts on the GPU, compacts the particles the rank
 //! keeps into slots `0 .. kept` and appends the migrants (owned particles that left the slab) and the halo
 //! copies (kept particles within the halo of a border, with their new slot) to four small lists; only a
-//! 64-byte header of counts and those lists are read back, never the rank's whole state. The lists have a bounded capacity:
-//! the header is read first, and when a list overflowed the capacity grows to fit and the (side-effect
-//! free) selection runs again, so nothing is ever lost. The settle pass that moves the kept particles home
-//! and parks the rest runs only then. [`Simulation::append_rank_particles`] writes what the neighbours
-//! sent (their migrants and ghosts) after the kept particles with `queue.write_buffer`.
-
+//! 64-byte header of counts and those lists are read back, never the rank's whole state. One round trip
+//! brings the header and the lists up to a guess (the last selection's counts and a margin); a list past
+//! its guess is copied in a second. The lists have a bounded capacity: a list that overflowed it grows to
+//! fit and the (side-effect free) selection runs again, so nothing is ever lost. The settle pass that
+//! moves the kept particles home and parks the rest is submitted only then, and not waited for: it runs
+//! while the host exchanges the lists. [`Simulation::append_rank_particles`] writes what the neighbours
+//! sent (their migrants and ghosts) after the kept particles with `queue.write_buffer`, which the queue
+//! orders after the settle pass.
 use super::stage::StageLayouts;
 use super::*;
 
@@ -107,6 +109,8 @@ pub(super) struct BorderStage {
     counts: wgpu::Buffer,
     counts_staging: wgpu::Buffer,
     lists: Lists,
+    /// The list counts of the last selection (the next one's guess of what to read back at once).
+    last: [u32; 4],
 }
 
 impl BorderStage {
@@ -154,6 +158,7 @@ impl BorderStage {
             counts,
             counts_staging,
             lists,
+            last: [0; 4],
         }
     }
 }
@@ -201,6 +206,78 @@ fn map_blocking(ctx: &GpuContext, staging: &wgpu::Buffer, size: u64) -> Vec<u8> 
     data
 }
 
+/// Maps `a.1` bytes of `a.0` and `b.1` bytes of `b.0` (both copied into by a submitted command buffer),
+/// waits once and returns them.
+fn map_two_blocking(ctx: &GpuContext, a: (&wgpu::Buffer, u64), b: (&wgpu::Buffer, u64)) -> (Vec<u8>, Vec<u8>) {
+    for (buffer, size) in [a, b] {
+        if size > 0 {
+            buffer.slice(..size).map_async(wgpu::MapMode::Read, |_| {});
+        }
+    }
+    let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+    let read = |(buffer, size): (&wgpu::Buffer, u64)| {
+        if size == 0 {
+            return Vec::new();
+        }
+        let data = buffer.slice(..size).get_mapped_range().map(|v| v.to_vec()).unwrap_or_default();
+        buffer.unmap();
+        data
+    };
+    (read(a), read(b))
+}
+
+/// Byte offsets in the read-back copy of `take` entries per list: (records of list l, ids of list l,
+/// slots of halo list l (2, 3; 0 otherwise)), and the copy's size. Packed: every list's records (32 B an
+/// entry), then every list's ids, then the halo lists' slots.
+fn packed(take: [u32; 4]) -> ([u64; 4], [u64; 4], [u64; 4], u64) {
+    let t = take.map(|n| n as u64);
+    let total: u64 = t.iter().sum();
+    let before = |l: usize| t[..l].iter().sum::<u64>();
+    let records = std::array::from_fn(|l| 32 * before(l));
+    let ids = std::array::from_fn(|l| 32 * total + 4 * before(l));
+    let slots = std::array::from_fn(|l| if l < 2 { 0 } else { 36 * total + 4 * (before(l) - before(2)) });
+    (records, ids, slots, 36 * total + 4 * (t[2] + t[3]))
+}
+
+/// The lists (migrants left, right, halo left, right; `counts` entries each) and the halo lists' slots
+/// from a read-back copy of `take` entries per list ([`packed`]; `counts` at most `take`).
+fn decode_lists(bytes: &[u8], take: [u32; 4], counts: [u32; 4]) -> ([RankParticles; 4], [Vec<u32>; 2]) {
+    let (records, ids, slots, _) = packed(take);
+    let mut lists: [RankParticles; 4] = Default::default();
+    let mut halo_slots: [Vec<u32>; 2] = Default::default();
+    for l in 0..4 {
+        let (at, n) = (records[l] as usize, counts[l] as usize);
+        let values: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&bytes[at..at + 32 * n]);
+        (lists[l].pos, lists[l].vel) = values.chunks_exact(2).map(|e| (e[0], e[1])).unzip();
+        lists[l].ids = bytemuck::pod_collect_to_vec(&bytes[ids[l] as usize..ids[l] as usize + 4 * n]);
+        if l >= 2 {
+            halo_slots[l - 2] = bytemuck::pod_collect_to_vec(&bytes[slots[l] as usize..slots[l] as usize + 4 * n]);
+        }
+    }
+    (lists, halo_slots)
+}
+
+impl Lists {
+    /// Records copies of the first `take` entries of each list (at most the capacity) into the staging
+    /// buffer, packed ([`packed`]); returns the bytes copied.
+    fn encode_copies(&self, encoder: &mut wgpu::CommandEncoder, take: [u32; 4]) -> u64 {
+        let (records, ids, slots, size) = packed(take);
+        let cap = self.capacity as u64;
+        for (l, &n) in take.iter().enumerate() {
+            let n = n as u64;
+            if n == 0 {
+                continue;
+            }
+            encoder.copy_buffer_to_buffer(&self.records, l as u64 * cap * 32, &self.staging, records[l], n * 32);
+            encoder.copy_buffer_to_buffer(&self.tags, l as u64 * cap * 4, &self.staging, ids[l], n * 4);
+            if l >= 2 {
+                encoder.copy_buffer_to_buffer(&self.tags, (4 + l as u64) * cap * 4, &self.staging, slots[l], n * 4);
+            }
+        }
+        size
+    }
+}
+
 impl Simulation {
     /// Grows the border lists to `entries` per list (never shrinks them; the first guess is a sixteenth of
     /// the capacity, at least 64). Does nothing without ids tracked.
@@ -229,7 +306,9 @@ impl Simulation {
 
     /// After a step: the border selection (see the module docs) against `range`, read back. The rank's
     /// arrays then hold the kept particles in slots `0 .. kept` and parked slots after them, until
-    /// [`Simulation::append_rank_particles`]. Blocks on the GPU (two or three times).
+    /// [`Simulation::append_rank_particles`]. Blocks on the GPU once (the counts and the lists up to a
+    /// guess from the last selection's counts), twice when a list outgrew that guess, more after an
+    /// overflow of a list's capacity.
     /// Errors: [`SimError::State`] without ids tracked, before any step since the last write (the ids of
     /// `pos` are not the sorted ones), or when a read-back fails (device lost).
     pub fn select_border_blocking(
@@ -246,7 +325,7 @@ impl Simulation {
         let d = &self.domain;
         let park = [0.5 * (d.min[0] + d.max[0]), 0.5 * (d.min[1] + d.max[1]), 0.5 * (d.min[2] + d.max[2]), -1.0];
         let mut out = BorderSelection::default();
-        let header = loop {
+        let (header, lists, halo_slots) = loop {
             let Some(b) = &self.stages.border else {
                 return Err(SimError::State("a border selection needs a simulation built for a rank"));
             };
@@ -275,17 +354,39 @@ impl Simulation {
                 pass.set_pipeline(&b.select);
                 gpu::dispatch(&mut pass, step.dispatch.particles);
             }
+            // The counts, and speculatively the lists up to a little more than the last selection's
+            // counts, in one round trip; what did not fit that guess is copied in a second.
             encoder.copy_buffer_to_buffer(&b.counts, 0, &b.counts_staging, 0, HEADER_BYTES);
+            let guess: [u32; 4] = std::array::from_fn(|l| {
+                let last = b.last[l];
+                last.saturating_add(last / 16).saturating_add(32).min(b.lists.capacity)
+            });
+            let guessed = b.lists.encode_copies(&mut encoder, guess);
             ctx.queue.submit([encoder.finish()]);
-            let bytes = map_blocking(ctx, &b.counts_staging, HEADER_BYTES);
-            out.bytes_read += HEADER_BYTES;
+            let (bytes, listed) = map_two_blocking(ctx, (&b.counts_staging, HEADER_BYTES), (&b.lists.staging, guessed));
+            out.bytes_read += HEADER_BYTES + guessed;
             let header: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
-            if header.len() != HEADER_WORDS {
+            if header.len() != HEADER_WORDS || listed.len() as u64 != guessed {
                 return Err(SimError::State("the border counts could not be read back"));
             }
-            let most = header[LISTS..LISTS + 4].iter().copied().max().unwrap_or(0);
+            let counts: [u32; 4] = std::array::from_fn(|l| header[LISTS + l]);
+            let most = counts.iter().copied().max().unwrap_or(0);
             if most <= b.lists.capacity {
-                break header;
+                if (0..4).all(|l| counts[l] <= guess[l]) {
+                    let (lists, slots) = decode_lists(&listed, guess, counts);
+                    break (header, lists, slots);
+                }
+                let mut encoder =
+                    ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("border lists") });
+                let size = b.lists.encode_copies(&mut encoder, counts);
+                ctx.queue.submit([encoder.finish()]);
+                let listed = map_blocking(ctx, &b.lists.staging, size);
+                out.bytes_read += size;
+                if listed.len() as u64 != size {
+                    return Err(SimError::State("the border lists could not be read back"));
+                }
+                let (lists, slots) = decode_lists(&listed, counts, counts);
+                break (header, lists, slots);
             }
             // Overflow: grow to fit (with room to spare) and select again; nothing was moved yet. The counts
             // are the same the second time, so one retry fits (more would be a bug, not a loop).
@@ -302,74 +403,27 @@ impl Simulation {
             let grown = most.saturating_add(most / 4).min(self.capacity.max(1));
             self.reserve_border(ctx, grown);
         };
-        let Some(b) = &self.stages.border else {
+        let Some(b) = &mut self.stages.border else {
             return Err(SimError::State("a border selection needs a simulation built for a rank"));
         };
-        let counts: [u32; 4] = std::array::from_fn(|l| header[LISTS + l]);
-        let total: u64 = counts.iter().map(|&c| c as u64).sum();
-        let cap = b.lists.capacity as u64;
+        b.last = std::array::from_fn(|l| header[LISTS + l]);
+        // Settle: submitted, not waited for (the appended particles' writes and the step come after it on
+        // the queue), so it runs while the host exchanges the lists.
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("border settle") });
-        // Packed in the staging buffer: every list's records (32 B each), then every list's ids.
-        let mut at = 0;
-        for (l, &n) in counts.iter().enumerate() {
-            if n > 0 {
-                encoder.copy_buffer_to_buffer(
-                    &b.lists.records,
-                    l as u64 * cap * 32,
-                    &b.lists.staging,
-                    at,
-                    n as u64 * 32,
-                );
-                at += n as u64 * 32;
-            }
-        }
-        for (l, &n) in counts.iter().enumerate() {
-            if n > 0 {
-                encoder.copy_buffer_to_buffer(&b.lists.tags, l as u64 * cap * 4, &b.lists.staging, at, n as u64 * 4);
-                at += n as u64 * 4;
-            }
-        }
-        // The halo copies' kept slots (the per-iteration exchange names them by slot).
-        for (l, &n) in counts.iter().enumerate().skip(2) {
-            if n > 0 {
-                let from = (4 * cap + l as u64 * cap) * 4;
-                encoder.copy_buffer_to_buffer(&b.lists.tags, from, &b.lists.staging, at, n as u64 * 4);
-                at += n as u64 * 4;
-            }
-        }
         {
             let step = self.step_context(&mut encoder, profiler);
             let mut pass = step.profiler.compute_pass(step.encoder, "border");
             pass.set_bind_group(0, step.grid_bind, &[]);
+            let Some(b) = &self.stages.border else {
+                return Err(SimError::State("a border selection needs a simulation built for a rank"));
+            };
             pass.set_bind_group(1, &b.lists.bind, &[]);
             pass.set_pipeline(&b.settle);
             gpu::dispatch(&mut pass, step.dispatch.particles);
         }
         ctx.queue.submit([encoder.finish()]);
-        let halo_total = counts[2] as u64 + counts[3] as u64;
-        let size = total * ENTRY_BYTES + halo_total * 4;
-        let bytes = map_blocking(ctx, &b.lists.staging, size);
-        out.bytes_read += size;
-        if bytes.len() as u64 != size {
-            return Err(SimError::State("the border lists could not be read back"));
-        }
-        let records: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&bytes[..(total * 32) as usize]);
-        let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[(total * 32) as usize..(total * 36) as usize]);
-        let slots: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[(total * 36) as usize..]);
-        out.halo_slots = [slots[..counts[2] as usize].to_vec(), slots[counts[2] as usize..].to_vec()];
-        let (mut r, mut k) = (0, 0);
-        let mut lists: [RankParticles; 4] = Default::default();
-        for (l, &n) in counts.iter().enumerate() {
-            let n = n as usize;
-            let pairs = records[r..r + 2 * n].chunks_exact(2);
-            (lists[l].pos, lists[l].vel) = pairs.map(|e| (e[0], e[1])).unzip();
-            r += 2 * n;
-        }
-        for (l, &n) in counts.iter().enumerate() {
-            lists[l].ids = ids[k..k + n as usize].to_vec();
-            k += n as usize;
-        }
+        out.halo_slots = halo_slots;
         let [ml, mr, hl, hr] = lists;
         out.kept = header[KEPT];
         out.migrants = [ml, mr];
