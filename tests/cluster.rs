@@ -231,10 +231,12 @@ fn balancing_moves_borders_and_loses_nothing() {
     let out = run("dam_break", 0.06, Method::Dfsph, 3, 24, unchanged, 4);
     let n = out.particles.len();
     by_id(&out.particles, n, "balanced dam break");
+    // With no tolerance every decision moves a border (times are never equal), but near-equal loads can
+    // move one back (seen: 2 runs in 11 ended where they started): a move at any step is what counts.
     let first = &out.steps[0][0].borders;
-    let last = &out.steps.last().unwrap()[0].borders;
-    println!("borders {first:?} -> {last:?}");
-    assert_ne!(first, last, "no border moved");
+    let seen: Vec<&Vec<f32>> = out.steps.iter().map(|s| &s[0].borders).collect();
+    println!("borders by step {seen:?}");
+    assert!(seen.iter().any(|b| *b != first), "no border moved in {} steps", seen.len());
     for (k, s) in out.steps.iter().enumerate() {
         assert_eq!(s.iter().map(|r| r.owned as usize).sum::<usize>(), n, "owned count at step {k}");
         assert!(s.iter().all(|r| r.borders == s[0].borders), "ranks disagree on the borders at step {k}");

@@ -210,6 +210,7 @@ fn twins() -> Vec<Twin> {
     use render::terrain_ao::{AoLevel, AoUniform};
     use render::wave_maker::PaddleUniform;
     use render::wetness::WetnessUniform;
+    use sim::border::BorderUniform;
     use sim::dfsph::{IterationArgs, SolveState};
     use sim::diffuse::{DiffuseParticle, DiffuseState};
     use sim::diffuse_params::DiffuseUniform;
@@ -231,6 +232,9 @@ fn twins() -> Vec<Twin> {
         SinkGpu => "sim/common.wgsl" :: SinkGpu { min, _pad0, max, _pad1 },
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
         SolveState => "sim/dfsph.wgsl" :: SolveState { iteration, _pad },
+        BorderUniform => "sim/border.wgsl" :: Border {
+            axis, live, ids_from, list_capacity, lo, hi, halo_lo, halo_hi, park,
+        },
         IterationArgs => "sim/dfsph.wgsl" :: IterationArgs { src, upd },
         DiffuseUniform => "sim/diffuse.wgsl" :: Diffuse {
             capacity, budget, spray_below, bubble_above, trapped_air_rate, wave_crest_rate, trapped_air, wave_crest,

@@ -46,7 +46,8 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 
 #ifdef IDS
 // Particle ids (src/sim/ids.rs): the first num_particles entries in the order of `pos`, the next
-// num_particles written here in the sorted order.
+// num_particles written here in the sorted order, the last num_particles the sorted slot of each slot of
+// `pos` (the halo exchange's map from the slots the host knows to this step's sorted ones, halo.wgsl).
 @group(0) @binding(7) var<storage, read_write> ids: array<u32>;
 
 @compute @workgroup_size(WG)
@@ -60,5 +61,6 @@ fn scatter_ids(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     spos_store(dst, p);
     svel_store(dst, vel_load(i));
     ids[params.num_particles + dst] = ids[i];
+    ids[2u * params.num_particles + i] = dst;
 }
 #endif

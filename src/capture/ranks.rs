@@ -13,7 +13,7 @@
 //! Left out on several GPUs (refused with the reason): particle files, emitters and sinks; the ranks'
 //! simulations have no diffuse particles (no foam or spray), no wave maker's paddle is drawn and the
 //! terrain is not wetted (only rank 0's particles would wet it). Before
-//! frame 0 the ranks exchange their ghosts once ([`Rank::share_ghosts`]), so the first frame's ellipsoids
+//! frame 0 the ranks hold their ghosts already ([`Rank::new`] places them), so the first frame's ellipsoids
 //! at the slab borders see the neighbours' particles too.
 
 use super::offline::{format_for, frame_count, validate, OfflineOptions};
@@ -269,8 +269,7 @@ fn rank_frames<T: Transport>(
     let mut readback = LayerReadback::default();
     let mut sums = Timings::default();
     let (mut time, mut steps) = (0.0f32, 0u64);
-    // Frame 0 with the ghosts in place, as every later frame has them after its steps.
-    rank.share_ghosts()?;
+    // Frame 0 has the ghosts in place: `Rank::new` placed them, as every later frame has them after its steps.
     for k in 0..total {
         if let Some(rec) = rec.as_deref_mut() {
             while !rec.can_record() {

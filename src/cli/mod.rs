@@ -552,7 +552,8 @@ pub struct RunArgs {
     pub save_checkpoint: Option<PathBuf>,
     /// GPUs to decompose the simulation over: a count or `all` (the discrete GPUs; one device per rank,
     /// several on one GPU when there are fewer). More than one simulates and reports only: --stats
-    /// writes every step's particle counts, step and exchange ms per rank, and a table is printed.
+    /// writes every step's particle counts, step and exchange ms and bytes moved per rank, and a table is
+    /// printed.
     #[arg(long, default_value = "1")]
     pub gpus: crate::cluster::GpuCount,
     /// Write the final particles to this file: binary PLY, or VTU with a `.vtu` path (positions,

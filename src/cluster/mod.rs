@@ -10,13 +10,14 @@
 //! every rank draws its own particles' fluid layers (anisotropy with the ghosts as neighbours, the ghosts
 //! culled, [`crate::render::ghosts`]), ranks > 0 send them to rank 0 as bytes
 //! ([`collect::gather_bytes_to_root`]), and rank 0 composites them ([`crate::render::sort_last`]: nearest
-//! depth, summed thickness) and draws the rest of the frame once. Before a first frame,
-//! [`Rank::share_ghosts`] puts the ghosts in place without a step.
+//! depth, summed thickness) and draws the rest of the frame once. [`Rank::new`] places the first
+//! ghosts, so a frame drawn before the first step has them too.
 //! With one GPU nothing here runs: the engine steps its [`crate::sim::Simulation`] as before.
 
 pub mod collect;
 pub mod devices;
 pub mod exchange;
+mod iteration;
 pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -49,9 +50,6 @@ pub enum ClusterError {
     /// A host-driven step failed on the GPU side.
     #[error("a rank's step: {0}")]
     Step(SimError),
-    /// A particle the neighbours expect as a ghost was not found after the sort (a bug).
-    #[error("rank {rank}: particle {id} went missing within a step")]
-    Missing { rank: usize, id: u32 },
     /// The domain along the decomposition axis has too few layers for the slabs.
     #[error(
         "the domain is {extent} m along the decomposition axis: too thin for {ranks} slabs of at least \

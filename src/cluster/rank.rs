@@ -5,13 +5,22 @@
 //!
 //! One step ([`Rank::step`]), N > 1:
 //! 1. load balance every `balance_every` steps: the ranks' step times (all-reduced) move the slowest
-//!    slab's border one layer toward its faster neighbour ([`Slabs::rebalance`]);
-//! 2. read the particles back with their ids (the ids ride through the sort: src/sim/ids.rs), drop the
-//!    ghosts, send the particles that left the slab (migrants, with all their state and id) to the
-//!    neighbour on that side and append those received;
-//! 3. send the owned particles within the halo of each border to that neighbour (ghosts);
-//! 4. all-reduce the largest owned speed, so every rank's CFL step takes the same dt;
-//! 5. write owned + ghosts back (the rest of the capacity parked), record the step, wait for it.
+//!    slab's border one layer toward its faster neighbour ([`Slabs::rebalance`]). The times are the
+//!    steps' GPU time from timestamp queries (src/gpu/profiler.rs; the exchange's passes left out), which
+//!    no host wait or other rank's thread inflates; on a device without timestamps, the wall clock from
+//!    the step's submission to its end;
+//! 2. on the GPU (src/sim/border.rs): drop the ghosts, compact the particles that stay into the first
+//!    slots and list the owned particles that left the slab (migrants, with all their state and id) and
+//!    those within the halo of each border; read back only the counts and those lists; send the migrants
+//!    to the neighbour on that side;
+//! 3. send the halo copies (the received migrants within a halo included) to that neighbour (ghosts) and
+//!    append the received migrants and ghosts after the kept particles (`queue.write_buffer` of those
+//!    slots only);
+//! 4. all-reduce the largest owned speed (from the selection), so every rank's CFL step takes the same dt;
+//! 5. record the step, wait for it.
+//!
+//! The first step's ghosts are placed by [`Rank::new`], which has every particle. A list that overflows
+//! its capacity is counted, not written: the selection runs again with room for it (nothing is lost).
 //!
 //! The halo is `halo_supports` support radii deep. A WCSPH step reads the ghosts' densities, which need
 //! their own neighbours: 2 support radii make an owned particle's step the single-GPU one (up to the
@@ -20,16 +29,18 @@
 //! their owners and the convergence test is the joint mean error over all ranks' owned particles, so
 //! every rank takes the single-GPU iteration count. PCISPH's fixed iterations run host-driven too, the
 //! ghosts' densities and pressures exchanged after each.
-//! Everything goes through host memory (wgpu has no peer-to-peer copies); this first version reads the
-//! whole state back each step rather than only the border particles.
+//! Everything goes through host memory (wgpu has no peer-to-peer copies), but only what must be
+//! exchanged: [`RankStats::exchange_bytes`] counts it. Not done: overlapping the transfer with the inner
+//! particles' work (each step waits for its exchange).
 
-use super::exchange::{decode, decode_vec4, encode, encode_vec4};
+use super::exchange::{decode, encode};
+use super::iteration::IterationExchange;
 use super::slab::{longest_axis, Slabs};
 use super::transport::{Reduce, Side, Transport};
 use super::ClusterError;
 use crate::gpu::{GpuContext, Profiler};
 use crate::scene::Aabb;
-use crate::sim::{Method, RankExchange, RankParticles, SimOptions, SimParams, Simulation};
+use crate::sim::{BorderRange, Method, RankParticles, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
 use std::time::Instant;
 
@@ -46,13 +57,16 @@ pub struct RankConfig {
     /// A border moves only when the slowest rank is slower than its faster neighbour by more than this
     /// fraction.
     pub balance_tolerance: f64,
+    /// First capacity of each border list, entries (src/sim/border.rs; `None`: a sixteenth of the
+    /// particles, at least 64). Lists grow when a selection overflows them; tests set a tiny one.
+    pub border_lists: Option<u32>,
 }
 
 impl RankConfig {
     /// The halo `params` need (see the module docs), balancing every 20 steps at 5 %.
     pub fn for_params(params: &SimParams) -> Self {
         let halo_supports = if params.surface_tension > 0.0 { 3 } else { 2 };
-        Self { halo_supports, balance_every: 20, balance_tolerance: 0.05 }
+        Self { halo_supports, balance_every: 20, balance_tolerance: 0.05, border_lists: None }
     }
 }
 
@@ -73,8 +87,21 @@ pub struct RankStats {
     pub iterations: (u32, u32),
     /// Wall-clock time of the step's GPU work (recorded to finished), ms.
     pub step_ms: f64,
+    /// GPU time of the step's passes from timestamp queries (the border selection and halo passes left
+    /// out: they are exchange), ms, of the latest step whose timestamps came back (they arrive a step or
+    /// so late); `None` where the device has no timestamps. Load balancing sums it, or `step_ms` without.
+    pub gpu_ms: Option<f64>,
     /// Wall-clock time of the read-back, exchange and upload, ms.
     pub exchange_ms: f64,
+    /// Bytes of the border exchange before the step that moved between this rank's device and the host:
+    /// the counts and the migrants and halo copies read back, the received migrants and ghosts written
+    /// (36 bytes per particle: position, velocity, id). 0 for the first step (`new` placed the ghosts).
+    pub exchange_bytes: u64,
+    /// Bytes the host-driven solves moved between the device and the host within the step (the sorted
+    /// ids once, the halo's values and the ghosts' each exchange; 0 for WCSPH).
+    pub iteration_bytes: u64,
+    /// Border selections run again because a list overflowed its capacity (src/sim/border.rs).
+    pub border_retries: u32,
     /// The slab borders now, m along the axis.
     pub borders: Vec<f32>,
 }
@@ -89,9 +116,19 @@ pub struct Rank<T: Transport> {
     config: RankConfig,
     halo: f32,
     steps: u64,
-    /// GPU step time summed since the last balancing, ms.
+    /// Step time summed since the last balancing, ms: GPU time from timestamps where the device has them,
+    /// else wall clock (see [`RankStats::gpu_ms`]).
     busy_ms: f64,
+    /// Profiler frames seen (a new one carries a step's GPU times).
+    frames_seen: u64,
     last: Option<RankStats>,
+    /// Slots (as written before the current step) of the particles sent as ghosts to the (left, right)
+    /// neighbour, in the order sent.
+    sent: [Vec<u32>; 2],
+    /// Slots of this rank's ghosts (after the owned particles), from the left neighbour first.
+    ghosts: std::ops::Range<u32>,
+    /// The first step's border, placed by [`Rank::new`] (taken by the first step).
+    first: Option<BorderOutcome>,
 }
 
 impl<T: Transport> Rank<T> {
@@ -127,20 +164,79 @@ impl<T: Transport> Rank<T> {
         let min_layers = config.halo_supports.max(1);
         let slabs = Slabs::balanced(axis, domain.min[axis], extent, support, min_layers, ranks, &coords)
             .ok_or(ClusterError::TooThin { ranks, extent, cell: support, min_layers })?;
+        // Owned particles, then the ghosts from the left and the right neighbour, each in the order of
+        // `all`: the order the neighbours list them as halo copies, so no message is needed.
+        let halo = config.halo_supports as f32 * support;
+        let (lo, hi) = slabs.range(rank);
         let mut own = RankParticles::default();
+        let mut sent = [Vec::new(), Vec::new()];
+        let mut from = [RankParticles::default(), RankParticles::default()];
         for i in 0..all.len() {
-            if slabs.owner(all.pos[i][axis]) == rank {
+            let c = all.pos[i][axis];
+            let owner = slabs.owner(c);
+            if owner == rank {
+                let slot = own.len() as u32;
                 own.push_from(all, i);
+                if c < lo + halo && rank > 0 {
+                    sent[0].push(slot);
+                }
+                if c >= hi - halo && rank + 1 < ranks {
+                    sent[1].push(slot);
+                }
+            } else if owner + 1 == rank && c >= lo - halo {
+                from[0].push_from(all, i);
+            } else if owner == rank + 1 && c < hi + halo {
+                from[1].push_from(all, i);
             }
         }
         if own.is_empty() {
             return Err(ClusterError::EmptyRank { rank, ranks });
         }
-        let sim = Simulation::for_rank(&ctx, domain, terrain, params, options, all.len() as u32, &own)
+        let owned = own.len() as u32;
+        let finite = |v: &[f32; 4]| v[..3].iter().all(|c| c.is_finite());
+        let speed = own.vel.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0f32, f32::max);
+        let broken = own.pos.iter().zip(&own.vel).any(|(p, v)| !finite(p) || !finite(v));
+        let mut start = own;
+        for side in &mut from {
+            side.ids.iter_mut().for_each(|id| *id |= GHOST);
+            start.extend(side);
+        }
+        let ghosts = owned..start.len() as u32;
+        let bounds = start.pos.iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(l, h), p| {
+            (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
+        });
+        let mut sim = Simulation::for_rank(&ctx, domain, terrain, params, options, all.len() as u32, &start)
             .map_err(|cause| ClusterError::Sim { rank, cause })?;
+        if let Some(entries) = config.border_lists {
+            sim.set_border_capacity(&ctx, entries);
+        }
         let profiler = Profiler::new(&ctx.device);
-        let halo = config.halo_supports as f32 * support;
-        Ok(Self { transport, ctx, sim, profiler, slabs, config, halo, steps: 0, busy_ms: 0.0, last: None })
+        let first = BorderOutcome {
+            owned,
+            ghosts: ghosts.len() as u32,
+            migrated_in: [0, 0],
+            speed,
+            broken,
+            bounds,
+            bytes: 0,
+            retries: 0,
+        };
+        Ok(Self {
+            transport,
+            ctx,
+            sim,
+            profiler,
+            slabs,
+            config,
+            halo,
+            steps: 0,
+            busy_ms: 0.0,
+            frames_seen: 0,
+            last: None,
+            sent,
+            ghosts,
+            first: Some(first),
+        })
     }
 
     /// This rank's simulation (owned particles and ghosts, in the order of the last step).
@@ -163,21 +259,23 @@ impl<T: Transport> Rank<T> {
         self.last.as_ref()
     }
 
-    /// Every rank's (owned, ghosts, step ms, exchange ms) of `stats` (this rank's last step), by rank, on
-    /// every rank (one all-reduce). Every rank must call it together.
+    /// Every rank's (owned, ghosts, step ms, exchange ms, exchange bytes, iteration bytes) of `stats`
+    /// (this rank's last step), by rank, on every rank (one all-reduce). Every rank must call it together.
     /// Errors: a peer is gone.
-    pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; 4]>, ClusterError> {
+    pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; 6]>, ClusterError> {
         let size = self.transport.size();
-        let mut mine = vec![0.0; 4 * size];
+        let mut mine = vec![0.0; 6 * size];
         let r = self.transport.rank();
-        mine[4 * r..4 * r + 4].copy_from_slice(&[
+        mine[6 * r..6 * r + 6].copy_from_slice(&[
             stats.owned as f64,
             stats.ghosts as f64,
             stats.step_ms,
             stats.exchange_ms,
+            stats.exchange_bytes as f64,
+            stats.iteration_bytes as f64,
         ]);
         let all = self.transport.all_reduce(&mine, Reduce::Sum)?;
-        Ok(all.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+        Ok(all.chunks_exact(6).map(|c| std::array::from_fn(|k| c[k])).collect())
     }
 
     /// The transport this rank talks through.
@@ -218,76 +316,13 @@ impl<T: Transport> Rank<T> {
         }
     }
 
-    /// Steps 2 and 3 of [`Rank::step`] (see the module docs): the migrants sent and received, then the
-    /// ghosts. Every rank must call it together. Errors: a peer is gone or sent a malformed message.
-    fn exchange(&self) -> Result<Exchanged, ClusterError> {
-        let rank = self.transport.rank();
-        // Migrants: owned particles outside the slab go to the neighbour on that side.
-        let axis = self.slabs.axis;
-        let (lo, hi) = self.slabs.range(rank);
-        let all = self.sim.read_rank_particles_blocking(&self.ctx);
-        let mut keep = RankParticles::default();
-        let mut out = [RankParticles::default(), RankParticles::default()];
-        for i in 0..all.len() {
-            if all.pos[i][3] < 0.0 || all.ids[i] & GHOST != 0 {
-                continue;
-            }
-            let c = all.pos[i][axis];
-            let dst = if c < lo {
-                &mut out[0]
-            } else if c >= hi {
-                &mut out[1]
-            } else {
-                &mut keep
-            };
-            dst.push_from(&all, i);
-        }
-        self.send(Side::Left, &out[0])?;
-        self.send(Side::Right, &out[1])?;
-        let from = [self.recv(Side::Left)?, self.recv(Side::Right)?];
-        let migrated_in = [from[0].len() as u32, from[1].len() as u32];
-        keep.extend(&from[0]);
-        keep.extend(&from[1]);
-        // Ghosts: owned particles within the halo of each border, to that neighbour.
-        let mut halo = [RankParticles::default(), RankParticles::default()];
-        for i in 0..keep.len() {
-            let c = keep.pos[i][axis];
-            if c < lo + self.halo {
-                halo[0].push_from(&keep, i);
-            }
-            if c >= hi - self.halo {
-                halo[1].push_from(&keep, i);
-            }
-        }
-        self.send(Side::Left, &halo[0])?;
-        self.send(Side::Right, &halo[1])?;
-        let mut ghosts = self.recv(Side::Left)?;
-        ghosts.extend(&self.recv(Side::Right)?);
-        for id in &mut ghosts.ids {
-            *id |= GHOST;
-        }
-        Ok(Exchanged { keep, ghosts, halo, migrated_in })
-    }
-
-    /// Exchanges migrants and ghosts as the start of [`Rank::step`] does and writes owned + ghosts to the
-    /// GPU without stepping: the state a step leaves, ghosts included, for a frame drawn before the first
-    /// step (sort-last rendering, src/capture/ranks.rs: the ghosts shape the border's ellipsoids). The next
-    /// step exchanges again from the owned particles. Every rank must call it together.
-    /// Errors: as [`Rank::step`]'s exchange; the particles do not fit (cannot happen, see [`Rank::new`]).
-    pub fn share_ghosts(&mut self) -> Result<(), ClusterError> {
-        let rank = self.transport.rank();
-        let Exchanged { mut keep, ghosts, .. } = self.exchange()?;
-        keep.extend(&ghosts);
-        self.sim.write_rank_particles(&self.ctx, &keep).map_err(|cause| ClusterError::Sim { rank, cause })
-    }
-
     /// One step of the decomposed simulation (see the module docs). Every rank must call it together.
-    /// Errors: a peer is gone or sent a malformed message, or the particles do not fit (cannot happen
-    /// with the capacity [`Rank::new`] gives).
+    /// Errors: a peer is gone or sent a malformed message, a read-back failed, or the particles do not fit
+    /// (cannot happen with the capacity [`Rank::new`] gives).
     pub fn step(&mut self) -> Result<RankStats, ClusterError> {
         let rank = self.transport.rank();
         let t0 = Instant::now();
-        // 1. Load balance on the all-reduced GPU times (one-hot sum: every rank gets every time).
+        // 1. Load balance on the all-reduced step times (one-hot sum: every rank gets every time).
         if self.config.balance_every > 0
             && self.steps > 0
             && self.steps.is_multiple_of(self.config.balance_every as u64)
@@ -298,45 +333,43 @@ impl<T: Transport> Rank<T> {
             self.slabs.rebalance(&times, self.config.balance_tolerance);
             self.busy_ms = 0.0;
         }
-        let Exchanged { mut keep, ghosts, halo, migrated_in } = self.exchange()?;
+        // 2.-3. Migrants and ghosts (the first step's were placed by `new`).
+        let border = match self.first.take() {
+            Some(first) => first,
+            None => self.exchange_border()?,
+        };
         // 4. The joint time step: the largest owned speed over all ranks; and whether any rank holds a
         //    non-finite particle (a blow-up ends the run on every rank).
-        let speed = keep.vel.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0f32, f32::max);
-        let finite = |v: &[f32; 4]| v[..3].iter().all(|c| c.is_finite());
-        let broken = keep.pos.iter().zip(&keep.vel).any(|(p, v)| !finite(p) || !finite(v));
-        let joint = self.transport.all_reduce(&[speed as f64, broken as u8 as f64], Reduce::Max)?;
+        let joint = self.transport.all_reduce(&[border.speed as f64, border.broken as u8 as f64], Reduce::Max)?;
         if joint[1] > 0.0 {
             let time = self.last.as_ref().map_or(0.0, |l| l.time);
             return Err(ClusterError::BlowUp { time });
         }
         let speed = joint[0] as f32;
-        // 5. Owned then ghosts onto the GPU; the grid's box around them; the step.
-        let owned = keep.len() as u32;
-        let ghost_count = ghosts.len() as u32;
-        keep.extend(&ghosts);
-        self.sim.write_rank_particles(&self.ctx, &keep).map_err(|cause| ClusterError::Sim { rank, cause })?;
+        // 5. The grid's box around owned and ghosts; the step.
         self.sim.set_max_speed(&self.ctx, speed);
-        let (blo, bhi) = keep.pos.iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(l, h), p| {
-            (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
-        });
+        let (blo, bhi) = border.bounds;
         if (0..3).all(|a| blo[a].is_finite() && bhi[a].is_finite() && blo[a] <= bhi[a]) {
             self.sim.set_grid_box(blo, bhi);
         }
         let t1 = Instant::now();
         let mut exchange_s = 0.0;
+        let mut iteration_bytes = 0;
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank step") });
         if self.transport.size() > 1 && self.sim.params().method != Method::Wcsph {
             // Host-driven solves with the ghosts' velocities exchanged every iteration (src/sim/ranked_step.rs).
             let mut x = IterationExchange {
                 transport: &self.transport,
-                sent: [halo[0].ids.clone(), halo[1].ids.clone()],
-                ghost_ids: &keep.ids[owned as usize..],
-                owned,
+                sent: &self.sent,
+                ghosts: self.ghosts.clone(),
+                owned: border.owned,
                 seconds: 0.0,
+                bytes: 0,
             };
             self.sim.step_ranked(&self.ctx, &mut self.profiler, &mut x)?;
             exchange_s = x.seconds;
+            iteration_bytes = x.bytes;
         } else {
             self.sim.encode_step(&mut encoder, &self.profiler);
         }
@@ -347,87 +380,124 @@ impl<T: Transport> Rank<T> {
         let t2 = Instant::now();
         let step_ms = ((t2 - t1).as_secs_f64() - exchange_s) * 1e3;
         let state = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?;
-        self.busy_ms += step_ms;
+        let gpu_ms = self.step_gpu_ms();
+        self.busy_ms += match (self.profiler.is_timed(), gpu_ms) {
+            (false, _) => step_ms,
+            (true, Some(ms)) => ms,
+            (true, None) => 0.0,
+        };
         self.steps += 1;
         let stats = RankStats {
             rank,
-            owned,
-            ghosts: ghost_count,
-            migrated_in,
+            owned: border.owned,
+            ghosts: border.ghosts,
+            migrated_in: border.migrated_in,
             time: state.time,
             iterations: (state.density_iterations, state.divergence_iterations),
             step_ms,
+            gpu_ms: gpu_ms.or(self.last.as_ref().and_then(|l| l.gpu_ms)),
             exchange_ms: ((t1 - t0).as_secs_f64() + exchange_s) * 1e3,
+            exchange_bytes: border.bytes,
+            iteration_bytes,
+            border_retries: border.retries,
             borders: (0..self.slabs.borders().len()).map(|k| self.slabs.border(k)).collect(),
         };
         self.last = Some(stats.clone());
         Ok(stats)
     }
-}
 
-/// What [`Rank::exchange`] leaves: the owned particles (after migration), the ghosts received (ids with
-/// [`GHOST`] set, from the left neighbour first), the particles sent as ghosts to the (left, right)
-/// neighbour, and the migrants received from each side.
-struct Exchanged {
-    keep: RankParticles,
-    ghosts: RankParticles,
-    halo: [RankParticles; 2],
-    migrated_in: [u32; 2],
-}
+    /// The GPU time of the step passes of the profiler frame that came back since the last call, ms (the
+    /// border and halo passes left out); `None` when none did or the device has no timestamps.
+    fn step_gpu_ms(&mut self) -> Option<f64> {
+        if !self.profiler.is_timed() || self.profiler.frames_finished() == self.frames_seen {
+            return None;
+        }
+        self.frames_seen = self.profiler.frames_finished();
+        let passes = self.profiler.latest().iter().filter(|p| p.label != "border" && p.label != "halo");
+        Some(passes.map(|p| p.ms).sum())
+    }
 
-/// The per-iteration exchange of one host-driven step (src/sim/ranked_step.rs) over the rank's transport:
-/// the sent particles and the ghosts are those of this step's ghost exchange, in its order, so both
-/// sides agree on the order of the values without sending ids again.
-struct IterationExchange<'a, T: Transport> {
-    transport: &'a T,
-    /// Ids sent as ghosts to the left and to the right neighbour, in the order sent.
-    sent: [Vec<u32>; 2],
-    /// Ids (ghost bit set) of the ghosts, from the left neighbour first, in the order received.
-    ghost_ids: &'a [u32],
-    owned: u32,
-    /// Wall-clock time in the exchange and the joint error, s.
-    seconds: f64,
-}
-
-impl<T: Transport> RankExchange for IterationExchange<'_, T> {
-    type Error = ClusterError;
-
-    fn slots(&mut self, sorted_ids: &[u32]) -> Result<(Vec<u32>, Vec<u32>), ClusterError> {
+    /// Steps 2 and 3 of the module docs after a step: the GPU selects the migrants and the halo copies and
+    /// drops the ghosts (src/sim/border.rs); only those travel, through the host, and what the neighbours
+    /// sent (their migrants, then the ghosts) is appended after the kept particles.
+    fn exchange_border(&mut self) -> Result<BorderOutcome, ClusterError> {
         let rank = self.transport.rank();
-        let mut slot_of = std::collections::HashMap::with_capacity(sorted_ids.len());
-        for (slot, &id) in sorted_ids.iter().enumerate() {
-            if id != u32::MAX {
-                slot_of.insert(id, slot as u32);
+        let (lo, hi) = self.slabs.range(rank);
+        let axis = self.slabs.axis;
+        let range = BorderRange { axis, lo, hi, halo: self.halo };
+        let sel = self
+            .sim
+            .select_border_blocking(&self.ctx, &self.profiler, &range)
+            .map_err(|cause| ClusterError::Sim { rank, cause })?;
+        self.send(Side::Left, &sel.migrants[0])?;
+        self.send(Side::Right, &sel.migrants[1])?;
+        let mut appended = self.recv(Side::Left)?;
+        let from_right = self.recv(Side::Right)?;
+        let migrated_in = [appended.len() as u32, from_right.len() as u32];
+        appended.extend(&from_right);
+        // The received migrants within a halo are halo copies too (after the GPU's, in this order); they
+        // will sit after the kept particles.
+        let [mut left, mut right] = sel.halo;
+        let mut sent = sel.halo_slots;
+        for i in 0..appended.len() {
+            let c = appended.pos[i][axis];
+            if c < lo + self.halo {
+                left.push_from(&appended, i);
+                sent[0].push(sel.kept + i as u32);
+            }
+            if c >= hi - self.halo {
+                right.push_from(&appended, i);
+                sent[1].push(sel.kept + i as u32);
             }
         }
-        let find = |id: u32| slot_of.get(&id).copied().ok_or(ClusterError::Missing { rank, id: id & !GHOST });
-        let send = self.sent.iter().flatten().map(|&id| find(id)).collect::<Result<Vec<_>, _>>()?;
-        let ghosts = self.ghost_ids.iter().map(|&id| find(id)).collect::<Result<Vec<_>, _>>()?;
-        Ok((send, ghosts))
+        self.send(Side::Left, &left)?;
+        self.send(Side::Right, &right)?;
+        let mut ghosts = self.recv(Side::Left)?;
+        ghosts.extend(&self.recv(Side::Right)?);
+        for id in &mut ghosts.ids {
+            *id |= GHOST;
+        }
+        let migrants = appended.len();
+        let finite = |v: &[f32; 4]| v[..3].iter().all(|c| c.is_finite());
+        let speed =
+            appended.vel.iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(sel.max_speed, f32::max);
+        let broken = sel.broken || appended.pos.iter().zip(&appended.vel).any(|(p, v)| !finite(p) || !finite(v));
+        let owned = sel.kept + migrants as u32;
+        appended.extend(&ghosts);
+        let bounds = appended.pos.iter().fold(sel.bounds, |(l, h), p| {
+            (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
+        });
+        let written = self
+            .sim
+            .append_rank_particles(&self.ctx, sel.kept, &appended)
+            .map_err(|cause| ClusterError::Sim { rank, cause })?;
+        self.sent = sent;
+        self.ghosts = owned..owned + ghosts.len() as u32;
+        Ok(BorderOutcome {
+            owned,
+            ghosts: self.ghosts.len() as u32,
+            migrated_in,
+            speed,
+            broken,
+            bounds,
+            bytes: sel.bytes_read + written,
+            retries: sel.retries,
+        })
     }
+}
 
-    fn exchange(&mut self, gathered: &[[f32; 4]]) -> Result<Vec<[f32; 4]>, ClusterError> {
-        let t = Instant::now();
-        let split = (2 * self.sent[0].len()).min(gathered.len());
-        for (side, part) in [(Side::Left, &gathered[..split]), (Side::Right, &gathered[split..])] {
-            if self.transport.neighbour(side).is_some() {
-                self.transport.send(side, encode_vec4(part))?;
-            }
-        }
-        let mut out = Vec::with_capacity(2 * self.ghost_ids.len());
-        for side in [Side::Left, Side::Right] {
-            if self.transport.neighbour(side).is_some() {
-                out.extend(decode_vec4(&self.transport.recv(side)?)?);
-            }
-        }
-        self.seconds += t.elapsed().as_secs_f64();
-        Ok(out)
-    }
-
-    fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), ClusterError> {
-        let t = Instant::now();
-        let joint = self.transport.all_reduce(&[err_sum, self.owned as f64], Reduce::Sum)?;
-        self.seconds += t.elapsed().as_secs_f64();
-        Ok((joint[0], joint[1]))
-    }
+/// What the border exchange before a step leaves the step (see [`Rank::step`]).
+struct BorderOutcome {
+    owned: u32,
+    ghosts: u32,
+    migrated_in: [u32; 2],
+    /// Largest owned speed on this rank, m/s.
+    speed: f32,
+    /// An owned particle is non-finite.
+    broken: bool,
+    /// Bounds of owned and ghosts, m.
+    bounds: ([f32; 3], [f32; 3]),
+    /// Bytes read back from and written to the device.
+    bytes: u64,
+    retries: u32,
 }

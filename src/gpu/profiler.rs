@@ -52,6 +52,8 @@ pub struct Profiler {
     latest: FrameTimes,
     /// Frames collected so far (tells a new frame from a repeat of the same table).
     frames_finished: u64,
+    /// Timer queries are on (the device has `TIMESTAMP_QUERY`).
+    timed: bool,
 }
 
 /// A compute pass whose GPU time is recorded under its label; ends the pass and its query when dropped.
@@ -118,7 +120,7 @@ impl Profiler {
             max_num_pending_frames: 4,
         };
         let inner = GpuProfiler::new(device, settings).expect("valid profiler settings");
-        Self { inner, latest: FrameTimes::default(), frames_finished: 0 }
+        Self { inner, latest: FrameTimes::default(), frames_finished: 0, timed: enabled }
     }
 
     /// Opens a timed compute pass.
@@ -166,6 +168,12 @@ impl Profiler {
             self.latest = FrameTimes::from_results(&results);
             self.frames_finished += 1;
         }
+    }
+
+    /// Whether passes are timed (the device has `TIMESTAMP_QUERY`); without, [`Profiler::latest`] stays
+    /// empty.
+    pub fn is_timed(&self) -> bool {
+        self.timed
     }
 
     /// Per-pass GPU time of the most recent finished frame, in the order passes first appeared.

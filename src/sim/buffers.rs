@@ -21,7 +21,8 @@ pub(super) struct Buffers {
     pub(super) partials: wgpu::Buffer,
     pub(super) stats_out: wgpu::Buffer,
     pub(super) sources: wgpu::Buffer,
-    /// Particle ids, `2 * capacity` u32 (src/sim/ids.rs), or a 2-entry stand-in when not tracked.
+    /// Particle ids and the sort's slot map, `3 * capacity` u32 (src/sim/ids.rs), or a 2-entry stand-in
+    /// when not tracked.
     pub(super) ids: wgpu::Buffer,
 }
 

@@ -236,7 +236,7 @@ impl Simulation {
                 "sim sources",
                 bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?),
             ),
-            ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 8 } else { 8 }),
+            ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 12 } else { 8 }),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the
@@ -256,6 +256,7 @@ impl Simulation {
         let layouts = StageLayouts {
             device,
             bind_group_layout: &layout,
+            grid_bind_group_layout: &grid_layout,
             sim: pipeline_layout("sim pipeline layout", &layout),
             grid: pipeline_layout("sim grid pipeline layout", &grid_layout),
             workgroup_size: wg,
@@ -281,6 +282,7 @@ impl Simulation {
                 true => Some(halo::HaloStage::new(&layouts, n32)?),
                 false => None,
             },
+            border: options.track_ids.then(|| border::BorderStage::new(&layouts, (n32 / 16).max(64))),
         };
         let initial = Initial {
             pos: split(SplitBuffer::new(device, "sim initial pos", n, 16))?,

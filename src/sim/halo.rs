@@ -1,8 +1,10 @@
 //! The halo exchange's GPU side for the ranks of a decomposed simulation (src/cluster), beside
 //! shaders/sim/halo.wgsl: `gather` copies the velocities (svel, v*) of the particles the neighbours hold
 //! as ghosts into a buffer that is read back; `scatter` writes the neighbours' values into this rank's
-//! ghosts; [`Exchanged::Density`] moves (density, pressure) instead (PCISPH). Slots are sorted slots of this step, set once per step after the grid build
-//! ([`HaloStage::set_slots`]); only the ranks' simulations ([`super::SimOptions::track_ids`]) build it.
+//! ghosts; [`Exchanged::Density`] moves (density, pressure) instead (PCISPH). Particles are named by their
+//! slots as the host wrote them before the step ([`HaloStage::set_slots`], once per step); the shader maps
+//! them to this step's sorted slots through the grid build's slot map, so nothing is read back to find
+//! them. Only the ranks' simulations ([`super::SimOptions::track_ids`]) build it.
 
 use super::stage::{StageLayouts, StepContext};
 use crate::gpu::{self, DispatchError, Workgroups};
@@ -103,9 +105,9 @@ impl HaloStage {
         })
     }
 
-    /// This step's sorted slots: those whose values are sent (in the order the neighbours expect) and
-    /// those of the ghosts (in the order their values arrive). Each at most the capacity (the caller's
-    /// lists come from distinct particles).
+    /// This step's particles by their slot as written before the step (below the live count): those
+    /// whose values are sent (in the order the neighbours expect) and those of the ghosts (in the order
+    /// their values arrive). Each at most the capacity (the caller's lists come from distinct particles).
     pub fn set_slots(&mut self, queue: &wgpu::Queue, send: &[u32], ghosts: &[u32]) {
         for (buffer, list) in [(&self.send_slots, send), (&self.recv_slots, ghosts)] {
             let mut data = Vec::with_capacity(list.len() + 1);

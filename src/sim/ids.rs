@@ -138,20 +138,6 @@ impl Simulation {
         RankParticles { pos, vel, ids }
     }
 
-    /// Blocking read of the ids of the first `count` sorted slots of the last grid build (the rank's
-    /// particles, when `count` is what [`Simulation::write_rank_particles`] wrote). Empty without ids.
-    pub(super) fn read_sorted_ids_blocking(&self, ctx: &GpuContext) -> Vec<u32> {
-        match &self.ids {
-            Some(t) => bytemuck::pod_collect_to_vec(&gpu::readback::read_range_blocking(
-                ctx,
-                &self.buffers.ids,
-                self.capacity as u64 * 4,
-                t.live as u64 * 4,
-            )),
-            None => Vec::new(),
-        }
-    }
-
     /// The ids of the particles in the order `pos` holds them now, for the renderer's ghost cull
     /// ([`crate::render::ghosts`]): the ids buffer (`array<u32>`, `2 * capacity` entries) and the index of
     /// the entry of slot 0 (0 after [`Simulation::write_rank_particles`], `capacity` once a step sorted

@@ -17,6 +17,7 @@
 
 mod advance;
 mod blow_up;
+pub mod border;
 mod buffers;
 mod build;
 pub mod dfsph;
@@ -42,6 +43,7 @@ mod time_step;
 
 pub use advance::{Advance, PCISPH_SQRT_N};
 pub use blow_up::{BlowUp, Cause};
+pub use border::{BorderRange, BorderSelection};
 pub use diffuse::{DiffuseBuffers, DiffuseKind, DiffuseParticle, DiffuseState, DIFFUSE_POOL};
 pub use diffuse_params::DiffuseParams;
 pub use grid::GRID_BOX_PAD;
@@ -136,6 +138,8 @@ struct Stages {
     diffuse: Option<diffuse::DiffuseStage>,
     /// The halo exchange of a rank's host-driven steps (only with [`SimOptions::track_ids`]).
     halo: Option<halo::HaloStage>,
+    /// The border selection after a rank's step (only with [`SimOptions::track_ids`]).
+    border: Option<border::BorderStage>,
 }
 
 /// A bound on the particle count from outside the simulation, e.g. the renderer's largest per-particle

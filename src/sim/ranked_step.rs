@@ -2,8 +2,9 @@
 //! docs/background.md section 6). DFSPH's solves iterate on the GPU with a GPU-side convergence test
 //! (src/sim/dfsph.rs); on several GPUs every iteration needs the neighbours' fresh values and the test
 //! is a global one, so here the host records each iteration itself:
-//! 1. grid build (ids carried through the sort), time step, df_factor; read back the sorted ids and ask
-//!    the rank for the sorted slots it sends and those of its ghosts ([`RankExchange::slots`]);
+//! 1. grid build (ids carried through the sort, and each particle's sorted slot), time step, df_factor;
+//!    ask the rank for the slots (as it wrote them) it sends and those of its ghosts
+//!    ([`RankExchange::slots`]): the halo stage maps them to sorted slots on the GPU, nothing is read back;
 //! 2. each solve: read this rank's error sum of the last source (ghosts left out by dfsph.wgsl's
 //!    `GHOSTS` variant), all-reduce it with the owned counts ([`RankExchange::joint_error`]), record the
 //!    update; unless the joint mean error is at the goal (after the least iterations) or the limit is
@@ -29,11 +30,10 @@ use super::*;
 /// What a host-driven step asks of its rank (src/cluster implements it over its transport).
 pub trait RankExchange {
     type Error: From<SimError>;
-    /// After the grid build, given the id of every sorted slot of the rank's particles (owned and ghosts,
-    /// which sort before the parked rest):
-    /// the sorted slots whose velocities the neighbours hold as ghosts, in the order they expect them,
-    /// and the slots of this rank's ghosts, in the order their values arrive.
-    fn slots(&mut self, sorted_ids: &[u32]) -> Result<(Vec<u32>, Vec<u32>), Self::Error>;
+    /// Once per step: the slots (as the rank wrote its particles before the step, below its live count)
+    /// whose velocities the neighbours hold as ghosts, in the order they expect them, and the slots of
+    /// this rank's ghosts, in the order their values arrive.
+    fn slots(&mut self) -> Result<(Vec<u32>, Vec<u32>), Self::Error>;
     /// Sends the velocities gathered from the send slots (svel and v* per slot) and returns the ghosts'
     /// (two per ghost slot, in their order).
     fn exchange(&mut self, gathered: &[[f32; 4]]) -> Result<Vec<[f32; 4]>, Self::Error>;
@@ -183,14 +183,13 @@ impl Simulation {
         Ok(())
     }
 
-    /// Reads the sorted ids back and sets the halo's slots from the rank's lists.
+    /// Sets the halo's slots from the rank's lists (see [`RankExchange::slots`]).
     fn ranked_slots<X: RankExchange>(&mut self, ctx: &GpuContext, rank: &mut X) -> Result<(), X::Error> {
-        let sorted = self.read_sorted_ids_blocking(ctx);
-        let live = self.ids.as_ref().map_or(0, |t| t.live as usize);
-        if sorted.len() != live {
-            return Err(SimError::State("the ids could not be read back").into());
+        let live = self.ids.as_ref().map_or(0, |t| t.live);
+        let (send, ghosts) = rank.slots()?;
+        if send.iter().chain(&ghosts).any(|&s| s >= live) {
+            return Err(SimError::State("a halo slot past the rank's particles").into());
         }
-        let (send, ghosts) = rank.slots(&sorted)?;
         if let Some(h) = &mut self.stages.halo {
             h.set_slots(&ctx.queue, &send, &ghosts);
         }

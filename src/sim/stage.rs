@@ -67,6 +67,9 @@ pub(super) struct StageLayouts<'a> {
     pub device: &'a wgpu::Device,
     /// Bind group 0's layout for kernels after the grid build (stages that add groups of their own).
     pub bind_group_layout: &'a wgpu::BindGroupLayout,
+    /// Bind group 0's layout of the grid build (the sorted state, the cell table and the ids writable), for
+    /// stages with groups of their own that write them (src/sim/border.rs).
+    pub grid_bind_group_layout: &'a wgpu::BindGroupLayout,
     /// The pipeline layout of kernels after the grid build: bind group 0 only.
     pub sim: wgpu::PipelineLayout,
     /// The grid build's pipeline layout.
