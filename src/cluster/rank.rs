@@ -273,12 +273,15 @@ impl<T: Transport> Rank<T> {
     /// GPU without stepping: the state a step leaves, ghosts included, for a frame drawn before the first
     /// step (sort-last rendering, src/capture/ranks.rs: the ghosts shape the border's ellipsoids). The next
     /// step exchanges again from the owned particles. Every rank must call it together.
+    /// Returns the (owned, ghost) particles this rank now holds.
     /// Errors: as [`Rank::step`]'s exchange; the particles do not fit (cannot happen, see [`Rank::new`]).
-    pub fn share_ghosts(&mut self) -> Result<(), ClusterError> {
+    pub fn share_ghosts(&mut self) -> Result<(u32, u32), ClusterError> {
         let rank = self.transport.rank();
         let Exchanged { mut keep, ghosts, .. } = self.exchange()?;
+        let counts = (keep.len() as u32, ghosts.len() as u32);
         keep.extend(&ghosts);
-        self.sim.write_rank_particles(&self.ctx, &keep).map_err(|cause| ClusterError::Sim { rank, cause })
+        self.sim.write_rank_particles(&self.ctx, &keep).map_err(|cause| ClusterError::Sim { rank, cause })?;
+        Ok(counts)
     }
 
     /// One step of the decomposed simulation (see the module docs). Every rank must call it together.
