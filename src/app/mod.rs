@@ -51,7 +51,9 @@
 //! The code is split along those seams: `input` (window events, keys, the camera), `frame` (the
 //! frame above), `recording` (screenshots and videos), `sky` (sky files decoded off the UI thread), `world` (scenes: loading, building, saving, file
 //! dialogs and dropped files), `actions` (what the panels ask for), `device` (the surface, and
-//! recovering from a lost device) and `blit` (the copy of the scene onto the surface).
+//! recovering from a lost device), `blit` (the copy of the scene onto the surface) and `ranks` (the scene
+//! decomposed over several GPUs, `--gpus N`: the ranks step and draw sort-last on their own threads, the
+//! frame copies their newest picture into the scene target).
 
 mod actions;
 mod blit;

@@ -116,6 +116,16 @@ pub struct FrameInfo<'a> {
     pub gpus: &'a gpus_panel::GpusInfo,
 }
 
+impl FrameInfo<'_> {
+    /// Particles simulated: the simulation's live count, or on several GPUs the ranks' owned particles.
+    pub fn particles(&self) -> u64 {
+        match self.sim {
+            Some(s) => s.live_particles() as u64,
+            None => self.gpus.ranks.iter().map(|r| r.owned).sum(),
+        }
+    }
+}
+
 /// The panel's line for a scene built in the background (`app::build`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuildStatus {
@@ -169,7 +179,7 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
                 egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
                     ui.horizontal(|ui| {
                         ui.heading("waterview");
-                        let n = info.sim.map_or(0, |s| s.live_particles() as u64);
+                        let n = info.particles();
                         ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), crate::text::thousands(n)));
                     });
                     ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");
