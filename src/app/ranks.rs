@@ -468,6 +468,11 @@ impl Running {
             let stepped = self.world.ranks().is_none_or(|r| r.info().time > 0.0);
             if self.frames >= at + 20 && (stepped || self.frames >= at + 600) {
                 let time = self.world.ranks().map(|r| r.info().time);
+                for line in
+                    self.world.ranks().map(|r| crate::ui::gpus_panel::ranks_log_lines(&r.info())).unwrap_or_default()
+                {
+                    log::info!("per-GPU panel: {line}");
+                }
                 log::info!(
                     "WATERVIEW_TEST_SET_GPUS: the scene runs on {} GPU(s), {} particles{}",
                     self.world.ranks().map_or(1, RankWorld::ranks),
