@@ -268,7 +268,9 @@ fn frames<T: Transport>(
     let me = rank.rank();
     let ctx = rank.ctx().clone();
     let mut renderer = Renderer::new(&ctx, crate::render::OFFSCREEN_FORMAT, rank.sim().terrain());
-    let profiler = Profiler::new(&ctx.device);
+    // The passes' timed queries are resolved and their frames closed every frame (an open profiler frame
+    // would gather queries without bound on a GPU with timestamps).
+    let mut profiler = Profiler::new(&ctx.device);
     let mut readback = LayerReadback::default();
     let mut target: Option<Offscreen> = None;
     let mut time = 0.0f32;
@@ -351,7 +353,9 @@ fn frames<T: Transport>(
                 .collect::<Result<Vec<_>, _>>()?;
             let received = if drop_received { Vec::new() } else { received };
             renderer.encode_display(&ctx, &mut enc, &profiler, &t, camera, particles, ghosts, &received, &settings);
+            profiler.resolve(&mut enc);
             ctx.queue.submit([enc.finish()]);
+            profiler.end_frame(&ctx.queue);
             // The newest frame replaces one the UI has not taken, which is drawn into next.
             target = shared.latest.lock().ok().and_then(|mut l| l.replace(t));
         } else {
@@ -359,7 +363,9 @@ fn frames<T: Transport>(
             if let Some(fluid) = renderer.fluid_targets() {
                 readback.encode_copy(&ctx.device, &mut enc, fluid);
             }
+            profiler.resolve(&mut enc);
             ctx.queue.submit([enc.finish()]);
+            profiler.end_frame(&ctx.queue);
             readback.map();
             let layers = readback.read_blocking(&ctx).map_err(|cause| RanksError::Layers { rank: me, cause })?;
             collect::gather_bytes_to_root(rank.transport(), &layers.to_bytes())?;
