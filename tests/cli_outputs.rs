@@ -97,6 +97,11 @@ fn options_that_do_not_apply_are_refused_with_the_reason() {
     let (out, _) = waterview(&dir, &["run", "--steps", "1", "--dx", "-0.025"]);
     let text = stderr(&out);
     assert!(!out.status.success() && text.contains("dx") && !text.contains("unexpected argument"), "{text}");
+    // The window's `--gpus` before a subcommand applies to the window only; a bad count is named.
+    let (out, _) = waterview(&dir, &["--gpus", "2", "run", "--steps", "1"]);
+    assert!(!out.status.success() && stderr(&out).contains("--gpus (before a subcommand)"), "{}", stderr(&out));
+    let (out, _) = waterview(&dir, &["--gpus", "0"]);
+    assert!(!out.status.success() && stderr(&out).contains("`0` is not a GPU count"), "{}", stderr(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -382,3 +382,147 @@ fn load_larger_scene(dir: &Path, envs: &[(&str, &str)]) -> String {
     assert!(text.contains("building in the background"), "the build did not start; the app's log:\n{text}");
     text
 }
+
+/// The built-in dam break's scene file.
+fn dam_break() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/dam_break.ron")
+}
+
+/// Water pixels of a recorded PNG frame: blue well above red and green (the sky is pale, the terrain green
+/// or grey).
+fn water_mask(path: &Path) -> Vec<bool> {
+    let img = image::open(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display())).to_rgb8();
+    img.pixels().map(|p| p[2] as i32 > p[0] as i32 + 40 && p[2] as i32 > p[1] as i32 + 20).collect()
+}
+
+/// The last frame recorded into the folder `dir`.
+fn last_frame(dir: &Path) -> PathBuf {
+    let mut frames: Vec<PathBuf> =
+        std::fs::read_dir(dir).expect("frames folder").map(|e| e.expect("entry").path()).collect();
+    frames.sort();
+    frames.pop().unwrap_or_else(|| panic!("no frame in {}", dir.display()))
+}
+
+/// The per-GPU panel's last line for `rank` in the log: (owned, ghosts).
+fn panel_line(log: &str, rank: usize) -> Option<(u64, u64)> {
+    let tag = format!("per-GPU panel: rank {rank} on ");
+    let line = log.lines().rev().find(|l| l.contains(&tag))?;
+    let field = |name: &str| {
+        line.split_once(name).and_then(|(_, r)| r.split(',').next()).and_then(|n| n.trim().parse::<u64>().ok())
+    };
+    Some((field(" owned ")?, field(" ghosts ")?))
+}
+
+/// `--gpus 2` on the dam break, paused at t = 0 (`WATERVIEW_TEST_PAUSED`): once the two ranks are built the
+/// window shows their sort-last picture, whose water lies where the one-GPU window draws it, and the
+/// per-GPU panel lists both ranks with every particle owned once. The control, rank 0 compositing without
+/// rank 1's layers (`WATERVIEW_TEST_DROP_RECEIVED`), must not match.
+#[test]
+fn window_on_two_gpus_draws_the_water_of_one_gpu() {
+    require_xvfb_run();
+    let dir = scratch("two-gpus");
+    let scene = dam_break();
+    let envs = [("WATERVIEW_TEST_PAUSED", "1"), ("WATERVIEW_TEST_LOG_EVERY_S", "1")];
+    let one = dir.join("one");
+    run_app(&dir, &record_args(&scene, &one, "3", "5"), &envs);
+    let two = dir.join("two");
+    let mut args = record_args(&scene, &two, "8", "5").to_vec();
+    args.extend([OsStr::new("--gpus"), OsStr::new("2")]);
+    let text = run_app(&dir, &args, &envs);
+    let built = text
+        .lines()
+        .find_map(|l| l.split_once("scene on 2 GPUs: ").and_then(|(_, r)| r.split_once(" particles")))
+        .and_then(|(n, _)| n.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("the ranks were not built; the log:\n{text}"));
+    assert!(!text.contains(" ERROR "), "the window reported an error:\n{text}");
+    let ranks: Vec<(u64, u64)> =
+        (0..2).map(|r| panel_line(&text, r).unwrap_or_else(|| panic!("no panel line for rank {r}:\n{text}"))).collect();
+    assert!(panel_line(&text, 2).is_none(), "a third rank in the panel");
+    assert_eq!(ranks[0].0 + ranks[1].0, built, "the ranks own every particle once: {ranks:?}");
+    assert!(ranks.iter().all(|&(owned, ghosts)| owned > 0 && ghosts > 0), "{ranks:?}");
+
+    let (a, b) = (water_mask(&last_frame(&one)), water_mask(&last_frame(&two)));
+    assert_eq!(a.len(), b.len(), "frames of different sizes");
+    let count = |m: &[bool]| m.iter().filter(|&&w| w).count();
+    let both = a.iter().zip(&b).filter(|(x, y)| **x && **y).count();
+    let either = a.iter().zip(&b).filter(|(x, y)| **x || **y).count();
+    let iou = both as f64 / either.max(1) as f64;
+    eprintln!("water pixels: one GPU {}, two GPUs {}, intersection over union {iou:.3}", count(&a), count(&b));
+    assert!(count(&a) > 2000, "the one-GPU window shows too little water ({})", count(&a));
+    assert!(iou > 0.85, "the two-GPU window's water differs from the one-GPU window's: IoU {iou:.3}");
+
+    // The control: rank 0 composites without rank 1's layers; its picture must fail the same comparison.
+    let half = dir.join("half");
+    let mut args = record_args(&scene, &half, "8", "5").to_vec();
+    args.extend([OsStr::new("--gpus"), OsStr::new("2")]);
+    run_app(&dir, &args, &[envs[0], envs[1], ("WATERVIEW_TEST_DROP_RECEIVED", "1")]);
+    let c = water_mask(&last_frame(&half));
+    let both = a.iter().zip(&c).filter(|(x, y)| **x && **y).count();
+    let either = a.iter().zip(&c).filter(|(x, y)| **x || **y).count();
+    let control = both as f64 / either.max(1) as f64;
+    eprintln!("control (rank 0's layers only): {} water pixels, IoU {control:.3}", count(&c));
+    assert!(
+        control < 0.7,
+        "without rank 1's layers the picture still matches (IoU {control:.3}): the test cannot fail"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The GPUs field set from 1 to 2 (`WATERVIEW_TEST_SET_GPUS`, as its Apply button) rebuilds the scene on
+/// two ranks in the background; the window keeps drawing, and the ranks step on (their time moves).
+#[test]
+fn window_moves_a_scene_to_two_gpus_from_the_field() {
+    require_xvfb_run();
+    let dir = scratch("set-gpus");
+    let scene = small_scene(&dir);
+    let args: [&OsStr; 2] = ["--scene".as_ref(), scene.as_os_str()];
+    let text = run_app(&dir, &args, &[("WATERVIEW_TEST_SET_GPUS", "2"), ("WATERVIEW_TEST_LOG_EVERY_S", "1")]);
+    assert!(!text.contains(" ERROR "), "the window reported an error:\n{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("WATERVIEW_TEST_SET_GPUS: the scene runs on"))
+        .unwrap_or_else(|| panic!("no outcome in the log:\n{text}"));
+    assert!(line.contains("runs on 2 GPU(s)"), "{line}");
+    let time: f32 = line
+        .split_once("the ranks at t = ")
+        .and_then(|(_, r)| r.trim_end().strip_suffix(" s"))
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no time in `{line}`"));
+    assert!(time > 0.0, "the ranks did not step: {line}");
+    assert!(panel_line(&text, 1).is_some(), "no panel line for rank 1:\n{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two GPUs asked for a scene with an emitter: refused with the reason in the banner; the one-GPU scene
+/// keeps running with its particles.
+#[test]
+fn window_refuses_two_gpus_for_an_emitter_and_keeps_the_scene() {
+    require_xvfb_run();
+    let dir = scratch("refuse-gpus");
+    let scene = dir.join("scene.ron");
+    std::fs::write(
+        &scene,
+        r#"(
+    name: "Window emitter",
+    domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, 0.1, 1.0))],
+    emitters: [(center: (0.5, 0.8, 0.5), radius: 0.15, velocity: (0.0, -1.0, 0.0), rate: 0.05)],
+    camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.025),
+)
+"#,
+    )
+    .expect("write scene");
+    let args: [&OsStr; 2] = ["--scene".as_ref(), scene.as_os_str()];
+    let text = run_app(&dir, &args, &[("WATERVIEW_TEST_SET_GPUS", "2")]);
+    assert!(
+        text.contains("emitters and sinks are not supported on several GPUs yet"),
+        "no refusal in the banner; the log:\n{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("WATERVIEW_TEST_SET_GPUS: the scene runs on"))
+        .unwrap_or_else(|| panic!("no outcome in the log:\n{text}"));
+    assert!(line.contains("runs on 1 GPU(s)") && !line.contains(" 0 particles"), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -17,6 +17,16 @@ impl Running {
             UiAction::Screenshot { with_ui } => self.screenshot_requested = Some(with_ui),
             UiAction::ResetCamera => self.camera = OrbitCamera::from_desc(&self.world.scene().camera),
             UiAction::ApplyParams(params) => {
+                if let Some(r) = self.world.ranks() {
+                    // The ranks take parameters only when built: a change rebuilds them.
+                    let mut scene = r.scene().clone();
+                    let wanted = SimParams { dx: scene.solver.dx, ..params };
+                    if wanted != scene.solver {
+                        scene.solver = wanted;
+                        self.build_world(scene, "new parameters".into(), false, None);
+                    }
+                    return;
+                }
                 let Some(engine) = self.world.engine_mut() else { return };
                 let result = engine.set_params(&self.ctx, &params);
                 self.engine_changed("parameters", result);
@@ -56,6 +66,11 @@ impl Running {
                 Some(scene) => self.build_world(scene, format!("built-in scene `{name}`"), true, Some(None)),
                 None => self.ui.push_error(format!("there is no built-in scene `{name}`")),
             },
+            UiAction::SetGpus(n) => {
+                self.gpus = n.clamp(1, crate::cluster::devices::MAX_RANKS);
+                let scene = self.world.scene().clone();
+                self.build_world(scene, format!("{} GPU(s)", self.gpus), false, None);
+            }
             UiAction::LoadScene(path) => match Scene::load(&path) {
                 Ok(scene) => self.build_world(scene, path.display().to_string(), true, Some(Some(path))),
                 Err(e) => self.ui.push_error(e.to_string()),

@@ -4,14 +4,18 @@
 //! the build's phase and share ([`crate::engine::BuildProgress`], read without locking) with a Cancel
 //! button; when the engine arrives it replaces the current one from the next frame, and a build that fails
 //! puts its reason in the banner and leaves the current scene as it was. Starting another build cancels
-//! the one under way (its result is dropped).
+//! the one under way (its result is dropped). With several GPUs chosen (`--gpus N`, the panel's GPUs
+//! field) the build is the ranks' ([`super::ranks::start`]): the current scene runs until every rank has
+//! built its part, and what the cluster refuses (emitters, a domain too thin) goes to the banner.
 
+use super::ranks::{self, RankWorld, RanksError};
 use super::world::World;
 use super::Running;
 use crate::engine::{BuildOptions, BuildProgress, Engine, EngineError};
 use crate::scene::Scene;
 use crate::ui::BuildStatus;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
@@ -26,10 +30,25 @@ pub(super) enum TestLoad {
     Ended(u64),
 }
 
+/// What a build will deliver: an engine (one GPU) or the ranks (several).
+enum Pending {
+    One(mpsc::Receiver<Result<Engine, EngineError>>),
+    /// The ranks' result and the flag that cancels them.
+    Ranks(mpsc::Receiver<Result<RankWorld, RanksError>>, Arc<AtomicBool>),
+}
+
+/// A finished build: the world to show, cancelled, or why it failed. (One at a time: sizes do not matter.)
+#[allow(clippy::large_enum_variant)]
+enum Outcome {
+    Built(World),
+    Cancelled,
+    Failed(String),
+}
+
 /// A scene being built on the worker thread.
 pub(super) struct Building {
     progress: Arc<BuildProgress>,
-    rx: mpsc::Receiver<Result<Engine, EngineError>>,
+    rx: Pending,
     /// What is built, for the log and the banner ("built-in scene `valley`", a file's path).
     what: String,
     /// Move the camera to the new scene's and reset the panels' defaults (a new scene, not a rebuild).
@@ -58,13 +77,23 @@ impl Running {
     ) {
         self.cancel_build();
         let progress = Arc::new(BuildProgress::default());
-        let (tx, rx) = mpsc::channel();
-        let (ctx, shared) = (self.ctx.clone(), progress.clone());
-        let spawned = std::thread::Builder::new().name("scene builder".into()).spawn(move || {
-            let _ = tx.send(Engine::new_with_progress(&ctx, scene, BuildOptions::default(), &shared));
-        });
+        let spawned = if self.gpus > 1 {
+            let cancelled = Arc::new(AtomicBool::new(false));
+            let what = format!("{what} on {} GPUs", self.gpus);
+            let rx = ranks::start(&self.ctx, scene, self.gpus, self.ranks_control(), cancelled.clone());
+            Ok((Pending::Ranks(rx, cancelled), what))
+        } else {
+            let (tx, rx) = mpsc::channel();
+            let (ctx, shared) = (self.ctx.clone(), progress.clone());
+            std::thread::Builder::new()
+                .name("scene builder".into())
+                .spawn(move || {
+                    let _ = tx.send(Engine::new_with_progress(&ctx, scene, BuildOptions::default(), &shared));
+                })
+                .map(|_| (Pending::One(rx), what.clone()))
+        };
         match spawned {
-            Ok(_) => {
+            Ok((rx, what)) => {
                 log::info!("{what}: building in the background");
                 let now = Instant::now();
                 self.building = Some(Building {
@@ -87,6 +116,9 @@ impl Running {
     pub(super) fn cancel_build(&mut self) {
         if let Some(b) = self.building.take() {
             b.progress.cancel();
+            if let Pending::Ranks(_, cancelled) = &b.rx {
+                cancelled.store(true, Ordering::Release);
+            }
             log::info!("{}: build cancelled after {:.1} s", b.what, b.started.elapsed().as_secs_f64());
         }
     }
@@ -95,7 +127,18 @@ impl Running {
     /// to the banner. Never blocks.
     pub(super) fn poll_build(&mut self) {
         let Some(b) = self.building.as_ref() else { return };
-        let result = match b.rx.try_recv() {
+        let received = match &b.rx {
+            Pending::One(rx) => rx.try_recv().map(|r| match r {
+                Ok(engine) => Outcome::Built(World::Running(engine)),
+                Err(EngineError::Cancelled) => Outcome::Cancelled,
+                Err(e) => Outcome::Failed(e.to_string()),
+            }),
+            Pending::Ranks(rx, _) => rx.try_recv().map(|r| match r {
+                Ok(ranks) => Outcome::Built(World::Ranks(ranks)),
+                Err(e) => Outcome::Failed(e.to_string()),
+            }),
+        };
+        let result = match received {
             Ok(result) => result,
             Err(mpsc::TryRecvError::Empty) => return,
             Err(mpsc::TryRecvError::Disconnected) => {
@@ -107,23 +150,23 @@ impl Running {
         let Some(b) = self.building.take() else { return };
         let seconds = b.started.elapsed().as_secs_f64();
         match result {
-            Ok(engine) => {
+            Outcome::Built(world) => {
                 let gap = b.longest_gap.max(b.last_frame.elapsed().as_secs_f64());
                 log::info!(
                     "{}: {} particles, built in {seconds:.1} s; {} frames drawn during the build, {:.0} ms apart at most",
                     b.what,
-                    engine.live_particles(),
+                    world.particles(),
                     b.frames,
                     gap * 1e3
                 );
                 self.ui.sim.param_error = None;
-                self.show(World::Running(engine), b.new_scene);
+                self.show(world, b.new_scene);
                 if let Some(file) = b.scene_file {
                     self.scene_file = file;
                 }
             }
-            Err(EngineError::Cancelled) => log::info!("{}: build cancelled", b.what),
-            Err(e) => self.ui.push_error(format!("{}: {e}", b.what)),
+            Outcome::Cancelled => log::info!("{}: build cancelled", b.what),
+            Outcome::Failed(e) => self.ui.push_error(format!("{}: {e}", b.what)),
         }
     }
 

@@ -28,7 +28,10 @@ impl Running {
             return;
         }
         let Some(engine) = self.world.engine() else {
-            self.ui.push_error("cannot save a checkpoint: the scene has no simulation");
+            self.ui.push_error(match self.world.ranks() {
+                Some(_) => "cannot save a checkpoint on several GPUs yet: set GPUs to 1",
+                None => "cannot save a checkpoint: the scene has no simulation",
+            });
             return;
         };
         let mut ring = ReadbackRing::new(&self.ctx.device, "checkpoint", engine.checkpoint_bytes(), 1);

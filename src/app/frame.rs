@@ -45,6 +45,7 @@ impl Running {
             self.recover_device();
             return;
         }
+        self.drive_test_set_gpus();
         self.fps_log.0 += 1;
         let since = self.fps_log.1.elapsed().as_secs_f64();
         if since >= self.fps_log_every {
@@ -53,10 +54,15 @@ impl Running {
                 self.fps_log.0 as f64 / since,
                 self.config.width,
                 self.config.height,
-                crate::text::thousands(self.world.sim().map_or(0, |s| s.live_particles() as u64)),
+                crate::text::thousands(self.world.particles()),
                 if self.recording.is_some() { " (recording)" } else { "" }
             );
             self.fps_log = (0, Instant::now());
+            if let Some(r) = self.world.ranks() {
+                for line in ui::gpus_panel::ranks_log_lines(&r.info()) {
+                    log::info!("per-GPU panel: {line}");
+                }
+            }
         }
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         let stats = self.world.sim_mut().and_then(|sim| sim.poll_stats());
@@ -110,6 +116,10 @@ impl Running {
         let mut actions = Vec::new();
         let preview = self.recording.as_ref().and_then(|r| r.offline.as_ref()).map(|o| (o.texture, o.target.size));
         let building = self.build_status();
+        let gpus = match self.world.ranks() {
+            Some(r) => r.info(),
+            None => ui::gpus_panel::GpusInfo { gpus: 1, ..Default::default() },
+        };
         let output = {
             let info = FrameInfo {
                 ctx: &self.ctx,
@@ -120,6 +130,7 @@ impl Running {
                 capture: &self.capture_status,
                 fly: self.fly,
                 building,
+                gpus: &gpus,
             };
             let ui_state = &mut self.ui;
             self.egui_ctx.run_ui(raw_input, |ui| {
@@ -176,6 +187,9 @@ impl Running {
         let offline = self.recording.as_ref().is_some_and(|r| r.offline.is_some());
         if offline {
             self.encode_offline_frame(&mut enc);
+        } else if self.world.ranks().is_some() {
+            self.ranks_frame(&mut enc);
+            self.record_live_frame(&mut enc);
         } else {
             if let Some(sim) = self.world.sim_mut() {
                 if self.ui.sim.playing && dt > super::FRAME_BUDGET {

@@ -51,7 +51,9 @@
 //! The code is split along those seams: `input` (window events, keys, the camera), `frame` (the
 //! frame above), `recording` (screenshots and videos), `sky` (sky files decoded off the UI thread), `world` (scenes: loading, building, saving, file
 //! dialogs and dropped files), `actions` (what the panels ask for), `device` (the surface, and
-//! recovering from a lost device) and `blit` (the copy of the scene onto the surface).
+//! recovering from a lost device), `blit` (the copy of the scene onto the surface) and `ranks` (the scene
+//! decomposed over several GPUs, `--gpus N`: the ranks step and draw sort-last on their own threads, the
+//! frame copies their newest picture into the scene target).
 
 mod actions;
 mod blit;
@@ -60,6 +62,7 @@ mod checkpoint;
 mod device;
 mod frame;
 mod input;
+mod ranks;
 mod recording;
 mod sky;
 mod world;
@@ -112,6 +115,9 @@ pub struct WindowOptions {
     pub record_fps: Option<f32>,
     /// Quit once the recording's file is complete (exit status 0, or 1 with the reason).
     pub quit_after_record: bool,
+    /// GPUs to decompose the simulation over (`--gpus`; 0 or 1: one GPU, the window's). With more, the
+    /// scene starts on one GPU and moves to the ranks once they are built (see `ranks`).
+    pub gpus: usize,
 }
 
 /// Opens the window and runs until it is closed (or Esc). `scene_path`: a scene file; `None` opens the last
@@ -272,6 +278,14 @@ struct Running {
     exit_with: Option<anyhow::Result<()>>,
     /// The blow-up last reported in the banner (each is reported once, and pauses the simulation).
     reported_blow_up: Option<crate::sim::BlowUp>,
+    /// GPUs the scene is built on (1: the window's alone; more: `ranks`).
+    gpus: usize,
+    /// The ranks' frame shown last (handed back to them when a newer one comes).
+    ranks_shown: Option<Offscreen>,
+    /// `WATERVIEW_TEST_SET_GPUS=N`: the GPUs field set to N at frame 5 (tests/window.rs); `true` once done.
+    test_set_gpus: Option<(usize, bool)>,
+    /// The frame at which that build ended.
+    test_set_gpus_ended: Option<u64>,
 }
 
 impl Running {
@@ -326,7 +340,8 @@ impl Running {
         let test_device_loss = std::env::var("WATERVIEW_TEST_DEVICE_LOSS").ok().and_then(|v| v.parse().ok());
         let test_poison_frame = std::env::var("WATERVIEW_TEST_POISON_FRAME").ok().and_then(|v| v.parse().ok());
 
-        Ok(Self {
+        let gpus = options.gpus.max(1);
+        let mut running = Self {
             window,
             surface,
             config: parts.config,
@@ -387,7 +402,25 @@ impl Running {
             }),
             exit_with: None,
             reported_blow_up: None,
-        })
+            gpus,
+            ranks_shown: None,
+            test_set_gpus_ended: None,
+            test_set_gpus: std::env::var("WATERVIEW_TEST_SET_GPUS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(|n| (n, false)),
+        };
+        running.ui.gpus = crate::ui::gpus_panel::GpusField(gpus);
+        if std::env::var_os("WATERVIEW_TEST_PAUSED").is_some_and(|v| v == "1") {
+            // tests/window.rs: the first frames at t = 0, to compare one GPU's picture with several GPUs'.
+            running.ui.sim.playing = false;
+        }
+        if gpus > 1 {
+            // The scene runs on the window's GPU until the ranks are built.
+            let scene = running.world.scene().clone();
+            running.build_world(scene, "scene".into(), false, None);
+        }
+        Ok(running)
     }
 
     /// Writes what is remembered between runs into `s`.

@@ -409,7 +409,13 @@ impl Running {
     pub(super) fn start_offline(&mut self) {
         let c = self.ui.capture.clone();
         let Some(params) = self.world.engine().map(|e| e.params().clone()) else {
-            self.ui.push_error("cannot capture: the scene has no simulation");
+            self.ui.push_error(match self.world.ranks() {
+                Some(_) => {
+                    "cannot render a video in the window on several GPUs: set GPUs to 1, or use \
+                            `waterview capture --gpus N`"
+                }
+                None => "cannot capture: the scene has no simulation",
+            });
             return;
         };
         let max_dim = self.ctx.device.limits().max_texture_dimension_2d;

@@ -2,6 +2,7 @@
 //! fallbacks, replacing it (loaded, rebuilt), saving it, the native file dialogs (on a thread of their own)
 //! and files dropped on the window. A scene that fails to build leaves the current one running.
 
+use super::ranks::RankWorld;
 use super::Running;
 use crate::engine::{BuildOptions, Engine, EngineError};
 use crate::gpu::GpuContext;
@@ -22,6 +23,8 @@ pub(super) enum World {
     /// Not even the startup scene could be simulated (the banner says why): its scene and terrain are
     /// shown without water; Reset tries to build it again.
     Unbuilt { scene: Scene, terrain: Heightfield },
+    /// The scene decomposed over several GPUs (`super::ranks`).
+    Ranks(RankWorld),
 }
 
 impl World {
@@ -29,6 +32,7 @@ impl World {
         match self {
             World::Running(e) => e.scene(),
             World::Unbuilt { scene, .. } => scene,
+            World::Ranks(r) => r.scene(),
         }
     }
 
@@ -37,20 +41,21 @@ impl World {
         match self {
             World::Running(e) => e.terrain(),
             World::Unbuilt { terrain, .. } => terrain,
+            World::Ranks(r) => r.terrain(),
         }
     }
 
     pub(super) fn engine(&self) -> Option<&Engine> {
         match self {
             World::Running(e) => Some(e),
-            World::Unbuilt { .. } => None,
+            World::Unbuilt { .. } | World::Ranks(_) => None,
         }
     }
 
     pub(super) fn engine_mut(&mut self) -> Option<&mut Engine> {
         match self {
             World::Running(e) => Some(e),
-            World::Unbuilt { .. } => None,
+            World::Unbuilt { .. } | World::Ranks(_) => None,
         }
     }
 
@@ -65,6 +70,23 @@ impl World {
             );
         }
         self
+    }
+
+    /// The ranks, when the scene runs on several GPUs.
+    pub(super) fn ranks(&self) -> Option<&RankWorld> {
+        match self {
+            World::Ranks(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Particles simulated (0 when nothing runs).
+    pub(super) fn particles(&self) -> u64 {
+        match self {
+            World::Running(e) => e.live_particles() as u64,
+            World::Unbuilt { .. } => 0,
+            World::Ranks(r) => r.particles(),
+        }
     }
 
     pub(super) fn sim(&self) -> Option<&Simulation> {

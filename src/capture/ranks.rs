@@ -108,7 +108,7 @@ const COMPOSITE_PASSES: [&str; 2] = ["sort-last depth", "sort-last thickness"];
 
 /// The particles a rank draws: all its slots (owned, ghosts, the parked rest culled by the anisotropy),
 /// the tank of a box scene; no paddle, no diffuse particles.
-fn rank_particles<'a>(sim: &'a Simulation, scene: &Scene) -> ParticleSource<'a> {
+pub fn rank_particles<'a>(sim: &'a Simulation, scene: &Scene) -> ParticleSource<'a> {
     let d = sim.domain();
     let tank =
         scene.draws_tank().then(|| Tank { min: d.min.into(), max: d.max.into(), floor: scene.terrain.is_none() });

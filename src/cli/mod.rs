@@ -22,7 +22,7 @@ use std::path::PathBuf;
 /// reason (the binary prints it and exits non-zero).
 pub fn run(cli: Cli) -> Result<()> {
     if cli.command.is_some() && cli.window.any() {
-        bail!("--window-size and the --record options apply to the window only (give them without a subcommand)");
+        bail!("--window-size, --gpus (before a subcommand) and the --record options apply to the window only (give them without a subcommand)");
     }
     if let Some(size) = crate::cluster::launch::launched_size_from_env().filter(|&n| n > 1) {
         return mpi::run_launched(size, cli);
@@ -213,6 +213,11 @@ pub struct WindowArgs {
     /// when it was not.
     #[arg(long, requires = "record")]
     pub quit_after_record: bool,
+    /// GPUs to decompose the window's simulation over, N or `all` (every discrete GPU; see `run --gpus`):
+    /// one wgpu device each, the window's GPU as rank 0, drawn sort-last; the simulation panel's GPUs field
+    /// changes it. Emitters and sinks need one GPU.
+    #[arg(long)]
+    pub gpus: Option<crate::cluster::GpuCount>,
 }
 
 impl WindowArgs {
@@ -223,6 +228,7 @@ impl WindowArgs {
             || self.record_seconds.is_some()
             || self.record_fps.is_some()
             || self.quit_after_record
+            || self.gpus.is_some()
     }
 
     /// The window's options.
@@ -233,6 +239,7 @@ impl WindowArgs {
             record_seconds: self.record_seconds,
             record_fps: self.record_fps,
             quit_after_record: self.quit_after_record,
+            gpus: self.gpus.map_or(1, crate::cluster::devices::resolve),
         }
     }
 }

@@ -90,6 +90,28 @@ pub fn rank_contexts(ranks: usize) -> Result<Vec<GpuContext>, ClusterError> {
         .collect()
 }
 
+/// One context per rank with `first` (e.g. the window's device) as rank 0: the other ranks take the
+/// discrete adapters other than `first`'s when the machine has enough, otherwise each gets its own device
+/// on `first`'s adapter (several lavapipe devices in CI, or two devices on one GPU).
+/// Errors: an adapter refused a device (the rank is named).
+pub fn contexts_beside(first: GpuContext, ranks: usize) -> Result<Vec<GpuContext>, ClusterError> {
+    let others: Vec<wgpu::Adapter> =
+        discrete(&first.instance).into_iter().filter(|a| a.get_info() != first.info).collect();
+    let adapters: Vec<wgpu::Adapter> = if others.len() + 1 >= ranks {
+        others.into_iter().take(ranks.saturating_sub(1)).collect()
+    } else {
+        vec![first.adapter.clone(); ranks.saturating_sub(1)]
+    };
+    let instance = first.instance.clone();
+    let mut out = vec![first];
+    for (k, a) in adapters.into_iter().enumerate() {
+        out.push(
+            GpuContext::on_adapter(instance.clone(), a).map_err(|cause| ClusterError::Gpu { rank: k + 1, cause })?,
+        );
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

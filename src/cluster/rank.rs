@@ -254,6 +254,16 @@ impl<T: Transport> Rank<T> {
         &self.slabs
     }
 
+    /// (owned, ghosts) this rank holds now: as [`Rank::new`] placed them before the first step (ghosts
+    /// included, so a frame can be drawn before it), else as the last step left them.
+    pub fn counts(&self) -> (u32, u32) {
+        match (&self.first, &self.last) {
+            (Some(first), _) => (first.owned, first.ghosts),
+            (None, Some(last)) => (last.owned, last.ghosts),
+            (None, None) => (0, self.ghosts.len() as u32),
+        }
+    }
+
     /// The figures of the last step (`None` before the first).
     pub fn last_stats(&self) -> Option<&RankStats> {
         self.last.as_ref()

@@ -5,6 +5,7 @@
 
 pub mod capture_panel;
 pub mod foam_panel;
+pub mod gpus_panel;
 pub mod help;
 pub mod render_panel;
 pub mod scene_panel;
@@ -32,6 +33,8 @@ pub enum UiAction {
     ApplyParams(SimParams),
     /// Load a scene file.
     LoadScene(PathBuf),
+    /// Decompose the scene over this many GPUs (1 ..= 64; a rebuild, `src/app/ranks.rs`).
+    SetGpus(usize),
     /// Load a built-in scene by name.
     LoadBuiltin(String),
     /// Put the camera back where the scene places it.
@@ -87,6 +90,8 @@ pub struct UiState {
     pub capture: capture_panel::CapturePanelState,
     pub stats: stats_panel::FrameTimer,
     pub history: stats_panel::History,
+    /// The GPUs field as edited.
+    pub gpus: gpus_panel::GpusField,
     /// Messages of failed actions, shown in the red banner until dismissed (oldest first).
     pub errors: Vec<String>,
 }
@@ -107,6 +112,18 @@ pub struct FrameInfo<'a> {
     pub fly: bool,
     /// A scene being built in the background, if any.
     pub building: Option<BuildStatus>,
+    /// The GPUs the scene runs on, with the per-GPU figures on several.
+    pub gpus: &'a gpus_panel::GpusInfo,
+}
+
+impl FrameInfo<'_> {
+    /// Particles simulated: the simulation's live count, or on several GPUs the ranks' owned particles.
+    pub fn particles(&self) -> u64 {
+        match self.sim {
+            Some(s) => s.live_particles() as u64,
+            None => self.gpus.ranks.iter().map(|r| r.owned).sum(),
+        }
+    }
 }
 
 /// The panel's line for a scene built in the background (`app::build`).
@@ -133,6 +150,7 @@ impl UiState {
             capture: capture_panel::CapturePanelState::default(),
             stats: stats_panel::FrameTimer::default(),
             history: stats_panel::History::default(),
+            gpus: gpus_panel::GpusField::default(),
             errors: Vec::new(),
         }
     }
@@ -161,7 +179,7 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
                 egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
                     ui.horizontal(|ui| {
                         ui.heading("waterview");
-                        let n = info.sim.map_or(0, |s| s.live_particles() as u64);
+                        let n = info.particles();
                         ui.label(format!("{:.1} FPS, {} particles", state.stats.fps(), crate::text::thousands(n)));
                     });
                     ui.weak("F1 help, F2 panels, Space play/pause, F9 record, F12 screenshot, V fly, F frame fluid");
@@ -170,6 +188,7 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
                     }
                     ui.separator();
                     actions.extend(sim_panel::sim_panel_ui(ui, &mut state.sim, info));
+                    actions.extend(gpus_panel::gpus_panel_ui(ui, &mut state.gpus, info.gpus));
                     actions.extend(scene_panel::scene_panel_ui(ui, &mut state.scene, info));
                     actions.extend(capture_panel::capture_panel_ui(
                         ui,

@@ -181,10 +181,10 @@ fn dx_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>, act
         state.estimate = Some((state.dx, info.scene.at_dx(state.dx).estimate_particle_count(on_cpu)));
     }
     let estimate = state.estimate.map_or(0, |(_, n)| n);
-    let now = info.sim.map_or(0, |s| s.live_particles());
+    let now = info.particles();
     // The engine's limit: the renderer's and the simulation's arrays split over the bindings they have.
     let limit = crate::engine::particle_limit(info.ctx).max;
-    let text = format!("≈ {} particles (now {})", thousands(estimate), thousands(now as u64));
+    let text = format!("≈ {} particles (now {})", thousands(estimate), thousands(now));
     if estimate > limit {
         ui.colored_label(egui::Color32::LIGHT_RED, format!("{text}: past this GPU's limit of {}", thousands(limit)));
     } else {
