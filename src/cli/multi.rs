@@ -266,9 +266,9 @@ pub fn summary_markdown(s: &MultiSummary) -> String {
     out
 }
 
-/// `waterview capture --gpus N` with N > 1 (src/capture/ranks.rs): a video, rendered sort-last. Errors:
-/// what needs one GPU (`--record-cost`, `--particles`), no `--out`, and what the capture reports.
-pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Result<()> {
+/// The options of `waterview capture` on several ranks (`--gpus N` with N > 1, or under `mpirun`).
+/// Errors: what needs one GPU (`--record-cost`, `--particles`), no `--out`.
+pub fn capture_options(a: super::CaptureArgs) -> Result<crate::capture::offline::OfflineOptions> {
     if a.record_cost {
         bail!("--record-cost measures one GPU: give --gpus 1");
     }
@@ -277,7 +277,7 @@ pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Res
         (None, None) => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
         (Some(out), None) => out,
     };
-    let opts = crate::capture::offline::OfflineOptions {
+    Ok(crate::capture::offline::OfflineOptions {
         seconds: a.seconds,
         fps: a.fps,
         size: a.size,
@@ -285,6 +285,11 @@ pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Res
         particles: None,
         dx: a.dx,
         image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
-    };
-    crate::capture::ranks::run_cli(scene, &opts, ranks)
+    })
+}
+
+/// `waterview capture --gpus N` with N > 1 (src/capture/ranks.rs): a video, rendered sort-last. Errors:
+/// as [`capture_options`], and what the capture reports.
+pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Result<()> {
+    crate::capture::ranks_cli::run_cli(scene, &capture_options(a)?, ranks)
 }
