@@ -154,7 +154,7 @@ mod with_mpi {
             let mut rank =
                 Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
             let its = (0..steps).map(|_| rank.step().map(|s| s.iterations)).collect::<Result<Vec<_>, _>>()?;
-            Ok((waterview::cluster::collect::by_id(&rank.owned_blocking(), all.len())?, its, rank.sim().mass()))
+            Ok((waterview::cluster::collect::by_id(&rank.owned_blocking()?, all.len())?, its, rank.sim().mass()))
         })
         .expect("one rank runs");
         out.pop().unwrap()

@@ -167,7 +167,7 @@ fn rank_loop<T: Transport>(
     sum.ms_per_step = wall / c;
     sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c]).collect();
     let gathered = match opts.particles {
-        Some(_) => collect::gather_to_root(rank.transport(), &rank.owned_blocking())?,
+        Some(_) => collect::gather_to_root(rank.transport(), &rank.owned_blocking()?)?,
         None => None,
     };
     let sorted = gathered.map(|g| collect::by_id(&g, all.len())).transpose()?;

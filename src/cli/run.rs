@@ -195,7 +195,7 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
         eprintln!("wrote {}", out.display());
     }
     if let Some(path) = &args.save_particles {
-        let (pos, vel) = engine.sim().read_particles_blocking(ctx);
+        let (pos, vel) = engine.sim().try_read_particles_blocking(ctx)?;
         let format = ParticleFormat::of_path(path).unwrap_or_default();
         let time = engine.sim().step_state_blocking(ctx)?.time;
         crate::particle_io::write(path, &Particles::from_state(&pos, &vel), format, time)?;

@@ -98,9 +98,12 @@ impl Simulation {
 
     /// Blocking read of the 32-byte [`StepState`] (dt and time of the last step, its max speed, the step
     /// count, the DFSPH iteration counts). Offline and test use only: it waits for the GPU.
-    /// Errors: [`SimError::Advance`] when nothing comes back (the device is lost).
+    /// Errors: [`SimError::Readback`] when nothing comes back (the device was lost or reported an error,
+    /// which the message names).
     pub fn step_state_blocking(&self, ctx: &GpuContext) -> Result<StepState, SimError> {
-        let bytes = gpu::readback::read_buffer_blocking(ctx, &self.buffers.step);
+        let step = &self.buffers.step;
+        let bytes = gpu::readback::try_read_range_blocking(ctx, step, 0, step.size(), "the step state")
+            .map_err(SimError::Readback)?;
         match bytes.get(..std::mem::size_of::<StepState>()) {
             Some(b) => Ok(bytemuck::pod_read_unaligned(b)),
             None => Err(SimError::Advance {

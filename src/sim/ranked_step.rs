@@ -119,7 +119,9 @@ impl Simulation {
     ) -> Result<(), X::Error> {
         let mut k = 0u32;
         loop {
-            let bytes = gpu::readback::read_buffer_blocking(ctx, &self.buffers.step);
+            let step = &self.buffers.step;
+            let bytes = gpu::readback::try_read_range_blocking(ctx, step, 0, step.size(), "the step state")
+                .map_err(SimError::Readback)?;
             let state: StepState = bytes
                 .get(..size_of::<StepState>())
                 .map(bytemuck::pod_read_unaligned)
@@ -185,7 +187,7 @@ impl Simulation {
 
     /// Reads the sorted ids back and sets the halo's slots from the rank's lists.
     fn ranked_slots<X: RankExchange>(&mut self, ctx: &GpuContext, rank: &mut X) -> Result<(), X::Error> {
-        let sorted = self.read_sorted_ids_blocking(ctx);
+        let sorted = self.read_sorted_ids_blocking(ctx)?;
         let live = self.ids.as_ref().map_or(0, |t| t.live as usize);
         if sorted.len() != live {
             return Err(SimError::State("the ids could not be read back").into());
