@@ -28,7 +28,8 @@ fn an_oversized_read_back_is_an_error_naming_the_gpus_report() {
     let described = ctx.faults.describe().expect("errors recorded");
     assert_eq!(described.matches("the GPU reported an error").count(), waterview::gpu::faults::KEPT, "{described}");
     assert!(described.ends_with("and 18 more errors"), "{described}");
-    assert!(ctx.check("the test").is_err());
+    let checked = ctx.check("the test").expect_err("errors recorded").to_string();
+    assert!(checked.starts_with("the test: the GPU reported an error: Validation Error"), "{checked}");
 }
 
 /// After the device is gone, the offline capture's blocking step-state read (and `advance_to`, which the

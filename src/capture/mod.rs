@@ -151,6 +151,10 @@ pub enum CaptureError {
     Engine(#[from] crate::engine::EngineError),
     #[error(transparent)]
     Sim(#[from] crate::sim::SimError),
+    /// The device reported an error or was lost during the capture (its report is in the message): the
+    /// video so far is discarded.
+    #[error("{0}; nothing was written")]
+    Gpu(crate::gpu::GpuError),
     /// The simulation went non-finite: the video so far is discarded.
     #[error("{0}; nothing was written")]
     BlowUp(crate::sim::BlowUp),

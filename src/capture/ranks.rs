@@ -408,6 +408,7 @@ fn rank_frames<T: Transport>(
             n += 1;
         }
         steps += n as u64;
+        ctx.check(&format!("rank {me}: frame {k} of the capture")).map_err(CaptureError::Gpu)?;
         if time != end {
             return Err(RankCaptureError::FrameEnd { frame: k, time, end });
         }

@@ -147,6 +147,8 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
             next_progress = wall + PROGRESS_EVERY_S;
         }
     });
+    // A GPU error (a lost device) ends the frames without statistics: say so rather than report them.
+    ctx.check("the run")?;
     if let Some(e) = write_error {
         bail!("writing the statistics CSV failed: {e}");
     }

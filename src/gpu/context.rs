@@ -23,6 +23,9 @@ pub enum GpuError {
     /// ([`GpuFaults::describe`]) or why the mapping failed.
     #[error("{what} could not be read back from the GPU: {cause}")]
     Readback { what: String, cause: String },
+    /// The device reported an error or was lost while `what` was under way ([`GpuContext::check`]).
+    #[error("{what}: {cause}")]
+    Reported { what: String, cause: String },
 }
 
 /// Adapter, device and queue, plus what the engine needs to know about them. A clone shares them (wgpu
@@ -133,7 +136,7 @@ impl GpuContext {
     /// message names what it reported, after `what` (the work that was under way).
     pub fn check(&self, what: &str) -> Result<(), GpuError> {
         match self.faults.describe() {
-            Some(cause) => Err(GpuError::Readback { what: what.to_string(), cause }),
+            Some(cause) => Err(GpuError::Reported { what: what.to_string(), cause }),
             None => Ok(()),
         }
     }
