@@ -53,3 +53,46 @@ fn reading_the_step_state_of_a_destroyed_device_is_an_error() {
     let err = engine.sim_mut().advance_to(&ctx, &mut profiler, 0.02).expect_err("no advancing either");
     assert!(err.to_string().contains("could not be read back from the GPU"), "{err}");
 }
+
+/// The offline capture (`waterview capture`'s path) ends with the GPU's report and writes nothing when the
+/// device reports an error during it (here a bad copy on its device after frame 1) or is destroyed under
+/// it (after frame 1): no panic, no frames left under the final name.
+#[test]
+fn a_capture_ends_with_the_gpus_report_and_writes_nothing() {
+    use waterview::capture::offline::{capture_scene_frames, OfflineOptions};
+    let scene = waterview::scene::Scene::builtin("dam_break").expect("built-in scene");
+    for destroy in [false, true] {
+        let ctx = common::gpu();
+        let dir = common::scratch(&format!("gpu-faults-capture-{destroy}")).join("frames");
+        let opts = OfflineOptions {
+            seconds: 0.2,
+            fps: 20.0,
+            size: (64, 48),
+            out: Some(dir.clone()),
+            particles: None,
+            dx: Some(0.08),
+            image: Default::default(),
+        };
+        let bad = waterview::gpu::storage_buffer_init(&ctx.device, "test source", &[0u8; 16]);
+        let mut frames = 0;
+        let result = capture_scene_frames(&ctx, &scene, &opts, |f| {
+            frames += 1;
+            if f.index == 1 {
+                if destroy {
+                    ctx.device.destroy();
+                } else {
+                    let _ = try_read_range_blocking(&ctx, &bad, 0, 32, "the test buffer");
+                }
+            }
+        });
+        let err = result.err().unwrap_or_else(|| panic!("destroy = {destroy}: the capture went on"));
+        let text = format!("{:#}", anyhow::Error::from(err));
+        assert_eq!(frames, 2, "destroy = {destroy}: ended at the next frame: {text}");
+        assert!(text.contains("the GPU reported an error"), "destroy = {destroy}: {text}");
+        if !destroy {
+            assert!(text.starts_with("frame 2 of the capture: the GPU reported an error: Validation Error"), "{text}");
+            assert!(text.ends_with("; nothing was written"), "{text}");
+        }
+        assert!(!dir.exists(), "destroy = {destroy}: frames left under {}", dir.display());
+    }
+}
