@@ -13,9 +13,9 @@ pub const PCISPH_SQRT_N: f32 = 0.4472136;
 const MAX_STEPS_PER_SUBMISSION: u32 = 256;
 /// Most particle-steps (steps x particle capacity) [`Simulation::advance_to`] records into one submission,
 /// the window's and `run`'s `substeps` steps always allowed: 256 steps at 1 M particles, the substeps
-/// alone at 200 M. Without it a 200 M particle capture on an H200 put about a frame's 100+ CFL steps
-/// (tens of seconds of GPU work) into one submission, where `run` and `bench` submit `substeps` steps a
-/// frame; the device was lost about 30 s in (the read-back after it found its staging buffer invalid).
+/// alone at 200 M. Without it a submission at 200 M particles could hold up to 257 CFL steps (tens of
+/// seconds of GPU work), where `run` and `bench` submit `substeps` steps a frame: a suspect (not
+/// confirmed) of the device lost about 30 s into a 200 M particle capture on an H200.
 pub const MAX_PARTICLE_STEPS_PER_SUBMISSION: u64 = 1 << 28;
 
 /// Steps one submission of [`Simulation::advance_to`] may record for `capacity` particles and `substeps`
