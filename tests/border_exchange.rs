@@ -28,7 +28,7 @@ fn run(
     let per_rank = run_threads(contexts, |t, ctx| {
         let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
         let stats = (0..steps).map(|_| rank.step()).collect::<Result<Vec<_>, _>>()?;
-        Ok((rank.owned_blocking(), stats))
+        Ok((rank.owned_blocking()?, stats))
     })
     .unwrap_or_else(|e| panic!("dam break on {ranks} ranks: {e}"));
     let mut particles = RankParticles::default();

@@ -46,7 +46,7 @@ fn run(
     let per_rank = run_threads(contexts, |t, ctx| {
         let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
         let stats = (0..steps).map(|_| rank.step()).collect::<Result<Vec<_>, _>>()?;
-        Ok((rank.owned_blocking(), stats, rank.sim().mass()))
+        Ok((rank.owned_blocking()?, stats, rank.sim().mass()))
     })
     .unwrap_or_else(|e| panic!("{name} on {ranks} ranks: {e}"));
     let mut particles = RankParticles::default();

@@ -4,7 +4,8 @@
 //! -np 3` (large messages both ways before any receive, order, bit-identical reductions), the dam break
 //! under `mpirun -np 2` against one rank in this process (the comparison of tests/cluster.rs: count, total
 //! mass, every id once, centroid, kinetic energy, positions by id, DFSPH iterations), and the commands
-//! that do not run on several ranks refused with their reason.
+//! that do not run on several ranks refused with their reason; `capture` under `mpirun -np 2` against the
+//! threads' `capture --gpus 2`.
 mod common;
 
 #[cfg(not(feature = "mpi"))]
@@ -153,7 +154,7 @@ mod with_mpi {
             let mut rank =
                 Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
             let its = (0..steps).map(|_| rank.step().map(|s| s.iterations)).collect::<Result<Vec<_>, _>>()?;
-            Ok((waterview::cluster::collect::by_id(&rank.owned_blocking(), all.len())?, its, rank.sim().mass()))
+            Ok((waterview::cluster::collect::by_id(&rank.owned_blocking()?, all.len())?, its, rank.sim().mass()))
         })
         .expect("one rank runs");
         out.pop().unwrap()
@@ -256,6 +257,46 @@ mod with_mpi {
         compare("joint", None, 20, (3e-5, 5e-3, 2e-3), 2);
     }
 
+    /// `mpirun -np 2 waterview capture` of the dam break (dx = 0.08 m, 4 PNG frames at 320 x 240): rank 0
+    /// alone writes the frames and prints the summary, and they match the threads' `capture --gpus 2`
+    /// within the sort-last test's image tolerance (tests/common/images.rs).
+    #[test]
+    fn capture_on_two_mpi_ranks_matches_two_threads() {
+        use super::common::images::{agree, image_difference};
+        let dir = scratch("capture");
+        let (mpi_out, threads_out) = (dir.join("mpi"), dir.join("threads"));
+        let args = |out: &Path| -> Vec<String> {
+            let a = ["--scene", "assets/scenes/dam_break.ron", "capture", "--dx", "0.08", "--seconds", "0.2"];
+            let b = ["--fps", "20", "--size", "320x240", "--out", out.to_str().unwrap()];
+            a.iter().chain(&b).map(|s| s.to_string()).collect()
+        };
+        let exe = Path::new(env!("CARGO_BIN_EXE_waterview"));
+        let mpi_args = args(&mpi_out);
+        let out = mpirun(2, 300, exe, &mpi_args.iter().map(String::as_str).collect::<Vec<_>>());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(stderr.matches("wrote ").count(), 1, "rank 0 alone reports the video: {stderr}");
+        assert!(stderr.contains("4 frames") && stderr.contains("2 ranks"), "{stderr}");
+        let threads =
+            Command::new(exe).args(args(&threads_out)).args(["--gpus", "2"]).output().expect("waterview runs");
+        assert!(threads.status.success(), "{}", String::from_utf8_lossy(&threads.stderr));
+        for k in 0..4 {
+            let frame = |d: &Path| {
+                let path = d.join(format!("frame_{k:05}.png"));
+                image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_rgba8()
+            };
+            let d = image_difference(&frame(&mpi_out), &frame(&threads_out));
+            println!(
+                "frame {k}: 2 MPI ranks against 2 threads: mean {:.4}, {:.3} % of pixels differ",
+                d.0,
+                100.0 * d.1
+            );
+            assert!(agree(d), "frame {k}: 2 MPI ranks differ from 2 threads by {d:?}");
+        }
+        assert!(!mpi_out.join("frame_00004.png").exists(), "4 frames only");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// What does not run on several ranks says so, and no rank runs anything.
     #[test]
     fn commands_of_one_process_are_refused_under_mpirun() {
@@ -263,7 +304,13 @@ mod with_mpi {
         for (args, reason) in [
             (
                 &["capture", "--seconds", "0.1", "--particles", "/tmp/x"][..],
-                "capture does not run on several MPI ranks",
+                "capture --particles (several ranks write no particle files yet) runs in one process",
+            ),
+            (&["capture", "--seconds", "0.1", "--out", "/tmp/x", "--gpus", "2"], "--gpus applies without mpirun"),
+            (&["capture", "--seconds", "0.1", "--record-cost"], "capture --record-cost runs in one process"),
+            (
+                &["capture", "--seconds", "0.1", "--out", "/tmp/x", "--view", "spheres"],
+                "the spheres view (--view spheres) are not supported on several GPUs",
             ),
             (&["run", "--steps", "2", "--gpus", "2"], "--gpus applies without mpirun"),
             (&["validate"], "validate runs in one process"),

@@ -233,6 +233,8 @@ pub fn run(scene_path: Option<&Path>, plan: &Plan, out: &Path) -> Result<()> {
     let ctx = GpuContext::headless()?;
     eprintln!("adapter: {}", ctx.adapter_summary());
     let report = run_plan(&ctx, &scene, plan)?;
+    // Timings of a device that reported an error or was lost are not written as results.
+    ctx.check("the benchmark")?;
     report::write_all(&report, out)?;
     println!("{}", report::summary_markdown(&report));
     eprintln!("wrote {}", out.display());

@@ -19,7 +19,8 @@
 //! them back from the GPU through a ring of staging buffers, [`particles`] does the same with the
 //! simulation's particles (PLY or VTU files per frame), [`offline`] runs fixed-step captures
 //! without a window (`waterview capture`, blocking on the simulation's step state), [`ranks`] does the
-//! same for a simulation decomposed over several GPUs (`capture --gpus N`, rendered sort-last), and
+//! same for a simulation decomposed over several GPUs (`capture --gpus N`, or one process per rank under
+//! `mpirun`, [`ranks_cli`]; rendered sort-last), and
 //! [`exact`] makes
 //! the window's offline render exact the same way without ever blocking (the step state comes back
 //! through a read-back ring; see `src/app/recording.rs`).
@@ -29,6 +30,7 @@ pub mod offline;
 pub mod output;
 pub mod particles;
 pub mod ranks;
+pub mod ranks_cli;
 pub mod record_cost;
 pub mod recorder;
 pub mod video;
@@ -149,6 +151,10 @@ pub enum CaptureError {
     Engine(#[from] crate::engine::EngineError),
     #[error(transparent)]
     Sim(#[from] crate::sim::SimError),
+    /// The device reported an error or was lost during the capture (its report is in the message): the
+    /// video so far is discarded.
+    #[error("{0}; nothing was written")]
+    Gpu(crate::gpu::GpuError),
     /// The simulation went non-finite: the video so far is discarded.
     #[error("{0}; nothing was written")]
     BlowUp(crate::sim::BlowUp),

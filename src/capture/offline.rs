@@ -260,6 +260,8 @@ fn capture_loop(
         steps_recorded += a.steps_recorded as u64;
         submissions += a.submissions as u64;
         sim_time = a.time;
+        // An error the device reported (outside any scope) spoils this frame and the rest.
+        ctx.check(&format!("frame {k} of the capture")).map_err(CaptureError::Gpu)?;
         let _ = ctx.device.poll(wgpu::PollType::Poll);
         poll_outputs(&mut video, &mut particles)?;
         let _ = engine.sim_mut().poll_stats();

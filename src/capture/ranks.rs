@@ -20,14 +20,14 @@ use super::offline::{format_for, frame_count, validate, OfflineOptions};
 use super::recorder::VideoRecorder;
 use super::video::VideoSummary;
 use super::CaptureError;
-use crate::cluster::{self, collect, ClusterError, Rank, RankConfig, RankError, Transport, GHOST};
+use crate::cluster::{self, collect, ClusterError, Rank, RankConfig, RankError, Reduce, Transport, GHOST};
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{
     FluidLayers, GhostIds, LayerError, LayerReadback, Offscreen, OrbitCamera, ParticleSource, RenderSettings, Renderer,
     Tank,
 };
-use crate::scene::{Scene, SceneError};
-use crate::sim::{SimOptions, Simulation};
+use crate::scene::{Scene, SceneError, SceneSetup};
+use crate::sim::{RankParticles, SimOptions, SimParams, Simulation};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -155,6 +155,126 @@ impl Timings {
     }
 }
 
+/// What a rank's frames measured: its own sums, and every rank's means (ms per frame).
+struct RankSums {
+    timings: Timings,
+    sim_time: f32,
+    steps: u64,
+    /// By rank: mean GPU time of its fluid layers.
+    layers_gpu_ms: Vec<f64>,
+    /// By rank: mean wall-clock time of its read-back (0 on rank 0).
+    readback_ms: Vec<f64>,
+}
+
+impl RankSums {
+    /// Rank 0's report of `total` frames written to `video`.
+    fn report(self, video: VideoSummary, total: u64) -> RankCaptureReport {
+        let t = &self.timings;
+        let gpu = |ms: f64| ms / t.gpu_frames.max(1) as f64;
+        RankCaptureReport {
+            video,
+            sim_time: self.sim_time,
+            steps: self.steps,
+            transfer_ms: t.transfer / total.max(1) as f64,
+            composite_gpu_ms: gpu(t.composite_gpu),
+            display_gpu_ms: gpu(t.display_gpu),
+            layers_gpu_ms: self.layers_gpu_ms,
+            readback_ms: self.readback_ms,
+        }
+    }
+}
+
+/// The capture every rank runs: the scene built at the joint spacing, its first particles, the frame
+/// length and the number of video frames.
+pub(super) struct Job {
+    scene: Scene,
+    setup: SceneSetup,
+    params: SimParams,
+    all: RankParticles,
+    /// Video frames to capture.
+    pub(super) total: u64,
+}
+
+/// Checks `opts` and `scene` for a capture on several ranks (a video output, no particle files, no
+/// emitters or sinks) and builds the job at `opts.dx` or the scene's spacing (scaled for a CPU adapter
+/// when `cpu`: any rank runs on one). Errors: what cannot run on several GPUs, the options, the scene.
+pub(super) fn prepare(scene: &Scene, opts: &OfflineOptions, cpu: bool) -> Result<Job, RankCaptureError> {
+    validate(opts)?;
+    if opts.particles.is_some() {
+        return Err(RankCaptureError::Unsupported("particle files (--particles)"));
+    }
+    if opts.out.is_none() {
+        return Err(CaptureError::NoOutput.into());
+    }
+    if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
+        return Err(ClusterError::Sources.into());
+    }
+    let mut scene = scene.clone();
+    scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(cpu));
+    // As one GPU's capture: a frame of 1 / fps, so the longest step is 1 / (fps substeps).
+    let params = crate::sim::SimParams { frame_dt: 1.0 / opts.fps, ..scene.solver.clone() };
+    let setup = scene.build(false)?;
+    let all = cluster::initial_particles(&setup, &params);
+    Ok(Job { scene, setup, params, all, total: frame_count(opts.seconds, opts.fps) })
+}
+
+/// Errors when `opts.size` is past the texture limit of rank `rank`'s GPU (`ctx`).
+pub(super) fn check_size(rank: usize, ctx: &GpuContext, opts: &OfflineOptions) -> Result<(), RankCaptureError> {
+    let max = ctx.device.limits().max_texture_dimension_2d;
+    let (width, height) = opts.size;
+    if width > max || height > max {
+        return Err(RankCaptureError::TooLarge { rank, width, height, max });
+    }
+    Ok(())
+}
+
+/// Starts the video of `opts.out` on rank 0's device `ctx` (nothing is written under the final name
+/// until it finishes). Errors: no output, the output cannot be written.
+pub(super) fn start_video(ctx: &GpuContext, opts: &OfflineOptions) -> Result<VideoRecorder, RankCaptureError> {
+    let Some(out) = opts.out.as_deref() else { return Err(CaptureError::NoOutput.into()) };
+    let format = crate::render::OFFSCREEN_FORMAT;
+    Ok(VideoRecorder::start(&ctx.device, out, format_for(out), opts.fps, opts.size, format)?)
+}
+
+/// What one rank's capture returns: the report on rank 0 (with its video), `None` on the others.
+pub(super) type RankOutcome = Option<RankCaptureReport>;
+
+/// One rank of a capture over any [`Transport`] (threads, or MPI processes): builds its part of the
+/// simulation, renders and sends its fluid layers every frame; rank 0 (`rec`: its video, `Some` there
+/// only) composites and records them. `progress(frames written, total)` after every frame on rank 0.
+/// Errors: the rank's or a peer's (the message names the rank), the video; the video is cancelled then
+/// (nothing is left under the final name).
+pub(super) fn rank_capture<T: Transport>(
+    t: T,
+    ctx: GpuContext,
+    job: &Job,
+    opts: &OfflineOptions,
+    ranked: RankCaptureOptions,
+    mut rec: Option<VideoRecorder>,
+    progress: &(impl Fn(u64, u64) + Sync),
+) -> Result<RankOutcome, RankCaptureError> {
+    let run = |rec: Option<&mut VideoRecorder>| {
+        let config = RankConfig::for_params(&job.params);
+        let options = SimOptions::default();
+        let r = Rank::new(t, ctx, &job.scene.domain, &job.setup.terrain, &job.params, options, config, &job.all)?;
+        rank_frames(r, &job.scene, opts, ranked, job.total, rec, progress)
+    };
+    let result = run(rec.as_mut());
+    match (result, rec) {
+        (Ok((sums, device)), Some(rec)) => {
+            let video = rec.finish_blocking(&device)?;
+            Ok(Some(sums.report(video, job.total)))
+        }
+        (Ok(_), None) => Ok(None),
+        (Err(e), rec) => {
+            if let Some(rec) = rec {
+                rec.cancel();
+            }
+            Err(e)
+        }
+    }
+}
+
 /// Captures `scene` decomposed over one rank per context (rank 0's device records the video) with
 /// `opts` (a video output; no particle files); `progress(frames written, total)` after every frame.
 /// Errors: bad options, a size past a GPU's texture limit, what cannot run on several GPUs, the scene, a
@@ -167,83 +287,28 @@ pub fn capture_ranks(
     progress: impl Fn(u64, u64) + Sync,
 ) -> Result<RankCaptureReport, RankCaptureError> {
     validate(opts)?;
-    if opts.particles.is_some() {
-        return Err(RankCaptureError::Unsupported("particle files (--particles)"));
-    }
-    let Some(out) = opts.out.as_deref() else { return Err(CaptureError::NoOutput.into()) };
-    if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
-        return Err(ClusterError::Sources.into());
-    }
     let Some(first) = contexts.first() else { return Err(RankCaptureError::Unsupported("zero ranks")) };
+    let job = prepare(scene, opts, first.is_cpu())?;
     for (rank, c) in contexts.iter().enumerate() {
-        let max = c.device.limits().max_texture_dimension_2d;
-        let (width, height) = opts.size;
-        if width > max || height > max {
-            return Err(RankCaptureError::TooLarge { rank, width, height, max });
-        }
+        check_size(rank, c, opts)?;
     }
-    let mut scene = scene.clone();
-    scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(first.is_cpu()));
-    // As one GPU's capture: a frame of 1 / fps, so the longest step is 1 / (fps substeps).
-    let params = crate::sim::SimParams { frame_dt: 1.0 / opts.fps, ..scene.solver.clone() };
-    let setup = scene.build(false)?;
-    let all = cluster::initial_particles(&setup, &params);
-    let format = crate::render::OFFSCREEN_FORMAT;
-    let rec = VideoRecorder::start(&first.device, out, format_for(out), opts.fps, opts.size, format)?;
-    let rec = Mutex::new(Some(rec));
-    let total = frame_count(opts.seconds, opts.fps);
+    let rec = Mutex::new(Some(start_video(first, opts)?));
     let results = cluster::run_threads_with(contexts, |t, ctx| {
-        let rank = t.rank();
-        let config = RankConfig::for_params(&params);
-        let r = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
-        let mut rec = if rank == 0 { rec.lock().ok().and_then(|mut r| r.take()) } else { None };
-        let result = rank_frames(r, &scene, opts, ranked, total, rec.as_mut(), &progress);
-        match (result, rec) {
-            (Ok(out), Some(rec)) => {
-                let device = out.1.clone();
-                let video = rec.finish_blocking(&device)?;
-                Ok((out.0, Some(video)))
-            }
-            (Ok(out), None) => Ok((out.0, None)),
-            (Err(e), rec) => {
-                if let Some(rec) = rec {
-                    rec.cancel();
-                }
-                Err(e)
-            }
-        }
+        let rec = if t.rank() == 0 { rec.lock().ok().and_then(|mut r| r.take()) } else { None };
+        rank_capture(t, ctx, &job, opts, ranked, rec, &progress)
     });
-    let results = match results {
-        Ok(r) => r,
-        Err(e) => {
-            // A rank failed before rank 0 took the recorder.
-            if let Some(rec) = rec.lock().ok().and_then(|mut r| r.take()) {
-                rec.cancel();
-            }
-            return Err(e);
-        }
-    };
-    let total_f = total as f64;
-    let gpu = |t: &Timings, ms: f64| ms / t.gpu_frames.max(1) as f64;
-    let layers_gpu_ms = results.iter().map(|((t, _, _), _)| gpu(t, t.layers_gpu)).collect();
-    let readback_ms = results.iter().map(|((t, _, _), _)| t.readback / total_f).collect();
-    let Some(((t0, sim_time, steps), Some(video))) = results.into_iter().next() else {
-        return Err(CaptureError::NoOutput.into());
-    };
-    Ok(RankCaptureReport {
-        video,
-        sim_time,
-        steps,
-        layers_gpu_ms,
-        readback_ms,
-        transfer_ms: t0.transfer / total_f,
-        composite_gpu_ms: gpu(&t0, t0.composite_gpu),
-        display_gpu_ms: gpu(&t0, t0.display_gpu),
-    })
+    // A rank that failed before rank 0 took the recorder leaves it here.
+    if let Some(rec) = rec.lock().ok().and_then(|mut r| r.take()) {
+        rec.cancel();
+    }
+    match results?.into_iter().next() {
+        Some(Some(report)) => Ok(report),
+        _ => Err(CaptureError::NoOutput.into()),
+    }
 }
 
-/// Rank `rank`'s frames of [`capture_ranks`]: returns ((timing sums, simulated time at the end, steps),
-/// its device). `rec` is rank 0's recorder (`None` on the others).
+/// Rank `rank`'s frames of [`capture_ranks`]: returns its figures (with every rank's means, gathered
+/// through the transport) and its device. `rec` is rank 0's recorder (`None` on the others).
 fn rank_frames<T: Transport>(
     mut rank: Rank<T>,
     scene: &Scene,
@@ -252,7 +317,7 @@ fn rank_frames<T: Transport>(
     total: u64,
     mut rec: Option<&mut VideoRecorder>,
     progress: &(impl Fn(u64, u64) + Sync),
-) -> Result<((Timings, f32, u64), wgpu::Device), RankCaptureError> {
+) -> Result<(RankSums, wgpu::Device), RankCaptureError> {
     let me = rank.rank();
     let ctx = rank.ctx().clone();
     let target = Offscreen::new(&ctx, opts.size);
@@ -342,6 +407,7 @@ fn rank_frames<T: Transport>(
             n += 1;
         }
         steps += n as u64;
+        ctx.check(&format!("rank {me}: frame {k} of the capture")).map_err(CaptureError::Gpu)?;
         if time != end {
             return Err(RankCaptureError::FrameEnd { frame: k, time, end });
         }
@@ -354,66 +420,13 @@ fn rank_frames<T: Transport>(
         }
     }
     rank.sim().set_frame_end(rank.ctx(), 0.0);
-    Ok(((sums, time, steps), ctx.device.clone()))
-}
-
-/// `waterview capture --gpus N` (N > 1): loads the scene, opens one device per rank
-/// ([`cluster::rank_contexts`]) and captures with a terminal progress bar; prints the video written and
-/// the per-rank frame timings. Errors: as [`capture_ranks`], and an output that cannot be written.
-pub fn run_cli(scene_path: Option<&std::path::Path>, opts: &OfflineOptions, ranks: usize) -> anyhow::Result<()> {
-    use super::output::Output;
-    use super::video::VideoFormat;
-    validate(opts)?;
-    if opts.particles.is_some() {
-        return Err(RankCaptureError::Unsupported("particle files (--particles)").into());
-    }
-    if opts.image.view == crate::render::FluidView::Spheres {
-        return Err(RankCaptureError::Unsupported("the spheres view (--view spheres)").into());
-    }
-    let Some(out) = &opts.out else { return Err(CaptureError::NoOutput.into()) };
-    let what = if format_for(out) == VideoFormat::Mp4 { Output::File } else { Output::NewFolder };
-    super::output::check_writable(out, what)?;
-    let scene = crate::engine::load_scene(scene_path)?;
-    let contexts = cluster::rank_contexts(ranks)?;
-    for (r, c) in contexts.iter().enumerate() {
-        eprintln!("rank {r}: {}", c.adapter_summary());
-    }
-    let total = frame_count(opts.seconds, opts.fps);
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} frames, {per_sec}, ETA {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let started = Instant::now();
-    let result = capture_ranks(contexts, &scene, opts, RankCaptureOptions::default(), |w, _| bar.set_position(w));
-    bar.finish_and_clear();
-    let report = result?;
-    let wall = started.elapsed().as_secs_f64();
-    let v = &report.video;
-    eprintln!(
-        "wrote {}: {} frames, {:.2} s of video at {} fps, {:.1} MB, in {:.1} s ({:.2} frames/s), {ranks} ranks",
-        v.path.display(),
-        v.frames,
-        v.duration_s,
-        opts.fps,
-        v.bytes as f64 / 1e6,
-        wall,
-        v.frames as f64 / wall.max(1e-9)
-    );
-    let by_rank = |v: &[f64], from: usize| {
-        v.iter().enumerate().skip(from).map(|(r, ms)| format!("rank {r} {ms:.2}")).collect::<Vec<_>>().join(", ")
-    };
-    eprintln!(
-        "per frame, ms: fluid layers (GPU: anisotropy, ghost cull, splats) {}; read-back (wall) {}; rank 0 waited \
-         {:.2} (wall) for the others' layers; sort-last composite (GPU) {:.2}; rest of the display frame (GPU) {:.2}",
-        by_rank(&report.layers_gpu_ms, 0),
-        by_rank(&report.readback_ms, 1),
-        report.transfer_ms,
-        report.composite_gpu_ms,
-        report.display_gpu_ms
-    );
-    eprintln!("simulated {:.6} s: {} steps on {ranks} ranks", report.sim_time, report.steps);
-    Ok(())
+    // Every rank's means of its layers' GPU time and read-back, each in its own slots of a sum (exact).
+    let size = rank.transport().size();
+    let mut slots = vec![0.0; 2 * size];
+    slots[2 * me] = sums.layers_gpu / sums.gpu_frames.max(1) as f64;
+    slots[2 * me + 1] = sums.readback / total.max(1) as f64;
+    let by_rank = rank.transport().all_reduce(&slots, Reduce::Sum).map_err(ClusterError::from)?;
+    let layers_gpu_ms = by_rank.iter().step_by(2).copied().collect();
+    let readback_ms = by_rank.iter().skip(1).step_by(2).copied().collect();
+    Ok((RankSums { timings: sums, sim_time: time, steps, layers_gpu_ms, readback_ms }, ctx.device.clone()))
 }

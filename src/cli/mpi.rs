@@ -1,7 +1,8 @@
-//! `mpirun -np N waterview run|bench ...`: this process is one of N ranks of one simulation
+//! `mpirun -np N waterview run|bench|capture ...`: this process is one of N ranks of one simulation
 //! ([`crate::cluster::launch`] tells from the launcher's environment). Built with `--features mpi`, each
 //! process runs its rank over MPI on the GPU of its local rank; rank 0 prints the summary and writes the
-//! statistics, particles and bench files; the others print nothing but errors. A failing rank prints
+//! statistics, particles and bench files, or (capture, [`crate::capture::ranks_cli`]) composites the ranks'
+//! fluid layers and writes the video; the others print nothing but errors. A failing rank prints
 //! its reason and ends the whole job (`MPI_Abort`: its peers would wait for it forever). Built without
 //! the feature, a process started as one of several refuses to run rather than running N independent
 //! copies of the same simulation.
@@ -38,21 +39,27 @@ pub fn run_launched(size: usize, cli: Cli) -> Result<()> {
     match &cli.command {
         None => bail!(single_process("the window")),
         Some(Command::Validate(_)) => bail!(single_process("validate")),
-        Some(Command::Capture(_)) => bail!(
-            "capture does not run on several MPI ranks yet: start it without mpirun (`capture --gpus N` runs \
-             N ranks in one process); `run --save-particles` writes the final particles of an MPI run"
-        ),
+        Some(Command::Capture(a)) if a.gpus != GpuCount::N(1) => bail!(gpus_flag),
+        Some(Command::Capture(a)) if a.record_cost => bail!(single_process("capture --record-cost")),
+        Some(Command::Capture(a)) if a.particles.is_some() => {
+            bail!(single_process("capture --particles (several ranks write no particle files yet)"))
+        }
         Some(Command::Run(a)) if a.gpus != GpuCount::N(1) => bail!(gpus_flag),
         Some(Command::Bench(a)) if a.gpus != GpuCount::N(1) => bail!(gpus_flag),
         Some(_) if cli.window.any() => bail!("--window-size and the --record options apply to the window only"),
         _ => {}
     }
+    let scene = cli.scene.as_deref();
+    // Checked before MPI is up: every rank refuses bad options alike, without aborting the job.
+    let capture = match &cli.command {
+        Some(Command::Capture(a)) => Some(multi::capture_options(a.clone())?),
+        _ => None,
+    };
     let world = MpiWorld::init()?;
     if world.size() != size {
         bail!("the launcher says {size} processes, MPI {}", world.size());
     }
     let root = world.rank() == 0;
-    let scene = cli.scene.as_deref();
     let result = match &cli.command {
         Some(Command::Run(args)) => super::multi_run_options(args, size, root)
             .and_then(|opts| multi::run_mpi(&world, scene, &opts))
@@ -68,6 +75,10 @@ pub fn run_launched(size: usize, cli: Cli) -> Result<()> {
                 None => Ok(()),
             }
         }),
+        Some(Command::Capture(_)) => match &capture {
+            Some(opts) => crate::capture::ranks_cli::run_mpi_cli(&world, scene, opts),
+            None => Ok(()),
+        },
         _ => Ok(()),
     };
     if let Err(e) = result {

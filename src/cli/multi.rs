@@ -172,7 +172,7 @@ fn rank_loop<T: Transport>(
     sum.ms_per_step = wall / c;
     sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c, t[4] / c, t[5] / c]).collect();
     let gathered = match opts.particles {
-        Some(_) => collect::gather_to_root(rank.transport(), &rank.owned_blocking())?,
+        Some(_) => collect::gather_to_root(rank.transport(), &rank.owned_blocking()?)?,
         None => None,
     };
     let sorted = gathered.map(|g| collect::by_id(&g, all.len())).transpose()?;
@@ -272,9 +272,9 @@ pub fn summary_markdown(s: &MultiSummary) -> String {
     out
 }
 
-/// `waterview capture --gpus N` with N > 1 (src/capture/ranks.rs): a video, rendered sort-last. Errors:
-/// what needs one GPU (`--record-cost`, `--particles`), no `--out`, and what the capture reports.
-pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Result<()> {
+/// The options of `waterview capture` on several ranks (`--gpus N` with N > 1, or under `mpirun`).
+/// Errors: what needs one GPU (`--record-cost`, `--particles`), no `--out`.
+pub fn capture_options(a: super::CaptureArgs) -> Result<crate::capture::offline::OfflineOptions> {
     if a.record_cost {
         bail!("--record-cost measures one GPU: give --gpus 1");
     }
@@ -283,7 +283,7 @@ pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Res
         (None, None) => bail!("give --out VIDEO.mp4 (or a folder for PNGs)"),
         (Some(out), None) => out,
     };
-    let opts = crate::capture::offline::OfflineOptions {
+    Ok(crate::capture::offline::OfflineOptions {
         seconds: a.seconds,
         fps: a.fps,
         size: a.size,
@@ -291,6 +291,11 @@ pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Res
         particles: None,
         dx: a.dx,
         image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
-    };
-    crate::capture::ranks::run_cli(scene, &opts, ranks)
+    })
+}
+
+/// `waterview capture --gpus N` with N > 1 (src/capture/ranks.rs): a video, rendered sort-last. Errors:
+/// as [`capture_options`], and what the capture reports.
+pub fn capture(scene: Option<&Path>, a: super::CaptureArgs, ranks: usize) -> Result<()> {
+    crate::capture::ranks_cli::run_cli(scene, &capture_options(a)?, ranks)
 }

@@ -147,6 +147,8 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
             next_progress = wall + PROGRESS_EVERY_S;
         }
     });
+    // A GPU error (a lost device) ends the frames without statistics: say so rather than report them.
+    ctx.check("the run")?;
     if let Some(e) = write_error {
         bail!("writing the statistics CSV failed: {e}");
     }
@@ -195,7 +197,7 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
         eprintln!("wrote {}", out.display());
     }
     if let Some(path) = &args.save_particles {
-        let (pos, vel) = engine.sim().read_particles_blocking(ctx);
+        let (pos, vel) = engine.sim().try_read_particles_blocking(ctx)?;
         let format = ParticleFormat::of_path(path).unwrap_or_default();
         let time = engine.sim().step_state_blocking(ctx)?.time;
         crate::particle_io::write(path, &Particles::from_state(&pos, &vel), format, time)?;

@@ -299,15 +299,16 @@ impl<T: Transport> Rank<T> {
     }
 
     /// Blocking read of the particles this rank owns (ghosts and parked slots left out), with their ids.
-    pub fn owned_blocking(&self) -> RankParticles {
-        let all = self.sim.read_rank_particles_blocking(&self.ctx);
+    /// Errors: nothing came back from the GPU ([`ClusterError::Step`] with the device's report).
+    pub fn owned_blocking(&self) -> Result<RankParticles, ClusterError> {
+        let all = self.sim.read_rank_particles_blocking(&self.ctx).map_err(ClusterError::Step)?;
         let mut own = RankParticles::default();
         for i in 0..all.len() {
             if all.pos[i][3] >= 0.0 && all.ids[i] & GHOST == 0 {
                 own.push_from(&all, i);
             }
         }
-        own
+        Ok(own)
     }
 
     /// Sends `msg` to the neighbour on `side` if there is one (an empty side has nothing to send).

@@ -3,6 +3,7 @@
 //! subgroup operations).
 //! The same context serves the window (created against a surface) and headless runs (no surface).
 
+use super::GpuFaults;
 use thiserror::Error;
 
 /// Why no usable GPU device could be created.
@@ -18,6 +19,13 @@ pub enum GpuError {
     /// printing the error with its chain shows it once.
     #[error("the GPU adapter refused to create a device: {0}")]
     Device(wgpu::RequestDeviceError),
+    /// A blocking read-back got nothing back: `what` names it, `cause` is what the device reported
+    /// ([`GpuFaults::describe`]) or why the mapping failed.
+    #[error("{what} could not be read back from the GPU: {cause}")]
+    Readback { what: String, cause: String },
+    /// The device reported an error or was lost while `what` was under way ([`GpuContext::check`]).
+    #[error("{what}: {cause}")]
+    Reported { what: String, cause: String },
 }
 
 /// Adapter, device and queue, plus what the engine needs to know about them. A clone shares them (wgpu
@@ -30,6 +38,9 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     /// Name, backend and device type of the adapter in use (shown in the UI).
     pub info: wgpu::AdapterInfo,
+    /// The errors the device reported outside an error scope and its loss (headless contexts; the window
+    /// installs its own handler over it, src/app/device.rs).
+    pub faults: GpuFaults,
 }
 
 impl GpuContext {
@@ -94,7 +105,8 @@ impl GpuContext {
         }))
         .map_err(GpuError::Device)?;
         log::info!("GPU adapter: {} ({:?}, {:?})", info.name, info.backend, info.device_type);
-        Ok(Self { instance, adapter, device, queue, info })
+        let faults = GpuFaults::install(&device);
+        Ok(Self { instance, adapter, device, queue, info, faults })
     }
 
     /// True for software rasterisers (lavapipe/llvmpipe, WARP, SwiftShader): scenes scale their
@@ -118,6 +130,15 @@ impl GpuContext {
     /// One line for the UI and logs: "NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu)".
     pub fn adapter_summary(&self) -> String {
         format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
+    }
+
+    /// Errors when the device reported an error or was lost since it was made ([`GpuFaults`]): the
+    /// message names what it reported, after `what` (the work that was under way).
+    pub fn check(&self, what: &str) -> Result<(), GpuError> {
+        match self.faults.describe() {
+            Some(cause) => Err(GpuError::Reported { what: what.to_string(), cause }),
+            None => Ok(()),
+        }
     }
 
     /// Largest storage buffer binding in bytes; bounds the particle count.

@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod dispatch;
+pub mod faults;
 pub mod profiler;
 pub mod readback;
 pub mod scan;
@@ -13,6 +14,7 @@ pub use context::{GpuContext, GpuError};
 pub use dispatch::{
     dispatch, max_groups_x, row_length, set_max_groups_x, workgroups, workgroups_grid, DispatchError, Workgroups,
 };
+pub use faults::GpuFaults;
 pub use profiler::{FrameTimes, PassTime, Profiler};
 
 use wgpu::util::DeviceExt;

@@ -3,6 +3,7 @@
 //! (a lesson measured by the earlier GPU SPH work: a synchronous read-back stalls both CPU and GPU).
 //! When every slot is in flight a new request is dropped, so a slow GPU costs samples, not frame time.
 
+use super::GpuError;
 use std::sync::{
     atomic::{AtomicU8, Ordering},
     Arc,
@@ -170,30 +171,112 @@ impl Drop for Mapped {
     }
 }
 
-/// Copies a whole buffer into a staging buffer and waits for it. For tests and headless tools only:
-/// it stalls the GPU pipeline, so the frame loop never calls it.
+/// Largest staging buffer of a blocking read-back, bytes: larger reads go through several (each within the
+/// device's `max_buffer_size` too), so a read of a 3.2 GB array (positions at 200 M particles) never asks
+/// for one staging buffer of its size.
+pub const STAGING_PIECE: u64 = 256 << 20;
+
+/// Copies a whole buffer into a staging buffer and waits for it. For tests only (empty when nothing
+/// comes back); library code uses [`try_read_range_blocking`], which says why.
 pub fn read_buffer_blocking(ctx: &crate::gpu::GpuContext, src: &wgpu::Buffer) -> Vec<u8> {
     read_range_blocking(ctx, src, 0, src.size())
 }
 
 /// [`read_buffer_blocking`] of `size` bytes from byte `offset` (both multiples of 4, within the buffer;
-/// empty when `size` is 0). Blocks, like it.
+/// empty when `size` is 0 or nothing came back). For tests only, like it.
 pub fn read_range_blocking(ctx: &crate::gpu::GpuContext, src: &wgpu::Buffer, offset: u64, size: u64) -> Vec<u8> {
-    if size == 0 {
-        return Vec::new();
+    try_read_range_blocking(ctx, src, offset, size, "a buffer").unwrap_or_default()
+}
+
+/// Reads `size` bytes from byte `offset` of `src` (both multiples of 4, within the buffer) through
+/// staging buffers of at most [`STAGING_PIECE`] bytes and the device's `max_buffer_size`, waiting for
+/// each. For batch tools and tests: it stalls the GPU pipeline, so the frame loop never calls it.
+/// Errors ([`GpuError::Readback`] naming `what`): a mapping failed or came back short (the device was
+/// lost or refused the staging buffer): the cause is what the device reported
+/// ([`crate::gpu::GpuFaults`]), else the mapping's error.
+/// A read that went through and meanwhile made the device report an error (a copy past the end of `src`)
+/// is an error too: its bytes are not the buffer's.
+pub fn try_read_range_blocking(
+    ctx: &crate::gpu::GpuContext,
+    src: &wgpu::Buffer,
+    offset: u64,
+    size: u64,
+    what: &str,
+) -> Result<Vec<u8>, GpuError> {
+    read_in_pieces(ctx, src, (offset, size), STAGING_PIECE.min(ctx.device.limits().max_buffer_size), what)
+}
+
+/// [`try_read_range_blocking`] of `(offset, size)` through staging buffers of at most `piece` bytes.
+fn read_in_pieces(
+    ctx: &crate::gpu::GpuContext,
+    src: &wgpu::Buffer,
+    (offset, size): (u64, u64),
+    piece: u64,
+    what: &str,
+) -> Result<Vec<u8>, GpuError> {
+    let piece = piece & !(wgpu::COPY_BUFFER_ALIGNMENT - 1);
+    let reported_before = ctx.faults.count();
+    let fail = |cause: String| GpuError::Readback { what: what.to_string(), cause };
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < size {
+        let n = (size - at).min(piece.max(wgpu::COPY_BUFFER_ALIGNMENT));
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("blocking read-back"),
+            size: n,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read-back") });
+        encoder.copy_buffer_to_buffer(src, offset + at, &staging, 0, n);
+        ctx.queue.submit([encoder.finish()]);
+        let mapped = Arc::new(std::sync::Mutex::new(None));
+        let sink = mapped.clone();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            if let Ok(mut m) = sink.lock() {
+                *m = Some(r);
+            }
+        });
+        let polled = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+        let result = mapped.lock().ok().and_then(|mut m| m.take());
+        let reported = || ctx.faults.describe();
+        match result {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(fail(reported().unwrap_or_else(|| e.to_string()))),
+            None => {
+                let why = polled.err().map_or("the mapping never finished".to_string(), |e| e.to_string());
+                return Err(fail(reported().unwrap_or(why)));
+            }
+        }
+        let bytes = staging.get_mapped_range(..).map(|v| v.to_vec());
+        staging.unmap();
+        match bytes {
+            Ok(b) if b.len() as u64 == n => out.extend_from_slice(&b),
+            _ => return Err(fail(reported().unwrap_or_else(|| "the staging buffer could not be viewed".into()))),
+        }
+        at += n;
     }
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("blocking read-back"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read-back") });
-    encoder.copy_buffer_to_buffer(src, offset, &staging, 0, size);
-    ctx.queue.submit([encoder.finish()]);
-    staging.map_async(wgpu::MapMode::Read, .., |_| {});
-    let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
-    let data = staging.get_mapped_range(..).map(|v| v.to_vec()).unwrap_or_default();
-    staging.unmap();
-    data
+    if ctx.faults.count() != reported_before {
+        return Err(fail(ctx.faults.describe().unwrap_or_default()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read through staging buffers smaller than it (as one past `max_buffer_size` is split) returns the
+    /// same bytes as one staging buffer, from an offset, with a last piece shorter than the others.
+    #[test]
+    fn reads_in_pieces_match_one_read() {
+        let ctx = crate::gpu::GpuContext::headless().expect("GPU test needs a GPU adapter (Mesa's lavapipe)");
+        let data: Vec<u32> = (0..1000u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let src = crate::gpu::storage_buffer_init(&ctx.device, "test source", bytemuck::cast_slice(&data));
+        let whole = read_in_pieces(&ctx, &src, (0, 4000), 4000, "test").expect("one piece");
+        assert_eq!(whole, bytemuck::cast_slice::<u32, u8>(&data));
+        let pieces = read_in_pieces(&ctx, &src, (40, 3960), 256 + 2, "test").expect("pieces");
+        assert_eq!(pieces, whole[40..], "pieces of 256 bytes (258 rounded down to the copy alignment)");
+    }
 }

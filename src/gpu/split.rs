@@ -246,22 +246,38 @@ impl SplitBuffer {
 
     /// Blocking read of elements `first .. first + count` (fewer past the end), across chunks. For the
     /// ranks of src/cluster, tests and batch tools: it waits for the GPU.
+    /// Empty when nothing comes back (tests; library code uses [`SplitBuffer::try_read_range_blocking`]).
     pub fn read_range_blocking(&self, ctx: &super::GpuContext, first: u64, count: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity((count.min(self.len) * self.element) as usize);
-        for (k, offset, _, n) in self.pieces(first, count) {
-            out.extend(super::readback::read_range_blocking(ctx, &self.chunks[k], offset, n * self.element));
-        }
-        out
+        self.try_read_range_blocking(ctx, first, count, "an array").unwrap_or_default()
     }
 
-    /// Blocking read of the whole array (its chunks one after another). For tests and batch tools.
-    pub fn read_blocking(&self, ctx: &super::GpuContext) -> Vec<u8> {
-        let mut out = Vec::with_capacity((self.len * self.element) as usize);
-        for (k, b) in self.chunks.iter().enumerate() {
-            let bytes = super::readback::read_buffer_blocking(ctx, b);
-            out.extend_from_slice(&bytes[..(self.chunk_len(k) * self.element) as usize]);
+    /// [`SplitBuffer::read_range_blocking`] that says why nothing came back. Errors:
+    /// [`super::GpuError::Readback`] naming `what`.
+    pub fn try_read_range_blocking(
+        &self,
+        ctx: &super::GpuContext,
+        first: u64,
+        count: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, super::GpuError> {
+        let mut out = Vec::new();
+        for (k, offset, _, n) in self.pieces(first, count) {
+            let size = n * self.element;
+            out.extend(super::readback::try_read_range_blocking(ctx, &self.chunks[k], offset, size, what)?);
         }
-        out
+        Ok(out)
+    }
+
+    /// Blocking read of the whole array (its chunks one after another). For tests (empty when nothing
+    /// comes back); batch tools use [`SplitBuffer::try_read_blocking`].
+    pub fn read_blocking(&self, ctx: &super::GpuContext) -> Vec<u8> {
+        self.try_read_blocking(ctx, "an array").unwrap_or_default()
+    }
+
+    /// [`SplitBuffer::read_blocking`] that says why nothing came back. Errors:
+    /// [`super::GpuError::Readback`] naming `what`.
+    pub fn try_read_blocking(&self, ctx: &super::GpuContext, what: &str) -> Result<Vec<u8>, super::GpuError> {
+        self.try_read_range_blocking(ctx, 0, self.len, what)
     }
 }
 

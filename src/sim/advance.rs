@@ -11,6 +11,19 @@ pub const PCISPH_SQRT_N: f32 = 0.4472136;
 
 /// Most steps [`Simulation::advance_to`] records into one submission (plus one).
 const MAX_STEPS_PER_SUBMISSION: u32 = 256;
+/// Most particle-steps (steps x particle capacity) [`Simulation::advance_to`] records into one submission,
+/// the window's and `run`'s `substeps` steps always allowed: 256 steps at 1 M particles, the substeps
+/// alone at 200 M. Without it a submission at 200 M particles could hold up to 257 CFL steps (tens of
+/// seconds of GPU work), where `run` and `bench` submit `substeps` steps a frame: a suspect (not
+/// confirmed) of the device lost about 30 s into a 200 M particle capture on an H200.
+pub const MAX_PARTICLE_STEPS_PER_SUBMISSION: u64 = 1 << 28;
+
+/// Steps one submission of [`Simulation::advance_to`] may record for `capacity` particles and `substeps`
+/// steps a frame (see [`MAX_PARTICLE_STEPS_PER_SUBMISSION`]).
+pub fn steps_per_submission(capacity: u32, substeps: u32) -> u32 {
+    let by_work = MAX_PARTICLE_STEPS_PER_SUBMISSION / u64::from(capacity.max(1));
+    (by_work.min(u64::from(MAX_STEPS_PER_SUBMISSION)) as u32).max(substeps.clamp(1, MAX_STEPS_PER_SUBMISSION))
+}
 /// Most submissions of one [`Simulation::advance_to`] call before it gives up.
 const MAX_ADVANCE_SUBMISSIONS: u32 = 4096;
 
@@ -61,8 +74,9 @@ impl Simulation {
                 break Err(fail(state.time, "it did not get there within the bounded number of submissions"));
             }
             let dt = self.next_step_dt(&state);
-            let n =
-                ((t_end - state.time) as f64 / dt as f64).ceil().clamp(0.0, MAX_STEPS_PER_SUBMISSION as f64) as u32 + 1;
+            let most = steps_per_submission(self.capacity, self.params.substeps);
+            // Plus one to land on `t_end` when the steps need not shrink; fewer when `most` caps them.
+            let n = (((t_end - state.time) as f64 / dt as f64).ceil() as u32).saturating_add(1).min(most);
             let mut encoder =
                 ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("advance to") });
             for _ in 0..n {
@@ -98,9 +112,12 @@ impl Simulation {
 
     /// Blocking read of the 32-byte [`StepState`] (dt and time of the last step, its max speed, the step
     /// count, the DFSPH iteration counts). Offline and test use only: it waits for the GPU.
-    /// Errors: [`SimError::Advance`] when nothing comes back (the device is lost).
+    /// Errors: [`SimError::Readback`] when nothing comes back (the device was lost or reported an error,
+    /// which the message names).
     pub fn step_state_blocking(&self, ctx: &GpuContext) -> Result<StepState, SimError> {
-        let bytes = gpu::readback::read_buffer_blocking(ctx, &self.buffers.step);
+        let step = &self.buffers.step;
+        let bytes = gpu::readback::try_read_range_blocking(ctx, step, 0, step.size(), "the step state")
+            .map_err(SimError::Readback)?;
         match bytes.get(..std::mem::size_of::<StepState>()) {
             Some(b) => Ok(bytemuck::pod_read_unaligned(b)),
             None => Err(SimError::Advance {
@@ -146,5 +163,22 @@ impl Simulation {
     pub fn set_frame_end(&self, ctx: &GpuContext, t: f32) {
         let offset = std::mem::offset_of!(SimUniforms, frame_end) as u64;
         ctx.queue.write_buffer(&self.buffers.uniforms, offset, bytemuck::bytes_of(&t));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The steps of one submission shrink with the particle count down to a frame's substeps (what `run`
+    /// submits at once), never below one.
+    #[test]
+    fn steps_per_submission_shrink_with_the_particles() {
+        assert_eq!(steps_per_submission(1_000_000, 2), 256);
+        assert_eq!(steps_per_submission(10_000_000, 2), 26);
+        assert_eq!(steps_per_submission(200_000_000, 2), 2, "a 200 M capture submits a frame's substeps");
+        assert_eq!(steps_per_submission(200_000_000, 0), 1);
+        assert_eq!(steps_per_submission(0, 1), 256);
+        assert_eq!(steps_per_submission(u32::MAX, 1000), 256);
     }
 }

@@ -271,18 +271,22 @@ impl DiffuseStage {
         encoder.copy_buffer_to_buffer(&other.state, 0, &self.state, 0, self.state.size());
     }
 
-    /// Blocking read of the counters. For tests.
+    /// Blocking read of the counters. For tests (all zero when nothing comes back).
     pub fn state_blocking(&self, ctx: &GpuContext) -> DiffuseState {
-        bytemuck::pod_read_unaligned(
-            &gpu::readback::read_buffer_blocking(ctx, &self.state)[..size_of::<DiffuseState>()],
-        )
+        let bytes = gpu::readback::read_buffer_blocking(ctx, &self.state);
+        bytes
+            .get(..size_of::<DiffuseState>())
+            .map(bytemuck::pod_read_unaligned)
+            .unwrap_or_else(bytemuck::Zeroable::zeroed)
     }
 
     /// Blocking read of the live diffuse particles. For tests.
     pub fn particles_blocking(&self, ctx: &GpuContext) -> Vec<DiffuseParticle> {
         let count = self.state_blocking(ctx).count.min(self.capacity) as usize;
         let bytes = gpu::readback::read_buffer_blocking(ctx, &self.pools[self.current]);
-        bytemuck::cast_slice::<u8, DiffuseParticle>(&bytes)[..count].to_vec()
+        let mut all: Vec<DiffuseParticle> = bytemuck::pod_collect_to_vec(&bytes);
+        all.truncate(count);
+        all
     }
 
     /// Replaces the live diffuse particles by `particles` (at most the capacity; the clock kept). For tests.

@@ -118,24 +118,25 @@ impl Simulation {
     /// Blocking read of the particles with their ids, in the order of the last step: with ids tracked
     /// the slots of the last [`Simulation::write_rank_particles`] only (a rank's particles; the parked
     /// rest is not read), else every slot with ids `u32::MAX`. For the ranks of src/cluster, tests and
-    /// batch tools.
-    pub fn read_rank_particles_blocking(&self, ctx: &GpuContext) -> RankParticles {
+    /// batch tools. Errors: [`SimError::Readback`] (the device was lost or reported an error).
+    pub fn read_rank_particles_blocking(&self, ctx: &GpuContext) -> Result<RankParticles, SimError> {
         let Some(t) = &self.ids else {
-            let (pos, vel) = self.read_particles_blocking(ctx);
+            let (pos, vel) = self.try_read_particles_blocking(ctx)?;
             let ids = vec![u32::MAX; pos.len()];
-            return RankParticles { pos, vel, ids };
+            return Ok(RankParticles { pos, vel, ids });
         };
         let n = t.live as u64;
-        let read = |b: &wgpu::Buffer, offset: u64, size: u64| gpu::readback::read_range_blocking(ctx, b, offset, size);
-        let pos: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&self.buffers.pos.read_range_blocking(ctx, 0, n));
-        let vel: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&self.buffers.vel.read_range_blocking(ctx, 0, n));
+        let (p, v) = (&self.buffers.pos, &self.buffers.vel);
+        let pos = p.try_read_range_blocking(ctx, 0, n, "the rank's positions").map_err(SimError::Readback)?;
+        let vel = v.try_read_range_blocking(ctx, 0, n, "the rank's velocities").map_err(SimError::Readback)?;
         let half = if t.stepped { self.capacity as u64 * 4 } else { 0 };
-        let ids: Vec<u32> = bytemuck::pod_collect_to_vec(&read(&self.buffers.ids, half, n * 4));
-        if pos.len() as u64 != n || vel.len() as u64 != n || ids.len() as u64 != n {
-            // Nothing came back (device lost): no particles, which the caller's counts reveal.
-            return RankParticles::default();
-        }
-        RankParticles { pos, vel, ids }
+        let ids = gpu::readback::try_read_range_blocking(ctx, &self.buffers.ids, half, n * 4, "the rank's ids")
+            .map_err(SimError::Readback)?;
+        Ok(RankParticles {
+            pos: bytemuck::pod_collect_to_vec(&pos),
+            vel: bytemuck::pod_collect_to_vec(&vel),
+            ids: bytemuck::pod_collect_to_vec(&ids),
+        })
     }
 
     /// The ids of the particles in the order `pos` holds them now, for the renderer's ghost cull

@@ -99,6 +99,10 @@ pub enum SimError {
     /// A state could not be copied out of or put back into the simulation ([`Simulation::restore`]).
     #[error("simulation state: {0}")]
     State(&'static str),
+    /// A blocking read-back got nothing back (the device was lost or reported an error, which the message
+    /// names).
+    #[error("{0}")]
+    Readback(gpu::GpuError),
 }
 
 /// `bytes` for messages: GiB with two decimals from 1 GiB ("1.50 GiB"), else MiB with one ("12.0 MiB").
@@ -544,11 +548,18 @@ impl Simulation {
 
     /// Blocking read of the particle state (positions with density, velocities with pressure), in the
     /// order of the last step. For tests and headless runs only: it waits for the GPU.
+    /// Empty when nothing comes back (tests; batch tools use [`Simulation::try_read_particles_blocking`]).
     pub fn read_particles_blocking(&self, ctx: &GpuContext) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
-        (
-            bytemuck::cast_slice(&self.buffers.pos.read_blocking(ctx)).to_vec(),
-            bytemuck::cast_slice(&self.buffers.vel.read_blocking(ctx)).to_vec(),
-        )
+        self.try_read_particles_blocking(ctx).unwrap_or_default()
+    }
+
+    /// [`Simulation::read_particles_blocking`] that says why nothing came back. Errors:
+    /// [`SimError::Readback`] (the device was lost or reported an error).
+    #[allow(clippy::type_complexity)]
+    pub fn try_read_particles_blocking(&self, ctx: &GpuContext) -> Result<(Vec<[f32; 4]>, Vec<[f32; 4]>), SimError> {
+        let pos = self.buffers.pos.try_read_blocking(ctx, "the particle positions").map_err(SimError::Readback)?;
+        let vel = self.buffers.vel.try_read_blocking(ctx, "the particle velocities").map_err(SimError::Readback)?;
+        Ok((bytemuck::pod_collect_to_vec(&pos), bytemuck::pod_collect_to_vec(&vel)))
     }
 
     /// Blocking read of the grid of the last build: (cell starts with cells + 1 entries, the last being the
@@ -558,7 +569,8 @@ impl Simulation {
         let ends: Vec<u32> =
             bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.cell_start)).to_vec();
         let cells = self.grid_shape.num_cells() as usize;
-        let starts = std::iter::once(0).chain(ends[..cells].iter().copied()).collect();
+        // Empty when nothing came back.
+        let starts = std::iter::once(0).chain(ends.iter().take(cells).copied()).collect();
         (starts, bytemuck::cast_slice(&self.buffers.spos.read_blocking(ctx)).to_vec())
     }
 

@@ -119,7 +119,9 @@ impl Simulation {
     ) -> Result<(), X::Error> {
         let mut k = 0u32;
         loop {
-            let bytes = gpu::readback::read_buffer_blocking(ctx, &self.buffers.step);
+            let step = &self.buffers.step;
+            let bytes = gpu::readback::try_read_range_blocking(ctx, step, 0, step.size(), "the step state")
+                .map_err(SimError::Readback)?;
             let state: StepState = bytes
                 .get(..size_of::<StepState>())
                 .map(bytemuck::pod_read_unaligned)

@@ -1,6 +1,8 @@
 //! Helpers shared by the GPU integration tests.
 #![allow(dead_code)]
 
+pub mod images;
+
 use waterview::engine::batch::run_frames;
 use waterview::engine::{BuildOptions, Engine};
 use waterview::gpu::readback::read_buffer_blocking;
