@@ -61,14 +61,24 @@ fn print_report(report: &RankCaptureReport, opts: &OfflineOptions, ranks: usize,
     let by_rank = |v: &[f64], from: usize| {
         v.iter().enumerate().skip(from).map(|(r, ms)| format!("rank {r} {ms:.2}")).collect::<Vec<_>>().join(", ")
     };
+    // GPU times come back a frame or two late: a short capture (or a device without timestamp queries)
+    // has none, which is said rather than printed as zeros.
+    let timed = report.display_gpu_ms > 0.0 || report.layers_gpu_ms.iter().any(|&ms| ms > 0.0);
+    let gpu = if timed {
+        format!(
+            "fluid layers (GPU: anisotropy, ghost cull, splats) {}; sort-last composite (GPU) {:.2}; rest of the \
+             display frame (GPU) {:.2}",
+            by_rank(&report.layers_gpu_ms, 0),
+            report.composite_gpu_ms,
+            report.display_gpu_ms
+        )
+    } else {
+        "GPU times: none came back (too few frames, or no timestamp queries)".to_string()
+    };
     eprintln!(
-        "per frame, ms: fluid layers (GPU: anisotropy, ghost cull, splats) {}; read-back (wall) {}; rank 0 waited \
-         {:.2} (wall) for the others' layers; sort-last composite (GPU) {:.2}; rest of the display frame (GPU) {:.2}",
-        by_rank(&report.layers_gpu_ms, 0),
+        "per frame, ms: {gpu}; read-back (wall) {}; rank 0 waited {:.2} (wall) for the others' layers",
         by_rank(&report.readback_ms, 1),
         report.transfer_ms,
-        report.composite_gpu_ms,
-        report.display_gpu_ms
     );
     eprintln!("simulated {:.6} s: {} steps on {ranks} ranks", report.sim_time, report.steps);
 }
