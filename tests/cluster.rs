@@ -175,10 +175,12 @@ fn dam_break_dfsph_on_2_and_3_ranks_matches_1() {
     // The bounds leave room for the sort's order within a cell, which varies from run to run and which
     // the dam break amplifies: two one-rank runs differed by up to 1.9e-7 m in centroid, 3.4e-5 in
     // kinetic energy and 4.4e-4 m in a position after 15 steps (tests/mpi.rs in CI), and 2 ranks against
-    // one by 2.4e-7 m, 1.0e-4 and 4.4e-4 m (CI, session 10: the border exchange compacts the kept particles
-    // in workgroup order, another order of the sums). The missing exchange this test caught is 6e-6 m in
-    // centroid (6 times the bound) and 2.6e-4 in energy.
-    compare("dam_break", 0.06, Method::Dfsph, 15, (1e-6, 2e-4, 1e-3), 0);
+    // one by up to 2.6e-7 m, 3.2e-4 and 4.4e-4 m (session 10: the border exchange compacts the kept
+    // particles in workgroup order, another order of the sums each run). The energy now spreads as much as
+    // the missing exchange this test caught moved it (6e-6 m in centroid, 2.6e-4 in energy): the centroid,
+    // 4 times above its spread and 6 times below that failure, is what catches it; the energy bound only
+    // catches gross errors.
+    compare("dam_break", 0.06, Method::Dfsph, 15, (1e-6, 1e-3, 1e-3), 0);
 }
 
 /// PCISPH on several ranks: its fixed iterations host-driven, the ghosts' densities and pressures

@@ -244,8 +244,9 @@ mod with_mpi {
         // Two one-rank runs themselves differ now and then (the counting sort's order within a cell, which
         // the dam break amplifies): seen in CI, the one-rank reference off the usual result by 1.9e-7 m in
         // centroid, 3.4e-5 in kinetic energy and 4.4e-4 m in one particle's position after 15 steps. The
-        // bounds allow that; a missing exchange (tests/cluster.rs) is 6e-6 m in centroid and 2.6e-4 in energy.
-        compare("fixed", Some((2, 4)), 15, (1e-6, 1e-4, 1e-3), 0);
+        // bounds allow that and the border exchange's run-to-run order (2 ranks against one: up to 3.2e-4 in
+        // energy); a missing exchange (tests/cluster.rs) is 6e-6 m in centroid, which the centroid catches.
+        compare("fixed", Some((2, 4)), 15, (1e-6, 1e-3, 1e-3), 0);
     }
 
     /// The scene's own goals (joint convergence): the tolerances and iteration flips of tests/cluster.rs'
