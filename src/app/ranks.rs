@@ -16,12 +16,10 @@
 //! sky (the generated one is drawn), diffuse particles, the wave maker's paddle and the wet ground.
 
 use super::Running;
-use crate::capture::ranks::rank_particles;
-use crate::cluster::{self, collect, ClusterError, Rank, RankConfig, RankStats, Reduce, Transport, GHOST};
+use crate::capture::ranks::{rank_frame, RankFrameError, RankView};
+use crate::cluster::{self, ClusterError, Rank, RankConfig, RankStats, Reduce, Transport};
 use crate::gpu::{GpuContext, Profiler};
-use crate::render::{
-    FluidLayers, GhostIds, LayerError, LayerReadback, Offscreen, OrbitCamera, RenderSettings, Renderer,
-};
+use crate::render::{LayerError, LayerReadback, Offscreen, OrbitCamera, RenderSettings, Renderer};
 use crate::scene::{Scene, SceneError};
 use crate::sim::SimOptions;
 use crate::terrain::Heightfield;
@@ -48,6 +46,15 @@ pub enum RanksError {
     TooLarge { rank: usize, width: u32, height: u32, max: u32 },
     #[error("cannot start the ranks' thread: {0}")]
     Thread(String),
+}
+
+impl From<RankFrameError> for RanksError {
+    fn from(e: RankFrameError) -> Self {
+        match e {
+            RankFrameError::Cluster(e) => RanksError::Cluster(e),
+            RankFrameError::Layers { rank, cause } => RanksError::Layers { rank, cause },
+        }
+    }
 }
 
 impl cluster::RankError for RanksError {
@@ -340,41 +347,16 @@ fn frames<T: Transport>(
         };
         let mut settings = control.settings.clone();
         settings.wet_ground = false;
-        let sim = rank.sim();
-        let particles = Some(rank_particles(sim, scene));
-        let ghosts = sim.ids_in_position_order().map(|(ids, offset)| GhostIds { ids, offset, ghost_bit: GHOST });
-        let camera = &control.camera;
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank frame") });
-        if me == 0 {
-            renderer.encode_layers(&ctx, &mut enc, &profiler, &t, camera, particles, ghosts, &settings);
-            ctx.queue.submit([enc.finish()]);
-            enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank 0 display") });
-            let parts = collect::gather_bytes_to_root(rank.transport(), &[])?.unwrap_or_default();
-            let received = parts
-                .iter()
-                .enumerate()
-                .skip(1)
-                .map(|(r, b)| FluidLayers::from_bytes(b).map_err(|cause| RanksError::Layers { rank: r, cause }))
-                .collect::<Result<Vec<_>, _>>()?;
-            let received = if drop_received { Vec::new() } else { received };
-            renderer.encode_display(&ctx, &mut enc, &profiler, &t, camera, particles, ghosts, &received, &settings);
-            profiler.resolve(&mut enc);
-            ctx.queue.submit([enc.finish()]);
-            profiler.end_frame(&ctx.queue);
-            // The newest frame replaces one the UI has not taken, which is drawn into next.
-            target = shared.latest.lock().ok().and_then(|mut l| l.replace(t));
-        } else {
-            renderer.encode_layers(&ctx, &mut enc, &profiler, &t, camera, particles, ghosts, &settings);
-            if let Some(fluid) = renderer.fluid_targets() {
-                readback.encode_copy(&ctx.device, &mut enc, fluid);
+        let view = RankView { target: &t, camera: &control.camera, settings: &settings, drop_received };
+        match rank_frame(&rank, scene, &mut renderer, &mut profiler, &mut readback, view)? {
+            (Some(mut enc), _) => {
+                profiler.resolve(&mut enc);
+                ctx.queue.submit([enc.finish()]);
+                profiler.end_frame(&ctx.queue);
+                // The newest frame replaces one the UI has not taken, which is drawn into next.
+                target = shared.latest.lock().ok().and_then(|mut l| l.replace(t));
             }
-            profiler.resolve(&mut enc);
-            ctx.queue.submit([enc.finish()]);
-            profiler.end_frame(&ctx.queue);
-            readback.map();
-            let layers = readback.read_blocking(&ctx).map_err(|cause| RanksError::Layers { rank: me, cause })?;
-            collect::gather_bytes_to_root(rank.transport(), &layers.to_bytes())?;
-            target = Some(t);
+            (None, _) => target = Some(t),
         }
         // Paused: a few frames per second are enough for the camera; playing: at most one per 10 ms.
         let pace = Duration::from_millis(if control.playing { 10 } else { 30 });

@@ -56,6 +56,15 @@ pub enum RankCaptureError {
     FrameEnd { frame: u64, time: f32, end: f32 },
 }
 
+impl From<RankFrameError> for RankCaptureError {
+    fn from(e: RankFrameError) -> Self {
+        match e {
+            RankFrameError::Cluster(e) => RankCaptureError::Cluster(e),
+            RankFrameError::Layers { rank, cause } => RankCaptureError::Layers { rank, cause },
+        }
+    }
+}
+
 impl RankError for RankCaptureError {
     fn peer_gone(&self) -> bool {
         matches!(self, RankCaptureError::Cluster(e) if e.peer_gone())
@@ -122,6 +131,89 @@ pub fn rank_particles<'a>(sim: &'a Simulation, scene: &Scene) -> ParticleSource<
         tank,
         clock: Some(sim.step_state()),
     }
+}
+
+/// Why one rank's sort-last frame ([`rank_frame`]) failed. Causes are part of the message.
+#[derive(Debug, Error)]
+pub enum RankFrameError {
+    #[error("{0}")]
+    Cluster(#[from] ClusterError),
+    #[error("rank {rank}: {cause}")]
+    Layers { rank: usize, cause: LayerError },
+}
+
+/// What a rank draws in one [`rank_frame`]: the frame's target (the video's or the window's size), the
+/// view, and for tests `drop_received` (rank 0 composites without the others' layers: the control that
+/// proves compositing matters).
+pub struct RankView<'a> {
+    pub target: &'a Offscreen,
+    pub camera: &'a OrbitCamera,
+    pub settings: &'a RenderSettings,
+    pub drop_received: bool,
+}
+
+/// Wall-clock figures of one [`rank_frame`], ms: rank 0's wait for the others' layers, a rank > 0's
+/// submit-to-layers-in-hand.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RankFrameTimes {
+    pub transfer_ms: f64,
+    pub readback_ms: f64,
+}
+
+/// One sort-last frame, every rank together (see the module docs): each rank draws its fluid layers
+/// into `view.target` ([`Renderer::encode_layers`]). A rank > 0 copies them into `readback`, submits,
+/// closes the profiler's frame, waits for the copy and sends the bytes to rank 0: `None`. Rank 0 submits
+/// its own layers first (its splats run while the others' travel), waits for the others', composites
+/// them and records the rest of the frame ([`Renderer::encode_display`]) into the encoder it returns,
+/// for the caller to add to (a video frame), resolve the profiler into and submit.
+/// Errors: a peer is gone, or a layer message or read-back is bad (naming the rank).
+pub fn rank_frame<T: Transport>(
+    rank: &Rank<T>,
+    scene: &Scene,
+    renderer: &mut Renderer,
+    profiler: &mut Profiler,
+    readback: &mut LayerReadback,
+    view: RankView<'_>,
+) -> Result<(Option<wgpu::CommandEncoder>, RankFrameTimes), RankFrameError> {
+    let RankView { target, camera, settings, drop_received } = view;
+    let (me, ctx) = (rank.rank(), rank.ctx());
+    let sim = rank.sim();
+    let particles = Some(rank_particles(sim, scene));
+    let ghosts = sim.ids_in_position_order().map(|(ids, offset)| GhostIds { ids, offset, ghost_bit: GHOST });
+    let mut times = RankFrameTimes::default();
+    let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank frame") });
+    renderer.encode_layers(ctx, &mut enc, profiler, target, camera, particles, ghosts, settings);
+    if me == 0 {
+        ctx.queue.submit([enc.finish()]);
+        let mut enc =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank 0 display") });
+        let t = Instant::now();
+        let parts = collect::gather_bytes_to_root(rank.transport(), &[])?.unwrap_or_default();
+        let mut received = parts
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(r, b)| FluidLayers::from_bytes(b).map_err(|cause| RankFrameError::Layers { rank: r, cause }))
+            .collect::<Result<Vec<_>, _>>()?;
+        times.transfer_ms = t.elapsed().as_secs_f64() * 1e3;
+        if drop_received {
+            received.clear();
+        }
+        renderer.encode_display(ctx, &mut enc, profiler, target, camera, particles, ghosts, &received, settings);
+        return Ok((Some(enc), times));
+    }
+    if let Some(fluid) = renderer.fluid_targets() {
+        readback.encode_copy(&ctx.device, &mut enc, fluid);
+    }
+    profiler.resolve(&mut enc);
+    let t = Instant::now();
+    ctx.queue.submit([enc.finish()]);
+    profiler.end_frame(&ctx.queue);
+    readback.map();
+    let layers = readback.read_blocking(ctx).map_err(|cause| RankFrameError::Layers { rank: me, cause })?;
+    times.readback_ms = t.elapsed().as_secs_f64() * 1e3;
+    collect::gather_bytes_to_root(rank.transport(), &layers.to_bytes())?;
+    Ok((None, times))
 }
 
 /// One rank's sums of the frame timings, ms, and the frames whose GPU timings came back.
@@ -346,30 +438,12 @@ fn rank_frames<T: Transport>(
                 }
             }
         }
-        let sim = rank.sim();
-        let particles = Some(rank_particles(sim, scene));
-        let ghosts = sim.ids_in_position_order().map(|(ids, offset)| GhostIds { ids, offset, ghost_bit: GHOST });
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank frame") });
-        if me == 0 {
-            // Rank 0's own layers first, submitted, so its GPU splats while the others' layers travel; its
-            // display frame then goes on from them (Renderer::encode_display) once they are here.
-            renderer.encode_layers(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &settings);
-            ctx.queue.submit([enc.finish()]);
-            enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank 0 display") });
-            let t = Instant::now();
-            let parts = collect::gather_bytes_to_root(rank.transport(), &[])?.unwrap_or_default();
-            let mut received = parts
-                .iter()
-                .enumerate()
-                .skip(1)
-                .map(|(r, b)| FluidLayers::from_bytes(b).map_err(|cause| RankCaptureError::Layers { rank: r, cause }))
-                .collect::<Result<Vec<_>, _>>()?;
-            sums.transfer += t.elapsed().as_secs_f64() * 1e3;
-            if ranked.drop_received {
-                received.clear();
-            }
-            renderer
-                .encode_display(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &received, &settings);
+        let view =
+            RankView { target: &target, camera: &camera, settings: &settings, drop_received: ranked.drop_received };
+        let (display, times) = rank_frame(&rank, scene, &mut renderer, &mut profiler, &mut readback, view)?;
+        sums.transfer += times.transfer_ms;
+        sums.readback += times.readback_ms;
+        if let Some(mut enc) = display {
             if let Some(rec) = rec.as_deref_mut() {
                 rec.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
             }
@@ -379,19 +453,6 @@ fn rank_frames<T: Transport>(
             if let Some(rec) = rec.as_deref_mut() {
                 rec.after_submit();
             }
-        } else {
-            renderer.encode_layers(&ctx, &mut enc, &profiler, &target, &camera, particles, ghosts, &settings);
-            if let Some(fluid) = renderer.fluid_targets() {
-                readback.encode_copy(&ctx.device, &mut enc, fluid);
-            }
-            profiler.resolve(&mut enc);
-            let t = Instant::now();
-            ctx.queue.submit([enc.finish()]);
-            profiler.end_frame(&ctx.queue);
-            readback.map();
-            let layers = readback.read_blocking(&ctx).map_err(|cause| RankCaptureError::Layers { rank: me, cause })?;
-            sums.readback += t.elapsed().as_secs_f64() * 1e3;
-            collect::gather_bytes_to_root(rank.transport(), &layers.to_bytes())?;
         }
         sums.sample(&profiler, &mut seen);
         // Exactly one frame of simulated time, on every rank together.
