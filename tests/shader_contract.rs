@@ -514,12 +514,12 @@ fn shared_constants_match() {
         sim::STATS_WG,
         "STATS_WG: src/sim/stats.rs vs sim/stats.wgsl"
     );
-    let sqrt_n = wgsl_f32(&mut modules, "sim/time_step.wgsl", "PCISPH_SQRT_N");
-    let rust = sim::PCISPH_SQRT_N;
+    let sqrt_n = wgsl_f32(&mut modules, "sim/time_step.wgsl", "PRESSURE_SQRT_N");
+    let rust = sim::PRESSURE_SQRT_N;
     assert_eq!(
         sqrt_n.to_bits(),
         rust.to_bits(),
-        "PCISPH_SQRT_N: {rust} in src/sim/advance.rs, {sqrt_n} in sim/time_step.wgsl"
+        "PRESSURE_SQRT_N: {rust} in src/sim/advance.rs, {sqrt_n} in sim/time_step.wgsl"
     );
     assert_eq!(wgsl_u32(&mut modules, "render/splat.wgsl", "SPLAT_WG"), render::splat::SPLAT_WG, "SPLAT_WG");
     let ageing = wgsl_f32(&mut modules, "sim/diffuse.wgsl", "SLOW_AGEING");

@@ -1,13 +1,13 @@
 // The time step (Rust: src/sim/time_step.rs), one thread at the start of every step: dt from the CFL
 // condition dt = min(max_dt, cfl * h / v_max) with v_max from the previous step, the viscous limit and
-// (PCISPH) a pressure limit, all on the GPU (nothing read back); an offline capture's `frame_end` lands
+// (PCISPH, DFSPH) a pressure limit, all on the GPU (nothing read back); an offline capture's `frame_end` lands
 // the steps exactly on it. CPU twin (for planning only): `Simulation::next_step_dt` in src/sim/advance.rs.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 
-// sqrt of the largest PCISPH pressure number N = p dt^2 / (rho0 h^2) a step may reach (see time_step).
-// Rust twin: PCISPH_SQRT_N in src/sim/advance.rs.
-const PCISPH_SQRT_N: f32 = 0.4472136;
+// sqrt of the largest pressure number N = p dt^2 / (rho0 h^2) a PCISPH or DFSPH step may reach (see
+// time_step). Rust twin: PRESSURE_SQRT_N in src/sim/advance.rs.
+const PRESSURE_SQRT_N: f32 = 0.4472136;
 
 @compute @workgroup_size(1)
 fn time_step() {
@@ -30,9 +30,16 @@ fn time_step() {
     // lavapipe and the H100: the full-resolution dam break and sloshing tank blew up at dt = 4.2 ms and ran
     // at 1.0 ms, the dam break within 7.8 %); with p <= rho0 |g| H, H the domain's height, that is
     // dt <= sqrt(0.2) h / sqrt(|g| H). It binds only at fine resolution (dx = 5 mm, H = 0.6 m: 1.1 ms).
+    // DFSPH needs the same bound for its boundary: the floor and walls push back with k = 1.25 and 1.125
+    // times a particle's own pressure term where the fluid presses with 2 (FLOOR_FACTOR, WALL_FACTOR in
+    // dfsph.wgsl), so a boundary particle at pressure p is accelerated into the boundary by about
+    // p / (rho0 h), explicitly, outside the implicit solve: water at rest starts moving at a rate that
+    // grows with its depth in particle layers, and where three planes meet (a tank's floor corners) the
+    // particles are crushed within a step once dt^2 p / (rho0 h^2) passes about 1 (docs/validation.md,
+    // "Depth in layers": a 105-layer column at dx = 5.7 mm blew up at dt = 4.2 and 2.1 ms, rested at 1.4).
     let gh = length(params.gravity) * (params.domain_max.y - params.domain_min.y);
-    if (params.method == METHOD_PCISPH && gh > 0.0) {
-        dt = min(dt, PCISPH_SQRT_N * params.h / sqrt(gh));
+    if (params.method != METHOD_WCSPH && gh > 0.0) {
+        dt = min(dt, PRESSURE_SQRT_N * params.h / sqrt(gh));
     }
     dt = max(dt, 1e-3 * params.max_dt);
     // Offline capture (frame_end > 0): the steps stop exactly at frame_end. The step that reaches it lands

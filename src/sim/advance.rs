@@ -5,9 +5,10 @@ use super::gpu_data::{self, SimUniforms, StepState};
 use super::{Method, SimError, Simulation};
 use crate::gpu::{self, GpuContext, Profiler};
 
-/// sqrt of the largest PCISPH pressure number p dt^2 / (rho0 h^2) a step may reach (twin of the constant
-/// in shaders/sim/time_step.wgsl, which explains it).
-pub const PCISPH_SQRT_N: f32 = 0.4472136;
+/// sqrt of the largest pressure number p dt^2 / (rho0 h^2) a PCISPH or DFSPH step may reach (twin of the
+/// constant in shaders/sim/time_step.wgsl, which explains it): dt <= PRESSURE_SQRT_N h / sqrt(|g| H), H
+/// the domain's height.
+pub const PRESSURE_SQRT_N: f32 = 0.4472136;
 
 /// Most steps [`Simulation::advance_to`] records into one submission (plus one).
 const MAX_STEPS_PER_SUBMISSION: u32 = 256;
@@ -130,7 +131,7 @@ impl Simulation {
 
     /// The time step the GPU's `time_step` takes next from `state` (a [`StepState`] read back, e.g.
     /// asynchronously by the window's offline render, [`crate::capture::exact`]), before any `frame_end`
-    /// clamp: min(max_dt, cfl h / signal speed, 0.1 h^2 / nu, for PCISPH sqrt(0.2) h / sqrt(|g| H)), at
+    /// clamp: min(max_dt, cfl h / signal speed, 0.1 h^2 / nu, for PCISPH and DFSPH sqrt(0.2) h / sqrt(|g| H)), at
     /// least 1e-3 max_dt. For planning how many steps to record; the GPU decides the step itself.
     /// Twin of `time_step` in shaders/sim/time_step.wgsl.
     pub fn next_step_dt(&self, state: &StepState) -> f32 {
@@ -146,8 +147,8 @@ impl Simulation {
             dt = dt.min(0.1 * p.h() * p.h() / p.viscosity);
         }
         let gh = glam::Vec3::from(p.gravity).length() * (self.domain.max[1] - self.domain.min[1]);
-        if p.method == Method::Pcisph && gh > 0.0 {
-            dt = dt.min(PCISPH_SQRT_N * p.h() / gh.sqrt());
+        if p.method != Method::Wcsph && gh > 0.0 {
+            dt = dt.min(PRESSURE_SQRT_N * p.h() / gh.sqrt());
         }
         if dt.is_finite() {
             dt.max(1e-3 * p.max_dt())

@@ -41,7 +41,7 @@ mod stats;
 mod surface_tension;
 mod time_step;
 
-pub use advance::{Advance, PCISPH_SQRT_N};
+pub use advance::{Advance, PRESSURE_SQRT_N};
 pub use blow_up::{BlowUp, Cause};
 pub use border::{BorderRange, BorderSelection};
 pub use diffuse::{DiffuseBuffers, DiffuseKind, DiffuseParticle, DiffuseState, DIFFUSE_POOL};
