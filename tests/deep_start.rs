@@ -18,9 +18,9 @@ const NZ: u32 = 4;
 
 /// A block of NX x LAYERS x NZ particles against the walls at x = 0, z = 0 and z = max, dx/2 from its outer
 /// particles (the block a thousandth of a spacing wider than the lattice, so rounding never drops a
-/// column), in a box 1.6 times as high as the water and `length` metres long (the block's own length: a
-/// resting tank; longer: a dam break).
-fn deep_block(name: &str, length: Option<f32>) -> Scene {
+/// column), in a box `headroom` times as high as the water and `length` metres long (the block's own
+/// length: a resting tank; longer: a dam break).
+fn deep_block(name: &str, length: Option<f32>, headroom: f32) -> Scene {
     let w = |n: u32| (n as f32 + 1e-3) * DX;
     let (x, y, z) = (w(NX), LAYERS as f32 * DX, w(NZ));
     let text = format!(
@@ -28,7 +28,7 @@ fn deep_block(name: &str, length: Option<f32>) -> Scene {
           fluid_blocks: [(min: (0.0, 0.0, 0.0), max: ({x}, {y}, {z}))],
           camera: (target: (0.0, 0.3, 0.0), distance: 2.0, yaw_deg: 0.0, pitch_deg: 10.0),
           solver: (dx: {DX}), cpu_dx_scale: 1.0)",
-        top = 1.6 * y,
+        top = headroom * y,
         length = length.unwrap_or(x)
     );
     Scene::from_str(&text, Path::new("deep_block.ron")).expect("the deep block parses")
@@ -51,7 +51,7 @@ fn run(scene: &Scene, seconds: f32) -> Vec<waterview::sim::SimStats> {
 
 #[test]
 fn a_column_105_layers_deep_starts_without_a_kick() {
-    let all = run(&deep_block("deep tank", None), 0.04);
+    let all = run(&deep_block("deep tank", None, 1.6), 0.04);
     let height = LAYERS as f32 * DX;
     // The speed the column's top would reach falling its own height, sqrt(2 g H) = 3.43 m/s: a collapse's
     // speed. The resting water still moves while its first layer settles onto the boundary (0.26-0.61 m/s
@@ -80,7 +80,7 @@ fn a_column_105_layers_deep_starts_without_a_kick() {
 #[test]
 fn a_dam_105_layers_high_collapses_without_a_kick() {
     // The column 16 spacings long in a 0.4 m box: its face at x = 0.091 m is open from t = 0.
-    let all = run(&deep_block("deep dam", Some(0.4)), 0.03);
+    let all = run(&deep_block("deep dam", Some(0.4), 1.6), 0.03);
     let height = LAYERS as f32 * DX;
     // In 0.03 s a collapsing column's face has barely moved (g t^2 / 2 = 4 mm): only its foot, where the
     // open face meets the floor, is pushed out by the whole hydrostatic pressure, at about 900 m/s^2 in the
@@ -98,5 +98,25 @@ fn a_dam_105_layers_high_collapses_without_a_kick() {
             s.bbox_max[1],
             height
         );
+    }
+}
+
+/// The pressure bound takes the water's height, not the domain's: the same resting column in a box five
+/// times as high steps at sqrt(0.2) h / sqrt(g H) for its own H (1.26 ms) once its top is known (after the
+/// first step), not at the 0.56 ms the box's height gives, and stays as calm as above.
+#[test]
+fn the_pressure_bound_follows_the_water_not_the_box() {
+    let headroom = 5.0;
+    let all = run(&deep_block("deep tank, tall box", None, headroom), 0.04);
+    let height = LAYERS as f32 * DX;
+    let h = 1.2 * DX;
+    let bound = |depth: f32| waterview::sim::PRESSURE_SQRT_N * h / (9.81 * depth).sqrt();
+    let (water, box_) = (bound(height), bound(headroom * height));
+    for s in all.iter().skip(1) {
+        assert!(s.dt > 1.5 * box_, "t = {} s: dt {} s, the box's bound is {box_} s", s.time, s.dt);
+        // (The top particle sits up to a spacing below the block's top: a bound up to 0.5 % longer.)
+        assert!(s.dt <= 1.01 * water, "t = {} s: dt {} s past the water's bound {water} s", s.time, s.dt);
+        assert!(s.max_speed < 0.5 * (2.0 * 9.81 * height).sqrt(), "t = {} s: {} m/s", s.time, s.max_speed);
+        assert!(s.max_density_error < 0.1, "t = {} s: compressed by {}", s.time, s.max_density_error);
     }
 }

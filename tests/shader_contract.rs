@@ -225,7 +225,7 @@ fn twins() -> Vec<Twin> {
             frame_end, surface_tension, wave_axis, wave_rest, wave_amplitude, wave_omega,
         },
         StepState => "sim/common.wgsl" :: StepState {
-            dt, time, max_speed_bits, steps, err_sum, density_iterations, divergence_iterations, _pad,
+            dt, time, max_speed_bits, steps, err_sum, density_iterations, divergence_iterations, fluid_top_bits,
         },
         EmitterGpu => "sim/common.wgsl" :: EmitterGpu { center, radius, velocity, rate, axis_u, layer_points, axis_v, _pad },
         EmitState => "sim/common.wgsl" :: EmitState { carry, base, count, _pad },

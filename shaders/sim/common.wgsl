@@ -66,7 +66,7 @@ struct StepState {
     err_sum: atomic<u32>,        // DFSPH: fixed-point sum of this iteration's errors
     density_iterations: u32,     // DFSPH: iterations the last density solve used
     divergence_iterations: u32,  // DFSPH: iterations the last divergence solve used
-    _pad: u32,
+    fluid_top_bits: atomic<u32>, // the highest particle of the last step above the domain's floor, m (f32 bits)
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

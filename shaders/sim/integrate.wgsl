@@ -32,6 +32,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         pos_store(i, spos_load(i));
         vel_store(i, svel_load(i));
         atomicMax(&step.max_speed_bits, bitcast<u32>(length(svel_load(i).xyz)));
+        note_top(spos_load(i).y);
         return;
     }
     let dt = step.dt;
@@ -74,4 +75,11 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     pos_store(i, vec4<f32>(x, rp.x));
     vel_store(i, vec4<f32>(v, rp.y));
     atomicMax(&step.max_speed_bits, bitcast<u32>(length(v)));
+    note_top(x.y);
+}
+
+// Raises the step's fluid top (time_step.wgsl's pressure bound) to height y, m (non-negative above the
+// domain's floor, so its bits order as the numbers do).
+fn note_top(y: f32) {
+    atomicMax(&step.fluid_top_bits, bitcast<u32>(max(y - params.domain_min.y, 0.0)));
 }

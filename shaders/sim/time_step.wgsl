@@ -28,7 +28,7 @@ fn time_step() {
     }
     // PCISPH: its pressure iteration diverges once N = p dt^2 / (rho0 h^2) passes about 0.2 (measured on
     // lavapipe and the H100: the full-resolution dam break and sloshing tank blew up at dt = 4.2 ms and ran
-    // at 1.0 ms, the dam break within 7.8 %); with p <= rho0 |g| H, H the domain's height, that is
+    // at 1.0 ms, the dam break within 7.8 %); with p <= rho0 |g| H, H the water's height, that is
     // dt <= sqrt(0.2) h / sqrt(|g| H). It binds only at fine resolution (dx = 5 mm, H = 0.6 m: 1.1 ms).
     // DFSPH needs the same bound for its boundary: the floor and walls push back with k = 1.25 and 1.125
     // times a particle's own pressure term where the fluid presses with 2 (FLOOR_FACTOR, WALL_FACTOR in
@@ -37,7 +37,9 @@ fn time_step() {
     // grows with its depth in particle layers, and where three planes meet (a tank's floor corners) the
     // particles are crushed within a step once dt^2 p / (rho0 h^2) passes about 1 (docs/validation.md,
     // "Depth in layers": a 105-layer column at dx = 5.7 mm blew up at dt = 4.2 and 2.1 ms, rested at 1.4).
-    let gh = length(params.gravity) * (params.domain_max.y - params.domain_min.y);
+    // H: the last step's highest particle above the domain's floor (no particle is below the floor, so no
+    // water is deeper), the domain's height before the first step and on a rank (whose steps must agree).
+    let gh = length(params.gravity) * pressure_height(bitcast<f32>(atomicLoad(&step.fluid_top_bits)));
     if (params.method != METHOD_WCSPH && gh > 0.0) {
         dt = min(dt, PRESSURE_SQRT_N * params.h / sqrt(gh));
     }
@@ -65,4 +67,11 @@ fn time_step() {
         step.steps = step.steps + 1u;
     }
     atomicStore(&step.max_speed_bits, 0u);
+    atomicStore(&step.fluid_top_bits, 0u);
+}
+
+// The water height H of the pressure bound, m, from the last step's fluid top (0: unknown).
+fn pressure_height(top: f32) -> f32 {
+    let domain = params.domain_max.y - params.domain_min.y;
+    return select(domain, min(top, domain), top > 0.0);
 }

@@ -7,7 +7,7 @@ use crate::gpu::{self, GpuContext, Profiler};
 
 /// sqrt of the largest pressure number p dt^2 / (rho0 h^2) a PCISPH or DFSPH step may reach (twin of the
 /// constant in shaders/sim/time_step.wgsl, which explains it): dt <= PRESSURE_SQRT_N h / sqrt(|g| H), H
-/// the domain's height.
+/// the last step's highest particle above the domain's floor (the domain's height before it is known).
 pub const PRESSURE_SQRT_N: f32 = 0.4472136;
 
 /// Most steps [`Simulation::advance_to`] records into one submission (plus one).
@@ -146,7 +146,10 @@ impl Simulation {
         if p.viscosity > 0.0 {
             dt = dt.min(0.1 * p.h() * p.h() / p.viscosity);
         }
-        let gh = glam::Vec3::from(p.gravity).length() * (self.domain.max[1] - self.domain.min[1]);
+        let domain = self.domain.max[1] - self.domain.min[1];
+        let top = f32::from_bits(state.fluid_top_bits);
+        let height = if top > 0.0 { top.min(domain) } else { domain };
+        let gh = glam::Vec3::from(p.gravity).length() * height;
         if p.method != Method::Wcsph && gh > 0.0 {
             dt = dt.min(PRESSURE_SQRT_N * p.h() / gh.sqrt());
         }

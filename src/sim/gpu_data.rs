@@ -140,7 +140,9 @@ pub struct StepState {
     pub err_sum: u32,
     pub density_iterations: u32,
     pub divergence_iterations: u32,
-    pub _pad: u32,
+    /// The highest particle of the last step above the domain's floor, m, as f32 bits (0: not known yet,
+    /// or a rank's: the domain's height is used).
+    pub fluid_top_bits: u32,
 }
 const _: () = assert!(std::mem::size_of::<StepState>() == 32);
 

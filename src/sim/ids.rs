@@ -148,10 +148,15 @@ impl Simulation {
     }
 
     /// Sets the largest particle speed (m/s) the next step's CFL time step reads (`max_speed_bits` of the
-    /// step state): ranks write the same all-reduced maximum, so they all take the same dt.
+    /// step state): ranks write the same all-reduced maximum, so they all take the same dt; it also sets
+    /// the pressure bound's water height to the domain's (`fluid_top_bits` 0), the same on every rank.
     pub fn set_max_speed(&self, ctx: &GpuContext, speed: f32) {
         let offset = std::mem::offset_of!(StepState, max_speed_bits) as u64;
         ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&speed.to_bits()));
+        // The pressure bound's water height: the domain's, the same on every rank (their own fluid tops
+        // differ, and their steps must not).
+        let offset = std::mem::offset_of!(StepState, fluid_top_bits) as u64;
+        ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&0u32));
     }
 
     /// Marks that a step was recorded (the ids of `pos` are now the sorted half).
