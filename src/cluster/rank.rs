@@ -25,8 +25,8 @@
 //! The halo is `halo_supports` support radii deep. A WCSPH step reads the ghosts' densities, which need
 //! their own neighbours: 2 support radii make an owned particle's step the single-GPU one (up to the
 //! order of the sums); surface tension (normals from densities) needs 3. DFSPH's solves run host-driven
-//! on several ranks (src/sim/ranked_step.rs): every iteration the ghosts' velocities come fresh from
-//! their owners and the convergence test is the joint mean error over all ranks' owned particles, so
+//! on several ranks (src/sim/ranked_step.rs): every iteration the ghosts' kappa / rho come fresh from
+//! their owners (their velocities once per solve) and the convergence test is the joint mean error over all ranks' owned particles, so
 //! every rank takes the single-GPU iteration count. PCISPH's fixed iterations run host-driven too, the
 //! ghosts' densities and pressures exchanged after each.
 //! Everything goes through host memory (wgpu has no peer-to-peer copies), but only what must be
@@ -369,7 +369,7 @@ impl<T: Transport> Rank<T> {
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank step") });
         if self.transport.size() > 1 && self.sim.params().method != Method::Wcsph {
-            // Host-driven solves with the ghosts' velocities exchanged every iteration (src/sim/ranked_step.rs).
+            // Host-driven solves with the ghosts' kappa / rho exchanged every iteration (src/sim/ranked_step.rs).
             let mut x = IterationExchange {
                 transport: &self.transport,
                 sent: &self.sent,
