@@ -19,6 +19,8 @@ pub(super) struct IterationExchange<'a, T: Transport> {
     /// Slots of the ghosts (from the left neighbour first, in the order received): they follow the owned.
     pub ghosts: Range<u32>,
     pub owned: u32,
+    /// This step's inner region (axis, lo, hi), see [`RankExchange::inner_region`].
+    pub inner: (u32, f32, f32),
     /// Wall-clock time in the exchange and the joint error, s.
     pub seconds: f64,
     /// Bytes read back from and written to the device (the values sent and received).
@@ -50,6 +52,10 @@ impl<T: Transport> RankExchange for IterationExchange<'_, T> {
         self.bytes += out.len() as u64 * 4;
         self.seconds += t.elapsed().as_secs_f64();
         Ok(out)
+    }
+
+    fn inner_region(&self) -> (u32, f32, f32) {
+        self.inner
     }
 
     fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), ClusterError> {

@@ -375,6 +375,7 @@ impl<T: Transport> Rank<T> {
                 sent: &self.sent,
                 ghosts: self.ghosts.clone(),
                 owned: border.owned,
+                inner: self.inner_region(),
                 seconds: 0.0,
                 bytes: 0,
             };
@@ -426,6 +427,15 @@ impl<T: Transport> Rank<T> {
         self.frames_seen = self.profiler.frames_finished();
         let passes = self.profiler.latest().iter().filter(|p| p.label != "border" && p.label != "halo");
         Some(passes.map(|p| p.ms).sum())
+    }
+
+    /// (axis, lo, hi): this rank's slab shrunk by one support radius on each side with a neighbour (the
+    /// outer ends stay at f32::MIN, f32::MAX): its owned particles within it have no ghost neighbour.
+    fn inner_region(&self) -> (u32, f32, f32) {
+        let (lo, hi) = self.slabs.range(self.transport.rank());
+        let support = self.halo / self.config.halo_supports.max(1) as f32;
+        let finite = |c: f32| c.clamp(f32::MIN, f32::MAX);
+        (self.slabs.axis as u32, finite(lo + support), finite(hi - support))
     }
 
     /// Steps 2 and 3 of the module docs after a step: the GPU selects the migrants and the halo copies and

@@ -30,7 +30,7 @@
 //! rank the same iteration count, the one a single GPU takes (up to the order of the sums). WCSPH needs no
 //! exchange inside the step (the 2-support halo covers its one density pass).
 
-use super::dfsph::SolveKind;
+use super::dfsph::{SolveKind, UpdatePart};
 use super::gpu_data::{StepState, DFSPH_MIN_DIVERGENCE_ITERATIONS};
 use super::halo::{Exchanged, STATE_BYTES};
 use super::*;
@@ -47,6 +47,10 @@ pub trait RankExchange {
     fn exchange(&mut self, gathered: &[f32], per_slot: usize) -> Result<Vec<f32>, Self::Error>;
     /// (sum over all ranks of `err_sum`, of the ranks' owned particles): the joint mean's parts.
     fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), Self::Error>;
+    /// This step's inner region (axis, lo, hi): owned particles whose coordinate along the axis (0 = x)
+    /// lies in `[lo, hi)`, metres, have no ghost within one support radius (the slab shrunk by it on each
+    /// side with a neighbour).
+    fn inner_region(&self) -> (u32, f32, f32);
 }
 
 impl Simulation {
@@ -86,6 +90,8 @@ impl Simulation {
             sim.stages.dfsph.encode_factor(step);
         });
         self.ranked_slots(ctx, rank)?;
+        let (axis, lo, hi) = rank.inner_region();
+        self.stages.dfsph.set_region(&ctx.queue, axis, lo, hi);
         // The solves' limits, goals and error scale exactly as the GPU has them.
         let u =
             SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
@@ -129,14 +135,17 @@ impl Simulation {
     ) -> Result<(), X::Error> {
         let mut k = 0u32;
         loop {
-            let (state, received) = self.halo_values(ctx, profiler, rank, Exchanged::Kappa)?;
+            let update = k;
+            let inner = |sim: &Simulation, step: &mut StepContext| {
+                sim.stages.dfsph.encode_update(step, kind, update, UpdatePart::Inner)
+            };
+            let (state, received) = self.halo_values(ctx, profiler, rank, Exchanged::Kappa, Some(&inner))?;
             let (sum, owned) = rank.joint_error(state.err_sum as f64)?;
             let mean = sum / scale / owned.max(1.0);
-            let update = k;
             k += 1;
             let done = (k >= min_iterations && mean <= goal as f64) || k >= max_iterations;
             self.scatter_and(ctx, profiler, Exchanged::Kappa, &received, &|sim, step| {
-                sim.stages.dfsph.encode_update(step, kind, update);
+                sim.stages.dfsph.encode_update(step, kind, update, UpdatePart::Border);
                 if !done {
                     sim.stages.dfsph.encode_source(step, kind);
                 }
@@ -209,18 +218,21 @@ impl Simulation {
         rank: &mut X,
         what: Exchanged,
     ) -> Result<(), X::Error> {
-        let (_, received) = self.halo_values(ctx, profiler, rank, what)?;
+        let (_, received) = self.halo_values(ctx, profiler, rank, what, None)?;
         Ok(self.scatter_and(ctx, profiler, what, &received, &|_, _| {})?)
     }
 
     /// Gathers the sent particles' `what`, reads it back with the step state (one read-back), and
-    /// exchanges it through `rank`: (the step state, the ghosts' values in their order).
+    /// exchanges it through `rank`: (the step state, the ghosts' values in their order). `meanwhile`,
+    /// recorded after the gather, runs on the GPU while the values are read back and exchanged (work
+    /// that needs no ghost's new values: the thesis's overlap of the inner particles with the transfer).
     fn halo_values<X: RankExchange>(
         &mut self,
         ctx: &GpuContext,
         profiler: &mut Profiler,
         rank: &mut X,
         what: Exchanged,
+        meanwhile: Option<&dyn Fn(&Simulation, &mut StepContext)>,
     ) -> Result<(StepState, Vec<f32>), X::Error> {
         let Some(halo) = &self.stages.halo else {
             return Err(SimError::State("a host-driven step needs a simulation built for a rank").into());
@@ -228,11 +240,18 @@ impl Simulation {
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("halo gather") });
         halo.encode_gather(&mut self.step_context(&mut encoder, profiler), what, &self.buffers.step);
-        ctx.queue.submit([encoder.finish()]);
+        let gathered_at = ctx.queue.submit([encoder.finish()]);
+        if let Some(work) = meanwhile {
+            let mut encoder =
+                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("halo overlap") });
+            work(self, &mut self.step_context(&mut encoder, profiler));
+            ctx.queue.submit([encoder.finish()]);
+        }
         let bytes = STATE_BYTES + halo.sent_bytes(what);
         let slice = halo.staging.slice(..bytes);
         slice.map_async(wgpu::MapMode::Read, |_| {});
-        let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+        let wait = wgpu::PollType::Wait { submission_index: Some(gathered_at), timeout: None };
+        let _ = ctx.device.poll(wait);
         let read = slice.get_mapped_range().map(|v| {
             let state: StepState = bytemuck::pod_read_unaligned(&v[..STATE_BYTES as usize]);
             (state, bytemuck::pod_collect_to_vec::<u8, f32>(&v[STATE_BYTES as usize..]))
