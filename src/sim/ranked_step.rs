@@ -35,6 +35,9 @@ use super::gpu_data::{StepState, DFSPH_MIN_DIVERGENCE_ITERATIONS};
 use super::halo::{Exchanged, STATE_BYTES};
 use super::*;
 
+/// Work recorded into a step's encoder.
+type Record<'a> = dyn Fn(&Simulation, &mut StepContext) + 'a;
+
 /// What a host-driven step asks of its rank (src/cluster implements it over its transport).
 pub trait RankExchange {
     type Error: From<SimError>;
@@ -232,7 +235,7 @@ impl Simulation {
         profiler: &mut Profiler,
         rank: &mut X,
         what: Exchanged,
-        meanwhile: Option<&dyn Fn(&Simulation, &mut StepContext)>,
+        meanwhile: Option<&Record<'_>>,
     ) -> Result<(StepState, Vec<f32>), X::Error> {
         let Some(halo) = &self.stages.halo else {
             return Err(SimError::State("a host-driven step needs a simulation built for a rank").into());
@@ -275,7 +278,7 @@ impl Simulation {
         profiler: &mut Profiler,
         what: Exchanged,
         received: &[f32],
-        then: &dyn Fn(&Simulation, &mut StepContext),
+        then: &Record<'_>,
     ) -> Result<(), SimError> {
         let Some(halo) = &self.stages.halo else {
             return Err(SimError::State("a host-driven step needs a simulation built for a rank"));
