@@ -30,8 +30,9 @@
 //! every rank takes the single-GPU iteration count. PCISPH's fixed iterations run host-driven too, the
 //! ghosts' densities and pressures exchanged after each.
 //! Everything goes through host memory (wgpu has no peer-to-peer copies), but only what must be
-//! exchanged: [`RankStats::exchange_bytes`] counts it. Not done: overlapping the transfer with the inner
-//! particles' work (each step waits for its exchange).
+//! exchanged: [`RankStats::exchange_bytes`] counts it. Within DFSPH's iterations the inner particles'
+//! update runs while the ghosts' values travel (src/sim/ranked_step.rs); the border exchange once per
+//! step is still waited for.
 
 use super::exchange::{decode, encode};
 use super::iteration::IterationExchange;
