@@ -29,8 +29,8 @@ pub struct IterationArgs {
     pub upd: [u32; 4],
 }
 
-/// Which particles an update dispatch of a rank moves (see [`UpdatePart`]; src/sim/ranked_step.rs): the
-/// inner ones have their coordinate along `axis` (0 = x) in `[lo, hi)`, metres, and are no ghost.
+/// Which particles an update dispatch of a rank moves (all, the inner ones, or the rest: see
+/// src/sim/ranked_step.rs): the inner ones have their coordinate along `axis` (0 = x) in `[lo, hi)`, metres, and are no ghost.
 /// WGSL twin: `UpdateRegion` in shaders/sim/dfsph.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -38,7 +38,7 @@ pub struct UpdateRegion {
     pub axis: u32,
     pub lo: f32,
     pub hi: f32,
-    /// [`UpdatePart`] as its code.
+    /// 0 = all, 1 = the inner particles, 2 = the rest.
     pub part: u32,
 }
 
