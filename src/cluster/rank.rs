@@ -107,6 +107,9 @@ pub struct RankStats {
     pub borders: Vec<f32>,
 }
 
+/// Figures per rank of [`Rank::gather`].
+pub const GATHERED: usize = 7;
+
 /// One rank of a decomposed simulation (see the module docs).
 pub struct Rank<T: Transport> {
     transport: T,
@@ -270,23 +273,24 @@ impl<T: Transport> Rank<T> {
         self.last.as_ref()
     }
 
-    /// Every rank's (owned, ghosts, step ms, exchange ms, exchange bytes, iteration bytes) of `stats`
-    /// (this rank's last step), by rank, on every rank (one all-reduce). Every rank must call it together.
-    /// Errors: a peer is gone.
-    pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; 6]>, ClusterError> {
+    /// Every rank's (owned, ghosts, step ms, exchange ms, exchange bytes, iteration bytes, GPU ms or NaN
+    /// without timestamps) of `stats` (this rank's last step), by rank, on every rank (one all-reduce).
+    /// Every rank must call it together. Errors: a peer is gone.
+    pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; GATHERED]>, ClusterError> {
         let size = self.transport.size();
-        let mut mine = vec![0.0; 6 * size];
+        let mut mine = vec![0.0; GATHERED * size];
         let r = self.transport.rank();
-        mine[6 * r..6 * r + 6].copy_from_slice(&[
+        mine[GATHERED * r..GATHERED * (r + 1)].copy_from_slice(&[
             stats.owned as f64,
             stats.ghosts as f64,
             stats.step_ms,
             stats.exchange_ms,
             stats.exchange_bytes as f64,
             stats.iteration_bytes as f64,
+            stats.gpu_ms.unwrap_or(f64::NAN),
         ]);
         let all = self.transport.all_reduce(&mine, Reduce::Sum)?;
-        Ok(all.chunks_exact(6).map(|c| std::array::from_fn(|k| c[k])).collect())
+        Ok(all.chunks_exact(GATHERED).map(|c| std::array::from_fn(|k| c[k])).collect())
     }
 
     /// The transport this rank talks through.
