@@ -8,7 +8,8 @@
 //!    slab's border one layer toward its faster neighbour ([`Slabs::rebalance`]). The times are the
 //!    steps' GPU time from timestamp queries (src/gpu/profiler.rs; the exchange's passes left out), which
 //!    no host wait or other rank's thread inflates; on a device without timestamps, the wall clock from
-//!    the step's submission to its end;
+//!    the step's submission to its end; each rank's median over the steps measured since the last
+//!    decision (one slow step moves no border);
 //! 2. on the GPU (src/sim/border.rs): drop the ghosts, compact the particles that stay into the first
 //!    slots and list the owned particles that left the slab (migrants, with all their state and id) and
 //!    those within the halo of each border; read back only the counts and those lists; send the migrants
@@ -107,6 +108,18 @@ pub struct RankStats {
     pub borders: Vec<f32>,
 }
 
+/// The median of `times` (sorted in place), NaN when empty: a rank's step time for the load balancing.
+/// A median, not a sum: the timestamps come back for some steps only, a different number on each rank,
+/// and one slow step (a shared machine, a driver hiccup) must not move a border.
+fn median(times: &mut [f64]) -> f64 {
+    times.sort_by(f64::total_cmp);
+    match times.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => times[n / 2],
+        n => 0.5 * (times[n / 2 - 1] + times[n / 2]),
+    }
+}
+
 /// Figures per rank of [`Rank::gather`].
 pub const GATHERED: usize = 7;
 
@@ -120,9 +133,9 @@ pub struct Rank<T: Transport> {
     config: RankConfig,
     halo: f32,
     steps: u64,
-    /// Step time summed since the last balancing, ms: GPU time from timestamps where the device has them,
-    /// else wall clock (see [`RankStats::gpu_ms`]).
-    busy_ms: f64,
+    /// Step times measured since the last balancing, ms: GPU time from timestamps where the device has
+    /// them (they come back for some steps only), else wall clock (see [`RankStats::gpu_ms`]).
+    busy_ms: Vec<f64>,
     /// Profiler frames seen (a new one carries a step's GPU times).
     frames_seen: u64,
     last: Option<RankStats>,
@@ -234,7 +247,7 @@ impl<T: Transport> Rank<T> {
             config,
             halo,
             steps: 0,
-            busy_ms: 0.0,
+            busy_ms: Vec::new(),
             frames_seen: 0,
             last: None,
             sent,
@@ -344,10 +357,10 @@ impl<T: Transport> Rank<T> {
             && self.steps.is_multiple_of(self.config.balance_every as u64)
         {
             let mut times = vec![0.0; self.transport.size()];
-            times[rank] = self.busy_ms;
+            times[rank] = median(&mut self.busy_ms);
             let times = self.transport.all_reduce(&times, Reduce::Sum)?;
             self.slabs.rebalance(&times, self.config.balance_tolerance);
-            self.busy_ms = 0.0;
+            self.busy_ms.clear();
         }
         // 2.-3. Migrants and ghosts (the first step's were placed by `new`).
         let border = match self.first.take() {
@@ -398,11 +411,11 @@ impl<T: Transport> Rank<T> {
         let step_ms = ((t2 - t1).as_secs_f64() - exchange_s) * 1e3;
         let state = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?;
         let gpu_ms = self.step_gpu_ms();
-        self.busy_ms += match (self.profiler.is_timed(), gpu_ms) {
-            (false, _) => step_ms,
-            (true, Some(ms)) => ms,
-            (true, None) => 0.0,
-        };
+        match (self.profiler.is_timed(), gpu_ms) {
+            (false, _) => self.busy_ms.push(step_ms),
+            (true, Some(ms)) => self.busy_ms.push(ms),
+            (true, None) => {}
+        }
         self.steps += 1;
         let stats = RankStats {
             rank,
@@ -526,4 +539,21 @@ struct BorderOutcome {
     /// Bytes read back from and written to the device.
     bytes: u64,
     retries: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_ignores_one_slow_step_and_counts_nothing_as_nan() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 400.0, 2.0]), 3.0);
+        // Ten steps at 10 ms and one at 400 (a hiccup): the sum would call this rank twice as slow as one
+        // at 19 ms a step; the median says 10.
+        let mut times = vec![10.0; 10];
+        times.push(400.0);
+        assert_eq!(median(&mut times), 10.0);
+        assert!(median(&mut []).is_nan());
+    }
 }
