@@ -211,7 +211,7 @@ fn twins() -> Vec<Twin> {
     use render::wave_maker::PaddleUniform;
     use render::wetness::WetnessUniform;
     use sim::border::BorderUniform;
-    use sim::dfsph::{IterationArgs, SolveState};
+    use sim::dfsph::{IterationArgs, SolveState, UpdateRegion};
     use sim::diffuse::{DiffuseParticle, DiffuseState};
     use sim::diffuse_params::DiffuseUniform;
     use sim::gpu_data::{SimUniforms, StepState};
@@ -232,6 +232,7 @@ fn twins() -> Vec<Twin> {
         SinkGpu => "sim/common.wgsl" :: SinkGpu { min, _pad0, max, _pad1 },
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
         SolveState => "sim/dfsph.wgsl" :: SolveState { iteration, _pad },
+        UpdateRegion => "sim/dfsph.wgsl" :: UpdateRegion { axis, lo, hi, part },
         BorderUniform => "sim/border.wgsl" :: Border {
             axis, live, ids_from, list_capacity, lo, hi, halo_lo, halo_hi, park,
         },

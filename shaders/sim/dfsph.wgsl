@@ -21,15 +21,54 @@
 // The error term of particle i in its solve's mean: a decomposed simulation's ghosts (src/cluster) count on
 // the rank that owns them only (GHOSTS variant: ids by sorted slot after the first num_particles of the ids,
 // binding 7, written by grid.wgsl's scatter_ids; bit 31 = ghost).
+// Rust twin: UpdateRegion in src/sim/dfsph.rs. Which particles an update dispatch moves (GHOSTS variant,
+// group 2 of the update kernels): part 0 = all; on a rank whose iterations the host drives
+// (src/sim/ranked_step.rs) part 1 = the inner particles, owned and with a coordinate along `axis` in
+// [lo, hi) (the slab shrunk by one support radius: no ghost among their neighbours), whose update can run
+// while the ghosts' kappa / rho are on their way, and part 2 = the rest (ghosts and owned near the slab's
+// borders), after them. Only parts 0 and 1 count the iteration.
+struct UpdateRegion {
+    axis: u32,
+    lo: f32,
+    hi: f32,
+    part: u32,
+}
+
 #ifdef GHOSTS
 @group(0) @binding(7) var<storage, read> ids: array<u32>;
+@group(2) @binding(0) var<uniform> region: UpdateRegion;
+
+fn is_ghost(i: u32) -> bool {
+    return (ids[params.num_particles + i] & 0x80000000u) != 0u;
+}
 
 fn error_of(i: u32, e: f32) -> f32 {
-    return select(e, 0.0, (ids[params.num_particles + i] & 0x80000000u) != 0u);
+    return select(e, 0.0, is_ghost(i));
+}
+
+fn in_region(i: u32) -> bool {
+    if (region.part == 0u) {
+        return true;
+    }
+    let x = spos_load(i)[region.axis];
+    let inner = !is_ghost(i) && x >= region.lo && x < region.hi;
+    return inner == (region.part == 1u);
+}
+
+fn counts_iteration() -> bool {
+    return region.part != 2u;
 }
 #else
 fn error_of(i: u32, e: f32) -> f32 {
     return e;
+}
+
+fn in_region(i: u32) -> bool {
+    return true;
+}
+
+fn counts_iteration() -> bool {
+    return true;
 }
 #endif
 
@@ -335,8 +374,11 @@ fn df_divergence_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
     if (i >= active_end()) {
         return;
     }
-    if (i == 0u) {
+    if (i == 0u && counts_iteration()) {
         step.divergence_iterations = next_iteration(params.target_divergence, MIN_DIVERGENCE_ITERATIONS, params.divergence_max_iter);
+    }
+    if (!in_region(i)) {
+        return;
     }
     let dv = kappa_velocity_change(i, true);
     svel_store(i, vec4<f32>(svel_load(i).xyz + dv, svel_load(i).w));
@@ -416,8 +458,11 @@ fn df_density_update(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     if (i >= active_end()) {
         return;
     }
-    if (i == 0u) {
+    if (i == 0u && counts_iteration()) {
         step.density_iterations = next_iteration(params.target_density, 2u, params.density_max_iter);
+    }
+    if (!in_region(i)) {
+        return;
     }
     let dv = kappa_velocity_change(i, false);
     vstar_store(i, vec4<f32>(vstar_load(i).xyz + dv, 0.0));

@@ -1,11 +1,11 @@
 // Halo exchange of a decomposed simulation's ranks (Rust: src/sim/halo.rs; Werner 2015's slabs, see
-// src/cluster): within a host-driven DFSPH solve, `gather` copies the velocities (svel, v*) of the
-// particles a neighbour holds as ghosts into `values` (read back and sent), and `scatter` writes the
-// values a neighbour sent into this rank's ghosts, so every iteration's source sees the owners' fresh
-// velocities. The host names particles by their slot as written before the step (it wrote them there);
-// the grid build's slot map (the ids' last third, grid.wgsl's `scatter_ids`) gives their sorted slot, so
-// nothing is read back to find them. `gather_density` and `scatter_density` move (density, pressure)
-// (rho_p) the same way for PCISPH's iterations (in the first of each slot's two values).
+// src/cluster): `gather` copies the velocities (svel, v*) of the particles a neighbour holds as ghosts
+// into `values` (read back and sent), and `scatter` writes the values a neighbour sent into this rank's
+// ghosts, once per solve of a host-driven DFSPH step; within a solve's iterations `gather_kappa` and
+// `scatter_kappa` move only kappa / rho. The host names particles by their slot as written before the
+// step (it wrote them there); the grid build's slot map (the ids' last third, grid.wgsl's `scatter_ids`)
+// gives their sorted slot, so nothing is read back to find them. `gather_density` and `scatter_density` move (density, pressure)
+// (rho_p) the same way for PCISPH's iterations.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 
@@ -18,8 +18,19 @@
 fn sorted_slot(k: u32) -> u32 {
     return ids[2u * params.num_particles + slots[k + 1u]];
 }
-// Two per slot: svel, v*.
-@group(1) @binding(1) var<storage, read_write> values: array<vec4<f32>>;
+// The values, packed per slot as the host reads them back: 8 floats (svel, v*), 2 (rho_p) or 1 (kappa/rho).
+@group(1) @binding(1) var<storage, read_write> values: array<f32>;
+
+fn put4(at: u32, v: vec4<f32>) {
+    values[at] = v.x;
+    values[at + 1u] = v.y;
+    values[at + 2u] = v.z;
+    values[at + 3u] = v.w;
+}
+
+fn get4(at: u32) -> vec4<f32> {
+    return vec4<f32>(values[at], values[at + 1u], values[at + 2u], values[at + 3u]);
+}
 
 @compute @workgroup_size(64)
 fn gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -28,8 +39,8 @@ fn gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         return;
     }
     let i = sorted_slot(k);
-    values[2u * k] = svel_load(i);
-    values[2u * k + 1u] = vstar_load(i);
+    put4(8u * k, svel_load(i));
+    put4(8u * k + 4u, vstar_load(i));
 }
 
 @compute @workgroup_size(64)
@@ -39,8 +50,8 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         return;
     }
     let i = sorted_slot(k);
-    svel_store(i, values[2u * k]);
-    vstar_store(i, values[2u * k + 1u]);
+    svel_store(i, get4(8u * k));
+    vstar_store(i, get4(8u * k + 4u));
 }
 
 @compute @workgroup_size(64)
@@ -49,8 +60,9 @@ fn gather_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     if (k >= slots[0]) {
         return;
     }
-    values[2u * k] = vec4<f32>(rho_p_load(sorted_slot(k)), 0.0, 0.0);
-    values[2u * k + 1u] = vec4<f32>(0.0);
+    let rp = rho_p_load(sorted_slot(k));
+    values[2u * k] = rp.x;
+    values[2u * k + 1u] = rp.y;
 }
 
 @compute @workgroup_size(64)
@@ -59,5 +71,26 @@ fn scatter_density(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     if (k >= slots[0]) {
         return;
     }
-    rho_p_store(sorted_slot(k), values[2u * k].xy);
+    rho_p_store(sorted_slot(k), vec2<f32>(values[2u * k], values[2u * k + 1u]));
+}
+
+// DFSPH's iterations: kappa_i / rho_i of the solve (accel.w, written by the source kernels), the one value
+// of a ghost the next update reads that its rank cannot compute (see src/sim/ranked_step.rs).
+@compute @workgroup_size(64)
+fn gather_kappa(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = flat_index(gid, nwg, 64u);
+    if (k >= slots[0]) {
+        return;
+    }
+    values[k] = accel_load(sorted_slot(k)).w;
+}
+
+@compute @workgroup_size(64)
+fn scatter_kappa(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = flat_index(gid, nwg, 64u);
+    if (k >= slots[0]) {
+        return;
+    }
+    let i = sorted_slot(k);
+    accel_store(i, vec4<f32>(accel_load(i).xyz, values[k]));
 }

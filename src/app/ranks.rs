@@ -389,6 +389,7 @@ fn publish<T: Transport>(
             ghosts: f[1] as u64,
             step_ms: f[2],
             exchange_ms: f[3],
+            gpu_ms: f[6].is_finite().then_some(f[6]),
             slab: (
                 if r == 0 { f32::NEG_INFINITY } else { b.get(r - 1).copied().unwrap_or(f32::NAN) },
                 b.get(r).copied().unwrap_or(f32::INFINITY),

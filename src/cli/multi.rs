@@ -58,9 +58,10 @@ impl MultiSummary {
 
 /// CSV columns of a decomposed run's statistics (the iterations are DFSPH's joint ones, the same on
 /// every rank; 0 for the other solvers; the bytes are [`cluster::RankStats::exchange_bytes`] and
-/// [`cluster::RankStats::iteration_bytes`]).
+/// [`cluster::RankStats::iteration_bytes`]; `gpu_ms` is [`cluster::RankStats::gpu_ms`], what the load
+/// balancing equalises, NaN where the device has no timestamps).
 pub const CSV_HEADER: &str = "step,time_s,rank,owned,ghosts,step_ms,exchange_ms,density_iterations,\
-                              divergence_iterations,exchange_bytes,iteration_bytes";
+                              divergence_iterations,exchange_bytes,iteration_bytes,gpu_ms";
 
 /// The scene every rank simulates, built at the joint spacing.
 struct Job {
@@ -152,8 +153,8 @@ fn rank_loop<T: Transport>(
                         // A failed write shows at the flush.
                         let _ = writeln!(
                             w,
-                            "{step},{},{r},{},{},{},{},{dens},{div},{},{}",
-                            stats.time, s[0], s[1], s[2], s[3], s[4], s[5]
+                            "{step},{},{r},{},{},{},{},{dens},{div},{},{},{}",
+                            stats.time, s[0], s[1], s[2], s[3], s[4], s[5], s[6]
                         );
                     }
                 }

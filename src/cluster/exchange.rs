@@ -55,18 +55,18 @@ pub fn decode(bytes: &[u8]) -> Result<RankParticles, ExchangeError> {
     })
 }
 
-/// `values` as bytes (little-endian f32s).
-pub fn encode_vec4(values: &[[f32; 4]]) -> Vec<u8> {
-    values.iter().flatten().flat_map(|v| v.to_le_bytes()).collect()
+/// `values` as bytes (little-endian).
+pub fn encode_f32(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-/// The values of [`encode_vec4`]. Errors: a length that is not whole `[f32; 4]`s.
-pub fn decode_vec4(bytes: &[u8]) -> Result<Vec<[f32; 4]>, ExchangeError> {
-    if !bytes.len().is_multiple_of(16) {
-        return Err(ExchangeError { len: bytes.len(), count: (bytes.len() / 16) as u64 });
+/// The values of [`encode_f32`]. Errors: a length that is not whole `f32`s.
+pub fn decode_f32(bytes: &[u8]) -> Result<Vec<f32>, ExchangeError> {
+    let chunks = bytes.chunks_exact(4);
+    if !chunks.remainder().is_empty() {
+        return Err(ExchangeError { len: bytes.len(), count: (bytes.len() / 4) as u64 });
     }
-    let f = |k: usize| f32::from_le_bytes([bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3]]);
-    Ok((0..bytes.len() / 16).map(|i| std::array::from_fn(|c| f(16 * i + 4 * c))).collect())
+    Ok(chunks.map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 #[cfg(test)]
@@ -85,9 +85,9 @@ mod tests {
         let bits = |v: &Vec<[f32; 4]>| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!((bits(&back.pos), bits(&back.vel)), (bits(&p.pos), bits(&p.vel)));
         assert!(decode(&encode(&RankParticles::default())).unwrap().is_empty());
-        let v = vec![[1.5, -0.0, f32::INFINITY, 3.0], [0.25; 4]];
-        assert_eq!(decode_vec4(&encode_vec4(&v)).unwrap(), v);
-        assert!(decode_vec4(&[0; 15]).is_err());
+        let v = vec![1.5, -0.0, f32::INFINITY, 3.0, 0.25];
+        assert_eq!(decode_f32(&encode_f32(&v)).unwrap(), v);
+        assert!(decode_f32(&[0; 15]).is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! its order, so both sides agree on the order of the values without sending ids again; the GPU finds
 //! them by the slots the rank wrote them to (src/sim/halo.rs), so nothing but the values is read back.
 
-use super::exchange::{decode_vec4, encode_vec4};
+use super::exchange::{decode_f32, encode_f32};
 use super::transport::{Reduce, Side, Transport};
 use super::ClusterError;
 use crate::sim::RankExchange;
@@ -19,6 +19,8 @@ pub(super) struct IterationExchange<'a, T: Transport> {
     /// Slots of the ghosts (from the left neighbour first, in the order received): they follow the owned.
     pub ghosts: Range<u32>,
     pub owned: u32,
+    /// This step's inner region (axis, lo, hi), see [`RankExchange::inner_region`].
+    pub inner: (u32, f32, f32),
     /// Wall-clock time in the exchange and the joint error, s.
     pub seconds: f64,
     /// Bytes read back from and written to the device (the values sent and received).
@@ -32,24 +34,28 @@ impl<T: Transport> RankExchange for IterationExchange<'_, T> {
         Ok((self.sent.concat(), self.ghosts.clone().collect()))
     }
 
-    fn exchange(&mut self, gathered: &[[f32; 4]]) -> Result<Vec<[f32; 4]>, ClusterError> {
+    fn exchange(&mut self, gathered: &[f32], per_slot: usize) -> Result<Vec<f32>, ClusterError> {
         let t = Instant::now();
-        let split = (2 * self.sent[0].len()).min(gathered.len());
+        let split = (per_slot * self.sent[0].len()).min(gathered.len());
         for (side, part) in [(Side::Left, &gathered[..split]), (Side::Right, &gathered[split..])] {
             if self.transport.neighbour(side).is_some() {
-                self.transport.send(side, encode_vec4(part))?;
+                self.transport.send(side, encode_f32(part))?;
             }
         }
-        self.bytes += gathered.len() as u64 * 16;
-        let mut out = Vec::with_capacity(2 * self.ghosts.len());
+        self.bytes += gathered.len() as u64 * 4;
+        let mut out = Vec::with_capacity(per_slot * self.ghosts.len());
         for side in [Side::Left, Side::Right] {
             if self.transport.neighbour(side).is_some() {
-                out.extend(decode_vec4(&self.transport.recv(side)?)?);
+                out.extend(decode_f32(&self.transport.recv(side)?)?);
             }
         }
-        self.bytes += out.len() as u64 * 16;
+        self.bytes += out.len() as u64 * 4;
         self.seconds += t.elapsed().as_secs_f64();
         Ok(out)
+    }
+
+    fn inner_region(&self) -> (u32, f32, f32) {
+        self.inner
     }
 
     fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), ClusterError> {

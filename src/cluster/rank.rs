@@ -8,7 +8,8 @@
 //!    slab's border one layer toward its faster neighbour ([`Slabs::rebalance`]). The times are the
 //!    steps' GPU time from timestamp queries (src/gpu/profiler.rs; the exchange's passes left out), which
 //!    no host wait or other rank's thread inflates; on a device without timestamps, the wall clock from
-//!    the step's submission to its end;
+//!    the step's submission to its end; each rank's median over the steps measured since the last
+//!    decision (one slow step moves no border);
 //! 2. on the GPU (src/sim/border.rs): drop the ghosts, compact the particles that stay into the first
 //!    slots and list the owned particles that left the slab (migrants, with all their state and id) and
 //!    those within the halo of each border; read back only the counts and those lists; send the migrants
@@ -25,13 +26,14 @@
 //! The halo is `halo_supports` support radii deep. A WCSPH step reads the ghosts' densities, which need
 //! their own neighbours: 2 support radii make an owned particle's step the single-GPU one (up to the
 //! order of the sums); surface tension (normals from densities) needs 3. DFSPH's solves run host-driven
-//! on several ranks (src/sim/ranked_step.rs): every iteration the ghosts' velocities come fresh from
-//! their owners and the convergence test is the joint mean error over all ranks' owned particles, so
+//! on several ranks (src/sim/ranked_step.rs): every iteration the ghosts' kappa / rho come fresh from
+//! their owners (their velocities once per solve) and the convergence test is the joint mean error over all ranks' owned particles, so
 //! every rank takes the single-GPU iteration count. PCISPH's fixed iterations run host-driven too, the
 //! ghosts' densities and pressures exchanged after each.
 //! Everything goes through host memory (wgpu has no peer-to-peer copies), but only what must be
-//! exchanged: [`RankStats::exchange_bytes`] counts it. Not done: overlapping the transfer with the inner
-//! particles' work (each step waits for its exchange).
+//! exchanged: [`RankStats::exchange_bytes`] counts it. Within DFSPH's iterations the inner particles'
+//! update runs while the ghosts' values travel (src/sim/ranked_step.rs); the border exchange once per
+//! step is still waited for.
 
 use super::exchange::{decode, encode};
 use super::iteration::IterationExchange;
@@ -106,6 +108,21 @@ pub struct RankStats {
     pub borders: Vec<f32>,
 }
 
+/// The median of `times` (sorted in place), NaN when empty: a rank's step time for the load balancing.
+/// A median, not a sum: the timestamps come back for some steps only, a different number on each rank,
+/// and one slow step (a shared machine, a driver hiccup) must not move a border.
+fn median(times: &mut [f64]) -> f64 {
+    times.sort_by(f64::total_cmp);
+    match times.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => times[n / 2],
+        n => 0.5 * (times[n / 2 - 1] + times[n / 2]),
+    }
+}
+
+/// Figures per rank of [`Rank::gather`].
+pub const GATHERED: usize = 7;
+
 /// One rank of a decomposed simulation (see the module docs).
 pub struct Rank<T: Transport> {
     transport: T,
@@ -116,9 +133,9 @@ pub struct Rank<T: Transport> {
     config: RankConfig,
     halo: f32,
     steps: u64,
-    /// Step time summed since the last balancing, ms: GPU time from timestamps where the device has them,
-    /// else wall clock (see [`RankStats::gpu_ms`]).
-    busy_ms: f64,
+    /// Step times measured since the last balancing, ms: GPU time from timestamps where the device has
+    /// them (they come back for some steps only), else wall clock (see [`RankStats::gpu_ms`]).
+    busy_ms: Vec<f64>,
     /// Profiler frames seen (a new one carries a step's GPU times).
     frames_seen: u64,
     last: Option<RankStats>,
@@ -230,7 +247,7 @@ impl<T: Transport> Rank<T> {
             config,
             halo,
             steps: 0,
-            busy_ms: 0.0,
+            busy_ms: Vec::new(),
             frames_seen: 0,
             last: None,
             sent,
@@ -269,23 +286,24 @@ impl<T: Transport> Rank<T> {
         self.last.as_ref()
     }
 
-    /// Every rank's (owned, ghosts, step ms, exchange ms, exchange bytes, iteration bytes) of `stats`
-    /// (this rank's last step), by rank, on every rank (one all-reduce). Every rank must call it together.
-    /// Errors: a peer is gone.
-    pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; 6]>, ClusterError> {
+    /// Every rank's (owned, ghosts, step ms, exchange ms, exchange bytes, iteration bytes, GPU ms or NaN
+    /// without timestamps) of `stats` (this rank's last step), by rank, on every rank (one all-reduce).
+    /// Every rank must call it together. Errors: a peer is gone.
+    pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; GATHERED]>, ClusterError> {
         let size = self.transport.size();
-        let mut mine = vec![0.0; 6 * size];
+        let mut mine = vec![0.0; GATHERED * size];
         let r = self.transport.rank();
-        mine[6 * r..6 * r + 6].copy_from_slice(&[
+        mine[GATHERED * r..GATHERED * (r + 1)].copy_from_slice(&[
             stats.owned as f64,
             stats.ghosts as f64,
             stats.step_ms,
             stats.exchange_ms,
             stats.exchange_bytes as f64,
             stats.iteration_bytes as f64,
+            stats.gpu_ms.unwrap_or(f64::NAN),
         ]);
         let all = self.transport.all_reduce(&mine, Reduce::Sum)?;
-        Ok(all.chunks_exact(6).map(|c| std::array::from_fn(|k| c[k])).collect())
+        Ok(all.chunks_exact(GATHERED).map(|c| std::array::from_fn(|k| c[k])).collect())
     }
 
     /// The transport this rank talks through.
@@ -339,10 +357,10 @@ impl<T: Transport> Rank<T> {
             && self.steps.is_multiple_of(self.config.balance_every as u64)
         {
             let mut times = vec![0.0; self.transport.size()];
-            times[rank] = self.busy_ms;
+            times[rank] = median(&mut self.busy_ms);
             let times = self.transport.all_reduce(&times, Reduce::Sum)?;
             self.slabs.rebalance(&times, self.config.balance_tolerance);
-            self.busy_ms = 0.0;
+            self.busy_ms.clear();
         }
         // 2.-3. Migrants and ghosts (the first step's were placed by `new`).
         let border = match self.first.take() {
@@ -369,12 +387,13 @@ impl<T: Transport> Rank<T> {
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank step") });
         if self.transport.size() > 1 && self.sim.params().method != Method::Wcsph {
-            // Host-driven solves with the ghosts' velocities exchanged every iteration (src/sim/ranked_step.rs).
+            // Host-driven solves with the ghosts' kappa / rho exchanged every iteration (src/sim/ranked_step.rs).
             let mut x = IterationExchange {
                 transport: &self.transport,
                 sent: &self.sent,
                 ghosts: self.ghosts.clone(),
                 owned: border.owned,
+                inner: self.inner_region(),
                 seconds: 0.0,
                 bytes: 0,
             };
@@ -392,11 +411,11 @@ impl<T: Transport> Rank<T> {
         let step_ms = ((t2 - t1).as_secs_f64() - exchange_s) * 1e3;
         let state = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?;
         let gpu_ms = self.step_gpu_ms();
-        self.busy_ms += match (self.profiler.is_timed(), gpu_ms) {
-            (false, _) => step_ms,
-            (true, Some(ms)) => ms,
-            (true, None) => 0.0,
-        };
+        match (self.profiler.is_timed(), gpu_ms) {
+            (false, _) => self.busy_ms.push(step_ms),
+            (true, Some(ms)) => self.busy_ms.push(ms),
+            (true, None) => {}
+        }
         self.steps += 1;
         let stats = RankStats {
             rank,
@@ -426,6 +445,15 @@ impl<T: Transport> Rank<T> {
         self.frames_seen = self.profiler.frames_finished();
         let passes = self.profiler.latest().iter().filter(|p| p.label != "border" && p.label != "halo");
         Some(passes.map(|p| p.ms).sum())
+    }
+
+    /// (axis, lo, hi): this rank's slab shrunk by one support radius on each side with a neighbour (the
+    /// outer ends stay at f32::MIN, f32::MAX): its owned particles within it have no ghost neighbour.
+    fn inner_region(&self) -> (u32, f32, f32) {
+        let (lo, hi) = self.slabs.range(self.transport.rank());
+        let support = self.halo / self.config.halo_supports.max(1) as f32;
+        let finite = |c: f32| c.clamp(f32::MIN, f32::MAX);
+        (self.slabs.axis as u32, finite(lo + support), finite(hi - support))
     }
 
     /// Steps 2 and 3 of the module docs after a step: the GPU selects the migrants and the halo copies and
@@ -511,4 +539,21 @@ struct BorderOutcome {
     /// Bytes read back from and written to the device.
     bytes: u64,
     retries: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_ignores_one_slow_step_and_counts_nothing_as_nan() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 400.0, 2.0]), 3.0);
+        // Ten steps at 10 ms and one at 400 (a hiccup): the sum would call this rank twice as slow as one
+        // at 19 ms a step; the median says 10.
+        let mut times = vec![10.0; 10];
+        times.push(400.0);
+        assert_eq!(median(&mut times), 10.0);
+        assert!(median(&mut []).is_nan());
+    }
 }

@@ -29,6 +29,35 @@ pub struct IterationArgs {
     pub upd: [u32; 4],
 }
 
+/// Which particles an update dispatch of a rank moves (all, the inner ones, or the rest: see
+/// src/sim/ranked_step.rs): the inner ones have their coordinate along `axis` (0 = x) in `[lo, hi)`, metres, and are no ghost.
+/// WGSL twin: `UpdateRegion` in shaders/sim/dfsph.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct UpdateRegion {
+    pub axis: u32,
+    pub lo: f32,
+    pub hi: f32,
+    /// 0 = all, 1 = the inner particles, 2 = the rest.
+    pub part: u32,
+}
+
+/// The particles an update dispatch moves: all of them, or on a rank the inner ones (owned, beyond one
+/// support radius from the slab's borders: their update needs no ghost's kappa) and then the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum UpdatePart {
+    All = 0,
+    Inner = 1,
+    Border = 2,
+}
+
+/// A rank's update regions: one uniform buffer and bind group (group 2 of the update kernels) per
+/// [`UpdatePart`], by its code.
+struct Regions {
+    buffers: [wgpu::Buffer; 3],
+    binds: [wgpu::BindGroup; 3],
+}
+
 /// Bytes of one iteration's indirect arguments.
 const ITERATION_ARGS_BYTES: u64 = size_of::<IterationArgs>() as u64;
 
@@ -61,6 +90,8 @@ pub(super) struct DfsphStage {
     begin: wgpu::ComputePipeline,
     divergence: Solve,
     density: Solve,
+    /// Only in a rank's simulation (`StageLayouts::ghosts`).
+    regions: Option<Regions>,
 }
 
 impl DfsphStage {
@@ -99,8 +130,22 @@ impl DfsphStage {
             })
         };
         let sim_layout = layouts.bind_group_layout;
+        let region_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("dfsph update region layout"),
+            entries: &[gpu::uniform_entry::<UpdateRegion>(0, vis)],
+        });
         let pl_begin = layout("dfsph begin pipeline layout", &[Some(sim_layout), Some(&begin_layout)]);
-        let pl_update = layout("dfsph update pipeline layout", &[Some(sim_layout), Some(&next_layout)]);
+        let update_groups = [Some(sim_layout), Some(&next_layout), layouts.ghosts.then_some(&region_layout)];
+        let pl_update = layout("dfsph update pipeline layout", &update_groups[..2 + layouts.ghosts as usize]);
+        let regions = layouts.ghosts.then(|| {
+            let buffers = [UpdatePart::All, UpdatePart::Inner, UpdatePart::Border].map(|part| {
+                let region = UpdateRegion { part: part as u32, ..Default::default() };
+                gpu::uniform_buffer_init(device, "dfsph update region", bytemuck::bytes_of(&region))
+            });
+            let binds =
+                [0, 1, 2].map(|k| gpu::bind_buffers(device, "dfsph update region", &region_layout, &[&buffers[k]]));
+            Regions { buffers, binds }
+        });
         let wg = [
             ("WG", layouts.workgroup_size as f64),
             ("FLOOR_FACTOR", super::gpu_data::DFSPH_BOUNDARY_FACTOR as f64),
@@ -136,6 +181,25 @@ impl DfsphStage {
             begin: pipe(&pl_begin, "df_begin"),
             divergence: solve("dfsph divergence solve"),
             density: solve("dfsph density solve"),
+            regions,
+        }
+    }
+
+    /// Sets a rank's inner region for this step: owned particles whose coordinate along `axis` lies in
+    /// `[lo, hi)`, metres (see [`UpdateRegion`]). No effect on a simulation built without ghosts.
+    pub(super) fn set_region(&self, queue: &wgpu::Queue, axis: u32, lo: f32, hi: f32) {
+        if let Some(r) = &self.regions {
+            for (k, buffer) in r.buffers.iter().enumerate() {
+                let region = UpdateRegion { axis, lo, hi, part: k as u32 };
+                queue.write_buffer(buffer, 0, bytemuck::bytes_of(&region));
+            }
+        }
+    }
+
+    /// Binds the region of `part` for the update kernels (group 2), where the simulation has regions.
+    fn bind_region(&self, pass: &mut wgpu::ComputePass<'_>, part: UpdatePart) {
+        if let Some(r) = &self.regions {
+            pass.set_bind_group(2, &r.binds[part as usize], &[]);
         }
     }
 
@@ -196,6 +260,7 @@ impl Stage for DfsphStage {
         }
         {
             let mut pass = step.pass("divergence");
+            self.bind_region(&mut pass, UpdatePart::All);
             let p = (&self.divergence_source, &self.divergence_update);
             Self::encode_iterations(&mut pass, &self.divergence, p, divergence_iterations, false);
         }
@@ -208,6 +273,7 @@ impl Stage for DfsphStage {
         }
         let mut pass = step.pass("pressure");
         self.begin(&mut pass, &self.density);
+        self.bind_region(&mut pass, UpdatePart::All);
         let p = (&self.density_source, &self.density_update);
         Self::encode_iterations(&mut pass, &self.density, p, density_iterations, true);
     }
@@ -261,14 +327,16 @@ impl DfsphStage {
         gpu::dispatch(&mut pass, groups);
     }
 
-    /// The update of iteration `k` of `kind` (counts the iteration in the step state and clears the error
-    /// sum; the next iteration's indirect arguments it writes are not used here).
-    pub(super) fn encode_update(&self, step: &mut StepContext<'_>, kind: SolveKind, k: u32) {
+    /// The update of iteration `k` of `kind` for the particles of `part` (the dispatch of `All` or
+    /// `Inner` counts the iteration in the step state and clears the error sum; the next iteration's
+    /// indirect arguments it writes are not used here).
+    pub(super) fn encode_update(&self, step: &mut StepContext<'_>, kind: SolveKind, k: u32, part: UpdatePart) {
         let (solve, _, update, label) = self.parts(kind);
         let groups = step.dispatch.particles;
         let mut pass = step.pass(label);
         pass.set_pipeline(update);
         pass.set_bind_group(1, &solve.next[((k + 1) % 2) as usize], &[]);
+        self.bind_region(&mut pass, part);
         gpu::dispatch(&mut pass, groups);
     }
 

@@ -5,11 +5,13 @@
 //! 1. grid build (ids carried through the sort, and each particle's sorted slot), time step, df_factor;
 //!    ask the rank for the slots (as it wrote them) it sends and those of its ghosts
 //!    ([`RankExchange::slots`]): the halo stage maps them to sorted slots on the GPU, nothing is read back;
-//! 2. each solve: read this rank's error sum of the last source (ghosts left out by dfsph.wgsl's
-//!    `GHOSTS` variant), all-reduce it with the owned counts ([`RankExchange::joint_error`]), record the
-//!    update; unless the joint mean error is at the goal (after the least iterations) or the limit is
-//!    reached, gather the sent particles' velocities (svel, v*), exchange them
-//!    ([`RankExchange::exchange`]), scatter them into the ghosts and record the next source;
+//! 2. each solve: after each source, read back this rank's error sum (ghosts left out by dfsph.wgsl's
+//!    `GHOSTS` variant) together with the kappa / rho of the particles its neighbours hold as ghosts (one
+//!    read-back), exchange those ([`RankExchange::exchange`]) and all-reduce the error sum with the owned
+//!    counts ([`RankExchange::joint_error`]); then, in one submission, scatter the neighbours' kappa / rho
+//!    into the ghosts, record the update and, unless the joint mean error is at the goal (after the least
+//!    iterations) or the limit is reached, the next source. Once per solve the ghosts' velocities (svel, v*)
+//!    come fresh from their owners (after the divergence solve, and after the forces with surface tension);
 //! 3. integrate.
 //!
 //! PCISPH runs its fixed iterations the same way: after `density_forces` and after every
@@ -17,15 +19,24 @@
 //! `pressure_force` of the ghosts next to the border, whose predicted positions the owned particles
 //! read, is their owners'. (No convergence test: the iteration count is fixed, the same everywhere.)
 //!
-//! With a halo of two support radii the ghosts next to the border see all their neighbours, so their
-//! sources come out as their owners' and every owned particle's update is the single-GPU one; the same
-//! joint mean gives every rank the same iteration count, the one a single GPU takes (up to the order of
-//! the sums). WCSPH needs no exchange inside the step (the 2-support halo covers its one density pass).
+//! Why kappa / rho is enough within a solve (a halo of two support radii, 2 x 2h): call the ghosts within
+//! one support radius of the slab's border g1, the rest g2. Let the velocities of the owned particles and of
+//! g1 be their owners' at the start of an iteration (true after a velocity exchange). Then every owned
+//! particle's source, and so its kappa, is its owner's (its neighbours are owned or g1); the ghosts' kappa /
+//! rho arrive from their owners; so every owned and g1 particle's update, whose neighbours lie within the
+//! halo, is its owner's, and the velocities of the owned and g1 are again their owners'. Only g2's go
+//! wrong, which no owned source reads. So each iteration moves one float per ghost (32 bytes before, the
+//! velocities), and every owned particle's update is the single-GPU one; the same joint mean gives every
+//! rank the same iteration count, the one a single GPU takes (up to the order of the sums). WCSPH needs no
+//! exchange inside the step (the 2-support halo covers its one density pass).
 
-use super::dfsph::SolveKind;
+use super::dfsph::{SolveKind, UpdatePart};
 use super::gpu_data::{StepState, DFSPH_MIN_DIVERGENCE_ITERATIONS};
-use super::halo::Exchanged;
+use super::halo::{Exchanged, STATE_BYTES};
 use super::*;
+
+/// Work recorded into a step's encoder.
+type Record<'a> = dyn Fn(&Simulation, &mut StepContext) + 'a;
 
 /// What a host-driven step asks of its rank (src/cluster implements it over its transport).
 pub trait RankExchange {
@@ -34,11 +45,15 @@ pub trait RankExchange {
     /// whose velocities the neighbours hold as ghosts, in the order they expect them, and the slots of
     /// this rank's ghosts, in the order their values arrive.
     fn slots(&mut self) -> Result<(Vec<u32>, Vec<u32>), Self::Error>;
-    /// Sends the velocities gathered from the send slots (svel and v* per slot) and returns the ghosts'
-    /// (two per ghost slot, in their order).
-    fn exchange(&mut self, gathered: &[[f32; 4]]) -> Result<Vec<[f32; 4]>, Self::Error>;
+    /// Sends the values gathered from the send slots (`per_slot` floats each, in the slots' order) and
+    /// returns the ghosts' (`per_slot` per ghost slot, in their order).
+    fn exchange(&mut self, gathered: &[f32], per_slot: usize) -> Result<Vec<f32>, Self::Error>;
     /// (sum over all ranks of `err_sum`, of the ranks' owned particles): the joint mean's parts.
     fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), Self::Error>;
+    /// This step's inner region (axis, lo, hi): owned particles whose coordinate along the axis (0 = x)
+    /// lies in `[lo, hi)`, metres, have no ghost within one support radius (the slab shrunk by it on each
+    /// side with a neighbour).
+    fn inner_region(&self) -> (u32, f32, f32);
 }
 
 impl Simulation {
@@ -78,6 +93,8 @@ impl Simulation {
             sim.stages.dfsph.encode_factor(step);
         });
         self.ranked_slots(ctx, rank)?;
+        let (axis, lo, hi) = rank.inner_region();
+        self.stages.dfsph.set_region(&ctx.queue, axis, lo, hi);
         // The solves' limits, goals and error scale exactly as the GPU has them.
         let u =
             SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
@@ -107,7 +124,9 @@ impl Simulation {
     }
 
     /// The iterations of one solve whose first source has been submitted (see the module docs):
-    /// `limits` = (most iterations, goal of the mean error, fixed-point scale of the error sums).
+    /// `limits` = (most iterations, goal of the mean error, fixed-point scale of the error sums). Each
+    /// iteration reads back once (the source's error sum with the sent particles' kappa / rho), exchanges,
+    /// and records the ghosts' kappa / rho, the update and the next source in one submission.
     fn solve_ranked<X: RankExchange>(
         &mut self,
         ctx: &GpuContext,
@@ -119,28 +138,24 @@ impl Simulation {
     ) -> Result<(), X::Error> {
         let mut k = 0u32;
         loop {
-            let step = &self.buffers.step;
-            let bytes = gpu::readback::try_read_range_blocking(ctx, step, 0, step.size(), "the step state")
-                .map_err(SimError::Readback)?;
-            let state: StepState = bytes
-                .get(..size_of::<StepState>())
-                .map(bytemuck::pod_read_unaligned)
-                .ok_or(SimError::State("the step state could not be read back"))?;
+            let update = k;
+            let inner = |sim: &Simulation, step: &mut StepContext| {
+                sim.stages.dfsph.encode_update(step, kind, update, UpdatePart::Inner)
+            };
+            let (state, received) = self.halo_values(ctx, profiler, rank, Exchanged::Kappa, Some(&inner))?;
             let (sum, owned) = rank.joint_error(state.err_sum as f64)?;
             let mean = sum / scale / owned.max(1.0);
-            let mut encoder =
-                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ranked update") });
-            self.stages.dfsph.encode_update(&mut self.step_context(&mut encoder, profiler), kind, k);
-            ctx.queue.submit([encoder.finish()]);
             k += 1;
-            if (k >= min_iterations && mean <= goal as f64) || k >= max_iterations {
+            let done = (k >= min_iterations && mean <= goal as f64) || k >= max_iterations;
+            self.scatter_and(ctx, profiler, Exchanged::Kappa, &received, &|sim, step| {
+                sim.stages.dfsph.encode_update(step, kind, update, UpdatePart::Border);
+                if !done {
+                    sim.stages.dfsph.encode_source(step, kind);
+                }
+            })?;
+            if done {
                 return Ok(());
             }
-            self.exchange_ghosts(ctx, profiler, rank, Exchanged::Velocities)?;
-            let mut encoder =
-                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("ranked source") });
-            self.stages.dfsph.encode_source(&mut self.step_context(&mut encoder, profiler), kind);
-            ctx.queue.submit([encoder.finish()]);
         }
     }
 
@@ -206,37 +221,78 @@ impl Simulation {
         rank: &mut X,
         what: Exchanged,
     ) -> Result<(), X::Error> {
+        let (_, received) = self.halo_values(ctx, profiler, rank, what, None)?;
+        Ok(self.scatter_and(ctx, profiler, what, &received, &|_, _| {})?)
+    }
+
+    /// Gathers the sent particles' `what`, reads it back with the step state (one read-back), and
+    /// exchanges it through `rank`: (the step state, the ghosts' values in their order). `meanwhile`,
+    /// recorded after the gather, runs on the GPU while the values are read back and exchanged (work
+    /// that needs no ghost's new values: the thesis's overlap of the inner particles with the transfer).
+    fn halo_values<X: RankExchange>(
+        &mut self,
+        ctx: &GpuContext,
+        profiler: &mut Profiler,
+        rank: &mut X,
+        what: Exchanged,
+        meanwhile: Option<&Record<'_>>,
+    ) -> Result<(StepState, Vec<f32>), X::Error> {
         let Some(halo) = &self.stages.halo else {
             return Err(SimError::State("a host-driven step needs a simulation built for a rank").into());
         };
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("halo gather") });
-        halo.encode_gather(&mut self.step_context(&mut encoder, profiler), what);
-        ctx.queue.submit([encoder.finish()]);
-        let sent = halo.counts.0 as u64 * 32;
-        let gathered: Vec<[f32; 4]> = if sent > 0 {
-            let slice = halo.staging.slice(..sent);
-            slice.map_async(wgpu::MapMode::Read, |_| {});
-            let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
-            let data = slice.get_mapped_range().map(|v| bytemuck::cast_slice(&v).to_vec()).unwrap_or_default();
-            halo.staging.unmap();
-            data
-        } else {
-            Vec::new()
+        halo.encode_gather(&mut self.step_context(&mut encoder, profiler), what, &self.buffers.step);
+        let gathered_at = ctx.queue.submit([encoder.finish()]);
+        if let Some(work) = meanwhile {
+            let mut encoder =
+                ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("halo overlap") });
+            work(self, &mut self.step_context(&mut encoder, profiler));
+            ctx.queue.submit([encoder.finish()]);
+        }
+        let bytes = STATE_BYTES + halo.sent_bytes(what);
+        let slice = halo.staging.slice(..bytes);
+        slice.map_async(wgpu::MapMode::Read, |_| {});
+        let wait = wgpu::PollType::Wait { submission_index: Some(gathered_at), timeout: None };
+        let _ = ctx.device.poll(wait);
+        let read = slice.get_mapped_range().map(|v| {
+            let state: StepState = bytemuck::pod_read_unaligned(&v[..STATE_BYTES as usize]);
+            (state, bytemuck::pod_collect_to_vec::<u8, f32>(&v[STATE_BYTES as usize..]))
+        });
+        halo.staging.unmap();
+        let Ok((state, gathered)) = read else {
+            return Err(SimError::State("the halo's values could not be read back").into());
         };
-        if gathered.len() as u64 * 16 != sent {
-            return Err(SimError::State("the halo's velocities could not be read back").into());
+        let received = rank.exchange(&gathered, what.floats())?;
+        if received.len() != what.floats() * halo.counts.1 as usize {
+            return Err(SimError::State("a neighbour sent another number of ghost values").into());
         }
-        let received = rank.exchange(&gathered)?;
-        if received.len() != 2 * halo.counts.1 as usize {
-            return Err(SimError::State("a neighbour sent another number of ghost velocities").into());
-        }
+        Ok((state, received))
+    }
+
+    /// Writes `received` into the ghosts (the scatter of `what`) and records `then` after it, in one
+    /// submission.
+    fn scatter_and(
+        &mut self,
+        ctx: &GpuContext,
+        profiler: &mut Profiler,
+        what: Exchanged,
+        received: &[f32],
+        then: &Record<'_>,
+    ) -> Result<(), SimError> {
+        let Some(halo) = &self.stages.halo else {
+            return Err(SimError::State("a host-driven step needs a simulation built for a rank"));
+        };
         if !received.is_empty() {
-            ctx.queue.write_buffer(&halo.recv_values, 0, bytemuck::cast_slice(&received));
+            ctx.queue.write_buffer(&halo.recv_values, 0, bytemuck::cast_slice(received));
         }
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("halo scatter") });
-        halo.encode_scatter(&mut self.step_context(&mut encoder, profiler), what);
+        {
+            let mut step = self.step_context(&mut encoder, profiler);
+            halo.encode_scatter(&mut step, what);
+            then(self, &mut step);
+        }
         ctx.queue.submit([encoder.finish()]);
         Ok(())
     }
