@@ -1,0 +1,134 @@
+//! glTF 2.0 through the `gltf` crate: `.glb` (binary chunk) or `.gltf` (JSON, buffers as `data:` URIs or
+//! files beside it, read through [`crate::files`]). The default scene's nodes (or the first scene's, or
+//! every mesh once when there is no scene) are walked with their transforms, and every primitive of
+//! mode `TRIANGLES` is taken (points and lines are skipped; strips and fans are refused). Accessor counts
+//! are checked against [`super::MAX_TRIANGLES`] before their data is read.
+
+use super::{MeshError, Soup};
+use crate::files::{self, FileKind};
+use base64::Engine as _;
+use glam::{Mat4, Vec3};
+use std::path::Path;
+
+/// Most node visits while walking the scene graph (a hostile file can share children many times).
+const MAX_NODE_VISITS: usize = 1 << 16;
+
+/// Deepest node nesting followed.
+const MAX_DEPTH: usize = 64;
+
+/// The triangles of glTF or GLB `bytes` (`path` names the file in errors and locates external buffers).
+pub(super) fn decode(bytes: &[u8], path: &Path) -> Result<Soup, MeshError> {
+    let parse = |message: String| MeshError::Parse { path: path.to_path_buf(), format: "glTF", message };
+    let gltf = gltf::Gltf::from_slice(bytes).map_err(|e| parse(e.to_string()))?;
+    let mut buffers: Vec<Vec<u8>> = Vec::new();
+    for buffer in gltf.document.buffers() {
+        let data = match buffer.source() {
+            gltf::buffer::Source::Bin => {
+                gltf.blob.clone().ok_or_else(|| parse("buffer 0 refers to a binary chunk the file lacks".into()))?
+            }
+            gltf::buffer::Source::Uri(uri) => match uri.strip_prefix("data:") {
+                Some(data) => {
+                    let (_, encoded) = data
+                        .split_once(";base64,")
+                        .ok_or_else(|| parse(format!("buffer {}: a data URI that is not base64", buffer.index())))?;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(encoded)
+                        .map_err(|e| parse(format!("buffer {}: {e}", buffer.index())))?
+                }
+                None => {
+                    let file = path.parent().unwrap_or(Path::new("")).join(uri);
+                    files::read(&file, FileKind::Mesh)?
+                }
+            },
+        };
+        if (data.len() as u64) < buffer.length() as u64 {
+            return Err(parse(format!(
+                "buffer {} holds {} bytes, less than its declared {}",
+                buffer.index(),
+                data.len(),
+                buffer.length()
+            )));
+        }
+        buffers.push(data);
+    }
+    let mut soup = Soup::default();
+    let scene = gltf.document.default_scene().or_else(|| gltf.document.scenes().next());
+    match scene {
+        Some(scene) => {
+            let mut stack: Vec<(gltf::Node, Mat4, usize)> = scene.nodes().map(|n| (n, Mat4::IDENTITY, 0)).collect();
+            let mut visits = 0;
+            while let Some((node, parent, depth)) = stack.pop() {
+                visits += 1;
+                if visits > MAX_NODE_VISITS || depth > MAX_DEPTH {
+                    return Err(parse(format!(
+                        "the scene graph is deeper than {MAX_DEPTH} or has more than {MAX_NODE_VISITS} node visits"
+                    )));
+                }
+                let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
+                if let Some(mesh) = node.mesh() {
+                    add_mesh(&mut soup, &mesh, world, &buffers, path)?;
+                }
+                stack.extend(node.children().map(|c| (c, world, depth + 1)));
+            }
+        }
+        None => {
+            for mesh in gltf.document.meshes() {
+                add_mesh(&mut soup, &mesh, Mat4::IDENTITY, &buffers, path)?;
+            }
+        }
+    }
+    Ok(soup)
+}
+
+/// Adds the triangle primitives of `mesh`, transformed by `world`.
+fn add_mesh(
+    soup: &mut Soup,
+    mesh: &gltf::Mesh,
+    world: Mat4,
+    buffers: &[Vec<u8>],
+    path: &Path,
+) -> Result<(), MeshError> {
+    let parse = |message: String| MeshError::Parse { path: path.to_path_buf(), format: "glTF", message };
+    for primitive in mesh.primitives() {
+        let what = || format!("mesh {} primitive {}", mesh.index(), primitive.index());
+        match primitive.mode() {
+            gltf::mesh::Mode::Triangles => {}
+            gltf::mesh::Mode::Points
+            | gltf::mesh::Mode::Lines
+            | gltf::mesh::Mode::LineLoop
+            | gltf::mesh::Mode::LineStrip => continue,
+            mode => return Err(parse(format!("{}: mode {mode:?} is not read; export triangles", what()))),
+        }
+        let Some(positions) = primitive.get(&gltf::Semantic::Positions) else {
+            return Err(parse(format!("{} has no POSITION", what())));
+        };
+        let corners = primitive.indices().map_or(positions.count(), |a| a.count());
+        soup.room_for(corners as u64 / 3, path)?;
+        let reader = primitive.reader(|b| buffers.get(b.index()).map(Vec::as_slice));
+        let base = soup.vertices.len() as u64;
+        let before = soup.vertices.len();
+        let Some(read) = reader.read_positions() else {
+            return Err(parse(format!("{}: POSITION lies outside its buffer", what())));
+        };
+        soup.vertices.extend(read.map(|p| world.transform_point3(Vec3::from(p)).to_array()));
+        let count = (soup.vertices.len() - before) as u64;
+        let indices: Vec<u32> = match reader.read_indices() {
+            Some(i) => i.into_u32().collect(),
+            None if primitive.indices().is_some() => {
+                return Err(parse(format!("{}: its indices lie outside their buffer", what())))
+            }
+            None => (0..count as u32).collect(),
+        };
+        if let Some(&i) = indices.iter().find(|&&i| i as u64 >= count) {
+            return Err(parse(format!("{}: index {i} past its {count} vertices", what())));
+        }
+        // A mirroring transform turns the winding inside out; the check's signed volume turns it back
+        // only for the whole mesh, so flip this instance here.
+        let mirrored = world.determinant() < 0.0;
+        for t in indices.chunks_exact(3) {
+            let [a, b, c] = [t[0], t[1], t[2]].map(|i| (base + i as u64) as u32);
+            soup.triangles.push(if mirrored { [a, c, b] } else { [a, b, c] });
+        }
+    }
+    Ok(())
+}
