@@ -215,6 +215,7 @@ fn twins() -> Vec<Twin> {
     use sim::diffuse::{DiffuseParticle, DiffuseState};
     use sim::diffuse_params::DiffuseUniform;
     use sim::gpu_data::{SimUniforms, StepState};
+    use sim::obstacles::{ObstacleGpu, ObstacleList};
     use sim::sources::{EmitState, EmitterGpu, SinkGpu, SourcesGpu};
     twins![
         SimUniforms => "sim/common.wgsl" :: Params {
@@ -231,6 +232,8 @@ fn twins() -> Vec<Twin> {
         EmitState => "sim/common.wgsl" :: EmitState { carry, base, count, _pad },
         SinkGpu => "sim/common.wgsl" :: SinkGpu { min, _pad0, max, _pad1 },
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
+        ObstacleGpu => "sim/common.wgsl" :: ObstacleGpu { axis_x, axis_y, axis_z, position, grid_min, spacing, dims, offset },
+        ObstacleList => "sim/common.wgsl" :: ObstacleList { count, _pad0, _pad1, _pad2, list },
         SolveState => "sim/dfsph.wgsl" :: SolveState { iteration, _pad },
         BorderUniform => "sim/border.wgsl" :: Border {
             axis, live, ids_from, list_capacity, lo, hi, halo_lo, halo_hi, park,
@@ -509,6 +512,12 @@ fn shared_constants_match() {
     let mut modules = Modules::default();
     let max_sources = wgsl_u32(&mut modules, "sim/sources.wgsl", "MAX_SOURCES");
     assert_eq!(max_sources as usize, sim::sources::MAX_SOURCES, "MAX_SOURCES: src/sim/sources.rs vs sim/common.wgsl");
+    let max_obstacles = wgsl_u32(&mut modules, "sim/sources.wgsl", "MAX_OBSTACLES");
+    assert_eq!(
+        max_obstacles as usize,
+        sim::obstacles::MAX_OBSTACLES,
+        "MAX_OBSTACLES: src/sim/obstacles.rs vs sim/common.wgsl"
+    );
     assert_eq!(
         wgsl_u32(&mut modules, "sim/stats.wgsl", "STATS_WG"),
         sim::STATS_WG,
