@@ -202,6 +202,7 @@ fn twins() -> Vec<Twin> {
     use render::frame::CameraUniform;
     use render::ghosts::GhostUniform;
     use render::narrow_range::NarrowRangeUniform;
+    use render::obstacles::{ObstacleCorner, ObstacleStyle};
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
@@ -232,6 +233,8 @@ fn twins() -> Vec<Twin> {
         EmitState => "sim/common.wgsl" :: EmitState { carry, base, count, _pad },
         SinkGpu => "sim/common.wgsl" :: SinkGpu { min, _pad0, max, _pad1 },
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
+        ObstacleCorner => "render/obstacles.wgsl" :: ObstacleCorner { position, normal },
+        ObstacleStyle => "render/obstacles.wgsl" :: ObstacleStyle { albedo, fog_density },
         ObstacleGpu => "sim/common.wgsl" :: ObstacleGpu { axis_x, axis_y, axis_z, position, grid_min, spacing, dims, offset },
         ObstacleList => "sim/common.wgsl" :: ObstacleList { count, _pad0, _pad1, _pad2, list },
         SolveState => "sim/dfsph.wgsl" :: SolveState { iteration, _pad },
