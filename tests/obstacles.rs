@@ -165,3 +165,19 @@ fn bad_meshes_and_placements_are_refused_naming_the_file_the_obstacle_and_the_fi
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_shipped_dam_break_against_a_box_builds_from_any_folder() {
+    let scene = Scene::builtin("dam_break_box").expect("built in");
+    let setup = scene.build(true).expect("builds from assets/scenes");
+    assert_eq!(setup.obstacles.len(), 1);
+    let (lo, hi) = setup.obstacles[0].world_bounds();
+    assert!((lo - Vec3::new(2.3955, 0.0, 0.2985)).abs().max_element() < 1e-5, "{lo}");
+    assert!((hi - Vec3::new(2.5565, 0.161, 0.7015)).abs().max_element() < 1e-5, "{hi}");
+    // Run from a folder without assets/: the mesh comes from the copy embedded in the binary.
+    let elsewhere = Scene { base_dir: folder("elsewhere"), ..scene };
+    let away = elsewhere.build(true).expect("builds from the embedded mesh");
+    assert_eq!(away.len(), setup.len());
+    assert_eq!(away.obstacles[0].mesh, setup.obstacles[0].mesh);
+    std::fs::remove_dir_all(&elsewhere.base_dir).ok();
+}

@@ -18,6 +18,24 @@ use serde::{Deserialize, Serialize};
 /// (2.4 dx) reaches through it and the half-space model sees water on both sides as one.
 pub const MIN_SIZE_DX: f32 = 2.0;
 
+/// (file name, bytes) of the meshes embedded in the binary: a built-in scene's mesh missing on disk
+/// (the app run from another folder) is read from here.
+const EMBEDDED_MESHES: &[(&str, &[u8])] = &[("marin_box.obj", include_bytes!("../../assets/meshes/marin_box.obj"))];
+
+/// The mesh at `path`, or the embedded one of the same file name when no file is there.
+fn load_mesh(path: &std::path::Path) -> Result<crate::mesh::TriangleMesh, crate::mesh::MeshError> {
+    match crate::mesh::load(path) {
+        Err(crate::mesh::MeshError::File(e)) if e.is_not_found() => {
+            let name = path.file_name().and_then(|n| n.to_str());
+            match (EMBEDDED_MESHES.iter().find(|(n, _)| Some(*n) == name), crate::mesh::MeshFormat::from_path(path)) {
+                (Some((_, bytes)), Some(format)) => crate::mesh::from_bytes(bytes, format, path),
+                _ => Err(crate::mesh::MeshError::File(e)),
+            }
+        }
+        other => other,
+    }
+}
+
 /// Largest rotation angle accepted, degrees (ten turns: anything larger is a typing error).
 const MAX_ANGLE_DEG: f32 = 3600.0;
 
@@ -88,7 +106,7 @@ impl Scene {
             let item = format!("obstacle {} ({})", k + 1, o.mesh);
             let fail = |what: String| self.invalid(format!("{item}: {what}"));
             let path = self.base_dir.join(&o.mesh);
-            let mut mesh = crate::mesh::load(&path).map_err(|e| fail(e.to_string()))?;
+            let mut mesh = load_mesh(&path).map_err(|e| fail(e.to_string()))?;
             for v in &mut mesh.vertices {
                 *v *= o.scale;
             }
