@@ -4,7 +4,7 @@
 //! [`load`] reads the file through the app's bounded reader ([`crate::files`], kind [`FileKind::Mesh`]:
 //! regular files only, at most 256 MiB, so `/dev/zero` or a FIFO is refused without being opened) and
 //! hands the bytes to [`from_bytes`], which every decoder shares. What comes out is checked before
-//! anything else sees it ([`TriangleMesh::checked`]):
+//! anything else sees it:
 //!
 //! - at most [`MAX_TRIANGLES`] triangles, counted while decoding (a binary STL's declared count is
 //!   checked against the file's length before anything is read; a glTF accessor's count before its data);

@@ -6,7 +6,7 @@
 //! [`super::load`] returns. Between samples the field is trilinear ([`DistanceField::sample`]), as the
 //! simulation's shaders read it (`obstacle_sample` in shaders/sim/common.wgsl).
 //!
-//! Sampling runs on up to [`MAX_THREADS`] threads, a slab of z layers each.
+//! Sampling runs on up to 16 threads, a slab of z layers each.
 
 use super::TriangleMesh;
 use glam::{UVec3, Vec3};

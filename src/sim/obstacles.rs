@@ -112,7 +112,7 @@ pub struct ObstacleList {
 
 /// The bytes of binding 17: the list of `obstacles` (at most [`MAX_OBSTACLES`]: more are left out,
 /// which the scene's checks never let happen), then every field's samples; at least four, so the binding
-/// is never smaller than [`SmallestBinding`].
+/// is never smaller than its layout's minimum (the list and four samples).
 pub fn to_gpu(obstacles: &[Obstacle]) -> Vec<u8> {
     let mut head =
         ObstacleList { count: 0, _pad0: 0, _pad1: 0, _pad2: 0, list: [ObstacleGpu::default(); MAX_OBSTACLES] };
