@@ -181,3 +181,29 @@ fn the_shipped_dam_break_against_a_box_builds_from_any_folder() {
     assert_eq!(away.obstacles[0].mesh, setup.obstacles[0].mesh);
     std::fs::remove_dir_all(&elsewhere.base_dir).ok();
 }
+
+/// The ranks of a decomposed run do not simulate obstacles yet: `run --gpus 2` refuses such a scene
+/// with the reason and exits non-zero, rather than letting the water through them.
+#[test]
+fn several_gpus_refuse_a_scene_with_obstacles() {
+    let dir = folder("gpus");
+    std::fs::write(dir.join("box.obj"), TriangleMesh::cuboid(Vec3::ZERO, Vec3::ONE).to_obj()).unwrap();
+    std::fs::write(
+        dir.join("scene.ron"),
+        "(name: \"two gpus\", domain: (min: (0, 0, 0), max: (1, 1, 1)),
+          fluid_blocks: [(min: (0, 0, 0), max: (0.5, 0.5, 1))],
+          obstacles: [(mesh: \"box.obj\", position: (0.6, 0, 0.4), scale: 0.2)],
+          camera: (target: (0.5, 0.5, 0.5), distance: 2, yaw_deg: 0, pitch_deg: 20),
+          solver: (dx: 0.05), cpu_dx_scale: 1.0)",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_waterview"))
+        .current_dir(&dir)
+        .args(["run", "--scene", "scene.ron", "--gpus", "2", "--steps", "1"])
+        .output()
+        .expect("waterview runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "exit {:?}: {err}", out.status);
+    assert!(err.contains("static obstacles are not supported on several GPUs yet"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -19,7 +19,24 @@ const MAX_DEPTH: usize = 64;
 /// The triangles of glTF or GLB `bytes` (`path` names the file in errors and locates external buffers).
 pub(super) fn decode(bytes: &[u8], path: &Path) -> Result<Soup, MeshError> {
     let parse = |message: String| MeshError::Parse { path: path.to_path_buf(), format: "glTF", message };
-    let gltf = gltf::Gltf::from_slice(bytes).map_err(|e| parse(e.to_string()))?;
+    let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| parse(e.to_string()))?;
+    // gltf-json 1.4's validation indexes a primitive's POSITION accessor without a bounds check (a file
+    // naming accessor 0 with no accessors panics it), so the attributes' and indices' accessors are
+    // checked here first; the crate's validation then checks every other index.
+    let json = gltf.document.into_json();
+    for (m, mesh) in json.meshes.iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
+            let used = primitive.attributes.values().chain(primitive.indices.as_ref());
+            if let Some(a) = used.map(|a| a.value()).find(|&a| a >= json.accessors.len()) {
+                return Err(parse(format!(
+                    "mesh {m} primitive {p} uses accessor {a}, but there are {}",
+                    json.accessors.len()
+                )));
+            }
+        }
+    }
+    let document = gltf::Document::from_json(json).map_err(|e| parse(e.to_string()))?;
+    let gltf = gltf::Gltf { document, blob: gltf.blob };
     let mut buffers: Vec<Vec<u8>> = Vec::new();
     for buffer in gltf.document.buffers() {
         let data = match buffer.source() {
@@ -102,6 +119,22 @@ fn add_mesh(
         let Some(positions) = primitive.get(&gltf::Semantic::Positions) else {
             return Err(parse(format!("{} has no POSITION", what())));
         };
+        // The crate's reader assumes the types the specification allows (an index accessor of another
+        // type reaches an `unreachable!`), so they are checked here; sparse accessors are not read.
+        use gltf::accessor::{DataType, Dimensions};
+        if positions.data_type() != DataType::F32 || positions.dimensions() != Dimensions::Vec3 {
+            return Err(parse(format!("{}: POSITION is not float VEC3", what())));
+        }
+        if let Some(i) = primitive.indices() {
+            if !matches!(i.data_type(), DataType::U8 | DataType::U16 | DataType::U32)
+                || i.dimensions() != Dimensions::Scalar
+            {
+                return Err(parse(format!("{}: its indices are not unsigned integer scalars", what())));
+            }
+        }
+        if positions.sparse().is_some() || primitive.indices().is_some_and(|i| i.sparse().is_some()) {
+            return Err(parse(format!("{}: sparse accessors are not read", what())));
+        }
         let corners = primitive.indices().map_or(positions.count(), |a| a.count());
         soup.room_for(corners as u64 / 3, path)?;
         let reader = primitive.reader(|b| buffers.get(b.index()).map(Vec::as_slice));

@@ -194,3 +194,51 @@ fn devices_and_fifos_are_refused_without_reading() {
     assert_eq!(load(&file).expect("a regular file").triangles.len(), 12);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Deterministic mutations of valid files of every format (bytes flipped, runs zeroed or set to 0xFF,
+/// the file cut short, a run repeated) through the decoders: each returns a mesh or an error, never
+/// panics. A cheap stand-in for the `mesh_bytes` fuzz target in every test run.
+#[test]
+fn mutated_files_never_panic_the_decoders() {
+    let m = cube();
+    let seeds: Vec<(Vec<u8>, &str)> = vec![
+        (m.to_obj().into_bytes(), "m.obj"),
+        (binary_stl(&m, b""), "m.stl"),
+        (ascii_stl(&m).into_bytes(), "m.stl"),
+        (gltf_json(&m, [0.0; 3]).into_bytes(), "m.gltf"),
+        // The fuzz corpus's GLB cube (its first byte picks the format there).
+        (include_bytes!("../../fuzz/corpus/mesh_bytes/ok_cube_glb")[1..].to_vec(), "m.glb"),
+    ];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut outcomes = [0usize; 2];
+    for (seed, name) in &seeds {
+        for _ in 0..3000 {
+            let mut bytes = seed.clone();
+            let at = (next() % bytes.len() as u64) as usize;
+            let run = 1 + (next() % 16) as usize;
+            match next() % 5 {
+                0 => bytes[at] ^= 1 << (next() % 8),
+                1 => bytes[at..(at + run).min(seed.len())].fill(0),
+                2 => bytes[at..(at + run).min(seed.len())].fill(0xFF),
+                3 => bytes.truncate(at),
+                _ => {
+                    let piece = bytes[at..(at + run).min(seed.len())].to_vec();
+                    bytes.splice(at..at, piece);
+                }
+            }
+            let result = std::panic::catch_unwind(|| decode(&bytes, name));
+            match result {
+                Ok(r) => outcomes[r.is_ok() as usize] += 1,
+                Err(_) => panic!("{name}: a mutation panicked the decoder: {:?}", String::from_utf8_lossy(&bytes)),
+            }
+        }
+    }
+    println!("mutated meshes: {} refused, {} loaded", outcomes[0], outcomes[1]);
+    assert!(outcomes[0] > 100, "mutations are refused ({outcomes:?})");
+}
