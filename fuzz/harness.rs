@@ -1,12 +1,14 @@
 //! What each fuzz target does with its input, shared by the targets (`fuzz/fuzz_targets/`) and by the
 //! corpus replay test (`tests/fuzz_corpus.rs`), so CI runs the seeds through exactly what the fuzzer
 //! runs. Each function goes through the library's byte-level entry points, the ones its file paths use
-//! (`Scene::from_bytes`, `heightfield_from_bytes`, `equirect_from_bytes` / `face_from_bytes`), checks
+//! (`Scene::from_bytes`, `heightfield_from_bytes`, `equirect_from_bytes` / `face_from_bytes`,
+//! `mesh::from_bytes`), checks
 //! what a success promises (panicking if not: the fuzzer reports that as a crash) and returns the
 //! library's error otherwise. None needs a GPU.
 #![allow(dead_code)]
 
 use std::path::Path;
+use waterview::mesh::{from_bytes, MeshError, MeshFormat, MAX_TRIANGLES};
 use waterview::render::sky_image::{cube_from_faces, equirect_from_bytes, face_from_bytes, LOADED_FACE};
 use waterview::render::SkyError;
 use waterview::scene::{heightfield_from_bytes, Aabb, Scene, SceneError, TerrainDesc};
@@ -100,5 +102,28 @@ pub fn sky_image(data: &[u8]) -> Result<(), SkyError> {
         // Finite, non-negative half floats (sign bit clear, exponent not all ones).
         assert!(t.iter().all(|&h| h & 0x8000 == 0 && h & 0x7c00 != 0x7c00), "texel {t:?}");
     }
+    Ok(())
+}
+
+/// Mesh file bytes -> a checked triangle mesh. The first byte picks the file name the bytes come with, and
+/// so the decoder: bits 0-1 = `.obj`, `.stl`, `.gltf`, `.glb` (a glTF's external buffers resolve against
+/// `fuzz/`). A mesh that loads must have triangles, at most `MAX_TRIANGLES`, finite vertices, indices
+/// within them, and be closed (every edge in two triangles).
+pub fn mesh_bytes(data: &[u8]) -> Result<(), MeshError> {
+    let Some((&mode, bytes)) = data.split_first() else { return Ok(()) };
+    let path = Path::new("fuzz").join(["fuzz.obj", "fuzz.stl", "fuzz.gltf", "fuzz.glb"][mode as usize & 3]);
+    let format = MeshFormat::from_path(&path).expect("a mesh extension");
+    let mesh = from_bytes(bytes, format, &path)?;
+    assert!(!mesh.triangles.is_empty() && mesh.triangles.len() <= MAX_TRIANGLES);
+    assert!(mesh.vertices.iter().all(|v| v.is_finite()), "a vertex is not finite");
+    let mut edges = std::collections::HashMap::new();
+    for t in &mesh.triangles {
+        assert!(t.iter().all(|&i| (i as usize) < mesh.vertices.len()), "triangle {t:?}");
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            *edges.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+        }
+    }
+    assert!(edges.values().all(|&n| n == 2), "a loaded mesh is not closed");
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 pub mod files;
 pub mod gpu;
+pub mod mesh;
 pub mod particle_io;
 pub mod render;
 pub mod scene;

@@ -59,6 +59,11 @@ fn sky_image_corpus() {
 }
 
 #[test]
+fn mesh_bytes_corpus() {
+    replay("mesh_bytes", harness::mesh_bytes);
+}
+
+#[test]
 fn heightmap_inputs_split_as_documented() {
     let (units, crop, png) =
         harness::split_heightmap_input(&[2, 0, b'{', b'}', 1, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 9]);

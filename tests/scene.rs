@@ -54,6 +54,7 @@ fn builtin_scenes_build_with_the_promised_counts() {
         ("valley", Some(250_000.0), 5_500.0),
         ("valley_river", Some(250_000.0), 5_500.0),
         ("dam_break", Some(100_000.0), 5_000.0),
+        ("dam_break_box", Some(82_000.0), 5_280.0),
         ("tank", None, 12_500.0),
         ("wave_tank", Some(118_000.0), 7_552.0),
     ];
@@ -349,7 +350,7 @@ fn tank_field_defaults_by_terrain_and_round_trips() {
     assert!(scene("").draws_tank(), "a box scene without terrain draws its tank");
     assert!(!scene("tank: None,").draws_tank());
     assert!(scene("tank: Glass,").draws_tank());
-    for name in ["dam_break", "tank", "wave_tank"] {
+    for name in ["dam_break", "dam_break_box", "tank", "wave_tank"] {
         assert!(Scene::builtin(name).expect("built-in").draws_tank(), "{name} draws its tank");
     }
     for name in ["valley", "valley_river"] {

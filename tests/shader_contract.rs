@@ -202,6 +202,7 @@ fn twins() -> Vec<Twin> {
     use render::frame::CameraUniform;
     use render::ghosts::GhostUniform;
     use render::narrow_range::NarrowRangeUniform;
+    use render::obstacles::{ObstacleCorner, ObstacleStyle};
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
@@ -215,6 +216,7 @@ fn twins() -> Vec<Twin> {
     use sim::diffuse::{DiffuseParticle, DiffuseState};
     use sim::diffuse_params::DiffuseUniform;
     use sim::gpu_data::{SimUniforms, StepState};
+    use sim::obstacles::{ObstacleGpu, ObstacleList};
     use sim::sources::{EmitState, EmitterGpu, SinkGpu, SourcesGpu};
     twins![
         SimUniforms => "sim/common.wgsl" :: Params {
@@ -231,6 +233,10 @@ fn twins() -> Vec<Twin> {
         EmitState => "sim/common.wgsl" :: EmitState { carry, base, count, _pad },
         SinkGpu => "sim/common.wgsl" :: SinkGpu { min, _pad0, max, _pad1 },
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
+        ObstacleCorner => "render/obstacles.wgsl" :: ObstacleCorner { position, normal },
+        ObstacleStyle => "render/obstacles.wgsl" :: ObstacleStyle { albedo, fog_density },
+        ObstacleGpu => "sim/common.wgsl" :: ObstacleGpu { axis_x, axis_y, axis_z, position, grid_min, spacing, dims, offset },
+        ObstacleList => "sim/common.wgsl" :: ObstacleList { count, _pad0, _pad1, _pad2, list },
         SolveState => "sim/dfsph.wgsl" :: SolveState { iteration, _pad },
         UpdateRegion => "sim/dfsph.wgsl" :: UpdateRegion { axis, lo, hi, part },
         BorderUniform => "sim/border.wgsl" :: Border {
@@ -510,6 +516,12 @@ fn shared_constants_match() {
     let mut modules = Modules::default();
     let max_sources = wgsl_u32(&mut modules, "sim/sources.wgsl", "MAX_SOURCES");
     assert_eq!(max_sources as usize, sim::sources::MAX_SOURCES, "MAX_SOURCES: src/sim/sources.rs vs sim/common.wgsl");
+    let max_obstacles = wgsl_u32(&mut modules, "sim/sources.wgsl", "MAX_OBSTACLES");
+    assert_eq!(
+        max_obstacles as usize,
+        sim::obstacles::MAX_OBSTACLES,
+        "MAX_OBSTACLES: src/sim/obstacles.rs vs sim/common.wgsl"
+    );
     assert_eq!(
         wgsl_u32(&mut modules, "sim/stats.wgsl", "STATS_WG"),
         sim::STATS_WG,

@@ -1,9 +1,10 @@
 // Shared declarations of the SPH compute passes: the parameter block, the step state kept on the GPU,
 // the particle buffers (bind group 0, one layout for every simulation kernel), the uniform neighbour
 // grid (Green 2010; cell size = support radius 2h, cells numbered x fastest so a row of three cells
-// along x is one contiguous range of sorted particles), the terrain heightfield and the boundary
-// density of walls and terrain as half-space integrals of the kernel (after Koschier & Bender 2017's
-// density maps, for locally planar boundaries).
+// along x is one contiguous range of sorted particles), the terrain heightfield, the static obstacles'
+// signed distance fields, and the boundary density of walls, terrain and obstacles as half-space
+// integrals of the kernel (after Koschier & Bender 2017's density maps, for boundaries locally planar
+// over the support radius: each obstacle's plane is the tangent plane its distance field gives).
 #import "common/kernels.wgsl"
 #import "common/dispatch.wgsl"
 
@@ -136,6 +137,38 @@ struct Sources {
 
 @group(0) @binding(16) var<storage, read_write> sources: Sources;
 
+// Static obstacles (src/sim/obstacles.rs): each a signed distance field (negative inside, metres) on a
+// grid in the obstacle's own frame, world p -> local q = R^T (p - position).
+const MAX_OBSTACLES: u32 = 16u;
+
+// Rust twin: ObstacleGpu in src/sim/obstacles.rs.
+struct ObstacleGpu {
+    axis_x: vec4<f32>,     // R's columns (the local axes in world space), w unused
+    axis_y: vec4<f32>,
+    axis_z: vec4<f32>,
+    position: vec4<f32>,   // world position of the local origin, w unused
+    grid_min: vec3<f32>,   // local position of sample (0, 0, 0)
+    spacing: f32,          // between samples, m
+    dims: vec3<u32>,       // samples per axis
+    offset: u32,           // index of sample (0, 0, 0) in `sdf`
+}
+
+// Rust twin: ObstacleList in src/sim/obstacles.rs.
+struct ObstacleList {
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    list: array<ObstacleGpu, MAX_OBSTACLES>,
+}
+
+struct Obstacles {
+    head: ObstacleList,
+    sdf: array<f32>,   // every obstacle's samples, x fastest, then y, then z
+}
+
+@group(0) @binding(17) var<storage, read> obstacles: Obstacles;
+
 // Inactive particles (the emitters' pool) carry w < 0 in `pos`; the grid parks them in an extra cell
 // after the last real one. After the grid build, cell_start[c] holds the END of cell c (the scatter
 // advances each start past its cell, see grid.wgsl): cell c is [cell_start[c - 1], cell_start[c]) with
@@ -259,6 +292,51 @@ fn wall_min_velocity() -> vec3<f32> {
     return u;
 }
 
+// ---- static obstacles ----
+
+fn obstacle_value(o: ObstacleGpu, c: vec3<u32>) -> f32 {
+    return obstacles.sdf[o.offset + (c.z * o.dims.y + c.y) * o.dims.x + c.x];
+}
+
+// Obstacle k's signed distance at world p (x, metres, negative inside) and the unit normal of its level
+// set in world space (yzw, pointing out of the obstacle, into the fluid): the trilinear field and its
+// gradient over the grid cell around p (as DistanceField::sample in src/mesh/sdf.rs). Outside the grid
+// (farther from the surface than the support radius) x is 1e30.
+fn obstacle_sample(k: u32, p: vec3<f32>) -> vec4<f32> {
+    let o = obstacles.head.list[k];
+    let r = p - o.position.xyz;
+    let q = vec3<f32>(dot(r, o.axis_x.xyz), dot(r, o.axis_y.xyz), dot(r, o.axis_z.xyz));
+    let g = (q - o.grid_min) / o.spacing;
+    let top = vec3<f32>(o.dims - 1u);
+    if (any(g < vec3<f32>(0.0)) || any(g > top)) {
+        return vec4<f32>(1e30, 0.0, 0.0, 0.0);
+    }
+    let b = min(floor(g), top - 1.0);
+    let f = g - b;
+    let c = vec3<u32>(b);
+    let c000 = obstacle_value(o, c);
+    let c100 = obstacle_value(o, c + vec3<u32>(1u, 0u, 0u));
+    let c010 = obstacle_value(o, c + vec3<u32>(0u, 1u, 0u));
+    let c110 = obstacle_value(o, c + vec3<u32>(1u, 1u, 0u));
+    let c001 = obstacle_value(o, c + vec3<u32>(0u, 0u, 1u));
+    let c101 = obstacle_value(o, c + vec3<u32>(1u, 0u, 1u));
+    let c011 = obstacle_value(o, c + vec3<u32>(0u, 1u, 1u));
+    let c111 = obstacle_value(o, c + vec3<u32>(1u, 1u, 1u));
+    let x00 = mix(c000, c100, f.x);
+    let x10 = mix(c010, c110, f.x);
+    let x01 = mix(c001, c101, f.x);
+    let x11 = mix(c011, c111, f.x);
+    let y0 = mix(x00, x10, f.y);
+    let y1 = mix(x01, x11, f.y);
+    let gx = mix(mix(c100 - c000, c110 - c010, f.y), mix(c101 - c001, c111 - c011, f.y), f.z);
+    let gl = vec3<f32>(gx, mix(x10 - x00, x11 - x01, f.z), y1 - y0);
+    var n = gl.x * o.axis_x.xyz + gl.y * o.axis_y.xyz + gl.z * o.axis_z.xyz;
+    let len = length(n);
+    // A flat spot of the field (the medial axis, deep inside): push along local +y, up out of it.
+    n = select(o.axis_y.xyz, n / len, len > 1e-12);
+    return vec4<f32>(mix(y0, y1, f.z), n);
+}
+
 fn boundary_density(p: vec3<f32>) -> BoundaryDensity {
     var acc = PlaneSum(1.0, vec3<f32>(0.0));
     let t = terrain_plane(p);
@@ -273,6 +351,12 @@ fn boundary_density(p: vec3<f32>) -> BoundaryDensity {
     acc = add_plane(acc, lo.z, vec3<f32>(0.0, 0.0, 1.0));
     acc = add_plane(acc, hi.z, vec3<f32>(0.0, 0.0, -1.0));
     acc = add_plane(acc, hi.y, vec3<f32>(0.0, -1.0, 0.0));
+    // Obstacles: a half-space each, bounded by the tangent plane of the distance field at p (weighted
+    // like the walls in DFSPH's density solve). None in most scenes: the loop runs no iteration.
+    for (var k = 0u; k < obstacles.head.count; k++) {
+        let o = obstacle_sample(k, p);
+        acc = add_plane(acc, o.x, o.yzw);
+    }
     let s = params.rho0 * acc.q;
     return BoundaryDensity(params.rho0 * (1.0 - acc.q), s * acc.g, s * g_floor);
 }
@@ -356,7 +440,7 @@ fn active_end() -> u32 {
     return cell_start_at(params.num_cells - 1u);
 }
 
-// Moves a position that is closer than r_collide to the terrain or a wall back onto that distance
+// Moves a position that is closer than r_collide to the terrain, an obstacle or a wall back onto that distance
 // (the hard constraint that integrate enforces; also applied to PCISPH's predicted positions so the
 // predicted density never sees a particle inside a boundary).
 fn project_out(p: vec3<f32>) -> vec3<f32> {
@@ -365,6 +449,14 @@ fn project_out(p: vec3<f32>) -> vec3<f32> {
     let t = terrain_plane(x);
     if (t.d < rc) {
         x += (rc - t.d) * t.n;
+    }
+    // Out of each obstacle along its field's normal (one step: the field's gradient has unit length
+    // away from the medial axis, so the step lands on d = rc up to the trilinear error).
+    for (var k = 0u; k < obstacles.head.count; k++) {
+        let o = obstacle_sample(k, x);
+        if (o.x < rc) {
+            x += (rc - o.x) * o.yzw;
+        }
     }
     return clamp(x, wall_min() + rc, params.domain_max - rc);
 }

@@ -1,6 +1,6 @@
 // Integration (Rust: src/sim/integrate.rs): `integrate` advances with symplectic Euler (v = v* + dt a_p,
 // x += dt v), then enforces the boundaries as hard constraints: a particle closer than r_collide to the
-// terrain or a wall is moved back onto that distance, its velocity into the boundary removed and its
+// terrain, a static obstacle or a wall is moved back onto that distance, its velocity into the boundary removed and its
 // tangential velocity reduced by `friction`. A wave maker's paddle (common.wgsl, wall_min) is such a wall
 // that moves: a particle behind it is put in front and gets at least the paddle's normal velocity (contact
 // is taken relative to the moving wall). A particle inside a sink is parked (returned to the emitters'
@@ -48,6 +48,14 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if (t.d < rc) {
         x += (rc - t.d) * t.n;
         v = apply_contact(v, t.n);
+    }
+    // Static obstacles: out along the distance field's normal, as off the terrain (none: no iteration).
+    for (var k = 0u; k < obstacles.head.count; k++) {
+        let o = obstacle_sample(k, x);
+        if (o.x < rc) {
+            x += (rc - o.x) * o.yzw;
+            v = apply_contact(v, o.yzw);
+        }
     }
     let lo = wall_min() + rc;
     let hi = params.domain_max - rc;

@@ -194,6 +194,10 @@ pub(super) fn start(
             let _ = tx.send(Err(ClusterError::Sources.into()));
             return;
         }
+        if !scene.obstacles.is_empty() {
+            let _ = tx.send(Err(ClusterError::Obstacles.into()));
+            return;
+        }
         scene.solver.dx = scene.effective_dx(ctx.is_cpu());
         let params = scene.solver.clone();
         let setup = match scene.build(false) {

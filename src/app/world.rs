@@ -45,6 +45,15 @@ impl World {
         }
     }
 
+    /// The static obstacles drawn, world space (none while unbuilt or decomposed over ranks, which do
+    /// not simulate obstacles yet).
+    pub(super) fn obstacle_meshes(&self) -> Vec<crate::render::ObstacleMesh> {
+        match self {
+            World::Running(e) => e.obstacle_meshes(),
+            World::Unbuilt { .. } | World::Ranks(_) => Vec::new(),
+        }
+    }
+
     pub(super) fn engine(&self) -> Option<&Engine> {
         match self {
             World::Running(e) => Some(e),
@@ -254,9 +263,12 @@ impl Running {
     /// Shows `world` from the next frame: the renderers get its terrain, the panels its scene and
     /// parameters, a running offline capture ends; `new_scene` also moves the camera to the scene's.
     pub(super) fn show(&mut self, world: World, new_scene: bool) {
+        let obstacles = world.obstacle_meshes();
         self.renderer.set_terrain(&self.ctx, world.terrain());
+        self.renderer.set_obstacles(&self.ctx, &obstacles);
         if let Some(hdr) = self.hdr_renderer.as_mut() {
             hdr.set_terrain(&self.ctx, world.terrain());
+            hdr.set_obstacles(&self.ctx, &obstacles);
         }
         let scene = world.scene();
         if new_scene {

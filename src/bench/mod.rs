@@ -418,6 +418,7 @@ pub fn run_config(
     let mut sim_profiler = Profiler::new(&ctx.device);
     let mut render_profiler = Profiler::new(&ctx.device);
     let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, engine.terrain());
+    renderer.set_obstacles(ctx, &engine.obstacle_meshes());
     let target = Offscreen::new(ctx, plan.size);
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();

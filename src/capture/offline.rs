@@ -147,7 +147,8 @@ pub fn capture_scene_frames(
     let mut video = match &opts.out {
         Some(out) => {
             let target = Offscreen::new(ctx, opts.size);
-            let renderer = Renderer::new(ctx, target.format(), engine.terrain());
+            let mut renderer = Renderer::new(ctx, target.format(), engine.terrain());
+            renderer.set_obstacles(ctx, &engine.obstacle_meshes());
             let (camera, settings) = batch::scene_view(&engine);
             let settings = opts.image.apply(settings);
             let rec = VideoRecorder::start(&ctx.device, out, format_for(out), opts.fps, target.size, target.format())?;

@@ -71,10 +71,13 @@ struct Job {
     all: RankParticles,
 }
 
-/// Loads the scene (every rank does, from the same path). Errors: the scene; emitters or sinks when
-/// `opts` refuses them.
+/// Loads the scene (every rank does, from the same path). Errors: the scene; static obstacles (the ranks
+/// do not simulate them yet); emitters or sinks when `opts` refuses them.
 fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<Scene> {
     let mut scene: Scene = engine::load_scene(scene_path)?;
+    if !scene.obstacles.is_empty() {
+        bail!(ClusterError::Obstacles);
+    }
     if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
         if opts.refuse_sources {
             bail!(ClusterError::Sources);

@@ -198,6 +198,11 @@ impl Engine {
         self.sim.terrain()
     }
 
+    /// The static obstacles' meshes in world space, for the renderer ([`crate::render::Renderer::set_obstacles`]).
+    pub fn obstacle_meshes(&self) -> Vec<crate::render::ObstacleMesh> {
+        obstacle_meshes(self.sim.obstacles())
+    }
+
     /// The scene's initial particles at the spacing in use (the pool not included).
     pub fn scene_particles(&self) -> u32 {
         self.sim.scene_particles()
@@ -333,4 +338,12 @@ fn simulate(
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
     sim.set_sources(ctx, emitters, sinks)?;
     Ok(sim)
+}
+
+/// `obstacles`' meshes in world space, as the renderer takes them.
+pub fn obstacle_meshes(obstacles: &[crate::sim::obstacles::Obstacle]) -> Vec<crate::render::ObstacleMesh> {
+    obstacles
+        .iter()
+        .map(|o| crate::render::ObstacleMesh { vertices: o.world_vertices(), triangles: o.mesh.triangles.clone() })
+        .collect()
 }

@@ -51,6 +51,7 @@ pub mod frame;
 pub mod ghosts;
 pub mod layers;
 pub mod narrow_range;
+pub mod obstacles;
 pub mod particles;
 pub mod pass;
 pub mod settings;
@@ -77,6 +78,7 @@ pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FOR
 pub use ghosts::{GhostIds, GhostPass};
 pub use layers::{FluidLayers, LayerError, LayerReadback};
 pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
+pub use obstacles::{ObstacleMesh, ObstaclesPass};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
 pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
@@ -115,6 +117,9 @@ pub struct Renderer {
     smoothed: usize,
     composite: CompositePass,
     tank: TankPass,
+    obstacles: ObstaclesPass,
+    /// The terrain's distance fog, 1/m (the obstacles take it).
+    fog_density: f32,
     ghosts: GhostPass,
     sort_last: SortLastPass,
     /// What the last [`Renderer::encode_layers`] splatted into the targets, for an
@@ -168,6 +173,8 @@ impl Renderer {
             smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
             tank: TankPass::new(ctx, color_format),
+            obstacles: ObstaclesPass::new(ctx, color_format),
+            fog_density: terrain::TerrainUniform::from_heightfield(terrain).fog_density,
             ghosts: GhostPass::new(ctx, color_format),
             sort_last: SortLastPass::new(ctx, color_format),
             layers_for: None,
@@ -208,6 +215,14 @@ impl Renderer {
     /// Replaces the terrain (e.g. on a scene change).
     pub fn set_terrain(&mut self, ctx: &GpuContext, terrain: &Heightfield) {
         self.terrain.set_heightfield(ctx, terrain);
+        self.fog_density = terrain::TerrainUniform::from_heightfield(terrain).fog_density;
+        self.background_epoch += 1;
+    }
+
+    /// Replaces the static obstacles drawn (world-space meshes; none: nothing drawn), e.g. on a scene
+    /// change. Call after [`Renderer::set_terrain`]: they take its fog.
+    pub fn set_obstacles(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh]) {
+        self.obstacles.set_meshes(ctx, meshes, self.fog_density);
         self.background_epoch += 1;
     }
 
@@ -408,6 +423,7 @@ impl Renderer {
         let terrain_drawn = settings.show_terrain && !tank.is_some_and(|t| t.floor);
         if !restored {
             self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
+            self.obstacles.encode(&mut frame, ());
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));

@@ -33,7 +33,12 @@ pub struct InvalidValue {
 }
 
 impl InvalidValue {
-    fn new(item: impl Into<String>, field: &'static str, value: impl ToString, problem: impl Into<String>) -> Self {
+    pub(super) fn new(
+        item: impl Into<String>,
+        field: &'static str,
+        value: impl ToString,
+        problem: impl Into<String>,
+    ) -> Self {
         Self { item: item.into(), field, value: value.to_string(), problem: problem.into() }
     }
 }
@@ -290,6 +295,7 @@ impl Scene {
             check_speed(&item, &b.velocity)?;
         }
         check_sources(&self.emitters, &self.sinks, d, dx)?;
+        super::obstacles::check_obstacles(&self.obstacles)?;
         if let Some(t) = &self.terrain {
             if t.heightmap.trim().is_empty() {
                 return Err(InvalidValue::new("terrain", "heightmap", "\"\"", "is empty"));

@@ -24,6 +24,8 @@ pub(super) struct Buffers {
     /// Particle ids and the sort's slot map, `3 * capacity` u32 (src/sim/ids.rs), or a 2-entry stand-in
     /// when not tracked.
     pub(super) ids: wgpu::Buffer,
+    /// The static obstacles: their list and distance samples (src/sim/obstacles.rs).
+    pub(super) obstacles: wgpu::Buffer,
 }
 
 impl Buffers {
@@ -46,6 +48,7 @@ impl Buffers {
             (14, &self.partials),
             (15, &self.stats_out),
             (16, &self.sources),
+            (17, &self.obstacles),
         ]);
         all
     }
@@ -72,6 +75,7 @@ impl Buffers {
                     11 | 13 => gpu::storage_entry::<[f32; 2]>(b, ro, vis),
                     12 => gpu::storage_entry::<f32>(b, ro, vis),
                     16 => gpu::storage_entry::<SourcesGpu>(b, ro, vis),
+                    17 => gpu::storage_entry::<super::obstacles::SmallestBinding>(b, ro, vis),
                     _ => gpu::storage_entry::<[f32; 4]>(b, ro, vis),
                 }
             })

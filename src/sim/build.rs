@@ -10,9 +10,9 @@ const SPLIT_WHY: &str = "its per-particle arrays hold 16 bytes per particle in t
 /// Split per-particle arrays bound by the simulation's kernels (pos, vel, spos, svel, vstar, rho_p).
 const SPLIT_ARRAYS: u32 = 6;
 
-/// Other storage buffers a simulation kernel binds at most: 7 of bind group 0 (step, cell_start, heights,
-/// boundary table, partials, stats, sources) and 3 of a stage's group 1 (DFSPH, diffuse).
-const OTHER_STORAGE: u32 = 10;
+/// Other storage buffers a simulation kernel binds at most: 8 of bind group 0 (step, cell_start, heights,
+/// boundary table, partials, stats, sources, obstacles) and 3 of a stage's group 1 (DFSPH, diffuse).
+const OTHER_STORAGE: u32 = 11;
 
 /// The particles a simulation starts from (and a reset returns to), kept on the GPU: the scene's, then
 /// the parked pool, as the simulation's own buffers hold them (positions with density in w, velocities
@@ -121,20 +121,21 @@ impl Simulation {
         if setup.is_empty() {
             return Err(SimError::NoParticles);
         }
-        Self::from_initial(ctx, domain, &setup.terrain, params, options, Source::Setup(setup))
+        Self::from_initial(ctx, domain, (&setup.terrain, &setup.obstacles), params, options, Source::Setup(setup))
     }
 
     /// Builds a simulation from the scene's initial particles (`source`), followed by the pool of
-    /// `options.pool` parked particles. Every buffer is created inside an out-of-memory error scope: a
+    /// `options.pool` parked particles, against `boundary`: the terrain and the static obstacles. Every buffer is created inside an out-of-memory error scope: a
     /// GPU that cannot hold them gives [`SimError::OutOfMemory`], never a panic.
     pub(super) fn from_initial(
         ctx: &GpuContext,
         domain: &Aabb,
-        terrain: &Heightfield,
+        boundary: (&Heightfield, &[obstacles::Obstacle]),
         params: &SimParams,
         options: SimOptions,
         source: Source<'_>,
     ) -> Result<Self, SimError> {
+        let (terrain, obstacle_list) = boundary;
         params.validate()?;
         if let Some(w) = &params.wave_maker {
             w.validate_in(domain.min, domain.max)?;
@@ -237,12 +238,13 @@ impl Simulation {
                 bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?),
             ),
             ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 12 } else { 8 }),
+            obstacles: gpu::storage_buffer_init(device, "sim obstacles", &obstacles::to_gpu(obstacle_list)),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the
         // driver use its read-only cache path. The terrain (12) and boundary table (13) are read-only.
-        let layout = buffers.layout(device, "sim layout", &[4, 6, 7, 12, 13]);
-        let grid_layout = buffers.layout(device, "sim grid layout", &[12, 13]);
+        let layout = buffers.layout(device, "sim layout", &[4, 6, 7, 12, 13, 17]);
+        let grid_layout = buffers.layout(device, "sim grid layout", &[12, 13, 17]);
         let bind = buffers.bind_group(device, &layout);
         let grid_bind = buffers.bind_group(device, &grid_layout);
         let pipeline_layout = |label: &str, layout: &wgpu::BindGroupLayout| {
@@ -312,6 +314,7 @@ impl Simulation {
             initial_grid: grid_shape,
             queue: ctx.queue.clone(),
             terrain,
+            obstacles: obstacle_list.to_vec(),
             capacity: n32,
             buffers,
             bind,

@@ -30,6 +30,7 @@ mod ids;
 pub mod initial;
 mod integrate;
 pub mod kernel;
+pub mod obstacles;
 pub mod params;
 mod pcisph;
 mod ranked_step;
@@ -228,6 +229,8 @@ pub struct Simulation {
     /// For the grid box's uniform updates from `poll_stats`.
     queue: wgpu::Queue,
     terrain: Heightfield,
+    /// The static obstacles (on the GPU in `buffers.obstacles`).
+    obstacles: Vec<obstacles::Obstacle>,
     /// Particles on the GPU: the scene's and the pool.
     capacity: u32,
     buffers: Buffers,
@@ -509,6 +512,11 @@ impl Simulation {
     /// The terrain the simulation collides with (clamped into the domain).
     pub fn terrain(&self) -> &Heightfield {
         &self.terrain
+    }
+
+    /// The static obstacles the simulation collides with.
+    pub fn obstacles(&self) -> &[obstacles::Obstacle] {
+        &self.obstacles
     }
 
     pub fn domain(&self) -> &Aabb {

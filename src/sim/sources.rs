@@ -204,7 +204,7 @@ impl Simulation {
         let mut sim = Simulation::from_initial(
             ctx,
             &self.domain,
-            &self.terrain,
+            (&self.terrain, &self.obstacles),
             &self.params,
             options,
             Source::Gpu(&self.initial),

@@ -117,8 +117,40 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
         if sources_ui(ui, state, scene) {
             actions.push(UiAction::SetSources { emitters: state.emitters.clone(), sinks: state.sinks.clone() });
         }
+        obstacles_ui(ui, scene);
     });
     actions
+}
+
+/// The scene's static obstacles, one line each (mesh file, position, rotation, scale), as the scene file
+/// places them; they are edited in the scene file.
+fn obstacles_ui(ui: &mut egui::Ui, scene: &Scene) {
+    egui::CollapsingHeader::new(format!("Obstacles ({})", scene.obstacles.len())).id_salt("obstacles").show(ui, |ui| {
+        if scene.obstacles.is_empty() {
+            ui.label("None. Add them to the scene file: obstacles: [(mesh: \"box.obj\", position: (x, y, z))]");
+        }
+        for line in obstacle_lines(scene) {
+            ui.label(line);
+        }
+    });
+}
+
+/// One line per obstacle of `scene`: "1. pier.obj at (1, 0, 2) m, rotated (0, 30, 0)°, scale 0.5".
+fn obstacle_lines(scene: &Scene) -> Vec<String> {
+    scene
+        .obstacles
+        .iter()
+        .enumerate()
+        .map(|(k, o)| {
+            let rotated = if o.rotation_deg == [0.0; 3] {
+                String::new()
+            } else {
+                format!(", rotated {}°", crate::scene::tuple(&o.rotation_deg))
+            };
+            let scaled = if o.scale == 1.0 { String::new() } else { format!(", scale {}", o.scale) };
+            format!("{}. {} at {} m{rotated}{scaled}", k + 1, o.mesh, crate::scene::tuple(&o.position))
+        })
+        .collect()
 }
 
 /// Drag values for a point, metres.
@@ -216,4 +248,22 @@ fn sources_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> 
         }
     });
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn obstacles_are_listed_as_the_scene_places_them() {
+        let mut scene = Scene::builtin("dam_break_box").expect("built in");
+        assert_eq!(obstacle_lines(&scene), ["1. ../meshes/marin_box.obj at (2.3955, 0, 0.2985) m"]);
+        scene.obstacles[0].rotation_deg = [0.0, 30.0, 0.0];
+        scene.obstacles[0].scale = 0.5;
+        assert_eq!(
+            obstacle_lines(&scene),
+            ["1. ../meshes/marin_box.obj at (2.3955, 0, 0.2985) m, rotated (0, 30, 0)°, scale 0.5"]
+        );
+        assert!(obstacle_lines(&Scene::builtin("dam_break").expect("built in")).is_empty());
+    }
 }

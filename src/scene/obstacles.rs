@@ -1,0 +1,159 @@
+//! A scene's static obstacles (`obstacles: [(mesh: "pier.obj", position: (x, y, z), rotation_deg: (x, y,
+//! z), scale: s)]`): the fields are checked with the rest of the scene ([`check_obstacles`], no file
+//! read), and when the scene is built each mesh is read ([`crate::mesh::load`]: OBJ, STL or glTF, closed
+//! and consistently wound), scaled, rotated and placed, checked against the spacing and the domain
+//! (at least [`MIN_SIZE_DX`] dx across at its thinnest, no larger than the domain along any axis, and
+//! overlapping it) and given its signed distance field ([`crate::sim::obstacles::Obstacle`]).
+//! Errors name the scene file, the obstacle (1-based, as in the Scene panel), its mesh file and the
+//! field.
+
+use super::validate::{tuple, InvalidValue};
+use super::{Scene, SceneError};
+use crate::sim::obstacles::{Obstacle, MAX_OBSTACLES, MAX_TOTAL_SAMPLES};
+use crate::sim::params::fmt_f32;
+use glam::{EulerRot, Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// Fewest particle spacings an obstacle measures across at its thinnest: thinner, the kernel's support
+/// (2.4 dx) reaches through it and the half-space model sees water on both sides as one.
+pub const MIN_SIZE_DX: f32 = 2.0;
+
+/// (file name, bytes) of the meshes embedded in the binary: a built-in scene's mesh missing on disk
+/// (the app run from another folder) is read from here.
+const EMBEDDED_MESHES: &[(&str, &[u8])] = &[("marin_box.obj", include_bytes!("../../assets/meshes/marin_box.obj"))];
+
+/// The mesh at `path`, or the embedded one of the same file name when no file is there.
+fn load_mesh(path: &std::path::Path) -> Result<crate::mesh::TriangleMesh, crate::mesh::MeshError> {
+    match crate::mesh::load(path) {
+        Err(crate::mesh::MeshError::File(e)) if e.is_not_found() => {
+            let name = path.file_name().and_then(|n| n.to_str());
+            match (EMBEDDED_MESHES.iter().find(|(n, _)| Some(*n) == name), crate::mesh::MeshFormat::from_path(path)) {
+                (Some((_, bytes)), Some(format)) => crate::mesh::from_bytes(bytes, format, path),
+                _ => Err(crate::mesh::MeshError::File(e)),
+            }
+        }
+        other => other,
+    }
+}
+
+/// Largest rotation angle accepted, degrees (ten turns: anything larger is a typing error).
+const MAX_ANGLE_DEG: f32 = 3600.0;
+
+/// A static obstacle: a closed mesh placed in the domain. The water flows around it and never enters it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObstacleDesc {
+    /// Path of the `.obj`, `.stl`, `.gltf` or `.glb` file, relative to the scene file. Its units are
+    /// taken as metres (before `scale`).
+    pub mesh: String,
+    /// World position of the mesh's origin, metres.
+    #[serde(default)]
+    pub position: [f32; 3],
+    /// Rotation about the world x, then y, then z axis, degrees (about the mesh's origin).
+    #[serde(default)]
+    pub rotation_deg: [f32; 3],
+    /// Uniform scale applied to the mesh's coordinates (about its origin) before the rotation; > 0.
+    #[serde(default = "super::one")]
+    pub scale: f32,
+}
+
+impl ObstacleDesc {
+    /// The rotation from the mesh's frame to the world: about x, then y, then z (fixed axes).
+    pub fn rotation(&self) -> Quat {
+        let [x, y, z] = self.rotation_deg.map(f32::to_radians);
+        Quat::from_euler(EulerRot::ZYX, z, y, x)
+    }
+}
+
+/// The obstacles' fields: at most [`MAX_OBSTACLES`], each with a mesh path, a finite position and
+/// rotation (at most 3600 degrees about an axis) and a scale > 0.
+pub fn check_obstacles(obstacles: &[ObstacleDesc]) -> Result<(), InvalidValue> {
+    if obstacles.len() > MAX_OBSTACLES {
+        return Err(InvalidValue::new("obstacles", "count", obstacles.len(), format!("is more than {MAX_OBSTACLES}")));
+    }
+    for (k, o) in obstacles.iter().enumerate() {
+        let item = format!("obstacle {}", k + 1);
+        if o.mesh.trim().is_empty() {
+            return Err(InvalidValue::new(item, "mesh", "\"\"", "is empty"));
+        }
+        if !o.position.iter().all(|v| v.is_finite()) {
+            return Err(InvalidValue::new(item, "position", tuple(&o.position), "must be finite"));
+        }
+        if !o.rotation_deg.iter().all(|v| v.is_finite() && v.abs() <= MAX_ANGLE_DEG) {
+            return Err(InvalidValue::new(
+                item,
+                "rotation_deg",
+                tuple(&o.rotation_deg),
+                format!("must be finite and within -{MAX_ANGLE_DEG} ..= {MAX_ANGLE_DEG} degrees"),
+            ));
+        }
+        if !(o.scale.is_finite() && o.scale > 0.0) {
+            return Err(InvalidValue::new(item, "scale", fmt_f32(o.scale), "must be > 0 and finite"));
+        }
+    }
+    Ok(())
+}
+
+impl Scene {
+    /// Reads, checks and places every obstacle at spacing `dx` (see the module docs); each distance
+    /// field is sampled every dx / 2 over the mesh's bounds plus the support radius `support` and two
+    /// samples.
+    pub(super) fn place_obstacles(&self, dx: f32, support: f32) -> Result<Vec<Obstacle>, SceneError> {
+        let mut placed: Vec<Obstacle> = Vec::with_capacity(self.obstacles.len());
+        let d = &self.domain;
+        let (dlo, dhi) = (Vec3::from(d.min), Vec3::from(d.max));
+        for (k, o) in self.obstacles.iter().enumerate() {
+            let item = format!("obstacle {} ({})", k + 1, o.mesh);
+            let fail = |what: String| self.invalid(format!("{item}: {what}"));
+            let path = self.base_dir.join(&o.mesh);
+            let mut mesh = load_mesh(&path).map_err(|e| fail(e.to_string()))?;
+            for v in &mut mesh.vertices {
+                *v *= o.scale;
+            }
+            let (lo, hi) = mesh.bounds();
+            let thinnest = (hi - lo).min_element();
+            if thinnest < MIN_SIZE_DX * dx {
+                return Err(fail(format!(
+                    "is {} m across at its thinnest (scale {}), less than {MIN_SIZE_DX} dx = {} m: the water \
+                     would not see it; raise `scale` or lower solver.dx",
+                    fmt_f32(thinnest),
+                    fmt_f32(o.scale),
+                    fmt_f32(MIN_SIZE_DX * dx)
+                )));
+            }
+            let rotation = o.rotation();
+            let position = Vec3::from(o.position);
+            let (wlo, whi) =
+                crate::mesh::bounds(&mesh.vertices.iter().map(|&v| rotation * v + position).collect::<Vec<_>>());
+            let domain = format!("{} .. {}", tuple(&d.min), tuple(&d.max));
+            if let Some(a) = (0..3).find(|&a| whi[a] - wlo[a] > dhi[a] - dlo[a]) {
+                return Err(fail(format!(
+                    "is {} m along {} once placed (`scale` {}), larger than the domain {domain}",
+                    fmt_f32(whi[a] - wlo[a]),
+                    ["x", "y", "z"][a],
+                    fmt_f32(o.scale)
+                )));
+            }
+            if (0..3).any(|a| whi[a] <= dlo[a] || wlo[a] >= dhi[a]) {
+                return Err(fail(format!(
+                    "lies outside the domain {domain} once placed (its bounds {} .. {}); check `position`",
+                    tuple(&wlo.to_array()),
+                    tuple(&whi.to_array())
+                )));
+            }
+            let spacing = 0.5 * dx;
+            let margin = support + 2.0 * spacing;
+            let obstacle = Obstacle::new(o.mesh.clone(), mesh, rotation, position, margin, spacing)
+                .map_err(|e| fail(e.to_string()))?;
+            placed.push(obstacle);
+        }
+        let samples: usize = placed.iter().map(|o| o.field.values.len()).sum();
+        if samples > MAX_TOTAL_SAMPLES {
+            return Err(self.invalid(format!(
+                "the obstacles' distance fields need {samples} samples at dx = {dx} m, more than {MAX_TOTAL_SAMPLES}; \
+                 use fewer or smaller obstacles or raise solver.dx"
+            )));
+        }
+        Ok(placed)
+    }
+}
