@@ -71,6 +71,14 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
                     ui.checkbox(&mut s.wet_ground, "wet ground");
                 });
             });
+            row(
+                ui,
+                "Water shadow",
+                "The water dims and tints the sunlight on the terrain under it (Beer-Lambert through the water \
+                 between the sun and the ground, with the water's absorption colour): a light-space splat of the \
+                 particles seen from the sun, 'water shadow' in the GPU table",
+                |ui| ui.checkbox(&mut s.water_shadow, "on"),
+            );
             row(ui, "Sun azimuth", "Sun direction around the vertical, degrees", |ui| {
                 ui.add(egui::Slider::new(&mut s.sun_azimuth_deg, 0.0..=360.0).suffix("°"))
             });
