@@ -272,7 +272,9 @@ fn twins() -> Vec<Twin> {
         TerrainUniform => "render/heightfield.wgsl" :: Terrain {
             origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, _pad, sun_dir, _pad2,
         },
-        SkyGenUniform => "render/sky.wgsl" :: SkyGen { sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc },
+        SkyGenUniform => "render/sky.wgsl" :: SkyGen {
+            sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc, model, _pad,
+        },
         TankUniform => "render/tank.wgsl" :: Tank { min, frame_width, max, grid, fog_density, floor, sky_exposure, _pad },
         AoUniform => "render/terrain_ao.wgsl" :: Ao { levels, azimuths, rings, brute_force, level },
         AoLevel => "render/terrain_ao.wgsl" :: AoLevel { index, _pad0, _pad1, _pad2 },

@@ -7,8 +7,8 @@
 //!
 //! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
 //! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
-//!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, Preetham
-//!    daylight, when the sun moved) and, in a box scene, "tank" ([`tank`]: the ground and the far glass
+//!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, a
+//!    single-scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank" ([`tank`]: the ground and the far glass
 //!    walls); while the view stands still they are restored from the [`background`] cache instead (two
 //!    texture copies);
 //!    Over the terrain, drawn or restored: "terrain wetness" and "terrain wet" ([`wetness`]), then the
@@ -84,7 +84,7 @@ pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
 pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
-pub use sky::{SkyInput, SkyPass, SkySource};
+pub use sky::{SkyFaces, SkyInput, SkyModel, SkyPass, SkySource};
 pub use sky_image::{load_sky, SkyCube, SkyError};
 pub use sort_last::{SortLastInput, SortLastPass};
 pub use source::ParticleSource;
@@ -422,7 +422,7 @@ impl Renderer {
             format: target.format(),
             show_terrain: settings.show_terrain,
             tank,
-            sky: [settings.sky_turbidity, settings.sky_exposure],
+            sky: ([settings.sky_turbidity, settings.sky_exposure], settings.sky_model),
             epoch: self.background_epoch,
         };
         let restored =

@@ -7,6 +7,7 @@
 use super::foam::{DiffuseSource, FoamInput, FoamSettings, FoamUniform};
 use super::frame::CameraUniform;
 use super::narrow_range::NarrowRangeSettings;
+use super::sky::SkyModel;
 use super::water_shadow::{WaterLightUniform, WaterShadowInput};
 use super::wetness::WetInput;
 use super::{
@@ -267,6 +268,8 @@ pub struct RenderSettings {
     pub view: FluidView,
     /// Screen-space fluid parameters.
     pub fluid: FluidSettings,
+    /// The generated sky's model.
+    pub sky_model: SkyModel,
     /// Atmospheric turbidity of the generated sky (2 clear .. 10 hazy).
     pub sky_turbidity: f32,
     /// Radiance multiplier of a loaded sky.
@@ -293,6 +296,7 @@ impl Default for RenderSettings {
             water_shadow: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
+            sky_model: SkyModel::default(),
             sky_turbidity: 2.5,
             sky_exposure: 1.0,
             cache_background: true,
@@ -341,6 +345,7 @@ impl RenderSettings {
             intensity: self.sun_intensity.max(0.0),
             turbidity: self.sky_turbidity,
             exposure: self.sky_exposure,
+            model: self.sky_model,
             draw,
         }
     }

@@ -6,7 +6,9 @@
 
 use super::sky_panel::{sky_ui, SkyPanelState};
 use super::{row, UiAction};
-use crate::render::{ColorMode, DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings, SplatMethod};
+use crate::render::{
+    ColorMode, DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings, SkyModel, SplatMethod,
+};
 
 /// State of the render panel: the renderer's settings (applied every frame) and the screenshot options.
 pub struct RenderPanelState {
@@ -88,9 +90,26 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
             row(ui, "Sun intensity", "Brightness of the sun light (1 = nominal)", |ui| {
                 ui.add(egui::Slider::new(&mut s.sun_intensity, 0.0..=5.0))
             });
-            row(ui, "Turbidity", "Haze of the generated (Preetham) sky: 2 clear … 10 hazy", |ui| {
-                ui.add(egui::Slider::new(&mut s.sky_turbidity, 1.7..=10.0))
-            });
+            row(
+                ui,
+                "Sky model",
+                "The generated sky: a single-scattering atmosphere (Rayleigh and Mie scattering, ozone; blue \
+                 zenith, horizon haze, red light near a low sun) or the Preetham daylight model (the earlier \
+                 default). A loaded HDR sky replaces either",
+                |ui| {
+                    egui::ComboBox::from_id_salt("sky_model").selected_text(s.sky_model.name()).show_ui(ui, |ui| {
+                        for m in SkyModel::ALL {
+                            ui.selectable_value(&mut s.sky_model, m, m.name());
+                        }
+                    });
+                },
+            );
+            row(
+                ui,
+                "Turbidity",
+                "Haze of the generated sky: 2 clear … 10 hazy (the atmosphere's aerosols: x1 at 2.5)",
+                |ui| ui.add(egui::Slider::new(&mut s.sky_turbidity, 1.7..=10.0)),
+            );
         });
         if s.view == FluidView::Spheres {
             spheres_ui(ui, s, &mut state.radius_scale);
