@@ -10,7 +10,8 @@
 // interpolated), and exponential distance fog toward the horizon haze (all from common/camera.wgsl).
 // fs_wet darkens wet ground over the drawn terrain (wetness.wgsl). fs_water_shadow takes away the sun's
 // light the water above absorbs (render/water_receiver.wgsl): the colour with the sun attenuated over the
-// colour without, which the pipeline multiplies into the frame (exact for ground drawn by fs_main).
+// colour without (both of the ground without its sub-cell detail), which the pipeline multiplies into
+// the frame.
 #import "common/camera.wgsl"
 #import "render/water_receiver.wgsl"
 
@@ -257,11 +258,24 @@ fn footprint(p: vec3<f32>) -> Footprint {
 }
 
 fn terrain_light(in: VsOut, fw: Footprint) -> TerrainLight {
+    let p = in.world;
+    let cell = 0.5 * (terrain.spacing.x + terrain.spacing.y);
+    let detail = triplanar_detail(p / cell, normalize(in.normal), fw.cells);
+    return lit_by(in, fw, detail);
+}
+
+// The ground's light without the detail finer than a cell (its mean instead: no cracks, no relief), for
+// "terrain water shadow", which only needs the ratio of two colours of the same ground: the full detail
+// costs several times more and changes that ratio little.
+fn terrain_light_smooth(in: VsOut, fw: Footprint) -> TerrainLight {
+    let mean = Detail(0.5, 0.5, 0.5, 0.0, vec2<f32>(0.0));
+    return lit_by(in, fw, Triplanar(mean, vec3<f32>(0.0)));
+}
+
+fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> TerrainLight {
     let n_mesh = normalize(in.normal);
     let p = in.world;
     let q = p.xz / max(terrain.spacing, vec2<f32>(1e-6));
-    let cell = 0.5 * (terrain.spacing.x + terrain.spacing.y);
-    let detail = triplanar_detail(p / cell, n_mesh, fw.cells);
     let ground = surface(p, n_mesh, q, fw.samples, detail.d);
     // The detail relief tilts the normal, rock more than grass.
     let n = normalize(n_mesh + mix(0.25, 0.45, ground.rock) * detail.bump);
@@ -293,18 +307,21 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
 // "terrain water shadow", over the terrain already drawn (equal depth), multiplied into the frame: the
 // ratio of the ground's output colour with the sun's light through the water to the colour without it,
 // so ground drawn by fs_main ends as if it had been drawn with the attenuated sun (the tone map and the
-// sRGB encoding included). Pixels the water's light does not reach are discarded.
+// sRGB encoding included; the ratio taken of the ground without its sub-cell detail, which the frame's
+// colour keeps). Pixels the water's light does not reach are discarded.
 @fragment
 fn fs_water_shadow(in: VsOut) -> @location(0) vec4<f32> {
     let fw = footprint(in.world);
     let water = water_transmittance(in.world);
-    if all(water >= vec3<f32>(0.999)) {
-        discard;
+    // The shading inside the branch: a discarded fragment goes on as a helper invocation, so work after
+    // a discard would still be done where no water shades the ground.
+    if any(water < vec3<f32>(0.999)) {
+        let l = terrain_light_smooth(in, fw);
+        let dimmed = output_color(terrain_color(l, water)).rgb;
+        let whole = output_color(terrain_color(l, vec3<f32>(1.0))).rgb;
+        return vec4<f32>(clamp(dimmed / max(whole, vec3<f32>(1e-5)), vec3<f32>(0.0), vec3<f32>(1.0)), 1.0);
     }
-    let l = terrain_light(in, fw);
-    let dimmed = output_color(terrain_color(l, water)).rgb;
-    let whole = output_color(terrain_color(l, vec3<f32>(1.0))).rgb;
-    return vec4<f32>(clamp(dimmed / max(whole, vec3<f32>(1e-5)), vec3<f32>(0.0), vec3<f32>(1.0)), 1.0);
+    discard;
 }
 
 // "terrain wet", over the terrain already drawn (equal depth): wet ground is darker (up to 45%, as soil
