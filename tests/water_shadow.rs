@@ -6,7 +6,8 @@ mod common;
 
 use glam::{Vec2, Vec3, Vec4};
 use waterview::render::{
-    read_texture_rgba_f32, render_to_image, OrbitCamera, ParticleSource, RenderSettings, Renderer, OFFSCREEN_FORMAT,
+    read_texture_rgba_f32, render_to_image, OrbitCamera, ParticleSource, RenderSettings, Renderer, Tank,
+    OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -48,6 +49,18 @@ fn pool() -> Vec<Vec4> {
 /// through the pool where it crosses it.
 #[test]
 fn a_pool_shades_and_tints_the_ground_under_it_and_nothing_else() {
+    pool_shades_the_ground(None, "terrain");
+}
+
+/// As [`a_pool_shades_and_tints_the_ground_under_it_and_nothing_else`] in a box scene: the tank's ground
+/// ("tank ground water shadow") instead of the terrain.
+#[test]
+fn a_pool_in_a_tank_shades_and_tints_the_tank_floor() {
+    let tank = Tank { min: Vec3::new(1.0, 0.0, 1.0), max: Vec3::new(3.0, 1.0, 3.0), floor: true };
+    pool_shades_the_ground(Some(tank), "tank");
+}
+
+fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
     let ctx = common::gpu();
     let hf = Heightfield::flat(Vec2::ZERO, Vec2::new(4.0, 4.0), 0.0);
     let particles = pool();
@@ -56,7 +69,7 @@ fn a_pool_shades_and_tints_the_ground_under_it_and_nothing_else() {
     };
     let positions = split("pool positions", bytemuck::cast_slice(&particles));
     let velocities = split("pool velocities", &vec![0u8; particles.len() * 16]);
-    let source = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
+    let source = ParticleSource { tank, ..ParticleSource::buffers(&positions, &velocities, particles.len() as u32) };
     // From the -x side, above: the shadow (toward -x) lies between the eye and the pool.
     let camera = OrbitCamera {
         target: Vec3::new(1.6, 0.2, 2.0),
@@ -77,15 +90,15 @@ fn a_pool_shades_and_tints_the_ground_under_it_and_nothing_else() {
     let off = render_to_image(&ctx, &mut renderer, &camera, Some(source), &off_settings, size);
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
     std::fs::create_dir_all(&dir).ok();
-    on.save(dir.join("water_shadow_on.png")).ok();
-    off.save(dir.join("water_shadow_off.png")).ok();
+    on.save(dir.join(format!("water_shadow_{name}_on.png"))).ok();
+    off.save(dir.join(format!("water_shadow_{name}_off.png"))).ok();
 
     // In the shadow: 0.1 m beside the pool toward -x, mid-way along z (the sun's ray crosses 0.58 m of water).
     {
         let (what, p) = ("in the shadow", Vec3::new(1.4, 0.0, 2.0));
         let (x, y) = project(&camera, size, p);
         let (a, b) = (on.get_pixel(x, y).0, off.get_pixel(x, y).0);
-        eprintln!("{what} at ({x}, {y}): {a:?} with the water's shadow, {b:?} without");
+        eprintln!("{name}: {what} at ({x}, {y}): {a:?} with the water's shadow, {b:?} without");
         assert!(luminance(a) < 0.93 * luminance(b), "{what} at ({x}, {y}): {a:?} not darker than {b:?}");
         let red_to_blue = |c: [u8; 4]| c[0] as f32 / c[2].max(1) as f32;
         assert!(red_to_blue(a) < 0.92 * red_to_blue(b), "{what} at ({x}, {y}): {a:?} not bluer than {b:?}");

@@ -13,7 +13,8 @@
 //!    texture copies);
 //!    Over the terrain, drawn or restored: "terrain wetness" and "terrain wet" ([`wetness`]), then the
 //!    water's shadow: "water shadow" ([`water_shadow`]: the ellipsoids splatted into a light-space map
-//!    seen from the sun) and "terrain water shadow" (the sun's light under the water dimmed and tinted);
+//!    seen from the sun), "terrain water shadow" and, in a box scene, "tank ground water shadow" (the
+//!    sun's light under the water dimmed and tinted);
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
@@ -448,18 +449,21 @@ impl Renderer {
         self.background_restored = restored;
         // The wet ground over the terrain, drawn or restored.
         let wet = self.terrain.encode_wet(&mut frame, settings.wet(wetting.filter(|_| terrain_drawn), dt));
-        // The water's shadow on the terrain, from the water this renderer drew: none in a rank's layers or
+        // The water's shadow on the terrain and the ground, from the water this renderer drew: none in a rank's layers or
         // a display frame with other ranks' water (it would miss theirs, or count the ghosts twice).
         let alone = match ranked {
             None => true,
             Some(Ranked { ghosts, received }) => ghosts.is_none() && received.is_some_and(|r| r.is_empty()),
         };
-        let shadowing = fluid.filter(|_| terrain_drawn && alone);
+        let shadowing = fluid.filter(|_| (terrain_drawn || tank.is_some()) && alone);
         let (ellipsoids, count) = (shadowing.and(self.anisotropy.ellipsoids()), shadowing.map_or(0, |p| p.count));
         let input = settings.water_shadow(ellipsoids, count, self.light_bounds(tank));
         let shadowed = self.water_shadow.encode(&mut frame, input);
-        if shadowed {
+        if shadowed && terrain_drawn {
             self.terrain.encode_water_shadow(&mut frame, self.water_shadow.receiver());
+        }
+        if shadowed && tank.is_some() {
+            self.tank.encode_water_shadow(&mut frame, self.water_shadow.receiver());
         }
         // The moving opaque things over the background, then the water.
         self.wave_maker.encode(&mut frame, paddle);

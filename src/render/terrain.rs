@@ -173,19 +173,6 @@ impl TerrainPass {
             Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
             &frame::output_constants(color_format),
         );
-        // Over the terrain already drawn: the frame's colour times the shader's (alpha kept).
-        let multiply = wgpu::BlendState {
-            color: wgpu::BlendComponent {
-                src_factor: wgpu::BlendFactor::Zero,
-                dst_factor: wgpu::BlendFactor::Src,
-                operation: wgpu::BlendOperation::Add,
-            },
-            alpha: wgpu::BlendComponent {
-                src_factor: wgpu::BlendFactor::Zero,
-                dst_factor: wgpu::BlendFactor::One,
-                operation: wgpu::BlendOperation::Add,
-            },
-        };
         let receiver = super::water_shadow::receiver_layout(device);
         let frame_layout = frame::frame_bind_group_layout(device);
         let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -200,7 +187,11 @@ impl TerrainPass {
             &module,
             ("vs_main", "fs_water_shadow"),
             strips,
-            wgpu::ColorTargetState { format: color_format, blend: Some(multiply), write_mask: wgpu::ColorWrites::ALL },
+            wgpu::ColorTargetState {
+                format: color_format,
+                blend: Some(super::water_shadow::MULTIPLY),
+                write_mask: wgpu::ColorWrites::ALL,
+            },
             Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
             &frame::output_constants(color_format),
         );

@@ -114,6 +114,20 @@ fn pick(bit: usize, lo: f32, hi: f32) -> f32 {
     }
 }
 
+/// The blending of the receivers' overlays: the frame's colour times the shader's, alpha kept.
+pub const MULTIPLY: wgpu::BlendState = wgpu::BlendState {
+    color: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::Zero,
+        dst_factor: wgpu::BlendFactor::Src,
+        operation: wgpu::BlendOperation::Add,
+    },
+    alpha: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::Zero,
+        dst_factor: wgpu::BlendFactor::One,
+        operation: wgpu::BlendOperation::Add,
+    },
+};
+
 /// The layout of bind group 2 of the surfaces that receive the water's light: the [`WaterLightUniform`]
 /// (binding 0), the light-space map (1) and a filtering sampler (2), visible to vertex and fragment
 /// stages. Layouts made by this function are interchangeable.
