@@ -3,8 +3,8 @@
 //!
 //! "water shadow" splats the anisotropy pass's ellipsoids into a light-space map seen from the sun, the
 //! sun's counterpart of the camera's thickness splat ([`super::splat`]): an orthographic projection over
-//! the scene's bounds ([`WaterLightUniform::new`]), [`MAP_SIZE`]² texels of `Rgba16Float`, one instanced
-//! quad per ellipsoid; r sums the sun ray's path through the water (m, One + One blending), a keeps the
+//! the scene's bounds ([`WaterLightUniform::new`]), square, of `Rgba16Float` texels about half a particle
+//! spacing wide ([`map_size`]: 256² to 2048²), one instanced quad per ellipsoid; r sums the sun ray's path through the water (m, One + One blending), a keeps the
 //! light-space depth of the water's sunward surface (m, Min blending). Nothing is read back.
 //!
 //! The surfaces the sun lights read it through bind group 2 ([`receiver_layout`],
@@ -16,9 +16,9 @@
 //! ("terrain water shadow", [`super::TerrainPass::encode_water_shadow`]), so the background cache stays
 //! valid while the water moves.
 //!
-//! The map covers the scene's bounds, so its texels are the bounds' extent / [`MAP_SIZE`]: 4 cm over a
-//! 40 m valley, finer than the particle spacing of the scenes drawn at 1 M particles. A sun below the
-//! horizon draws nothing.
+//! The map covers the scene's bounds with texels about half a particle spacing wide (a shadow has no
+//! detail finer than the particles), so its cost follows the particles' size on it, not the scene's:
+//! each splat covers a few texels. A sun below the horizon draws nothing.
 
 use super::anisotropy::EllipsoidBuffers;
 use super::frame;
@@ -26,8 +26,19 @@ use super::pass::{render_pass, Frame};
 use crate::gpu::{self, split, GpuContext};
 use glam::{Mat4, Vec3, Vec4};
 
-/// Texels along each side of the light-space map.
-pub const MAP_SIZE: u32 = 1024;
+/// Fewest and most texels along each side of the light-space map ([`map_size`]).
+pub const MAP_SIZES: (u32, u32) = (256, 2048);
+/// Texels along each side of the light-space map for `light`, whose texels should be about `texel`
+/// metres wide: the power of two nearest above the light's width over `texel`, within [`MAP_SIZES`].
+pub fn map_size(light: &WaterLightUniform, texel: f32) -> u32 {
+    let m = light.light_from_world;
+    // Rows 0 and 1 of the matrix are the light's axes scaled by 2 / width and 2 / height.
+    let scale = Vec3::new(m[0][0], m[1][0], m[2][0]).length().min(Vec3::new(m[0][1], m[1][1], m[2][1]).length());
+    let width = 2.0 / scale.max(1e-9);
+    let texels = (width / texel.max(1e-6)).clamp(1.0, MAP_SIZES.1 as f32) as u32;
+    texels.next_power_of_two().clamp(MAP_SIZES.0, MAP_SIZES.1)
+}
+
 /// Format of the light-space map: r = path through the water (m), a = the water's sunward surface (m).
 pub const MAP_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 /// What the map's depth (a) is cleared to, metres: no water (the largest half float is 65504).
@@ -151,6 +162,8 @@ pub struct WaterShadowInput<'a> {
     pub count: u32,
     /// The light and the water's absorption ([`WaterLightUniform::new`]).
     pub light: WaterLightUniform,
+    /// The map's texel size to aim for, metres ([`map_size`]): half the particle spacing.
+    pub texel: f32,
 }
 
 /// The splat's pipeline for ellipsoid arrays of `chunks` bindings of `per_binding` elements, and its
@@ -235,34 +248,7 @@ impl WaterShadowPass {
         let light = WaterLightUniform { enabled: 0, ..bytemuck::Zeroable::zeroed() };
         let uniform = gpu::uniform_buffer_init(device, "water light uniform", bytemuck::bytes_of(&light));
         let splat_light_group = gpu::bind_buffers(device, "water shadow light bind group", &light_layout, &[&uniform]);
-        let map = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("water light map"),
-            size: wgpu::Extent3d { width: MAP_SIZE, height: MAP_SIZE, depth_or_array_layers: 1 },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: MAP_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-                | wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
-        let map_view = map.create_view(&Default::default());
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("water light sampler"),
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            ..Default::default()
-        });
-        let receiver = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("water light receiver bind group"),
-            layout: &receiver_layout(device),
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&map_view) },
-                wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::Sampler(&sampler) },
-            ],
-        });
+        let (map, map_view, receiver) = make_map(device, &uniform, MAP_SIZES.0);
         Self { splat, light_layout, uniform, light, splat_light_group, map, map_view, receiver, bound: None }
     }
 
@@ -271,7 +257,7 @@ impl WaterShadowPass {
         &self.receiver
     }
 
-    /// The light-space map ([`MAP_FORMAT`], [`MAP_SIZE`]²) of the last frame, for tests.
+    /// The light-space map ([`MAP_FORMAT`], square, [`map_size`]) of the last frame, for tests.
     pub fn map(&self) -> &wgpu::Texture {
         &self.map
     }
@@ -293,6 +279,10 @@ impl WaterShadowPass {
             self.light = input.light;
         }
         let device = frame.device;
+        let size = map_size(&input.light, input.texel);
+        if self.map.width() != size {
+            (self.map, self.map_view, self.receiver) = make_map(device, &self.uniform, size);
+        }
         let key = (ellipsoids.chunks(), ellipsoids.per_binding());
         if (self.splat.chunks, self.splat.per_binding) != key {
             self.splat = Splat::new(device, &self.light_layout, key.0, key.1);
@@ -314,6 +304,43 @@ impl WaterShadowPass {
         pass.draw(0..6, 0..input.count);
         true
     }
+}
+
+/// The light-space map of `size`² texels, its view and the receivers' bind group over it and `uniform`.
+fn make_map(
+    device: &wgpu::Device,
+    uniform: &wgpu::Buffer,
+    size: u32,
+) -> (wgpu::Texture, wgpu::TextureView, wgpu::BindGroup) {
+    let map = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("water light map"),
+        size: wgpu::Extent3d { width: size, height: size, depth_or_array_layers: 1 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: MAP_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+            | wgpu::TextureUsages::TEXTURE_BINDING
+            | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let map_view = map.create_view(&Default::default());
+    let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+        label: Some("water light sampler"),
+        mag_filter: wgpu::FilterMode::Linear,
+        min_filter: wgpu::FilterMode::Linear,
+        ..Default::default()
+    });
+    let receiver = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("water light receiver bind group"),
+        layout: &receiver_layout(device),
+        entries: &[
+            wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&map_view) },
+            wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::Sampler(&sampler) },
+        ],
+    });
+    (map, map_view, receiver)
 }
 
 #[cfg(test)]
@@ -340,6 +367,10 @@ mod tests {
             assert!((uv - uv2).length() < 1e-5, "sun {sun}: {uv} and {uv2} on one ray");
             assert!((depth2 - depth - 2.5).abs() < 1e-4, "sun {sun}: depths {depth} and {depth2}");
         }
+        let light = WaterLightUniform::new(Vec3::Y, bounds, [0.9, 0.4, 0.15], 0.1);
+        assert_eq!(map_size(&light, 0.02), 512, "8 m wide (x), 4 m deep (z) in 2 cm texels: 400, rounded up");
+        assert_eq!(map_size(&light, 1.0), MAP_SIZES.0, "at least the smallest");
+        assert_eq!(map_size(&light, 1e-4), MAP_SIZES.1, "at most the largest");
         let night = WaterLightUniform::new(Vec3::new(0.0, -0.2, 1.0).normalize(), bounds, [0.9, 0.4, 0.15], 0.1);
         assert_eq!(night.enabled, 0, "a sun below the horizon casts no water shadow");
     }
