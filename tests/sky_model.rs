@@ -75,7 +75,15 @@ fn sky_panoramas_at_three_sun_elevations() {
     std::fs::create_dir_all(&dir).ok();
     for model in SkyModel::ALL {
         for elevation in [5.0, 20.0, 60.0] {
+            let start = std::time::Instant::now();
             let faces = sky(&ctx, &mut renderer, model, elevation);
+            let generated = start.elapsed();
+            let start = std::time::Instant::now();
+            sky(&ctx, &mut renderer, model, elevation);
+            eprintln!(
+                "{model:?} at {elevation}°: frame and read-back {generated:?} with the sky generated, {:?} without",
+                start.elapsed()
+            );
             let (w, h) = (360, 90);
             let img = image::RgbImage::from_fn(w, h, |x, y| {
                 let azimuth = (x as f32 + 0.5) / w as f32 * 360.0 - 90.0;
