@@ -44,9 +44,9 @@ fn pool() -> Vec<Vec4> {
     out
 }
 
-/// The ground in the pool's shadow (under the pool as the sun sees it) is darker with the water's shadow
-/// than without it, and bluer (the water absorbs red most); ground away from the water is unchanged. The light-space map holds the sun ray's path
-/// through the pool where it crosses it.
+/// The ground in the pool's shadow (under the pool as the sun sees it) is darker with the water's shadow than without
+/// it, and bluer (the water absorbs red most); ground away from the water is unchanged. The light-space map holds the
+/// sun ray's path through the pool where it crosses it.
 #[test]
 fn a_pool_shades_and_tints_the_ground_under_it_and_nothing_else() {
     pool_shades_the_ground(None, "terrain");

@@ -9,8 +9,8 @@
 //! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
 //!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, a
 //!    single-scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank"
-//!    ([`tank`]: the ground and the far glass walls); while the view stands still they are restored from the [`background`] cache instead (two
-//!    texture copies);
+//!    ([`tank`]: the ground and the far glass walls); while the view stands still they are restored from
+//!    the [`background`] cache instead (two texture copies);
 //!    Over the terrain, drawn or restored: "terrain wetness" and "terrain wet" ([`wetness`]), then the
 //!    water's shadow: "water shadow" ([`water_shadow`]: the ellipsoids splatted into a light-space map
 //!    seen from the sun), "terrain water shadow" and, in a box scene, "tank ground water shadow" (the
@@ -449,8 +449,9 @@ impl Renderer {
         self.background_restored = restored;
         // The wet ground over the terrain, drawn or restored.
         let wet = self.terrain.encode_wet(&mut frame, settings.wet(wetting.filter(|_| terrain_drawn), dt));
-        // The water's shadow on the terrain and the ground, from the water this renderer drew: none in a rank's layers or
-        // a display frame with other ranks' water (it would miss theirs, or count the ghosts twice).
+        // The water's shadow on the terrain and the ground, from the water this renderer drew: none in a
+        // rank's layers or a display frame with other ranks' water (it would miss theirs, or count the
+        // ghosts twice).
         let alone = match ranked {
             None => true,
             Some(Ranked { ghosts, received }) => ghosts.is_none() && received.is_some_and(|r| r.is_empty()),

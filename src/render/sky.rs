@@ -1,16 +1,15 @@
 //! Sky (`shaders/render/sky.wgsl`): a cubemap used as the background and for the water's reflections.
 //!
 //! By default the cubemap is generated on the GPU ("sky" compute pass) from the sun direction with a
-//! single-scattering atmosphere ([`SkyModel::Atmosphere`]: Rayleigh and Mie scattering with ozone
-//! absorption in a spherical atmosphere, after Nishita et al. 1993 with Bruneton's 2017 Earth parameters),
-//! or with the Preetham, Shirley & Smits daylight model (SIGGRAPH 1999, [`SkyModel::Preetham`]), and
-//! regenerated only when the model, the sun, its intensity or the turbidity change. On lavapipe the
-//! atmosphere's 128² x 6 texels (32 view samples, 8 toward the sun each) take about as long as a frame. A user's sky replaces it: an equirectangular image or six face
-//! images, decoded on the CPU into a [`SkyCube`] ([`super::sky_image`]; the window does that on a worker
-//! thread) and uploaded by [`SkyPass::set_cube`]; [`SkyPass::load`] does both at once for headless use. A
-//! file that cannot be used gives a [`SkyError`] naming the file and the problem, and the current sky
-//! stays. The "sky" render pass is one full-screen triangle at the far plane, tested against the
-//! terrain's depth and writing none.
+//! single-scattering atmosphere ([`SkyModel::Atmosphere`]: Rayleigh and Mie scattering with ozone absorption in a
+//! spherical atmosphere, after Nishita et al. 1993 with Bruneton's 2017 Earth parameters), or with the Preetham,
+//! Shirley & Smits daylight model (SIGGRAPH 1999, [`SkyModel::Preetham`]), and regenerated only when the model, the
+//! sun, its intensity or the turbidity change. On lavapipe the atmosphere's 128² x 6 texels (32 view samples, 8
+//! toward the sun each) take 90 to 200 ms, Preetham's 10 ms. A user's sky replaces it: an equirectangular image or
+//! six face images, decoded on the CPU into a [`SkyCube`] ([`super::sky_image`]; the window does that on a worker
+//! thread) and uploaded by [`SkyPass::set_cube`]; [`SkyPass::load`] does both at once for headless use. A file that
+//! cannot be used gives a [`SkyError`] naming the file and the problem, and the current sky stays. The "sky" render
+//! pass is one full-screen triangle at the far plane, tested against the terrain's depth and writing none.
 
 use super::frame;
 use super::pass::{Frame, Pass};

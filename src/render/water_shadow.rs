@@ -1,20 +1,20 @@
 //! The water's shadow and tinted light (`shaders/render/water_shadow.wgsl`, `water_light.wgsl`,
 //! `water_receiver.wgsl`): light under water is dimmed and coloured by the water it came through.
 //!
-//! "water shadow" splats the anisotropy pass's ellipsoids into a light-space map seen from the sun, the
-//! sun's counterpart of the camera's thickness splat ([`super::splat`]): an orthographic projection over
-//! the scene's bounds ([`WaterLightUniform::new`]), square, of `Rgba16Float` texels about half a particle
-//! spacing wide ([`map_size`]: 256² to 2048²), one instanced quad per ellipsoid; r sums the sun ray's path through the water (m, One + One blending), a keeps the
-//! light-space depth of the water's sunward surface (m, Min blending). Nothing is read back.
+//! "water shadow" splats the anisotropy pass's ellipsoids into a light-space map seen from the sun, the sun's
+//! counterpart of the camera's thickness splat ([`super::splat`]): an orthographic projection over the scene's bounds
+//! ([`WaterLightUniform::new`]), square, of `Rgba16Float` texels about half a particle spacing wide ([`map_size`]:
+//! 256² to 2048²), one instanced quad per ellipsoid; r sums the sun ray's path through the water (m, One + One
+//! blending), a keeps the light-space depth of the water's sunward surface (m, Min blending). Nothing is read back.
 //!
-//! The surfaces the sun lights read it through bind group 2 ([`receiver_layout`],
-//! [`WaterShadowPass::receiver`]): a point behind the water's sunward surface (from the sun) gets the sun's light times the
-//! Beer-Lambert transmittance `exp(-absorption * path)` with the composite's absorption colour (per
-//! channel, 1/m), so the ground under water is darker and tinted blue-green, and a shadow falls beside a
-//! pool when the sun is low; a point in front of it (a slope the sun reaches before the water beyond it)
-//! keeps its light. The terrain applies it as its own overlay over the drawn or cached background
-//! ("terrain water shadow", [`super::TerrainPass::encode_water_shadow`]), so the background cache stays
-//! valid while the water moves.
+//! The surfaces the sun lights read it through bind group 2 ([`receiver_layout`], [`WaterShadowPass::receiver`]): a
+//! point behind the water's sunward surface (from the sun) gets the sun's light times the Beer-Lambert transmittance
+//! `exp(-absorption * path)` with the composite's absorption colour (per channel, 1/m), so the ground under water is
+//! darker and tinted blue-green, and a shadow falls beside a pool when the sun is low; a point in front of it (a
+//! slope the sun reaches before the water beyond it) keeps its light. The terrain and a box scene's ground apply it
+//! as their own overlays over the drawn or cached background ("terrain water shadow",
+//! [`super::TerrainPass::encode_water_shadow`]; "tank ground water shadow",
+//! [`super::TankPass::encode_water_shadow`]), so the background cache stays valid while the water moves.
 //!
 //! The map covers the scene's bounds with texels about half a particle spacing wide (a shadow has no
 //! detail finer than the particles), so its cost follows the particles' size on it, not the scene's:

@@ -24,6 +24,16 @@ pub struct RenderPanelState {
     pub capture_status: Option<Result<String, String>>,
 }
 
+impl RenderPanelState {
+    /// The defaults, but on a CPU adapter (`on_cpu`, e.g. lavapipe) without the water's shadow: there
+    /// its overlays cost about 40% of a frame (docs/rendering.md), as the scenes start at a coarser dx.
+    pub fn for_adapter(on_cpu: bool) -> Self {
+        let mut state = Self::default();
+        state.settings.water_shadow = !on_cpu;
+        state
+    }
+}
+
 impl Default for RenderPanelState {
     fn default() -> Self {
         Self {
