@@ -138,7 +138,8 @@ fn a_long_run_reports_progress_and_stops_cleanly_on_ctrl_c() {
 }
 
 /// `run --view NAME` takes the names of the views: a bad one is refused before any work with the list of
-/// valid names (so is a bad `--depth-filter`), and `--view depth` writes a picture of the raw depth that
+/// valid names (so is a bad `--depth-filter`, and a `--sun-elevation` that is not a number of degrees
+/// within -90 ..= 90), and `--view depth` writes a picture of the raw depth that
 /// differs from the final image.
 #[test]
 fn run_views_are_named_checked_and_drawn() {
@@ -147,8 +148,11 @@ fn run_views_are_named_checked_and_drawn() {
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains("--view") && help.contains("smoothed") && help.contains("--depth-filter"), "{help}");
     for (args, names) in [
-        (["--view", "bogus"], &["final", "depth", "smoothed", "thickness", "normals", "tiles", "spheres"][..]),
+        (["--view", "bogus"], &["final", "depth", "smoothed", "thickness", "normals", "tiles", "foam", "spheres"][..]),
         (["--depth-filter", "blur"], &["curvature-flow", "narrow-range"][..]),
+        (["--sun-elevation", "100"], &["-90", "90", "degrees"][..]),
+        (["--sun-elevation", "NaN"], &["-90", "90", "degrees"][..]),
+        (["--sun-elevation", "high"], &["not a number of degrees"][..]),
     ] {
         let (out, took) = waterview(&dir, &[&["run", "--steps", "1", "--out", "x.png"][..], &args[..]].concat());
         let text = stderr(&out);

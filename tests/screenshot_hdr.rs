@@ -118,6 +118,8 @@ fn run_writes_an_exr_for_an_exr_path() {
         dx: Some(0.08),
         view: Default::default(),
         depth_filter: None,
+        sun_elevation: None,
+        no_water_shadow: false,
         resume: None,
         save_checkpoint: None,
         gpus: waterview::cluster::GpuCount::N(1),

@@ -209,6 +209,7 @@ fn twins() -> Vec<Twin> {
     use render::tank::TankUniform;
     use render::terrain::TerrainUniform;
     use render::terrain_ao::{AoLevel, AoUniform};
+    use render::water_shadow::WaterLightUniform;
     use render::wave_maker::PaddleUniform;
     use render::wetness::WetnessUniform;
     use sim::border::BorderUniform;
@@ -278,10 +279,15 @@ fn twins() -> Vec<Twin> {
         TerrainUniform => "render/heightfield.wgsl" :: Terrain {
             origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, _pad, sun_dir, _pad2,
         },
-        SkyGenUniform => "render/sky.wgsl" :: SkyGen { sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc },
+        SkyGenUniform => "render/sky.wgsl" :: SkyGen {
+            sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc, model, _pad,
+        },
         TankUniform => "render/tank.wgsl" :: Tank { min, frame_width, max, grid, fog_density, floor, sky_exposure, _pad },
         AoUniform => "render/terrain_ao.wgsl" :: Ao { levels, azimuths, rings, brute_force, level },
         AoLevel => "render/terrain_ao.wgsl" :: AoLevel { index, _pad0, _pad1, _pad2 },
+        WaterLightUniform => "render/water_light.wgsl" :: WaterLight {
+            light_from_world, sun_dir, top, absorption, margin, right, enabled, up, _pad,
+        },
         WetnessUniform => "render/wetness.wgsl" :: Wet {
             count, keep, contact, use_clock, dry_seconds, _pad0, _pad1, _pad2,
         },

@@ -32,3 +32,22 @@ fn ellipsoid_g(e: Ellipsoid) -> mat3x3<f32> {
         vec3<f32>(o12.x, o12.y, d2o.x),
     );
 }
+
+// Entry and exit distances (t0 <= t1, metres) of the unit ray from `origin` along `dir` through ellipsoid
+// e; t1 <= 0 when the ray misses it or it lies behind the origin. The ray is solved in the ellipsoid's
+// unit-sphere space (x -> G (x - c)) in the robust form of Haines et al. (Ray Tracing Gems ch. 7: the
+// offset perpendicular to the ray).
+fn ray_ellipsoid_from(e: Ellipsoid, origin: vec3<f32>, dir: vec3<f32>) -> vec2<f32> {
+    let g = ellipsoid_g(e);
+    let o = g * (origin - e.centre.xyz);
+    let d = g * dir;
+    let a = dot(d, d);
+    let b = dot(o, d);
+    let perp = o - (b / a) * d;
+    let disc = a * (1.0 - dot(perp, perp));
+    if disc < 0.0 {
+        return vec2<f32>(0.0, -1.0);
+    }
+    let sq = sqrt(disc);
+    return vec2<f32>(max((-b - sq) / a, 0.0), (-b + sq) / a);
+}

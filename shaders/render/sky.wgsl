@@ -1,6 +1,17 @@
 // Sky: a cubemap, used as the background and for the water's reflections.
-// `generate` fills the cubemap on the GPU with the Preetham, Shirley & Smits daylight model ("A practical
-// analytic model for daylight", SIGGRAPH 1999): Perez et al.'s luminance distribution
+// `generate` fills the cubemap on the GPU with one of two models (SkyGen.model):
+// 0, the default: single scattering in a spherical atmosphere (after Nishita et al. 1993, "Display of the
+// earth taking into account atmospheric scattering", with Bruneton's 2017 Earth parameters): the view
+// ray from an observer 200 m above the ground is marched to the top of the atmosphere (VIEW_STEPS samples,
+// denser near the eye), and at each sample the sunlight that reached it (transmittance over LIGHT_STEPS
+// samples toward the sun, zero in the earth's shadow) is scattered toward the eye by air molecules
+// (Rayleigh, phase 3/(16 pi) (1 + mu^2)) and aerosols (Mie, Cornette-Shanks phase, g = 0.8), attenuated on
+// the way by Rayleigh and Mie extinction and ozone absorption (a tent profile around 25 km). Rayleigh's
+// blue makes the zenith blue at high sun; the long paths at low sun make the light near the sun and the
+// horizon orange and red; Mie makes the glow around the sun and the pale horizon haze. Turbidity scales the
+// aerosols' density (1 at turbidity 2.5).
+// 1: the Preetham, Shirley & Smits daylight model ("A practical analytic model for daylight", SIGGRAPH
+// 1999): Perez et al.'s luminance distribution
 //   F(theta, gamma) = (1 + A exp(B / cos theta)) (1 + C exp(D gamma) + E cos^2 gamma)
 // for Y, x and y with turbidity-dependent coefficients, scaled by the zenith values, converted from
 // xyY to linear sRGB and to the renderer's radiance scale; below the horizon it fades into dark ground.
@@ -8,7 +19,7 @@
 // each pixel's view ray and adds the sun disc (generated skies only).
 #import "common/camera.wgsl"
 
-// Rust twin: SkyGenUniform in src/render/sky.rs (32 bytes).
+// Rust twin: SkyGenUniform in src/render/sky.rs (48 bytes).
 struct SkyGen {
     sun_dir: vec3<f32>,
     sun_intensity: f32,
@@ -17,6 +28,11 @@ struct SkyGen {
     // Radiance of the background pass = cubemap * exposure; 1 draws the sun disc.
     exposure: f32,
     sun_disc: f32,
+    // 0: single-scattering atmosphere; 1: Preetham.
+    model: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(1) @binding(0) var<uniform> sky: SkyGen;
@@ -77,14 +93,129 @@ fn preetham(dir: vec3<f32>, s: vec3<f32>, t: f32) -> vec3<f32> {
     return max(rgb, vec3<f32>(0.0));
 }
 
-// Generated sky along `dir`: Preetham above the horizon (the sun kept a little above it, where the model
-// holds), dimmed toward night, dark haze-lit ground below.
+// ---- single-scattering atmosphere (Bruneton 2017's Earth; lengths in metres) ----
+
+const EARTH_RADIUS: f32 = 6360e3;
+const ATMOSPHERE_TOP: f32 = 6420e3;
+const OBSERVER_HEIGHT: f32 = 200.0;
+const RAYLEIGH_SCATTERING: vec3<f32> = vec3<f32>(5.802e-6, 13.558e-6, 33.1e-6);
+const RAYLEIGH_HEIGHT: f32 = 8000.0;
+const MIE_SCATTERING: f32 = 3.996e-6;
+const MIE_EXTINCTION: f32 = 4.44e-6;
+const MIE_HEIGHT: f32 = 1200.0;
+const MIE_G: f32 = 0.8;
+const OZONE_ABSORPTION: vec3<f32> = vec3<f32>(0.650e-6, 1.881e-6, 0.085e-6);
+const VIEW_STEPS: u32 = 32u;
+const LIGHT_STEPS: u32 = 8u;
+// Radiance of the renderer's units per unit of solar irradiance scattered, at sun intensity 1 (chosen so
+// the horizon at a high sun stays below white after the tone map: its zenith is then about half as
+// bright as the Preetham model's, a deeper blue).
+const ATMOSPHERE_SCALE: f32 = 12.0;
+
+// Distance along unit `d` from `o` (relative to the earth's centre) to the sphere of radius `r`, the far
+// root; negative when there is none.
+fn sphere_exit(o: vec3<f32>, d: vec3<f32>, r: f32) -> f32 {
+    let b = dot(o, d);
+    let c = dot(o, o) - r * r;
+    let disc = b * b - c;
+    if disc < 0.0 {
+        return -1.0;
+    }
+    return -b + sqrt(disc);
+}
+
+// Whether the ray from `o` along unit `d` hits the ground (the earth's sphere) ahead.
+fn hits_ground(o: vec3<f32>, d: vec3<f32>) -> bool {
+    let b = dot(o, d);
+    let c = dot(o, o) - EARTH_RADIUS * EARTH_RADIUS;
+    return b < 0.0 && b * b - c >= 0.0;
+}
+
+// Extinction per metre at height h above the ground (m): Rayleigh + Mie (scaled by `haze`) + ozone.
+struct Densities {
+    rayleigh: f32,
+    mie: f32,
+    ozone: f32,
+}
+
+fn densities(h: f32) -> Densities {
+    let ozone = max(0.0, 1.0 - abs(h - 25e3) / 15e3);
+    return Densities(exp(-h / RAYLEIGH_HEIGHT), exp(-h / MIE_HEIGHT), ozone);
+}
+
+fn extinction(d: Densities, haze: f32) -> vec3<f32> {
+    return RAYLEIGH_SCATTERING * d.rayleigh + vec3<f32>(MIE_EXTINCTION * haze * d.mie) + OZONE_ABSORPTION * d.ozone;
+}
+
+// Transmittance from `p` toward the sun `s` to the top of the atmosphere (0 in the earth's shadow).
+fn sun_transmittance(p: vec3<f32>, s: vec3<f32>, haze: f32) -> vec3<f32> {
+    if hits_ground(p, s) {
+        return vec3<f32>(0.0);
+    }
+    let len = sphere_exit(p, s, ATMOSPHERE_TOP);
+    let ds = len / f32(LIGHT_STEPS);
+    var depth = vec3<f32>(0.0);
+    for (var i = 0u; i < LIGHT_STEPS; i++) {
+        let q = p + s * ((f32(i) + 0.5) * ds);
+        depth += extinction(densities(length(q) - EARTH_RADIUS), haze) * ds;
+    }
+    return exp(-depth);
+}
+
+fn rayleigh_phase(mu: f32) -> f32 {
+    return 3.0 / (16.0 * PI) * (1.0 + mu * mu);
+}
+
+// Cornette-Shanks phase function.
+fn mie_phase(mu: f32) -> f32 {
+    let g2 = MIE_G * MIE_G;
+    let k = 3.0 / (8.0 * PI) * (1.0 - g2) / (2.0 + g2);
+    return k * (1.0 + mu * mu) / pow(max(1.0 + g2 - 2.0 * MIE_G * mu, 1e-4), 1.5);
+}
+
+// Single-scattered sky radiance along unit `dir` (dir.y >= 0) for the sun toward unit `s`, per unit of
+// solar irradiance; `haze` scales the aerosols.
+fn atmosphere(dir: vec3<f32>, s: vec3<f32>, haze: f32) -> vec3<f32> {
+    let o = vec3<f32>(0.0, EARTH_RADIUS + OBSERVER_HEIGHT, 0.0);
+    let len = sphere_exit(o, dir, ATMOSPHERE_TOP);
+    let mu = dot(dir, s);
+    let pr = rayleigh_phase(mu);
+    let pm = mie_phase(mu);
+    var depth = vec3<f32>(0.0);
+    var sum = vec3<f32>(0.0);
+    // Samples at t = len u^2 (u uniform): dense near the eye, where the air is.
+    var t_prev = 0.0;
+    for (var i = 0u; i < VIEW_STEPS; i++) {
+        let u = (f32(i) + 1.0) / f32(VIEW_STEPS);
+        let t = len * u * u;
+        let ds = t - t_prev;
+        let p = o + dir * (0.5 * (t + t_prev));
+        t_prev = t;
+        let d = densities(length(p) - EARTH_RADIUS);
+        let ext = extinction(d, haze) * ds;
+        let mid = depth + 0.5 * ext;
+        depth += ext;
+        let scatter = RAYLEIGH_SCATTERING * (d.rayleigh * pr) + vec3<f32>(MIE_SCATTERING * haze * d.mie * pm);
+        sum += exp(-mid) * sun_transmittance(p, s, haze) * scatter * ds;
+    }
+    return sum;
+}
+
+// Generated sky along `dir`: the atmosphere or Preetham above the horizon (Preetham's sun kept a little
+// above it, where that model holds, and dimmed toward night), dark haze-lit ground below.
 fn generated_sky(dir: vec3<f32>) -> vec3<f32> {
     let s = sky.sun_dir;
-    let s_model = normalize(vec3<f32>(s.x, max(s.y, 0.03), s.z));
     let horizon_dir = normalize(vec3<f32>(dir.x, max(dir.y, 0.0), dir.z));
-    let day = smoothstep(-0.15, 0.1, s.y) * sky.sun_intensity;
-    var col = preetham(horizon_dir, s_model, sky.turbidity) * day;
+    var col: vec3<f32>;
+    if sky.model == 0u {
+        // The atmosphere holds at every elevation: twilight fades by the earth's shadow itself.
+        let haze = max(sky.turbidity - 1.0, 0.1) / 1.5;
+        col = atmosphere(horizon_dir, s, haze) * (ATMOSPHERE_SCALE * sky.sun_intensity);
+    } else {
+        let s_model = normalize(vec3<f32>(s.x, max(s.y, 0.03), s.z));
+        let day = smoothstep(-0.15, 0.1, s.y) * sky.sun_intensity;
+        col = preetham(horizon_dir, s_model, sky.turbidity) * day;
+    }
     if dir.y < 0.0 {
         // Distant land seen through haze (aerial perspective): a darker, bluer horizon colour.
         let land = col * vec3<f32>(0.35, 0.42, 0.52);

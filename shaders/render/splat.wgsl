@@ -57,19 +57,7 @@ fn visible(centre: vec4<f32>) -> bool {
 // Entry and exit distances (t0 <= t1, metres) of the unit ray from the eye along `dir` through ellipsoid e;
 // t1 <= 0 when the ray misses it or it lies behind the eye.
 fn ray_ellipsoid(e: Ellipsoid, dir: vec3<f32>) -> vec2<f32> {
-    let g = ellipsoid_g(e);
-    let o = g * (camera.eye - e.centre.xyz);
-    let d = g * dir;
-    let a = dot(d, d);
-    let b = dot(o, d);
-    // Robust form (Haines et al., Ray Tracing Gems ch. 7): the offset perpendicular to the ray.
-    let perp = o - (b / a) * d;
-    let disc = a * (1.0 - dot(perp, perp));
-    if disc < 0.0 {
-        return vec2<f32>(0.0, -1.0);
-    }
-    let sq = sqrt(disc);
-    return vec2<f32>(max((-b - sq) / a, 0.0), (-b + sq) / a);
+    return ray_ellipsoid_from(e, camera.eye, dir);
 }
 
 fn forward() -> vec3<f32> {

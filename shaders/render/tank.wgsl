@@ -14,6 +14,7 @@
 // face, at least 1.5 pixels wide, with a thin bright line where the glass pane's edge meets it; the
 // frame also shades the ground (where the sun's ray crosses a wall within a frame width of its edge).
 #import "common/camera.wgsl"
+#import "render/water_receiver.wgsl"
 
 // Rust twin: TankUniform in src/render/tank.rs (48 bytes).
 struct Tank {
@@ -178,25 +179,40 @@ fn surroundings(dir: vec3<f32>) -> vec3<f32> {
     return far_ground(dir);
 }
 
-@fragment
-fn fs_ground(in: GroundIn) -> GroundOut {
-    let ndc = vec2<f32>(in.clip.x / camera.viewport.x * 2.0 - 1.0, 1.0 - in.clip.y / camera.viewport.y * 2.0);
+// The ground plane under pixel `clip`: where the view ray meets it and how the ground looks and is lit
+// there, the sun's light apart (`ok` false: no ground at this pixel).
+struct GroundHit {
+    ok: bool,
+    p: vec3<f32>,
+    dir: vec3<f32>,
+    t: f32,
+    depth: f32,
+    albedo: vec3<f32>,
+    // The sun's light (before the water) and the sky's.
+    sun: vec3<f32>,
+    sky: vec3<f32>,
+}
+
+fn ground_hit(clip: vec4<f32>) -> GroundHit {
+    var g: GroundHit;
+    g.ok = false;
+    let ndc = vec2<f32>(clip.x / camera.viewport.x * 2.0 - 1.0, 1.0 - clip.y / camera.viewport.y * 2.0);
     let q = camera.world_from_clip * vec4<f32>(ndc, 1.0, 1.0);
     let dir = normalize(q.xyz / q.w - camera.eye);
     let height = camera.eye.y - tank.min.y;
     if height <= 0.0 || dir.y >= -1e-6 {
-        discard; // looking up, or from below the ground
+        return g; // looking up, or from below the ground
     }
     let t = height / -dir.y;
     let p = camera.eye + t * dir;
     let inside = all(p.xz > tank.min.xz) && all(p.xz < tank.max.xz);
     if inside && tank.floor == 0u {
-        discard; // the terrain covers the footprint
+        return g; // the terrain covers the footprint
     }
-    let clip = camera.clip_from_world * vec4<f32>(p, 1.0);
-    let depth = clip.z / clip.w;
+    let c = camera.clip_from_world * vec4<f32>(p, 1.0);
+    let depth = c.z / c.w;
     if depth <= 0.0 {
-        discard; // past the far plane: the sky's
+        return g; // past the far plane: the sky's
     }
     // The pixel's footprint on the plane, metres, along the view (the longer axis).
     let foot = pixel_size(t) / max(-dir.y, 0.02);
@@ -223,11 +239,52 @@ fn fs_ground(in: GroundIn) -> GroundOut {
     let contact = select(exp(-outside_d / reach), exp(-max(inside_d, 0.0) / (0.5 * reach)), inside);
     let ao = 1.0 - 0.3 * contact;
     let up = vec3<f32>(0.0, 1.0, 0.0);
-    let lit = sun_radiance() * (max(camera.sun_dir.y, 0.0) * glass_shadow(p)) + sky_ambient(up) * ao;
-    var col = albedo * lit;
-    let fog = 1.0 - exp(-t * tank.fog_density);
-    col = mix(col, haze(dir), fog);
-    return GroundOut(output_color(col), depth);
+    g = GroundHit(
+        true,
+        p,
+        dir,
+        t,
+        depth,
+        albedo,
+        sun_radiance() * (max(camera.sun_dir.y, 0.0) * glass_shadow(p)),
+        sky_ambient(up) * ao,
+    );
+    return g;
+}
+
+// The ground's radiance with the sun's light times `water` (the water's transmittance, 1 = none).
+fn ground_color(g: GroundHit, water: vec3<f32>) -> vec3<f32> {
+    let col = g.albedo * (g.sun * water + g.sky);
+    let fog = 1.0 - exp(-g.t * tank.fog_density);
+    return mix(col, haze(g.dir), fog);
+}
+
+@fragment
+fn fs_ground(in: GroundIn) -> GroundOut {
+    let g = ground_hit(in.clip);
+    if !g.ok {
+        discard;
+    }
+    return GroundOut(output_color(ground_color(g, vec3<f32>(1.0))), g.depth);
+}
+
+// "tank ground water shadow", over the ground already drawn: the ratio of the ground's output colour
+// with the sun's light through the water (render/water_receiver.wgsl) to the colour without it, which
+// the pipeline multiplies into the frame (as terrain.wgsl's fs_water_shadow). Its depth is the ground's,
+// a hair nearer, tested GreaterEqual: the far walls drawn over the ground keep their pixels.
+@fragment
+fn fs_ground_water_shadow(in: GroundIn) -> GroundOut {
+    let g = ground_hit(in.clip);
+    if g.ok {
+        let water = water_transmittance(g.p);
+        if any(water < vec3<f32>(0.999)) {
+            let dimmed = output_color(ground_color(g, water)).rgb;
+            let whole = output_color(ground_color(g, vec3<f32>(1.0))).rgb;
+            let ratio = clamp(dimmed / max(whole, vec3<f32>(1e-5)), vec3<f32>(0.0), vec3<f32>(1.0));
+            return GroundOut(vec4<f32>(ratio, 1.0), g.depth * (1.0 + 1e-6));
+        }
+    }
+    discard;
 }
 
 // ---------------------------------------------------------------------------------------------------

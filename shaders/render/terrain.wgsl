@@ -8,8 +8,12 @@
 // Lambert sun with soft heightfield shadows (per height sample, from terrain_shadow.wgsl, interpolated),
 // hemispheric sky ambient scaled by the sky visibility baked per height sample (terrain_ao.wgsl,
 // interpolated), and exponential distance fog toward the horizon haze (all from common/camera.wgsl).
-// fs_wet darkens wet ground over the drawn terrain (wetness.wgsl).
+// fs_wet darkens wet ground over the drawn terrain (wetness.wgsl). fs_water_shadow takes away the sun's
+// light the water above absorbs (render/water_receiver.wgsl): the colour with the sun attenuated over the
+// colour without (both of the ground without its sub-cell detail), which the pipeline multiplies into
+// the frame.
 #import "common/camera.wgsl"
+#import "render/water_receiver.wgsl"
 
 #import "render/heightfield.wgsl"
 
@@ -229,32 +233,95 @@ fn surface(p: vec3<f32>, n: vec3<f32>, q: vec2<f32>, fw: f32, d: Detail) -> Surf
     return Surface(c * (0.85 + 0.3 * d.fine), rockiness);
 }
 
-@fragment
-fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
+// The ground's light at one pixel: albedo, the sun's and the sky's light (the sun's unattenuated by
+// water) and the fog over them; `terrain_color` puts them together.
+struct TerrainLight {
+    base: vec3<f32>,
+    sun: vec3<f32>,
+    sky: vec3<f32>,
+    fog_color: vec3<f32>,
+    fog: f32,
+}
+
+// The pixel footprints the shading needs, taken in uniform control flow (before any discard): in grid
+// samples (noise anti-aliasing) and in world cells (the detail's planes: the geometric mean of the
+// pixel's two sides, so a slope seen at a grazing angle keeps its detail across the view).
+struct Footprint {
+    samples: f32,
+    cells: f32,
+}
+
+fn footprint(p: vec3<f32>) -> Footprint {
+    let q = p.xz / max(terrain.spacing, vec2<f32>(1e-6));
+    let cell = 0.5 * (terrain.spacing.x + terrain.spacing.y);
+    return Footprint(max(length(dpdx(q)), length(dpdy(q))), sqrt(length(dpdx(p)) * length(dpdy(p))) / cell);
+}
+
+fn terrain_light(in: VsOut, fw: Footprint) -> TerrainLight {
+    let p = in.world;
+    let cell = 0.5 * (terrain.spacing.x + terrain.spacing.y);
+    let detail = triplanar_detail(p / cell, normalize(in.normal), fw.cells);
+    return lit_by(in, fw, detail);
+}
+
+// The ground's light without the detail finer than a cell (its mean instead: no cracks, no relief), for
+// "terrain water shadow", which only needs the ratio of two colours of the same ground: the full detail
+// costs several times more and changes that ratio little.
+fn terrain_light_smooth(in: VsOut, fw: Footprint) -> TerrainLight {
+    let mean = Detail(0.5, 0.5, 0.5, 0.0, vec2<f32>(0.0));
+    return lit_by(in, fw, Triplanar(mean, vec3<f32>(0.0)));
+}
+
+fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> TerrainLight {
     let n_mesh = normalize(in.normal);
     let p = in.world;
-    // Grid coordinates and the pixel footprint in samples (for noise anti-aliasing).
     let q = p.xz / max(terrain.spacing, vec2<f32>(1e-6));
-    let fw = max(length(dpdx(q)), length(dpdy(q)));
-    // The footprint in world cells (mean spacing) for the detail's planes: the geometric mean of the
-    // pixel's two sides, so a slope seen at a grazing angle keeps its detail across the view.
-    let cell = 0.5 * (terrain.spacing.x + terrain.spacing.y);
-    let fw_cells = sqrt(length(dpdx(p)) * length(dpdy(p))) / cell;
-    let detail = triplanar_detail(p / cell, n_mesh, fw_cells);
-    let ground = surface(p, n_mesh, q, fw, detail.d);
+    let ground = surface(p, n_mesh, q, fw.samples, detail.d);
     // The detail relief tilts the normal, rock more than grass.
     let n = normalize(n_mesh + mix(0.25, 0.45, ground.rock) * detail.bump);
-    let base = ground.albedo;
     let ndl = max(dot(n, camera.sun_dir), 0.0);
     // Some light reaches even where no sky is seen (bounced off the slopes around).
     let ambient = 0.15 + 0.85 * sky_visibility_at(p.xz);
-    let lit = sun_radiance() * (ndl * shadow_at(p.xz)) + sky_ambient(n) * ambient;
-    var col = base * lit;
     let to_eye = camera.eye - p;
     let dist = length(to_eye);
-    let fog = 1.0 - exp(-dist * terrain.fog_density);
-    col = mix(col, fog_radiance(-to_eye / dist), fog);
-    return output_color(col);
+    return TerrainLight(
+        ground.albedo,
+        sun_radiance() * (ndl * shadow_at(p.xz)),
+        sky_ambient(n) * ambient,
+        fog_radiance(-to_eye / dist),
+        1.0 - exp(-dist * terrain.fog_density),
+    );
+}
+
+// The ground's radiance with the sun's light times `water` (the water's transmittance, 1 = none).
+fn terrain_color(l: TerrainLight, water: vec3<f32>) -> vec3<f32> {
+    return mix(l.base * (l.sun * water + l.sky), l.fog_color, l.fog);
+}
+
+@fragment
+fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
+    let fw = footprint(in.world);
+    return output_color(terrain_color(terrain_light(in, fw), vec3<f32>(1.0)));
+}
+
+// "terrain water shadow", over the terrain already drawn (equal depth), multiplied into the frame: the
+// ratio of the ground's output colour with the sun's light through the water to the colour without it,
+// so ground drawn by fs_main ends as if it had been drawn with the attenuated sun (the tone map and the
+// sRGB encoding included; the ratio taken of the ground without its sub-cell detail, which the frame's
+// colour keeps). Pixels the water's light does not reach are discarded.
+@fragment
+fn fs_water_shadow(in: VsOut) -> @location(0) vec4<f32> {
+    let fw = footprint(in.world);
+    let water = water_transmittance(in.world);
+    // The shading inside the branch: a discarded fragment goes on as a helper invocation, so work after
+    // a discard would still be done where no water shades the ground.
+    if any(water < vec3<f32>(0.999)) {
+        let l = terrain_light_smooth(in, fw);
+        let dimmed = output_color(terrain_color(l, water)).rgb;
+        let whole = output_color(terrain_color(l, vec3<f32>(1.0))).rgb;
+        return vec4<f32>(clamp(dimmed / max(whole, vec3<f32>(1e-5)), vec3<f32>(0.0), vec3<f32>(1.0)), 1.0);
+    }
+    discard;
 }
 
 // "terrain wet", over the terrain already drawn (equal depth): wet ground is darker (up to 45%, as soil

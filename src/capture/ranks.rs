@@ -166,6 +166,8 @@ pub struct RankFrameTimes {
 /// its own layers first (its splats run while the others' travel), waits for the others', composites
 /// them and records the rest of the frame ([`Renderer::encode_display`]) into the encoder it returns,
 /// for the caller to add to (a video frame), resolve the profiler into and submit.
+/// The water casts no shadow in these frames, whatever the settings (each rank holds part of the water
+/// and the shadow's light-space map is not composited): one rank draws what several do.
 /// Errors: a peer is gone, or a layer message or read-back is bad (naming the rank).
 pub fn rank_frame<T: Transport>(
     rank: &Rank<T>,
@@ -176,6 +178,7 @@ pub fn rank_frame<T: Transport>(
     view: RankView<'_>,
 ) -> Result<(Option<wgpu::CommandEncoder>, RankFrameTimes), RankFrameError> {
     let RankView { target, camera, settings, drop_received } = view;
+    let settings = &crate::render::RenderSettings { water_shadow: false, ..settings.clone() };
     let (me, ctx) = (rank.rank(), rank.ctx());
     let sim = rank.sim();
     let particles = Some(rank_particles(sim, scene));

@@ -71,7 +71,11 @@ pub fn run(cli: Cli) -> Result<()> {
                     out: a.out,
                     particles,
                     dx: a.dx,
-                    image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
+                    image: crate::engine::batch::ImageOptions {
+                        view: a.view,
+                        depth_filter: a.depth_filter,
+                        ..Default::default()
+                    },
                 },
             )
         }
@@ -547,6 +551,13 @@ pub struct RunArgs {
     /// settings' default, see docs/rendering.md).
     #[arg(long, value_parser = parse_depth_filter)]
     pub depth_filter: Option<crate::render::DepthFilter>,
+    /// The sun's height above the horizon in the image, degrees (-90 ..= 90; default: the render
+    /// settings' 38).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_sun_elevation)]
+    pub sun_elevation: Option<f32>,
+    /// Draw the image without the water's shadow on the terrain (for comparison).
+    #[arg(long)]
+    pub no_water_shadow: bool,
     /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
     /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
     /// must have the checkpoint's domain, terrain and initial water). --steps and --seconds count from the
@@ -573,7 +584,12 @@ pub struct RunArgs {
 impl RunArgs {
     /// What the image shows.
     pub fn image(&self) -> crate::engine::batch::ImageOptions {
-        crate::engine::batch::ImageOptions { view: self.view, depth_filter: self.depth_filter }
+        crate::engine::batch::ImageOptions {
+            view: self.view,
+            depth_filter: self.depth_filter,
+            sun_elevation_deg: self.sun_elevation,
+            no_water_shadow: self.no_water_shadow,
+        }
     }
 }
 
@@ -587,6 +603,16 @@ pub fn parse_view(s: &str) -> Result<crate::render::FluidView, String> {
         let names: Vec<&str> = FluidView::ALL.iter().map(|v| v.key()).collect();
         format!("unknown view `{}`: the views are {}", crate::text::printable(s), names.join(", "))
     })
+}
+
+/// Parses `--sun-elevation`: degrees, finite, -90 ..= 90.
+pub fn parse_sun_elevation(s: &str) -> Result<f32, String> {
+    let shown = crate::text::printable(s);
+    let v: f32 = s.trim().parse().map_err(|_| format!("--sun-elevation `{shown}` is not a number of degrees"))?;
+    if !(-90.0..=90.0).contains(&v) {
+        return Err(format!("--sun-elevation {v} is outside -90 ..= 90 degrees"));
+    }
+    Ok(v)
 }
 
 /// Parses `--depth-filter`: a [`crate::render::DepthFilter::key`].

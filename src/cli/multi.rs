@@ -294,7 +294,7 @@ pub fn capture_options(a: super::CaptureArgs) -> Result<crate::capture::offline:
         out: Some(out),
         particles: None,
         dx: a.dx,
-        image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter },
+        image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter, ..Default::default() },
     })
 }
 

@@ -108,13 +108,18 @@ pub fn scene_view(engine: &Engine) -> (OrbitCamera, RenderSettings) {
 }
 
 /// What a headless image shows where it differs from the default render settings (`waterview run --view
-/// --depth-filter`, `capture`): the view (the final image or an intermediate target) and the depth filter.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// --depth-filter --sun-elevation --no-water-shadow`, `capture`): the view (the final image or an
+/// intermediate target), the depth filter, the sun's elevation and whether the water casts its shadow.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ImageOptions {
     /// What the image shows.
     pub view: FluidView,
     /// The depth filter (`None`: the default of `FluidSettings`).
     pub depth_filter: Option<DepthFilter>,
+    /// The sun's height above the horizon, degrees (`None`: the default of `RenderSettings`).
+    pub sun_elevation_deg: Option<f32>,
+    /// Leave out the water's shadow on the terrain (`RenderSettings::water_shadow` off).
+    pub no_water_shadow: bool,
 }
 
 impl ImageOptions {
@@ -124,6 +129,10 @@ impl ImageOptions {
         if let Some(filter) = self.depth_filter {
             settings.fluid.depth_filter = filter;
         }
+        if let Some(elevation) = self.sun_elevation_deg {
+            settings.sun_elevation_deg = elevation;
+        }
+        settings.water_shadow &= !self.no_water_shadow;
         settings
     }
 }

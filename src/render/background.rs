@@ -23,8 +23,9 @@ pub struct BackgroundKey {
     pub show_terrain: bool,
     /// A box scene's tank and ground, drawn with the background.
     pub tank: Option<super::Tank>,
-    /// The generated sky's turbidity and a loaded sky's exposure (the sun is in `camera`).
-    pub sky: [f32; 2],
+    /// The generated sky's turbidity and a loaded sky's exposure (the sun is in `camera`), and the
+    /// generated sky's model.
+    pub sky: ([f32; 2], super::SkyModel),
     pub epoch: u64,
 }
 

@@ -7,10 +7,14 @@
 //!
 //! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
 //! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
-//!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, Preetham
-//!    daylight, when the sun moved) and, in a box scene, "tank" ([`tank`]: the ground and the far glass
-//!    walls); while the view stands still they are restored from the [`background`] cache instead (two
-//!    texture copies);
+//!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, a
+//!    single-scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank"
+//!    ([`tank`]: the ground and the far glass walls); while the view stands still they are restored from
+//!    the [`background`] cache instead (two texture copies);
+//!    Over the terrain, drawn or restored: "terrain wetness" and "terrain wet" ([`wetness`]), then the
+//!    water's shadow: "water shadow" ([`water_shadow`]: the ellipsoids splatted into a light-space map
+//!    seen from the sun), "terrain water shadow" and, in a box scene, "tank ground water shadow" (the
+//!    sun's light under the water dimmed and tinted);
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
@@ -65,6 +69,7 @@ pub mod targets;
 pub mod terrain;
 pub mod terrain_ao;
 pub mod to_image;
+pub mod water_shadow;
 pub mod wave_maker;
 pub mod wetness;
 
@@ -82,7 +87,7 @@ pub use obstacles::{ObstacleMesh, ObstaclesPass};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
 pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
-pub use sky::{SkyInput, SkyPass, SkySource};
+pub use sky::{SkyFaces, SkyInput, SkyModel, SkyPass, SkySource};
 pub use sky_image::{load_sky, SkyCube, SkyError};
 pub use sort_last::{SortLastInput, SortLastPass};
 pub use source::ParticleSource;
@@ -91,6 +96,7 @@ pub use tank::{Tank, TankInput, TankPart, TankPass};
 pub use targets::{read_texture_rgba, read_texture_rgba_f32, FluidTargets, Offscreen};
 pub use terrain::{TerrainInput, TerrainPass};
 pub use to_image::{render_to_image, render_to_image_hdr};
+pub use water_shadow::{WaterLightUniform, WaterShadowInput, WaterShadowPass};
 pub use wave_maker::{PaddleUniform, WaveMakerPass};
 
 use crate::gpu::{GpuContext, Profiler};
@@ -120,6 +126,7 @@ pub struct Renderer {
     obstacles: ObstaclesPass,
     /// The terrain's distance fog, 1/m (the obstacles take it).
     fog_density: f32,
+    water_shadow: WaterShadowPass,
     ghosts: GhostPass,
     sort_last: SortLastPass,
     /// What the last [`Renderer::encode_layers`] splatted into the targets, for an
@@ -175,6 +182,7 @@ impl Renderer {
             tank: TankPass::new(ctx, color_format),
             obstacles: ObstaclesPass::new(ctx, color_format),
             fog_density: terrain::TerrainUniform::from_heightfield(terrain).fog_density,
+            water_shadow: WaterShadowPass::new(ctx),
             ghosts: GhostPass::new(ctx, color_format),
             sort_last: SortLastPass::new(ctx, color_format),
             layers_for: None,
@@ -242,6 +250,11 @@ impl Renderer {
         self.sort_last.resize(&self.device, None);
     }
 
+    /// The water's shadow pass: its light-space map and light of the last frame that drew it.
+    pub fn water_shadow(&self) -> &WaterShadowPass {
+        &self.water_shadow
+    }
+
     /// The sky: its cubemap and where it came from.
     pub fn sky(&self) -> &SkyPass {
         &self.sky
@@ -263,6 +276,17 @@ impl Renderer {
         self.sky.load(ctx, path)?;
         self.background_epoch += 1;
         Ok(())
+    }
+
+    /// The box the sun's view of the water covers ([`water_shadow`]): the terrain's, and the tank's when
+    /// there is one, raised by a quarter of its width for water in the air (metres).
+    fn light_bounds(&self, tank: Option<Tank>) -> (glam::Vec3, glam::Vec3) {
+        let (mut lo, mut hi) = self.terrain.bounds();
+        if let Some(t) = tank {
+            (lo, hi) = (lo.min(t.min), hi.max(t.max));
+        }
+        hi.y += 0.25 * (hi.x - lo.x).max(hi.z - lo.z);
+        (lo, hi)
     }
 
     /// Makes the fluid targets for `target` (size, colour format, thickness resolution) when they do not
@@ -414,7 +438,7 @@ impl Renderer {
             format: target.format(),
             show_terrain: settings.show_terrain,
             tank,
-            sky: [settings.sky_turbidity, settings.sky_exposure],
+            sky: ([settings.sky_turbidity, settings.sky_exposure], settings.sky_model),
             epoch: self.background_epoch,
         };
         let restored =
@@ -441,6 +465,23 @@ impl Renderer {
         self.background_restored = restored;
         // The wet ground over the terrain, drawn or restored.
         let wet = self.terrain.encode_wet(&mut frame, settings.wet(wetting.filter(|_| terrain_drawn), dt));
+        // The water's shadow on the terrain and the ground, from the water this renderer drew: none in a
+        // rank's layers or a display frame with other ranks' water (it would miss theirs, or count the
+        // ghosts twice).
+        let alone = match ranked {
+            None => true,
+            Some(Ranked { ghosts, received }) => ghosts.is_none() && received.is_some_and(|r| r.is_empty()),
+        };
+        let shadowing = fluid.filter(|_| (terrain_drawn || tank.is_some()) && alone);
+        let (ellipsoids, count) = (shadowing.and(self.anisotropy.ellipsoids()), shadowing.map_or(0, |p| p.count));
+        let input = settings.water_shadow(ellipsoids, count, self.light_bounds(tank));
+        let shadowed = self.water_shadow.encode(&mut frame, input);
+        if shadowed && terrain_drawn {
+            self.terrain.encode_water_shadow(&mut frame, self.water_shadow.receiver());
+        }
+        if shadowed && tank.is_some() {
+            self.tank.encode_water_shadow(&mut frame, self.water_shadow.receiver());
+        }
         // The moving opaque things over the background, then the water.
         self.wave_maker.encode(&mut frame, paddle);
         if let (FluidView::Spheres, Some(p)) = (settings.view, particles) {
@@ -491,7 +532,7 @@ impl Renderer {
         self.foam.encode(&mut frame, settings.foam(p.diffuse));
         let params = settings.composite(targets.tiles.0, self.sky.exposure(), camera.distance);
         // The background cache holds the frame's colour before the water when nothing was drawn over it.
-        let background = self.background.colour_for(&key).filter(|_| paddle.is_none() && !wet);
+        let background = self.background.colour_for(&key).filter(|_| paddle.is_none() && !wet && !shadowed);
         let sky = (self.sky.cube_view(), self.sky.version());
         self.composite.encode(&mut frame, CompositeInput { params, smoothed, sky, background });
         self.tank.encode(&mut frame, front);

@@ -7,6 +7,8 @@
 use super::foam::{DiffuseSource, FoamInput, FoamSettings, FoamUniform};
 use super::frame::CameraUniform;
 use super::narrow_range::NarrowRangeSettings;
+use super::sky::SkyModel;
+use super::water_shadow::{WaterLightUniform, WaterShadowInput};
 use super::wetness::WetInput;
 use super::{
     AnisotropyUniform, CompositeUniform, FlowSettings, ParticleStyle, SkyInput, SplatInput, SplatMethod, Tank,
@@ -259,10 +261,15 @@ pub struct RenderSettings {
     pub show_tank: bool,
     /// Darken the terrain where the water has passed, drying over about a minute.
     pub wet_ground: bool,
+    /// Dim and tint the sun's light on the terrain under the water (Beer-Lambert through the water
+    /// between the sun and the ground, with the water's absorption colour): the water's shadow.
+    pub water_shadow: bool,
     /// What the frame shows.
     pub view: FluidView,
     /// Screen-space fluid parameters.
     pub fluid: FluidSettings,
+    /// The generated sky's model.
+    pub sky_model: SkyModel,
     /// Atmospheric turbidity of the generated sky (2 clear .. 10 hazy).
     pub sky_turbidity: f32,
     /// Radiance multiplier of a loaded sky.
@@ -286,8 +293,10 @@ impl Default for RenderSettings {
             show_particles: true,
             show_tank: true,
             wet_ground: true,
+            water_shadow: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
+            sky_model: SkyModel::default(),
             sky_turbidity: 2.5,
             sky_exposure: 1.0,
             cache_background: true,
@@ -336,6 +345,7 @@ impl RenderSettings {
             intensity: self.sun_intensity.max(0.0),
             turbidity: self.sky_turbidity,
             exposure: self.sky_exposure,
+            model: self.sky_model,
             draw,
         }
     }
@@ -351,6 +361,19 @@ impl RenderSettings {
     pub fn wet<'a>(&self, particles: Option<super::ParticleSource<'a>>, dt: f32) -> Option<WetInput<'a>> {
         let p = particles.filter(|_| self.wet_ground)?;
         Some(WetInput { positions: p.positions, count: p.count, clock: p.clock, dt, contact: 1.5 * self.dx() })
+    }
+
+    /// The water-shadow pass's input: `count` ellipsoids in `ellipsoids` (dropped when the setting is
+    /// off) lit by this sun over the scene's box `bounds` (min, max corners, m), with the water's
+    /// absorption colour.
+    pub fn water_shadow<'a>(
+        &self,
+        ellipsoids: Option<&'a super::EllipsoidBuffers>,
+        count: u32,
+        bounds: (glam::Vec3, glam::Vec3),
+    ) -> WaterShadowInput<'a> {
+        let light = WaterLightUniform::new(self.sun(), bounds, self.fluid.absorption, 2.0 * self.dx());
+        WaterShadowInput { ellipsoids: ellipsoids.filter(|_| self.water_shadow), count, light, texel: 0.5 * self.dx() }
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.

@@ -105,6 +105,8 @@ impl TankUniform {
 /// the water).
 pub struct TankPass {
     ground: wgpu::RenderPipeline,
+    /// "tank ground water shadow" (bind group 2: [`super::water_shadow::receiver_layout`]).
+    ground_water: wgpu::RenderPipeline,
     back: wgpu::RenderPipeline,
     front: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
@@ -146,6 +148,28 @@ impl TankPass {
             Some(frame::depth_state(frame::DEPTH_COMPARE, true)),
             &constants,
         );
+        let receiver = super::water_shadow::receiver_layout(device);
+        let frame_layout = frame::frame_bind_group_layout(device);
+        let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("tank ground water shadow pipeline layout"),
+            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver)],
+            immediate_size: 0,
+        });
+        let ground_water = frame::render_pipeline(
+            device,
+            "tank ground water shadow pipeline",
+            &water_layout,
+            &module,
+            ("vs_ground", "fs_ground_water_shadow"),
+            triangles,
+            wgpu::ColorTargetState {
+                format: color_format,
+                blend: Some(super::water_shadow::MULTIPLY),
+                write_mask: wgpu::ColorWrites::ALL,
+            },
+            Some(frame::depth_state(frame::DEPTH_COMPARE, false)),
+            &constants,
+        );
         // Premultiplied alpha: the glass adds its reflection and takes away what it absorbs.
         let glass = wgpu::ColorTargetState {
             format: color_format,
@@ -177,7 +201,22 @@ impl TankPass {
             min_filter: wgpu::FilterMode::Linear,
             ..Default::default()
         });
-        Self { ground, back, front, layout, uniform, sampler, bound: None, current: Some(zero) }
+        Self { ground, ground_water, back, front, layout, uniform, sampler, bound: None, current: Some(zero) }
+    }
+}
+
+impl TankPass {
+    /// Records "tank ground water shadow" over the ground in the frame's targets (drawn or restored):
+    /// the sun's light under the water attenuated by the light of `receiver` (bind group 2 of
+    /// [`super::water_shadow::receiver_layout`], [`super::WaterShadowPass::receiver`]). Nothing before
+    /// the tank was first drawn.
+    pub fn encode_water_shadow(&mut self, frame: &mut Frame<'_>, receiver: &wgpu::BindGroup) {
+        let Some((_, bind_group)) = &self.bound else { return };
+        let mut pass = frame.target_pass("tank ground water shadow", false);
+        pass.set_pipeline(&self.ground_water);
+        pass.set_bind_group(1, bind_group, &[]);
+        pass.set_bind_group(2, receiver, &[]);
+        pass.draw(0..3, 0..1);
     }
 }
 

@@ -10,6 +10,9 @@
 //! interpolated the same way. Where water has passed, "terrain wet" darkens the ground and gives it a
 //! wet sheen every frame, over the (possibly cached) background: the mesh drawn again with a depth test
 //! for equality (its clip position `@invariant`), reading the wetness of [`super::wetness`].
+//! Where the water's light is dimmed ([`super::water_shadow`]), "terrain water shadow" draws the mesh
+//! once more the same way and multiplies the ground's colour by the ratio of its colour with the sun's
+//! light through the water to its colour without.
 //! The "terrain" pass clears the frame's colour and depth and draws the mesh into them.
 
 use super::frame;
@@ -79,6 +82,8 @@ pub struct TerrainPass {
     shadow_layout: wgpu::BindGroupLayout,
     ao: TerrainAo,
     wet_pipeline: wgpu::RenderPipeline,
+    /// "terrain water shadow" (bind group 2: [`super::water_shadow::receiver_layout`]).
+    water_pipeline: wgpu::RenderPipeline,
     wet_update: WetnessUpdate,
     /// Seconds since particles last soaked the ground (`None`: dry since the terrain was loaded).
     wet_seconds: Option<f32>,
@@ -168,6 +173,28 @@ impl TerrainPass {
             Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
             &frame::output_constants(color_format),
         );
+        let receiver = super::water_shadow::receiver_layout(device);
+        let frame_layout = frame::frame_bind_group_layout(device);
+        let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("terrain water shadow pipeline layout"),
+            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver)],
+            immediate_size: 0,
+        });
+        let water_pipeline = frame::render_pipeline(
+            device,
+            "terrain water shadow pipeline",
+            &water_layout,
+            &module,
+            ("vs_main", "fs_water_shadow"),
+            strips,
+            wgpu::ColorTargetState {
+                format: color_format,
+                blend: Some(super::water_shadow::MULTIPLY),
+                write_mask: wgpu::ColorWrites::ALL,
+            },
+            Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
+            &frame::output_constants(color_format),
+        );
         let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
         let uniform_data = TerrainUniform::from_heightfield(&flat);
         let ao = TerrainAo::new(device);
@@ -179,6 +206,7 @@ impl TerrainPass {
             shadow_layout,
             ao,
             wet_pipeline,
+            water_pipeline,
             wet_update: WetnessUpdate::new(ctx),
             wet_seconds: None,
             data,
@@ -235,6 +263,30 @@ impl TerrainPass {
         pass.set_bind_group(1, &self.data.bind_group, &[]);
         pass.draw(0..2 * nx, 0..nz - 1);
         true
+    }
+
+    /// The heightfield's box: lower and upper corners, metres (x and z over its samples, y over its
+    /// heights).
+    pub fn bounds(&self) -> (glam::Vec3, glam::Vec3) {
+        let u = &self.uniform_data;
+        let last = glam::Vec2::new(u.nx.max(1) as f32 - 1.0, u.nz.max(1) as f32 - 1.0);
+        let far = glam::Vec2::from(u.origin) + last * glam::Vec2::from(u.spacing);
+        (glam::Vec3::new(u.origin[0], u.h_min, u.origin[1]), glam::Vec3::new(far.x, u.h_max, far.y))
+    }
+
+    /// Records "terrain water shadow" over the terrain in the frame's targets (drawn or restored): the
+    /// sun's light under the water attenuated by the light of `receiver` (bind group 2 of
+    /// [`super::water_shadow::receiver_layout`], [`super::WaterShadowPass::receiver`]).
+    pub fn encode_water_shadow(&mut self, frame: &mut Frame<'_>, receiver: &wgpu::BindGroup) {
+        let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
+        if nx < 2 || nz < 2 {
+            return;
+        }
+        let mut pass = frame.target_pass("terrain water shadow", false);
+        pass.set_pipeline(&self.water_pipeline);
+        pass.set_bind_group(1, &self.data.bind_group, &[]);
+        pass.set_bind_group(2, receiver, &[]);
+        pass.draw(0..2 * nx, 0..nz - 1);
     }
 
     /// Records the sky-visibility bake ("terrain ao pyramid", "terrain ao") when the terrain changed since

@@ -6,7 +6,9 @@
 
 use super::sky_panel::{sky_ui, SkyPanelState};
 use super::{row, UiAction};
-use crate::render::{ColorMode, DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings, SplatMethod};
+use crate::render::{
+    ColorMode, DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings, SkyModel, SplatMethod,
+};
 
 /// State of the render panel: the renderer's settings (applied every frame) and the screenshot options.
 pub struct RenderPanelState {
@@ -20,6 +22,16 @@ pub struct RenderPanelState {
     pub sky: SkyPanelState,
     /// "Saved captures/...png" or the last screenshot's error.
     pub capture_status: Option<Result<String, String>>,
+}
+
+impl RenderPanelState {
+    /// The defaults, but on a CPU adapter (`on_cpu`, e.g. lavapipe) without the water's shadow: there
+    /// its overlays cost about 40% of a frame (docs/rendering.md), as the scenes start at a coarser dx.
+    pub fn for_adapter(on_cpu: bool) -> Self {
+        let mut state = Self::default();
+        state.settings.water_shadow = !on_cpu;
+        state
+    }
 }
 
 impl Default for RenderPanelState {
@@ -71,6 +83,14 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
                     ui.checkbox(&mut s.wet_ground, "wet ground");
                 });
             });
+            row(
+                ui,
+                "Water shadow",
+                "The water dims and tints the sunlight on the terrain under it (Beer-Lambert through the water \
+                 between the sun and the ground, with the water's absorption colour): a light-space splat of the \
+                 particles seen from the sun, 'water shadow' in the GPU table",
+                |ui| ui.checkbox(&mut s.water_shadow, "on"),
+            );
             row(ui, "Sun azimuth", "Sun direction around the vertical, degrees", |ui| {
                 ui.add(egui::Slider::new(&mut s.sun_azimuth_deg, 0.0..=360.0).suffix("°"))
             });
@@ -80,9 +100,26 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
             row(ui, "Sun intensity", "Brightness of the sun light (1 = nominal)", |ui| {
                 ui.add(egui::Slider::new(&mut s.sun_intensity, 0.0..=5.0))
             });
-            row(ui, "Turbidity", "Haze of the generated (Preetham) sky: 2 clear … 10 hazy", |ui| {
-                ui.add(egui::Slider::new(&mut s.sky_turbidity, 1.7..=10.0))
-            });
+            row(
+                ui,
+                "Sky model",
+                "The generated sky: a single-scattering atmosphere (Rayleigh and Mie scattering, ozone; blue \
+                 zenith, horizon haze, red light near a low sun) or the Preetham daylight model (the earlier \
+                 default). A loaded HDR sky replaces either",
+                |ui| {
+                    egui::ComboBox::from_id_salt("sky_model").selected_text(s.sky_model.name()).show_ui(ui, |ui| {
+                        for m in SkyModel::ALL {
+                            ui.selectable_value(&mut s.sky_model, m, m.name());
+                        }
+                    });
+                },
+            );
+            row(
+                ui,
+                "Turbidity",
+                "Haze of the generated sky: 2 clear … 10 hazy (the atmosphere's aerosols: x1 at 2.5)",
+                |ui| ui.add(egui::Slider::new(&mut s.sky_turbidity, 1.7..=10.0)),
+            );
         });
         if s.view == FluidView::Spheres {
             spheres_ui(ui, s, &mut state.radius_scale);

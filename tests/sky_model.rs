@@ -1,0 +1,100 @@
+//! The generated sky (src/render/sky.rs, shaders/render/sky.wgsl) read back from its cubemap on whatever
+//! adapter wgpu finds (lavapipe in CI; none FAILS with the context's message): the single-scattering
+//! atmosphere's colours where physics puts them.
+
+mod common;
+
+use glam::{Vec2, Vec3};
+use waterview::render::{render_to_image, sun_direction, OrbitCamera, RenderSettings, Renderer, SkyFaces, SkyModel};
+use waterview::terrain::Heightfield;
+
+/// The generated sky of `model` for the sun at `elevation` degrees (azimuth 90: toward +x), read back.
+fn sky(ctx: &waterview::gpu::GpuContext, renderer: &mut Renderer, model: SkyModel, elevation: f32) -> SkyFaces {
+    let settings =
+        RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: elevation, sky_model: model, ..Default::default() };
+    render_to_image(ctx, renderer, &OrbitCamera::default(), None, &settings, (32, 24));
+    renderer.sky().read_faces_blocking(ctx)
+}
+
+/// Blue's share of the colour.
+fn blueness(c: Vec3) -> f32 {
+    c.z / (c.x + c.y + c.z).max(1e-9)
+}
+
+/// At a high sun the zenith is bluer than the horizon (Rayleigh's blue overhead, the paler haze of the
+/// long path low down); near the sun the sky is redder at sunset than at noon (the long path through the
+/// air takes the blue out of the sunlight first); the zenith at noon is within a factor of three of the
+/// Preetham model's (a deeper blue, about half as bright), so the exposure that suited that sky suits
+/// this one.
+#[test]
+fn the_atmosphere_is_blue_above_and_red_near_a_setting_sun() {
+    let ctx = common::gpu();
+    let mut renderer =
+        Renderer::new(&ctx, waterview::render::OFFSCREEN_FORMAT, &Heightfield::flat(Vec2::ZERO, Vec2::ONE, 0.0));
+    assert_eq!(RenderSettings::default().sky_model, SkyModel::Atmosphere, "the default sky");
+    let noon = sky(&ctx, &mut renderer, SkyModel::Atmosphere, 60.0);
+    let (zenith, horizon) = (noon.along(Vec3::Y), noon.along(Vec3::new(-1.0, 0.03, 0.2)));
+    eprintln!("noon: zenith {zenith}, horizon away from the sun {horizon}");
+    assert!(zenith.is_finite() && horizon.is_finite() && zenith.min_element() > 0.0, "{zenith} {horizon}");
+    assert!(blueness(zenith) > 1.15 * blueness(horizon), "zenith {zenith} not bluer than the horizon {horizon}");
+    assert!(zenith.z > 1.5 * zenith.x, "zenith {zenith} not blue");
+
+    let near_sun = |elevation: f32| sun_direction(90.0, elevation + 4.0);
+    let red_noon = noon.along(near_sun(60.0));
+    let sunset = sky(&ctx, &mut renderer, SkyModel::Atmosphere, 2.0);
+    let red_sunset = sunset.along(near_sun(2.0));
+    eprintln!("near the sun: noon {red_noon}, sunset {red_sunset}");
+    let redness = |c: Vec3| c.x / c.z.max(1e-9);
+    assert!(redness(red_sunset) > 2.0 * redness(red_noon), "sunset near the sun {red_sunset}, noon {red_noon}");
+    assert!(red_sunset.x > red_sunset.z, "the sky by a setting sun {red_sunset} is not red-orange");
+
+    let preetham = sky(&ctx, &mut renderer, SkyModel::Preetham, 60.0).along(Vec3::Y);
+    let lum = |c: Vec3| c.dot(Vec3::new(0.2126, 0.7152, 0.0722));
+    eprintln!("zenith at noon: atmosphere {zenith} ({}), Preetham {preetham} ({})", lum(zenith), lum(preetham));
+    let ratio = lum(zenith) / lum(preetham);
+    assert!((0.33..3.0).contains(&ratio), "the atmosphere's zenith is {ratio} times Preetham's");
+}
+
+/// ACES (Narkowicz 2015, as common/camera.wgsl) and sRGB: a linear radiance as an 8-bit display value.
+fn display(x: f32) -> u8 {
+    let t = ((x * (2.51 * x + 0.03)) / (x * (2.43 * x + 0.59) + 0.14)).clamp(0.0, 1.0);
+    let s = if t <= 0.0031308 { 12.92 * t } else { 1.055 * t.powf(1.0 / 2.4) - 0.055 };
+    (s * 255.0).round() as u8
+}
+
+/// Panoramas of the upper half of the generated sky (azimuth across, the zenith at the top), tone-mapped
+/// as the frame is, for both models at sun elevations 5, 20 and 60 degrees (the sun at the middle of
+/// each): written to `target/test-output/sky_MODEL_ELEVATION.png` to look at, and checked to stay in
+/// the tone map's useful range (no pixel of the daylight skies black, the zenith not white).
+#[test]
+fn sky_panoramas_at_three_sun_elevations() {
+    let ctx = common::gpu();
+    let mut renderer =
+        Renderer::new(&ctx, waterview::render::OFFSCREEN_FORMAT, &Heightfield::flat(Vec2::ZERO, Vec2::ONE, 0.0));
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
+    std::fs::create_dir_all(&dir).ok();
+    for model in SkyModel::ALL {
+        for elevation in [5.0, 20.0, 60.0] {
+            let start = std::time::Instant::now();
+            let faces = sky(&ctx, &mut renderer, model, elevation);
+            let generated = start.elapsed();
+            let start = std::time::Instant::now();
+            sky(&ctx, &mut renderer, model, elevation);
+            eprintln!(
+                "{model:?} at {elevation}°: frame and read-back {generated:?} with the sky generated, {:?} without",
+                start.elapsed()
+            );
+            let (w, h) = (360, 90);
+            let img = image::RgbImage::from_fn(w, h, |x, y| {
+                let azimuth = (x as f32 + 0.5) / w as f32 * 360.0 - 90.0;
+                let up = 90.0 - (y as f32 + 0.5) / h as f32 * 90.0;
+                let c = faces.along(sun_direction(azimuth, up));
+                image::Rgb([display(c.x), display(c.y), display(c.z)])
+            });
+            img.save(dir.join(format!("sky_{}_{elevation}.png", model.name()))).ok();
+            let zenith = img.get_pixel(w / 2, 0).0;
+            assert!(zenith.iter().any(|&v| v < 250), "{model:?} at {elevation}°: white zenith {zenith:?}");
+            assert!(img.pixels().all(|p| p.0.iter().any(|&v| v > 8)), "{model:?} at {elevation}°: black sky");
+        }
+    }
+}

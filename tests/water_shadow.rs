@@ -1,0 +1,134 @@
+//! The water's shadow and tinted light on the terrain (src/render/water_shadow.rs) on whatever adapter
+//! wgpu finds (lavapipe in CI; none FAILS with the context's message): a resting pool on flat terrain
+//! under a low sun, drawn with the water's shadow and without it.
+
+mod common;
+
+use glam::{Vec2, Vec3, Vec4};
+use waterview::render::{
+    read_texture_rgba_f32, render_to_image, OrbitCamera, ParticleSource, RenderSettings, Renderer, Tank,
+    OFFSCREEN_FORMAT,
+};
+use waterview::terrain::Heightfield;
+
+/// Particle spacing of the pool, metres.
+const DX: f32 = 0.05;
+/// The pool: a block of water on the ground, metres.
+const POOL_MIN: Vec3 = Vec3::new(1.5, 0.0, 1.5);
+const POOL_SIZE: Vec3 = Vec3::new(1.0, 0.4, 1.0);
+/// Sun elevation, degrees, from +x (azimuth 90): the pool's shadow falls toward -x, 0.4 / tan 35° = 0.57 m.
+const SUN_ELEVATION: f32 = 35.0;
+
+fn project(camera: &OrbitCamera, size: (u32, u32), p: Vec3) -> (u32, u32) {
+    let ndc = camera.clip_from_world(size.0 as f32 / size.1 as f32).project_point3(p);
+    let x = ((ndc.x + 1.0) * 0.5 * size.0 as f32) as u32;
+    let y = ((1.0 - ndc.y) * 0.5 * size.1 as f32) as u32;
+    (x.min(size.0 - 1), y.min(size.1 - 1))
+}
+
+fn luminance(p: [u8; 4]) -> f32 {
+    0.2126 * p[0] as f32 + 0.7152 * p[1] as f32 + 0.0722 * p[2] as f32
+}
+
+fn pool() -> Vec<Vec4> {
+    let n = (POOL_SIZE / DX).round().as_uvec3();
+    let mut out = Vec::new();
+    for z in 0..n.z {
+        for y in 0..n.y {
+            for x in 0..n.x {
+                let p = POOL_MIN + (Vec3::new(x as f32, y as f32, z as f32) + 0.5) * DX;
+                out.push(p.extend(1000.0));
+            }
+        }
+    }
+    out
+}
+
+/// The ground in the pool's shadow (under the pool as the sun sees it) is darker with the water's shadow than without
+/// it, and bluer (the water absorbs red most); ground away from the water is unchanged. The light-space map holds the
+/// sun ray's path through the pool where it crosses it.
+#[test]
+fn a_pool_shades_and_tints_the_ground_under_it_and_nothing_else() {
+    pool_shades_the_ground(None, "terrain");
+}
+
+/// As [`a_pool_shades_and_tints_the_ground_under_it_and_nothing_else`] in a box scene: the tank's ground
+/// ("tank ground water shadow") instead of the terrain.
+#[test]
+fn a_pool_in_a_tank_shades_and_tints_the_tank_floor() {
+    let tank = Tank { min: Vec3::new(1.0, 0.0, 1.0), max: Vec3::new(3.0, 1.0, 3.0), floor: true };
+    pool_shades_the_ground(Some(tank), "tank");
+}
+
+fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
+    let ctx = common::gpu();
+    let hf = Heightfield::flat(Vec2::ZERO, Vec2::new(4.0, 4.0), 0.0);
+    let particles = pool();
+    let split = |label: &str, data: &[u8]| {
+        waterview::gpu::split::SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, data).expect("fits")
+    };
+    let positions = split("pool positions", bytemuck::cast_slice(&particles));
+    let velocities = split("pool velocities", &vec![0u8; particles.len() * 16]);
+    let source = ParticleSource { tank, ..ParticleSource::buffers(&positions, &velocities, particles.len() as u32) };
+    // From the -x side, above: the shadow (toward -x) lies between the eye and the pool.
+    let camera = OrbitCamera {
+        target: Vec3::new(1.6, 0.2, 2.0),
+        distance: 4.0,
+        yaw: -std::f32::consts::FRAC_PI_2,
+        pitch: 0.9,
+        fov_y: 50f32.to_radians(),
+    };
+    let size = (240, 180);
+    let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };
+    settings.fluid.dx = DX;
+    settings.wet_ground = false;
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
+    let on = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size);
+    let map = read_texture_rgba_f32(&ctx, renderer.water_shadow().map());
+    let light = *renderer.water_shadow().light();
+    let off_settings = RenderSettings { water_shadow: false, ..settings.clone() };
+    let off = render_to_image(&ctx, &mut renderer, &camera, Some(source), &off_settings, size);
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
+    std::fs::create_dir_all(&dir).ok();
+    on.save(dir.join(format!("water_shadow_{name}_on.png"))).ok();
+    off.save(dir.join(format!("water_shadow_{name}_off.png"))).ok();
+
+    // In the shadow: 0.1 m beside the pool toward -x, mid-way along z (the sun's ray crosses 0.58 m of water).
+    {
+        let (what, p) = ("in the shadow", Vec3::new(1.4, 0.0, 2.0));
+        let (x, y) = project(&camera, size, p);
+        let (a, b) = (on.get_pixel(x, y).0, off.get_pixel(x, y).0);
+        eprintln!("{name}: {what} at ({x}, {y}): {a:?} with the water's shadow, {b:?} without");
+        assert!(luminance(a) < 0.93 * luminance(b), "{what} at ({x}, {y}): {a:?} not darker than {b:?}");
+        let red_to_blue = |c: [u8; 4]| c[0] as f32 / c[2].max(1) as f32;
+        assert!(red_to_blue(a) < 0.92 * red_to_blue(b), "{what} at ({x}, {y}): {a:?} not bluer than {b:?}");
+    }
+    // Away from the water: the sunward side, the far corners.
+    for p in [Vec3::new(3.0, 0.0, 2.0), Vec3::new(0.3, 0.0, 0.5), Vec3::new(0.3, 0.0, 3.5), Vec3::new(1.2, 0.0, 0.6)] {
+        let (x, y) = project(&camera, size, p);
+        let (a, b) = (on.get_pixel(x, y).0, off.get_pixel(x, y).0);
+        assert_eq!(a, b, "ground at {p} ({x}, {y}) away from the water changed");
+    }
+    let changed = on.pixels().zip(off.pixels()).filter(|(a, b)| a != b).count();
+    let total = (size.0 * size.1) as usize;
+    eprintln!("{changed} of {total} pixels changed");
+    assert!(changed < total / 3, "{changed} of {total} pixels changed");
+
+    // The map on the sun's ray through the pool's floor near its -x side: it enters the top 0.57 m toward
+    // +x, after 0.4 / sin 35° = 0.70 m of water; the splats overlap (spheres of 0.75 dx at dx spacing), so
+    // their summed path is 1 to 3 times that. The sunward surface is where the ray enters.
+    let floor = Vec3::new(1.6, 0.0, 2.0);
+    let sun = Vec3::from(light.sun_dir);
+    let entry = floor + sun * (POOL_SIZE.y / sun.y);
+    let (uv, _) = light.map_point(floor);
+    let (_, entry_depth) = light.map_point(entry);
+    let (w, h) = map.dimensions();
+    let texel = map.get_pixel((uv.x * w as f32) as u32, (uv.y * h as f32) as u32).0;
+    let path = (entry - floor).length();
+    eprintln!(
+        "map on the ray: path {} m (geometric {path} m), sunward surface {} m ({entry_depth} m)",
+        texel[0], texel[3]
+    );
+    assert!(texel[0] > path && texel[0] < 3.0 * path, "path in the map {} for a geometric {path}", texel[0]);
+    assert!((texel[3] - entry_depth).abs() < 2.0 * DX, "sunward surface at {} m, not {entry_depth} m", texel[3]);
+}
