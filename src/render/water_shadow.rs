@@ -3,7 +3,7 @@
 //!
 //! "water shadow" splats the anisotropy pass's ellipsoids into a light-space map seen from the sun, the sun's
 //! counterpart of the camera's thickness splat ([`super::splat`]): an orthographic projection over the scene's bounds
-//! ([`WaterLightUniform::new`]), square, of `Rgba16Float` texels about half a particle spacing wide ([`map_size`]:
+//! ([`WaterLightUniform::new`]), square, of `Rgba16Float` texels about a particle spacing wide ([`map_size`]:
 //! 256² to 2048²), one instanced quad per ellipsoid; r sums the sun ray's path through the water (m, One + One
 //! blending), a keeps the light-space depth of the water's sunward surface (m, Min blending). Nothing is read back.
 //!
@@ -16,9 +16,12 @@
 //! [`super::TerrainPass::encode_water_shadow`]; "tank ground water shadow",
 //! [`super::TankPass::encode_water_shadow`]), so the background cache stays valid while the water moves.
 //!
-//! The map covers the scene's bounds with texels about half a particle spacing wide (a shadow has no
-//! detail finer than the particles), so its cost follows the particles' size on it, not the scene's:
-//! each splat covers a few texels. A sun below the horizon draws nothing.
+//! The map covers the scene's bounds with texels about a particle spacing wide (a shadow has no detail
+//! finer than the particles), so its cost follows the particles' size on it, not the scene's: each splat
+//! covers a few texels. (Half a spacing cost 11.3 ms per frame at 1 M particles on the H200, the
+//! blending of deep water's overlapping quads; a spacing is a quarter of the texels. The camera's
+//! splats run as a compute pass with per-pixel atomics, which this pass does not yet.) A sun below the
+//! horizon draws nothing.
 
 use super::anisotropy::EllipsoidBuffers;
 use super::frame;
@@ -162,7 +165,7 @@ pub struct WaterShadowInput<'a> {
     pub count: u32,
     /// The light and the water's absorption ([`WaterLightUniform::new`]).
     pub light: WaterLightUniform,
-    /// The map's texel size to aim for, metres ([`map_size`]): half the particle spacing.
+    /// The map's texel size to aim for, metres ([`map_size`]): the particle spacing.
     pub texel: f32,
 }
 
