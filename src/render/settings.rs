@@ -373,7 +373,7 @@ impl RenderSettings {
         bounds: (glam::Vec3, glam::Vec3),
     ) -> WaterShadowInput<'a> {
         let light = WaterLightUniform::new(self.sun(), bounds, self.fluid.absorption, 2.0 * self.dx());
-        WaterShadowInput { ellipsoids: ellipsoids.filter(|_| self.water_shadow), count, light, texel: self.dx() }
+        WaterShadowInput { ellipsoids: ellipsoids.filter(|_| self.water_shadow), count, light, texel: 2.0 * self.dx() }
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.

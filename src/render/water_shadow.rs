@@ -16,12 +16,13 @@
 //! [`super::TerrainPass::encode_water_shadow`]; "tank ground water shadow",
 //! [`super::TankPass::encode_water_shadow`]), so the background cache stays valid while the water moves.
 //!
-//! The map covers the scene's bounds with texels about a particle spacing wide (a shadow has no detail
-//! finer than the particles), so its cost follows the particles' size on it, not the scene's: each splat
-//! covers a few texels. (Half a spacing cost 11.3 ms per frame at 1 M particles on the H200, the
-//! blending of deep water's overlapping quads; a spacing is a quarter of the texels. The camera's
-//! splats run as a compute pass with per-pixel atomics, which this pass does not yet.) A sun below the
-//! horizon draws nothing.
+//! The map covers the scene's bounds with texels about two particle spacings wide (a shadow has no
+//! detail finer than the particles; a splat's radius, about 2h, still covers several texel centres, so a
+//! connected sheet of water leaves no hole), so its cost follows the particles' size on it, not the
+//! scene's. (Half a spacing, rounded up to a power of two, cost 11.3 ms per frame at 1 M particles on the
+//! H200: the blending of deep water's overlapping quads into 2048² texels. The camera's splats run as a
+//! compute pass with per-pixel atomics, which this pass does not yet.) A sun below the horizon draws
+//! nothing.
 
 use super::anisotropy::EllipsoidBuffers;
 use super::frame;
@@ -32,14 +33,15 @@ use glam::{Mat4, Vec3, Vec4};
 /// Fewest and most texels along each side of the light-space map ([`map_size`]).
 pub const MAP_SIZES: (u32, u32) = (256, 2048);
 /// Texels along each side of the light-space map for `light`, whose texels should be about `texel`
-/// metres wide: the power of two nearest above the light's width over `texel`, within [`MAP_SIZES`].
+/// metres wide: the light's width over `texel` rounded up to a multiple of 64, within [`MAP_SIZES`] (a
+/// power of two could quadruple the texels, and the pass's cost follows them).
 pub fn map_size(light: &WaterLightUniform, texel: f32) -> u32 {
     let m = light.light_from_world;
     // Rows 0 and 1 of the matrix are the light's axes scaled by 2 / width and 2 / height.
     let scale = Vec3::new(m[0][0], m[1][0], m[2][0]).length().min(Vec3::new(m[0][1], m[1][1], m[2][1]).length());
     let width = 2.0 / scale.max(1e-9);
     let texels = (width / texel.max(1e-6)).clamp(1.0, MAP_SIZES.1 as f32) as u32;
-    texels.next_power_of_two().clamp(MAP_SIZES.0, MAP_SIZES.1)
+    texels.next_multiple_of(64).clamp(MAP_SIZES.0, MAP_SIZES.1)
 }
 
 /// Format of the light-space map: r = path through the water (m), a = the water's sunward surface (m).
@@ -165,7 +167,7 @@ pub struct WaterShadowInput<'a> {
     pub count: u32,
     /// The light and the water's absorption ([`WaterLightUniform::new`]).
     pub light: WaterLightUniform,
-    /// The map's texel size to aim for, metres ([`map_size`]): the particle spacing.
+    /// The map's texel size to aim for, metres ([`map_size`]): two particle spacings.
     pub texel: f32,
 }
 
@@ -371,7 +373,7 @@ mod tests {
             assert!((depth2 - depth - 2.5).abs() < 1e-4, "sun {sun}: depths {depth} and {depth2}");
         }
         let light = WaterLightUniform::new(Vec3::Y, bounds, [0.9, 0.4, 0.15], 0.1);
-        assert_eq!(map_size(&light, 0.02), 512, "8 m wide (x), 4 m deep (z) in 2 cm texels: 400, rounded up");
+        assert_eq!(map_size(&light, 0.02), 448, "8 m wide (x), 4 m deep (z) in 2 cm texels: 400, rounded up");
         assert_eq!(map_size(&light, 1.0), MAP_SIZES.0, "at least the smallest");
         assert_eq!(map_size(&light, 1e-4), MAP_SIZES.1, "at most the largest");
         let night = WaterLightUniform::new(Vec3::new(0.0, -0.2, 1.0).normalize(), bounds, [0.9, 0.4, 0.15], 0.1);
