@@ -82,6 +82,7 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
     let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };
     settings.fluid.dx = DX;
     settings.wet_ground = false;
+    settings.water_shadow = true;
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let on = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size);
     let map = read_texture_rgba_f32(&ctx, renderer.water_shadow().map());

@@ -555,9 +555,10 @@ pub struct RunArgs {
     /// settings' 38).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_sun_elevation)]
     pub sun_elevation: Option<f32>,
-    /// Draw the image without the water's shadow on the terrain (for comparison).
+    /// Draw the water's shadow and tinted light on the terrain (off by default: 6-7 ms per frame at 1 M
+    /// particles on an H200, docs/rendering.md).
     #[arg(long)]
-    pub no_water_shadow: bool,
+    pub water_shadow: bool,
     /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
     /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
     /// must have the checkpoint's domain, terrain and initial water). --steps and --seconds count from the
@@ -588,7 +589,7 @@ impl RunArgs {
             view: self.view,
             depth_filter: self.depth_filter,
             sun_elevation_deg: self.sun_elevation,
-            no_water_shadow: self.no_water_shadow,
+            water_shadow: self.water_shadow,
         }
     }
 }

@@ -262,7 +262,9 @@ pub struct RenderSettings {
     /// Darken the terrain where the water has passed, drying over about a minute.
     pub wet_ground: bool,
     /// Dim and tint the sun's light on the terrain under the water (Beer-Lambert through the water
-    /// between the sun and the ground, with the water's absorption colour): the water's shadow.
+    /// between the sun and the ground, with the water's absorption colour): the water's shadow. Off by
+    /// default: its light-space splat still blends quads (6-7 ms per frame at 1 M particles on the H200,
+    /// docs/rendering.md), past the frame's budget.
     pub water_shadow: bool,
     /// What the frame shows.
     pub view: FluidView,
@@ -293,7 +295,7 @@ impl Default for RenderSettings {
             show_particles: true,
             show_tank: true,
             wet_ground: true,
-            water_shadow: true,
+            water_shadow: false,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
             sky_model: SkyModel::default(),

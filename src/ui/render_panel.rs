@@ -25,11 +25,11 @@ pub struct RenderPanelState {
 }
 
 impl RenderPanelState {
-    /// The defaults, but on a CPU adapter (`on_cpu`, e.g. lavapipe) without the water's shadow: there
-    /// its overlays cost about 40% of a frame (docs/rendering.md), as the scenes start at a coarser dx.
+    /// The defaults, on any adapter (`on_cpu`, e.g. lavapipe, once started without the water's shadow,
+    /// which is now off everywhere by default: docs/rendering.md).
     pub fn for_adapter(on_cpu: bool) -> Self {
         let mut state = Self::default();
-        state.settings.water_shadow = !on_cpu;
+        state.settings.water_shadow &= !on_cpu;
         state
     }
 }
