@@ -65,16 +65,15 @@ fn a_column_105_layers_deep_starts_without_a_kick() {
             s.max_speed,
             0.5 * collapse
         );
-        assert!(s.max_density_error < 0.1, "t = {} s: a particle compressed by {}", s.time, s.max_density_error);
-        // Nothing thrown above the water's surface (its top particle starts dx/2 below it).
-        assert!(
-            s.bbox_max[1] <= height + DX,
-            "t = {} s: a particle at y = {} m, above {}",
-            s.time,
-            s.bbox_max[1],
-            height
-        );
+        assert_held_together(s, height);
     }
+}
+
+/// No particle compressed by 10 % or more, none thrown above the water's surface (its top particle starts
+/// dx/2 below `height`, m).
+fn assert_held_together(s: &waterview::sim::SimStats, height: f32) {
+    assert!(s.max_density_error < 0.1, "t = {} s: a particle compressed by {}", s.time, s.max_density_error);
+    assert!(s.bbox_max[1] <= height + DX, "t = {} s: a particle at y = {} m, above {}", s.time, s.bbox_max[1], height);
 }
 
 #[test]
@@ -90,14 +89,7 @@ fn a_dam_105_layers_high_collapses_without_a_kick() {
     // Bound: 1.5 m/s, 0.44 sqrt(2 g H).
     for s in &all {
         assert!(s.max_speed < 1.5, "t = {} s: {} m/s", s.time, s.max_speed);
-        assert!(s.max_density_error < 0.1, "t = {} s: a particle compressed by {}", s.time, s.max_density_error);
-        assert!(
-            s.bbox_max[1] <= height + DX,
-            "t = {} s: a particle at y = {} m, above {}",
-            s.time,
-            s.bbox_max[1],
-            height
-        );
+        assert_held_together(s, height);
     }
 }
 

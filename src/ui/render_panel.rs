@@ -24,16 +24,6 @@ pub struct RenderPanelState {
     pub capture_status: Option<Result<String, String>>,
 }
 
-impl RenderPanelState {
-    /// The defaults, on any adapter (`on_cpu`, e.g. lavapipe, once started without the water's shadow,
-    /// which is now off everywhere by default: docs/rendering.md).
-    pub fn for_adapter(on_cpu: bool) -> Self {
-        let mut state = Self::default();
-        state.settings.water_shadow &= !on_cpu;
-        state
-    }
-}
-
 impl Default for RenderPanelState {
     fn default() -> Self {
         Self {
