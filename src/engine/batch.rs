@@ -39,11 +39,10 @@ pub fn run_frames_until(
     let mut submissions = std::collections::VecDeque::new();
     let mut frame = 0u64;
     let mut deliver = |sim: &mut Simulation, last: &mut Option<SimStats>| {
-        if let Some(s) = sim.poll_stats() {
-            if last.as_ref().is_none_or(|l| l.frame != s.frame) {
-                on_stats(s);
-                *last = Some(s.clone());
-            }
+        let _ = sim.poll_stats();
+        for s in sim.arrived_stats() {
+            on_stats(s);
+            *last = Some(s.clone());
         }
     };
     loop {

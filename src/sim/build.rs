@@ -325,6 +325,7 @@ impl Simulation {
             frame: 0,
             particles_version: 0,
             latest: None,
+            arrived: Vec::new(),
             blow_up: None,
             fresh_after: 0,
             restored_iterations: None,

@@ -244,6 +244,8 @@ pub struct Simulation {
     /// See [`Simulation::particles_version`].
     particles_version: u64,
     latest: Option<SimStats>,
+    /// Every record the last [`Simulation::poll_stats`] took, oldest first ([`Simulation::arrived_stats`]).
+    arrived: Vec<SimStats>,
     /// The first record of this run with non-finite particles ([`Simulation::blow_up`]).
     blow_up: Option<BlowUp>,
     /// Records of frames up to this one were recorded before the last reset: ignored when they land.
@@ -429,8 +431,10 @@ impl Simulation {
     /// Also moves the neighbour grid's box onto the fluid's bounding box from those statistics (and the
     /// emitters' discs), padded by [`GRID_BOX_PAD`] cells for the frames the figures are late: a uniform
     /// write, nothing waits.
+    /// Several records can land in one call (a slow frame, or a drain at the end of a run): all of them are
+    /// in [`Simulation::arrived_stats`] until the next call.
     pub fn poll_stats(&mut self) -> Option<&SimStats> {
-        let mut arrived = false;
+        self.arrived.clear();
         while let Some((frame, bytes)) = self.readback.try_take() {
             if frame <= self.fresh_after {
                 continue;
@@ -439,13 +443,19 @@ impl Simulation {
             if self.blow_up.is_none() {
                 self.blow_up = BlowUp::diagnose(self.latest.as_ref(), &stats, &self.params);
             }
-            self.latest = Some(stats);
-            arrived = true;
+            self.latest = Some(stats.clone());
+            self.arrived.push(stats);
         }
-        if arrived {
+        if !self.arrived.is_empty() {
             self.follow_fluid();
         }
         self.latest.as_ref()
+    }
+
+    /// Every record the last [`Simulation::poll_stats`] took, oldest first (empty when none landed): what a
+    /// statistics file writes, one row per frame, where the newest alone would skip frames.
+    pub fn arrived_stats(&self) -> &[SimStats] {
+        &self.arrived
     }
 
     /// The first frame since the build or the last reset whose statistics counted non-finite particles,
