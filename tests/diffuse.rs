@@ -4,7 +4,8 @@
 //!   CPU reference written from the paper's formulas (shaders/sim/diffuse.wgsl's `expected_new`);
 //! - a spray droplet follows the exact solution of dv/dt = g - k v over the frames;
 //! - a dam break makes diffuse particles once the water runs, never more than the pool holds, and they
-//!   show as foam (white) in its picture; a resting tank makes none and its picture has no foam.
+//!   show as foam (white) in its picture; a resting tank makes none and its picture has no foam;
+//! - the foam pass's motion blur draws a flying droplet as a streak as long as its path in the exposure.
 mod common;
 
 use glam::{DVec3, Vec3};
@@ -257,7 +258,6 @@ fn breaking_water_foams_and_still_water_does_not() {
     }
     let (foam, whitened) = foam_in_pictures(&ctx, &engine, "dam_break");
     assert!(foam > 100 && whitened > 50, "dam break: {foam} foam pixels, {whitened} whitened");
-
     let tank = scene(
         "(name: \"still\", domain: (min: (0.0, 0.0, 0.0), max: (0.6, 1.0, 0.6)),
           fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.6, 0.4, 0.6))],
@@ -268,4 +268,80 @@ fn breaking_water_foams_and_still_water_does_not() {
     let stats = common::run_checked(&ctx, &mut engine, None, Some(0.5));
     assert!(stats.iter().all(|s| s.diffuse.count == 0), "a resting tank makes diffuse particles");
     assert_eq!(foam_in_pictures(&ctx, &engine, "tank"), (0, 0), "foam in the resting tank's picture");
+}
+
+/// (columns spanned, summed linear excess) of the pixels of the foam view `img` (8-bit sRGB) whose red
+/// exceeds their blue by more than 8 levels: spray (drawn orange), not the water (drawn blue).
+fn spray_extent(img: &image::RgbaImage) -> (u32, f64) {
+    let linear = |c: u8| {
+        let c = c as f64 / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let lit: Vec<(u32, f64)> = img
+        .enumerate_pixels()
+        .filter(|(_, _, p)| p.0[0] as i32 - p.0[2] as i32 > 8)
+        .map(|(x, _, p)| (x, linear(p.0[0]) - linear(p.0[2])))
+        .collect();
+    let (min, max) = lit.iter().fold((u32::MAX, 0), |(a, b), &(x, _)| (a.min(x), b.max(x)));
+    (if lit.is_empty() { 0 } else { max - min + 1 }, lit.iter().map(|&(_, r)| r).sum())
+}
+
+/// The foam's motion blur: one spray droplet in the air above a resting tank, drawn in the foam view with
+/// a 0.05 s exposure, at rest and flying across the view at 5 m/s. The moving one is a streak longer by
+/// the distance it covers in the exposure (projected through the camera, within 25 %), with about the
+/// same summed coverage, in linear units (the stretch dims it).
+#[test]
+fn motion_blur_stretches_a_droplet_along_its_path() {
+    let ctx = common::gpu();
+    let tank = scene(
+        "(name: \"still\", domain: (min: (0.0, 0.0, 0.0), max: (0.6, 1.0, 0.6)),
+          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.6, 0.3, 0.6))],
+          camera: (target: (0.3, 0.5, 0.3), distance: 1.5, yaw_deg: 0.0, pitch_deg: 0.0),
+          solver: (dx: 0.04), cpu_dx_scale: 1.0)",
+    );
+    let engine = common::engine(&ctx, &tank, None);
+    let (camera, mut settings) = scene_view(&engine);
+    settings.view = FluidView::Foam;
+    settings.foam.spray_radius = 1.0;
+    // Faint enough for the coverage 1 - exp(-opacity) to stay about linear in the opacity.
+    settings.foam.spray_opacity = 0.2;
+    settings.foam.shutter_s = 0.05;
+    let size = (640, 360);
+    let x = Vec3::new(0.3, 0.7, 0.3);
+    let draw = |v: Vec3| {
+        let droplet =
+            DiffuseParticle { pos: [x.x, x.y, x.z, 10.0], vel: [v.x, v.y, v.z, DiffuseKind::Spray.code() as f32] };
+        let particles = waterview::gpu::storage_buffer_init(&ctx.device, "droplet", bytemuck::bytes_of(&droplet));
+        let args = wgpu::util::DeviceExt::create_buffer_init(
+            &ctx.device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("droplet draw"),
+                contents: bytemuck::cast_slice(&[6u32, 1, 0, 0]),
+                usage: wgpu::BufferUsages::INDIRECT,
+            },
+        );
+        let mut source = engine.particles();
+        source.diffuse =
+            Some(render::DiffuseSource { particles: &particles, draw_args: &args, draw_offset: 0, capacity: 1 });
+        let mut renderer = Renderer::new(&ctx, render::OFFSCREEN_FORMAT, engine.terrain());
+        render::render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size)
+    };
+    let (still, still_sum) = spray_extent(&draw(Vec3::ZERO));
+    let (moving, moving_sum) = spray_extent(&draw(Vec3::new(5.0, 0.0, 0.0)));
+    let clip = camera.clip_from_world(size.0 as f32 / size.1 as f32);
+    let column = |p: Vec3| {
+        let c = clip * p.extend(1.0);
+        (c.x / c.w * 0.5 + 0.5) * size.0 as f32
+    };
+    let streak = column(x + Vec3::new(0.25, 0.0, 0.0)) - column(x);
+    eprintln!("droplet: {still} columns at rest, {moving} moving (streak {streak:.1}); coverage {still_sum:.2} / {moving_sum:.2}");
+    assert!(still > 4, "the droplet at rest is drawn ({still} columns)");
+    let grown = (moving - still) as f32;
+    assert!((grown - streak).abs() < 0.25 * streak, "the streak adds {grown} columns, its path {streak:.1}");
+    let ratio = moving_sum / still_sum.max(1e-9);
+    assert!((0.75..1.33).contains(&ratio), "coverage {moving_sum:.2} moving against {still_sum:.2} at rest");
 }

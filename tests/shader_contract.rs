@@ -252,7 +252,7 @@ fn twins() -> Vec<Twin> {
             count, spray, foam, bubbles, kept, spawned, room, frame, last_time, dt, scale, demand, draw,
         },
         DiffuseParticle => "common/diffuse.wgsl" :: DiffuseParticle { pos, vel },
-        FoamUniform => "render/foam.wgsl" :: Foam { radius, absorption, opacity, allowance, depth_scale, _pad },
+        FoamUniform => "render/foam.wgsl" :: Foam { radius, absorption, opacity, allowance, depth_scale, shutter, _pad },
         CameraUniform => "common/camera.wgsl" :: Camera {
             clip_from_world, view_from_world, clip_from_view, world_from_clip, eye, time, sun_dir, sun_intensity,
             viewport, near, far,

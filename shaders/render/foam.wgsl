@@ -9,6 +9,10 @@
 // (the raw fluid depth) is dimmed by Beer-Lambert exp(-absorption (z - z_water - allowance)), the
 // allowance being the fluid splats' radius (particle centres lie that far behind the drawn surface).
 // Splats smaller than MIN_PX pixels are widened and dimmed so their summed opacity stays (no flicker).
+// Motion blur: a splat is stretched along its velocity across the view over the shutter time (a streak
+// of length |v_view| shutter, as a camera exposing that long records it) and dimmed by its radius over
+// the stretched half-length, so a streak covers as much as the round splat did: spray reads as streaks
+// and a sparse foam layer as flowing patches rather than as dots.
 #import "common/camera.wgsl"
 #import "common/diffuse.wgsl"
 
@@ -19,9 +23,9 @@ struct Foam {
     opacity: vec3<f32>,  // per kind, at the splat's centre
     allowance: f32,      // m
     depth_scale: f32,    // frame pixels per foam-target pixel (1 or 2)
+    shutter: f32,        // motion blur exposure, s (0: round splats)
     _pad0: f32,
     _pad1: f32,
-    _pad2: f32,
 }
 
 @group(1) @binding(0) var<uniform> foam: Foam;
@@ -60,12 +64,20 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> V
         r *= grow;
         opacity /= grow * grow;
     }
+    // The streak: along the velocity's part across the view, half-length r + |v| shutter / 2.
+    let v = (camera.view_from_world * vec4<f32>(p.vel.xyz, 0.0)).xy;
+    let streak = length(v) * foam.shutter;
+    let along = select(vec2<f32>(1.0, 0.0), v / max(length(v), 1e-12), streak > 1e-6 * r);
+    let across = vec2<f32>(-along.y, along.x);
+    let half_length = r + 0.5 * streak;
+    opacity *= r / half_length;
     var corners = array<vec2<f32>, 6>(
         vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
         vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
     );
     let corner = corners[vi];
-    out.clip = camera.clip_from_view * vec4<f32>(pv.xyz + vec3<f32>(corner * r, 0.0), 1.0);
+    let offset = along * (corner.x * half_length) + across * (corner.y * r);
+    out.clip = camera.clip_from_view * vec4<f32>(pv.xyz + vec3<f32>(offset, 0.0), 1.0);
     out.uv = corner;
     let spray = select(0.0, 1.0, kind == KIND_SPRAY);
     out.weight = vec3<f32>(opacity * (1.0 - spray), opacity * spray, z);

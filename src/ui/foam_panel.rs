@@ -133,5 +133,12 @@ fn look_ui(ui: &mut egui::Ui, f: &mut crate::render::FoamSettings) {
             "How fast foam and bubbles fade behind the water's surface, per metre of water in front of them",
             |ui| ui.add(egui::Slider::new(&mut f.absorption, 0.0..=50.0).suffix(" /m")),
         );
+        row(
+            ui,
+            "Motion blur",
+            "Exposure that stretches each splat along its motion across the view (a streak of speed × exposure); \
+             0 draws round splats",
+            |ui| ui.add(egui::Slider::new(&mut f.shutter_s, 0.0..=0.1).suffix(" s")),
+        );
     });
 }
