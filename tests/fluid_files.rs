@@ -1,5 +1,5 @@
 //! Particle files as a scene's water (`fluid_files`), with no GPU: hostile files (truncated, a count far
-//! past their bytes, NaN, outside the domain, inside the terrain, a FIFO, too fast) are refused when the
+//! past their bytes, NaN, outside the domain, inside the terrain or an obstacle, a FIFO, too fast) are refused when the
 //! scene is built, each with a message naming the scene, the file and, for bad particles, how many there
 //! are and the first of them.
 use std::path::{Path, PathBuf};
@@ -120,6 +120,36 @@ fn particles_inside_the_terrain_are_refused() {
     let above = cloud(&[[0.9, 0.5, 0.5], [0.1, 0.3, 0.5]]);
     particle_io::write(&dir.join("above.ply"), &above, ParticleFormat::Ply, 0.0).expect("write");
     assert_eq!(scene(&dir, "above.ply", terrain).build(false).expect("above the ground").len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Particles inside an obstacle are refused, naming the obstacle and how deep the first one lies (0.088 m
+/// at the centre of a 0.2 m box, 0.1 m exactly: its distance field is trilinear between samples); those
+/// outside it are kept (and those closer than dx/2 to it dropped, as the blocks' lattice points are).
+#[test]
+fn particles_inside_an_obstacle_are_refused() {
+    let dir = scratch("obstacle");
+    let cube = waterview::mesh::TriangleMesh::cuboid(glam::Vec3::ZERO, glam::Vec3::ONE);
+    std::fs::write(dir.join("box.obj"), cube.to_obj()).expect("write box.obj");
+    let build = |file: &str| {
+        let text = format!(
+            "(name: \"cached\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+              fluid_files: [(path: \"{file}\")],
+              obstacles: [(mesh: \"box.obj\", position: (0.4, 0.0, 0.4), scale: 0.2)],
+              camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+              solver: (dx: 0.05), cpu_dx_scale: 1.0)"
+        );
+        Scene::from_str(&text, &dir.join("cached.ron")).expect("valid scene file").build(false)
+    };
+    let water = cloud(&[[0.1, 0.1, 0.1], [0.5, 0.1, 0.5], [0.45, 0.05, 0.55], [0.9, 0.1, 0.9]]);
+    particle_io::write(&dir.join("in.ply"), &water, ParticleFormat::Ply, 0.0).expect("write");
+    let e = build("in.ply").map(|s| s.len()).expect_err("particles inside the box");
+    let first = "2 of 4 particles lie inside an obstacle; the first is particle 1 at (0.5, 0.1, 0.5), 0.088 m inside \
+                 obstacle 1 (box.obj)";
+    assert!(e.to_string().contains(first), "{e}");
+    let around = cloud(&[[0.1, 0.1, 0.1], [0.9, 0.1, 0.9], [0.5, 0.1, 0.62]]);
+    particle_io::write(&dir.join("around.ply"), &around, ParticleFormat::Ply, 0.0).expect("write");
+    assert_eq!(build("around.ply").expect("none inside").len(), 2, "the one 0.02 m from the box is dropped");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,13 +1,14 @@
 //! A scene's water from particle files (`fluid_files`): each file is read through the bounded reader
 //! ([`crate::particle_io::read`]), moved by its offset and checked particle by particle before anything
-//! reaches the GPU: positions and velocities finite, positions inside the domain and not inside the terrain,
-//! speeds at most [`MAX_SPEED`]. A failed check names the scene, the file (1-based, as in the scene file),
+//! reaches the GPU: positions and velocities finite, positions inside the domain and not inside the terrain
+//! or an obstacle, speeds at most [`MAX_SPEED`]. A failed check names the scene, the file (1-based, as in the scene file),
 //! how many particles fail it and the first of them, e.g. ``scene s.ron: fluid file 1 (cache.ply): 3 of
 //! 1000 particles lie outside the domain (0, 0, 0) .. (1, 1, 1); the first is particle 17 at (1.5, 0.2,
 //! 0.3)``.
 
 use super::validate::tuple;
 use super::{FluidFile, Scene, SceneError};
+use crate::sim::obstacles::Obstacle;
 use crate::sim::params::{fmt_f32, MAX_SPEED};
 use crate::terrain::Heightfield;
 use glam::Vec3;
@@ -39,12 +40,13 @@ impl Failures {
 
 impl Scene {
     /// Reads fluid file `k` (0-based) of this scene, moves it by its offset and checks it against the
-    /// domain and `terrain` (see the module docs).
+    /// domain, `terrain` and the placed `obstacles` (see the module docs).
     pub(super) fn load_fluid_file(
         &self,
         k: usize,
         f: &FluidFile,
         terrain: &Heightfield,
+        obstacles: &[Obstacle],
     ) -> Result<FileWater, SceneError> {
         let path = self.base_dir.join(&f.path);
         let item = format!("fluid file {} ({})", k + 1, f.path);
@@ -76,6 +78,7 @@ impl Scene {
         }
         let mut outside = Failures::new();
         let mut below = Failures::new();
+        let mut inside = Failures::new();
         let mut fast = Failures::new();
         for (i, (p, v)) in positions.iter().zip(&velocities).enumerate() {
             if p.cmplt(lo).any() || p.cmpgt(hi).any() {
@@ -86,6 +89,17 @@ impl Scene {
                         "at {}, under the ground at {} m",
                         tuple(&p.to_array()),
                         fmt_f32(terrain.height_at(p.x, p.z))
+                    )
+                });
+            } else if let Some((j, o)) = obstacles.iter().enumerate().find(|(_, o)| o.distance(*p) < 0.0) {
+                inside.add(i, || {
+                    format!(
+                        "at {}, {} m inside obstacle {} ({})",
+                        tuple(&p.to_array()),
+                        // To the millimetre: the distance field is trilinear between its samples.
+                        fmt_f32((-o.distance(*p) * 1000.0).round() / 1000.0),
+                        j + 1,
+                        o.name
                     )
                 });
             }
@@ -103,6 +117,9 @@ impl Scene {
         }
         if below.count > 0 {
             return Err(fail("lie inside the terrain".into(), below));
+        }
+        if inside.count > 0 {
+            return Err(fail("lie inside an obstacle".into(), inside));
         }
         if fast.count > 0 {
             return Err(fail(format!("are faster than {MAX_SPEED} m/s"), fast));

@@ -418,9 +418,9 @@ impl Scene {
     /// terrain, to a domain wall or to a wave maker's paddle at its rest position (and those behind it);
     /// then every particle of each fluid file follows, moved by its offset (read through the bounded
     /// reader; see `fluid_files.rs` for the checks); the obstacles are read and placed
-    /// (`obstacles.rs`) and every particle closer than dx/2 to one, or inside it, is dropped. Fails on an invalid scene, a bad heightmap, a
-    /// particle file that cannot be read or holds particles outside the domain, inside the terrain or
-    /// not finite, more than [`MAX_PARTICLES`] or no particle at all.
+    /// (`obstacles.rs`) and every particle closer than dx/2 to one is dropped. Fails on an invalid scene,
+    /// a bad heightmap, a particle file that cannot be read or holds particles outside the domain, inside
+    /// the terrain or an obstacle, or not finite, more than [`MAX_PARTICLES`] or no particle at all.
     pub fn build(&self, on_cpu_adapter: bool) -> Result<SceneSetup, SceneError> {
         self.validate()?;
         let dx = self.effective_dx(on_cpu_adapter);
@@ -464,9 +464,11 @@ impl Scene {
             .collect();
         let lattice = lattice::Lattice { blocks, dx, lo, hi, eps };
         let mut count = lattice.count(&terrain);
+        let support = self.solver.h_over_dx * dx * 2.0;
+        let obstacles = self.place_obstacles(dx, support)?;
         let (mut positions, mut velocities) = (Vec::new(), Vec::new());
         for (k, f) in self.fluid_files.iter().enumerate() {
-            let water = self.load_fluid_file(k, f, &terrain)?;
+            let water = self.load_fluid_file(k, f, &terrain, &obstacles)?;
             count += water.positions.len() as u64;
             if count > MAX_PARTICLES {
                 return Err(
@@ -476,8 +478,6 @@ impl Scene {
             positions.extend(water.positions);
             velocities.extend(water.velocities);
         }
-        let support = self.solver.h_over_dx * dx * 2.0;
-        let obstacles = self.place_obstacles(dx, support)?;
         let setup = SceneSetup { lattice, positions, velocities, count, terrain, obstacles: Vec::new() };
         let setup = setup.around(obstacles, dx);
         if setup.is_empty() {
