@@ -1,7 +1,7 @@
 //! Screen-space fluid rendering on whatever adapter wgpu finds (lavapipe in CI; a machine with none FAILS
 //! with the context's message): one analytic ellipsoid splat, anisotropy of a sheet and a bulk, curvature
 //! flow on a noisy plane with a step, tile-skipped against full-screen flow, the sky loader's errors, and
-//! image checks of every target of a small fixed scene against `tests/reference/*.png`.
+//! image checks of every target of a small fixed scene (its foam too) against `tests/reference/*.png`.
 //!
 //! Image checks: mean absolute difference <= 2 levels and at most 1% of pixels off by more than 24 levels.
 //! A failure writes `<name>.new.png` and `<name>.diff.png` under `target/test-output/` and names them.
@@ -433,6 +433,84 @@ fn image_checks_of_every_target() {
             }
         }
     }
+    assert!(failures.is_empty(), "image checks failed:\n{}", failures.join("\n"));
+}
+
+/// Diffuse particles over the image scene's water, placed by a fixed pseudo-random sequence: foam on the
+/// surface drifting with the flow, spray flying up and out of it, bubbles inside. 32 bytes each
+/// (`DiffuseParticle`: position and lifetime, velocity and kind).
+fn image_scene_diffuse(hf: &Heightfield) -> Vec<[f32; 8]> {
+    let mut seed = 12345u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32
+    };
+    let mut diffuse = Vec::new();
+    for k in 0..900 {
+        let (x, z) = (-2.4 + 4.6 * next(), -2.4 + 4.6 * next());
+        let ground = hf.height_at(x, z);
+        let top = ground + (1.2 - 0.12 * (x * x + z * z)).max(0.0);
+        let (y, v, kind) = match k % 6 {
+            0 => (top + 0.1 + 1.0 * next(), [1.5 + next(), 2.0 * next(), 0.5], 0.0),
+            1 => (ground + 0.3 * (top - ground), [0.3, 0.4, 0.0], 2.0),
+            _ => (top, [1.0, 0.0, 0.5 * next()], 1.0),
+        };
+        diffuse.push([x, y, z, 1.0 + next(), v[0], v[1], v[2], kind]);
+    }
+    diffuse
+}
+
+/// The foam target and the final frame of the image scene with diffuse particles against
+/// `tests/reference/foam_view.png` and `foam_final.png` (the module's tolerances): foam (white), spray
+/// (orange in the foam view) and bubbles, motion-blurred at the default exposure. Besides the pictures: the
+/// foam view shows foam over the water, and the final frame is whiter there than without the particles.
+#[test]
+fn foam_image_checks() {
+    let ctx = common::gpu();
+    let (hf, particles, camera) = image_scene();
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
+    let positions = split_buffer(&ctx, "image positions", bytemuck::cast_slice(&particles));
+    let velocities = split_buffer(&ctx, "image velocities", &vec![0u8; particles.len() * 16]);
+    let diffuse = image_scene_diffuse(&hf);
+    let pool = waterview::gpu::storage_buffer_init(&ctx.device, "image diffuse", bytemuck::cast_slice(&diffuse));
+    let args = wgpu::util::DeviceExt::create_buffer_init(
+        &ctx.device,
+        &wgpu::util::BufferInitDescriptor {
+            label: Some("image diffuse draw"),
+            contents: bytemuck::cast_slice(&[6u32, diffuse.len() as u32, 0, 0]),
+            usage: wgpu::BufferUsages::INDIRECT,
+        },
+    );
+    let bare = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
+    let foamy = ParticleSource {
+        diffuse: Some(waterview::render::DiffuseSource {
+            particles: &pool,
+            draw_args: &args,
+            draw_offset: 0,
+            capacity: diffuse.len() as u32,
+        }),
+        ..bare
+    };
+    let size = (240, 180);
+    let mut settings = RenderSettings::default();
+    settings.fluid.dx = 0.2;
+    let mut failures = Vec::new();
+    let mut images = Vec::new();
+    for (view, name) in [(FluidView::Foam, "foam_view"), (FluidView::Final, "foam_final")] {
+        settings.view = view;
+        let img = render_to_image(&ctx, &mut renderer, &camera, Some(foamy), &settings, size);
+        img.save(out_dir().join(format!("{name}.png"))).ok();
+        if let Err(e) = check_image(&img, name) {
+            failures.push(e);
+        }
+        images.push(img);
+    }
+    let without = render_to_image(&ctx, &mut renderer, &camera, Some(bare), &settings, size);
+    let white = images[0].pixels().filter(|p| p.0[0] > 128 && p.0[1] > 128 && p.0[2] > 128).count();
+    let whitened = images[1].pixels().zip(without.pixels()).filter(|(a, b)| luminance(**a) > luminance(**b) + 20.0);
+    let whitened = whitened.count();
+    eprintln!("foam view: {white} white pixels; final: {whitened} pixels whitened by the diffuse particles");
+    assert!(white > 500 && whitened > 500, "{white} white pixels in the foam view, {whitened} whitened");
     assert!(failures.is_empty(), "image checks failed:\n{}", failures.join("\n"));
 }
 
