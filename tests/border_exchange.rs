@@ -26,7 +26,16 @@ fn run(
     let contexts = (0..ranks).map(|_| common::gpu()).collect();
     let config = RankConfig { border_lists: lists, ..RankConfig::for_params(&params) };
     let per_rank = run_threads(contexts, |t, ctx| {
-        let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
+        let mut rank = Rank::new(
+            t,
+            ctx,
+            &scene.domain,
+            (&setup.terrain, &setup.obstacles),
+            &params,
+            SimOptions::default(),
+            config,
+            &all,
+        )?;
         let stats = (0..steps).map(|_| rank.step()).collect::<Result<Vec<_>, _>>()?;
         Ok((rank.owned_blocking()?, stats))
     })

@@ -22,7 +22,7 @@ struct Outcome {
 /// initial particles (velocities) first.
 /// `balance`: steps between load-balancing decisions (0 = off), any time difference counting.
 fn run(
-    name: &str,
+    scene: &Scene,
     dx: f32,
     method: Method,
     ranks: usize,
@@ -30,7 +30,8 @@ fn run(
     shape: fn(&mut RankParticles),
     balance: u32,
 ) -> Outcome {
-    let mut scene = Scene::builtin(name).expect("built-in scene");
+    let name = &scene.name;
+    let mut scene = scene.clone();
     scene.solver.dx = dx;
     let mut params = SimParams { method, ..scene.solver.clone() };
     if let Some((div, dens)) = FIXED_ITERATIONS.with(|f| f.get()) {
@@ -44,7 +45,16 @@ fn run(
     let contexts = (0..ranks).map(|_| common::gpu()).collect();
     let config = RankConfig { balance_every: balance, balance_tolerance: 0.0, ..RankConfig::for_params(&params) };
     let per_rank = run_threads(contexts, |t, ctx| {
-        let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
+        let mut rank = Rank::new(
+            t,
+            ctx,
+            &scene.domain,
+            (&setup.terrain, &setup.obstacles),
+            &params,
+            SimOptions::default(),
+            config,
+            &all,
+        )?;
         let stats = (0..steps).map(|_| rank.step()).collect::<Result<Vec<_>, _>>()?;
         Ok((rank.owned_blocking()?, stats, rank.sim().mass()))
     })
@@ -63,6 +73,10 @@ fn run(
 }
 
 fn unchanged(_: &mut RankParticles) {}
+
+fn builtin(name: &str) -> Scene {
+    Scene::builtin(name).unwrap_or_else(|| panic!("no built-in scene {name}"))
+}
 
 thread_local! {
     /// Run DFSPH at fixed iteration counts (see [`run`]).
@@ -99,13 +113,14 @@ fn kinetic(p: &RankParticles, mass: f32) -> f64 {
 /// of its single-rank position.
 /// At most `flips` steps may take other DFSPH iteration counts than the single rank (see
 /// `dfsph_ranks_converge_jointly_on_the_dam_break_and_the_valley`); the ranks always agree.
-fn compare(name: &str, dx: f32, method: Method, steps: usize, tols: (f64, f64, f32), flips: usize) {
-    let one = run(name, dx, method, 1, steps, unchanged, 0);
+fn compare(scene: &Scene, dx: f32, method: Method, steps: usize, tols: (f64, f64, f32), flips: usize) {
+    let name = &scene.name;
+    let one = run(scene, dx, method, 1, steps, unchanged, 0);
     let n = one.particles.len();
     let reference = by_id(&one.particles, n, "1 rank");
     for ranks in [2, 3] {
         let what = format!("{name}, {ranks} ranks");
-        let many = run(name, dx, method, ranks, steps, unchanged, 0);
+        let many = run(scene, dx, method, ranks, steps, unchanged, 0);
         assert_eq!(many.particles.len(), n, "{what}: particle count");
         assert_eq!(many.mass.to_bits(), one.mass.to_bits(), "{what}: particle mass");
         assert_eq!(n as f64 * many.mass as f64, n as f64 * one.mass as f64, "{what}: total mass");
@@ -152,14 +167,36 @@ fn compare(name: &str, dx: f32, method: Method, steps: usize, tols: (f64, f64, f
 fn dam_break_wcsph_on_2_and_3_ranks_matches_1() {
     // Measured on lavapipe: centroid 6e-10 m, energy 9e-8, positions 4e-7 m (the order of the sums);
     // with a halo of one support radius instead of two: 4e-4 m, 1.1e-2, 3e-3 m.
-    compare("dam_break", 0.06, Method::Wcsph, 100, (1e-7, 1e-5, 1e-5), 0);
+    compare(&builtin("dam_break"), 0.06, Method::Wcsph, 100, (1e-7, 1e-5, 1e-5), 0);
 }
 
 #[test]
 fn valley_wcsph_on_2_and_3_ranks_matches_1() {
     // Measured: centroid 6e-10 m, energy 2e-8, positions 1e-6 m; with a one-support halo 2.5e-6 m,
     // 2.2e-4, 3.4e-3 m.
-    compare("valley", 0.6, Method::Wcsph, 30, (1e-7, 1e-5, 1e-5), 0);
+    compare(&builtin("valley"), 0.6, Method::Wcsph, 30, (1e-7, 1e-5, 1e-5), 0);
+}
+
+/// A static obstacle on several ranks: every rank holds the whole obstacle list, so the box (0.161 x
+/// 0.161 x 0.403 m, moved into the dam break's column where the slab borders cross it: 2 ranks part
+/// near x = 0.6 m, 3 near 0.4 and 0.8) holds the water on every side of a border as on one GPU, and no
+/// particle ends inside it.
+#[test]
+fn dam_break_against_a_box_on_2_and_3_ranks_matches_1() {
+    let mut scene = builtin("dam_break_box");
+    scene.obstacles[0].position = [0.5, 0.0, 0.3];
+    compare(&scene, 0.06, Method::Wcsph, 100, (1e-7, 1e-5, 1e-5), 0);
+    let setup = scene.build(false).expect("scene builds");
+    let box_ = &setup.obstacles[0];
+    let out = run(&scene, 0.06, Method::Wcsph, 2, 100, unchanged, 0);
+    let deepest = out
+        .particles
+        .pos
+        .iter()
+        .map(|p| box_.distance(glam::Vec3::new(p[0], p[1], p[2])))
+        .fold(f32::INFINITY, f32::min);
+    println!("closest particle to the box after 100 steps on 2 ranks: {deepest} m from its surface");
+    assert!(deepest >= 0.0, "a particle {} m inside the box", -deepest);
 }
 
 /// DFSPH on several ranks, host-driven solves with the ghosts' kappa / rho exchanged every iteration
@@ -180,7 +217,7 @@ fn dam_break_dfsph_on_2_and_3_ranks_matches_1() {
     // the missing exchange this test caught moved it (6e-6 m in centroid, 2.6e-4 in energy): the centroid,
     // 4 times above its spread and 6 times below that failure, is what catches it; the energy bound only
     // catches gross errors.
-    compare("dam_break", 0.06, Method::Dfsph, 15, (1e-6, 1e-3, 1e-3), 0);
+    compare(&builtin("dam_break"), 0.06, Method::Dfsph, 15, (1e-6, 1e-3, 1e-3), 0);
 }
 
 /// The same at 5 steps, before the collapse amplifies the order of the sums: every particle within
@@ -191,7 +228,7 @@ fn dam_break_dfsph_on_2_and_3_ranks_matches_1() {
 #[test]
 fn dam_break_dfsph_on_2_and_3_ranks_matches_1_to_rounding() {
     FIXED_ITERATIONS.with(|f| f.set(Some((2, 4))));
-    compare("dam_break", 0.06, Method::Dfsph, 5, (1e-7, 1e-5, 1e-6), 0);
+    compare(&builtin("dam_break"), 0.06, Method::Dfsph, 5, (1e-7, 1e-5, 1e-6), 0);
 }
 
 /// PCISPH on several ranks: its fixed iterations host-driven, the ghosts' densities and pressures
@@ -202,7 +239,7 @@ fn dam_break_dfsph_on_2_and_3_ranks_matches_1_to_rounding() {
 fn dam_break_pcisph_on_2_and_3_ranks_matches_1() {
     // Bounds as the DFSPH test at fixed iterations (one rank's own run-to-run spread); the failure above is
     // 1.2e-4 m in centroid and 4.1e-3 in energy.
-    compare("dam_break", 0.06, Method::Pcisph, 15, (1e-6, 1e-4, 1e-3), 0);
+    compare(&builtin("dam_break"), 0.06, Method::Pcisph, 15, (1e-6, 1e-4, 1e-3), 0);
 }
 
 /// Joint convergence: the solves stop on the mean error over all ranks' owned particles, so every rank
@@ -213,8 +250,8 @@ fn dam_break_pcisph_on_2_and_3_ranks_matches_1() {
 #[test]
 fn dfsph_ranks_converge_jointly_on_the_dam_break_and_the_valley() {
     // Seen in CI: centroid 8.1e-6 m, kinetic energy 1.6e-3, positions 5.2e-4 m off one rank after 20 steps.
-    compare("dam_break", 0.06, Method::Dfsph, 20, (3e-5, 5e-3, 2e-3), 2);
-    compare("valley", 0.6, Method::Dfsph, 30, (3e-5, 5e-3, 2e-3), 2);
+    compare(&builtin("dam_break"), 0.06, Method::Dfsph, 20, (3e-5, 5e-3, 2e-3), 2);
+    compare(&builtin("valley"), 0.6, Method::Dfsph, 30, (3e-5, 5e-3, 2e-3), 2);
 }
 
 /// The tank's two halves along the decomposition axis run into each other (±1 m/s): particles cross the
@@ -226,7 +263,7 @@ fn sloshing_across_the_border_loses_nothing() {
             v[0] = if q[0] < 0.5 { 1.0 } else { -1.0 };
         }
     }
-    let out = run("tank", 0.06, Method::Dfsph, 2, 40, toward_centre, 0);
+    let out = run(&builtin("tank"), 0.06, Method::Dfsph, 2, 40, toward_centre, 0);
     let n = out.particles.len();
     by_id(&out.particles, n, "tank");
     let mut crossed = [0u32; 2];
@@ -243,7 +280,7 @@ fn sloshing_across_the_border_loses_nothing() {
 /// and still no particle is lost or doubled (the policy itself: unit tests in src/cluster/slab.rs).
 #[test]
 fn balancing_moves_borders_and_loses_nothing() {
-    let out = run("dam_break", 0.06, Method::Dfsph, 3, 24, unchanged, 4);
+    let out = run(&builtin("dam_break"), 0.06, Method::Dfsph, 3, 24, unchanged, 4);
     let n = out.particles.len();
     by_id(&out.particles, n, "balanced dam break");
     // With no tolerance every decision moves a border (times are never equal), but near-equal loads can

@@ -151,8 +151,16 @@ mod with_mpi {
         let all = initial_particles(&setup, &params);
         let config = RankConfig::for_params(&params);
         let mut out = run_threads(vec![super::common::gpu()], |t, ctx| {
-            let mut rank =
-                Rank::new(t, ctx, &scene.domain, &setup.terrain, &params, SimOptions::default(), config, &all)?;
+            let mut rank = Rank::new(
+                t,
+                ctx,
+                &scene.domain,
+                (&setup.terrain, &setup.obstacles),
+                &params,
+                SimOptions::default(),
+                config,
+                &all,
+            )?;
             let its = (0..steps).map(|_| rank.step().map(|s| s.iterations)).collect::<Result<Vec<_>, _>>()?;
             Ok((waterview::cluster::collect::by_id(&rank.owned_blocking()?, all.len())?, its, rank.sim().mass()))
         })

@@ -102,6 +102,8 @@ struct Shared {
 pub(super) struct RankWorld {
     scene: Scene,
     terrain: Heightfield,
+    /// The static obstacles' meshes, world space (every rank simulates them all).
+    obstacles: Vec<crate::render::ObstacleMesh>,
     ranks: usize,
     particle_radius: f32,
     particles: u64,
@@ -122,6 +124,11 @@ impl RankWorld {
 
     pub(super) fn terrain(&self) -> &Heightfield {
         &self.terrain
+    }
+
+    /// The static obstacles' meshes, world space.
+    pub(super) fn obstacle_meshes(&self) -> &[crate::render::ObstacleMesh] {
+        &self.obstacles
     }
 
     /// Ranks (GPUs).
@@ -194,10 +201,6 @@ pub(super) fn start(
             let _ = tx.send(Err(ClusterError::Sources.into()));
             return;
         }
-        if !scene.obstacles.is_empty() {
-            let _ = tx.send(Err(ClusterError::Obstacles.into()));
-            return;
-        }
         scene.solver.dx = scene.effective_dx(ctx.is_cpu());
         let params = scene.solver.clone();
         let setup = match scene.build(false) {
@@ -225,6 +228,7 @@ pub(super) fn start(
         let world = RankWorld {
             scene: given,
             terrain: setup.terrain.clone(),
+            obstacles: crate::engine::obstacle_meshes(&setup.obstacles),
             ranks,
             particle_radius: 0.5 * params.dx,
             particles: all.len() as u64,
@@ -233,7 +237,16 @@ pub(super) fn start(
         // Sent by rank 0 once every rank has built its simulation.
         let ready = Mutex::new(Some((tx, world)));
         let result = cluster::run_threads_with(contexts, |t, c| {
-            let r = Rank::new(t, c, &scene.domain, &setup.terrain, &params, SimOptions::default(), cfg(&params), &all)?;
+            let r = Rank::new(
+                t,
+                c,
+                &scene.domain,
+                (&setup.terrain, &setup.obstacles),
+                &params,
+                SimOptions::default(),
+                cfg(&params),
+                &all,
+            )?;
             // Every rank built: the barrier, then the window may show the ranks' frames.
             r.transport().all_reduce(&[0.0], Reduce::Sum).map_err(ClusterError::from)?;
             if r.rank() == 0 {
@@ -279,6 +292,8 @@ fn frames<T: Transport>(
     let me = rank.rank();
     let ctx = rank.ctx().clone();
     let mut renderer = Renderer::new(&ctx, crate::render::OFFSCREEN_FORMAT, rank.sim().terrain());
+    // The obstacles hide the water behind them in every rank's layers.
+    renderer.set_obstacles(&ctx, &crate::engine::obstacle_meshes(rank.sim().obstacles()));
     // The passes' timed queries are resolved and their frames closed every frame (an open profiler frame
     // would gather queries without bound on a GPU with timestamps).
     let mut profiler = Profiler::new(&ctx.device);

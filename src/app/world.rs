@@ -45,12 +45,12 @@ impl World {
         }
     }
 
-    /// The static obstacles drawn, world space (none while unbuilt or decomposed over ranks, which do
-    /// not simulate obstacles yet).
+    /// The static obstacles drawn, world space (none while unbuilt).
     pub(super) fn obstacle_meshes(&self) -> Vec<crate::render::ObstacleMesh> {
         match self {
             World::Running(e) => e.obstacle_meshes(),
-            World::Unbuilt { .. } | World::Ranks(_) => Vec::new(),
+            World::Ranks(r) => r.obstacle_meshes().to_vec(),
+            World::Unbuilt { .. } => Vec::new(),
         }
     }
 

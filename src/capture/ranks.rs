@@ -304,9 +304,6 @@ pub(super) fn prepare(scene: &Scene, opts: &OfflineOptions, cpu: bool) -> Result
     if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
         return Err(ClusterError::Sources.into());
     }
-    if !scene.obstacles.is_empty() {
-        return Err(ClusterError::Obstacles.into());
-    }
     let mut scene = scene.clone();
     scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(cpu));
     // As one GPU's capture: a frame of 1 / fps, so the longest step is 1 / (fps substeps).
@@ -354,7 +351,16 @@ pub(super) fn rank_capture<T: Transport>(
     let run = |rec: Option<&mut VideoRecorder>| {
         let config = RankConfig::for_params(&job.params);
         let options = SimOptions::default();
-        let r = Rank::new(t, ctx, &job.scene.domain, &job.setup.terrain, &job.params, options, config, &job.all)?;
+        let r = Rank::new(
+            t,
+            ctx,
+            &job.scene.domain,
+            (&job.setup.terrain, &job.setup.obstacles),
+            &job.params,
+            options,
+            config,
+            &job.all,
+        )?;
         rank_frames(r, &job.scene, opts, ranked, job.total, rec, progress)
     };
     let result = run(rec.as_mut());
@@ -420,6 +426,7 @@ fn rank_frames<T: Transport>(
     let ctx = rank.ctx().clone();
     let target = Offscreen::new(&ctx, opts.size);
     let mut renderer = Renderer::new(&ctx, target.format(), rank.sim().terrain());
+    renderer.set_obstacles(&ctx, &crate::engine::obstacle_meshes(rank.sim().obstacles()));
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
     settings.particle.radius = rank.sim().particle_radius();

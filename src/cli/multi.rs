@@ -71,13 +71,10 @@ struct Job {
     all: RankParticles,
 }
 
-/// Loads the scene (every rank does, from the same path). Errors: the scene; static obstacles (the ranks
-/// do not simulate them yet); emitters or sinks when `opts` refuses them.
+/// Loads the scene (every rank does, from the same path). Errors: the scene; emitters or sinks when
+/// `opts` refuses them.
 fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<Scene> {
     let mut scene: Scene = engine::load_scene(scene_path)?;
-    if !scene.obstacles.is_empty() {
-        bail!(ClusterError::Obstacles);
-    }
     if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
         if opts.refuse_sources {
             bail!(ClusterError::Sources);
@@ -131,7 +128,16 @@ fn rank_loop<T: Transport>(
 ) -> Result<(MultiSummary, Option<RankParticles>), ClusterError> {
     let Job { scene, setup, params, all } = job;
     let config = RankConfig::for_params(params);
-    let mut rank = Rank::new(t, ctx, &scene.domain, &setup.terrain, params, SimOptions::default(), config, all)?;
+    let mut rank = Rank::new(
+        t,
+        ctx,
+        &scene.domain,
+        (&setup.terrain, &setup.obstacles),
+        params,
+        SimOptions::default(),
+        config,
+        all,
+    )?;
     let mut sum = MultiSummary { particles: all.len(), particle_mass: rank.sim().mass(), ..MultiSummary::default() };
     let mut totals = vec![[0.0f64; 6]; opts.ranks];
     let (mut wall, mut counted, mut step) = (0.0f64, 0u64, 0u64);

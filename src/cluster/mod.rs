@@ -72,9 +72,6 @@ pub enum ClusterError {
     Ids { got: usize, distinct: usize, expected: usize },
     #[error("emitters and sinks are not supported on several GPUs yet; run this scene with --gpus 1")]
     Sources,
-    /// The scene has static obstacles, which the ranks do not simulate yet.
-    #[error("static obstacles are not supported on several GPUs yet; run this scene with --gpus 1")]
-    Obstacles,
     /// A gathered message is not whole length-prefixed parts (a bug or a damaged transport).
     #[error("a gathered message of {len} bytes is not whole length-prefixed parts")]
     Parts { len: usize },

@@ -42,6 +42,7 @@ use super::transport::{Reduce, Side, Transport};
 use super::ClusterError;
 use crate::gpu::{GpuContext, Profiler};
 use crate::scene::Aabb;
+use crate::sim::obstacles::Obstacle;
 use crate::sim::{BorderRange, Method, RankParticles, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
 use std::time::Instant;
@@ -150,7 +151,8 @@ pub struct Rank<T: Transport> {
 
 impl<T: Transport> Rank<T> {
     /// The rank `transport.rank()` of the simulation of `all` (every particle of the scene, ids = their
-    /// index; each rank is given the same) in `domain` over `terrain`: slabs along the particles' longest
+    /// index; each rank is given the same) in `domain` against `boundary` (the terrain and the static
+    /// obstacles, which every rank holds whole): slabs along the particles' longest
     /// axis at equal counts, the own slab's particles on `ctx`'s device (capacity for every particle, as
     /// owned and ghosts are distinct particles).
     /// Errors: the domain is too thin for the ranks' slabs, a rank gets no particles, the simulation
@@ -160,7 +162,7 @@ impl<T: Transport> Rank<T> {
         transport: T,
         ctx: GpuContext,
         domain: &Aabb,
-        terrain: &Heightfield,
+        boundary: (&Heightfield, &[Obstacle]),
         params: &SimParams,
         options: SimOptions,
         config: RankConfig,
@@ -222,7 +224,7 @@ impl<T: Transport> Rank<T> {
         let bounds = start.pos.iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(l, h), p| {
             (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
         });
-        let mut sim = Simulation::for_rank(&ctx, domain, terrain, params, options, all.len() as u32, &start)
+        let mut sim = Simulation::for_rank(&ctx, domain, boundary, params, options, all.len() as u32, &start)
             .map_err(|cause| ClusterError::Sim { rank, cause })?;
         if let Some(entries) = config.border_lists {
             sim.set_border_capacity(&ctx, entries);

@@ -8,6 +8,7 @@
 //! [`SimOptions::track_ids`] = false) records exactly what it did before.
 
 use super::build::Source;
+use super::obstacles::Obstacle;
 use super::*;
 
 /// Whether the ids of `pos` are in the buffer's first half (as written) or second (sorted by a step).
@@ -57,14 +58,15 @@ impl RankParticles {
 impl Simulation {
     /// A simulation of the particles `start` (at least one) with room for `capacity` in all (the rest
     /// parked), ids tracked ([`SimOptions::track_ids`]); no pool for emitters beyond that room, no
-    /// sources. `params.dx` must be the spacing the particles were built with.
+    /// sources. `params.dx` must be the spacing the particles were built with; `boundary` is the terrain
+    /// and the static obstacles (every rank holds them all).
     /// `options.track_ids` is set here.
     /// Errors: as [`Simulation::new_with`]; [`SimError::NoParticles`] when `start` is empty,
     /// [`SimError::TooManyParticles`] when `capacity` is less than `start` holds.
     pub fn for_rank(
         ctx: &GpuContext,
         domain: &Aabb,
-        terrain: &Heightfield,
+        boundary: (&Heightfield, &[Obstacle]),
         params: &SimParams,
         options: SimOptions,
         capacity: u32,
@@ -79,7 +81,7 @@ impl Simulation {
             return Err(SimError::TooManyParticles { count: n, max: capacity as u64, why });
         }
         let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, track_ids: true, ..options };
-        let mut sim = Self::from_initial(ctx, domain, (terrain, &[]), params, options, Source::Particles(start))?;
+        let mut sim = Self::from_initial(ctx, domain, boundary, params, options, Source::Particles(start))?;
         sim.write_rank_particles(ctx, start)?;
         Ok(sim)
     }
