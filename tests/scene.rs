@@ -53,6 +53,7 @@ fn builtin_scenes_build_with_the_promised_counts() {
     let targets = [
         ("valley", Some(250_000.0), 5_500.0),
         ("valley_river", Some(250_000.0), 5_500.0),
+        ("valley_town", Some(250_000.0), 5_500.0),
         ("dam_break", Some(100_000.0), 5_000.0),
         ("dam_break_box", Some(82_000.0), 5_280.0),
         ("tank", None, 12_500.0),
@@ -353,7 +354,7 @@ fn tank_field_defaults_by_terrain_and_round_trips() {
     for name in ["dam_break", "dam_break_box", "tank", "wave_tank"] {
         assert!(Scene::builtin(name).expect("built-in").draws_tank(), "{name} draws its tank");
     }
-    for name in ["valley", "valley_river"] {
+    for name in ["valley", "valley_river", "valley_town"] {
         assert!(!Scene::builtin(name).expect("built-in").draws_tank(), "{name} (terrain) draws none");
     }
     let mut valley = Scene::builtin("valley").expect("built-in");

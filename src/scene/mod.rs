@@ -277,12 +277,14 @@ impl SceneSetup {
 }
 
 /// Names of the scenes embedded in the binary (see [`Scene::builtin`]).
-pub const BUILTIN_SCENES: &[&str] = &["valley", "valley_river", "dam_break", "dam_break_box", "tank", "wave_tank"];
+pub const BUILTIN_SCENES: &[&str] =
+    &["valley", "valley_river", "valley_town", "dam_break", "dam_break_box", "tank", "wave_tank"];
 
 /// (name, RON text) of every built-in scene.
 const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
     ("valley", include_str!("../../assets/scenes/valley.ron")),
     ("valley_river", include_str!("../../assets/scenes/valley_river.ron")),
+    ("valley_town", include_str!("../../assets/scenes/valley_town.ron")),
     ("dam_break", include_str!("../../assets/scenes/dam_break.ron")),
     ("dam_break_box", include_str!("../../assets/scenes/dam_break_box.ron")),
     ("tank", include_str!("../../assets/scenes/tank.ron")),
