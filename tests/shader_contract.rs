@@ -202,6 +202,7 @@ fn twins() -> Vec<Twin> {
     use render::frame::CameraUniform;
     use render::ghosts::GhostUniform;
     use render::narrow_range::NarrowRangeUniform;
+    use render::obstacle_shadow::ObstacleShadowUniform;
     use render::obstacles::{ObstacleCorner, ObstacleStyle};
     use render::particles::ParticleUniform;
     use render::sky::SkyGenUniform;
@@ -252,6 +253,12 @@ fn twins() -> Vec<Twin> {
             count, spray, foam, bubbles, kept, spawned, room, frame, last_time, dt, scale, demand, draw,
         },
         DiffuseParticle => "common/diffuse.wgsl" :: DiffuseParticle { pos, vel },
+        ObstacleShadowUniform => "common/obstacle_shadow.wgsl" :: ObstacleShadow {
+            light_from_world, texel, enabled, depth_bias, _pad
+        },
+        ObstacleShadowUniform => "render/obstacle_shadow.wgsl" :: ObstacleShadow {
+            light_from_world, texel, enabled, depth_bias, _pad
+        },
         FoamUniform => "render/foam.wgsl" :: Foam { radius, absorption, opacity, allowance, depth_scale, shutter, _pad },
         CameraUniform => "common/camera.wgsl" :: Camera {
             clip_from_world, view_from_world, clip_from_view, world_from_clip, eye, time, sun_dir, sun_intensity,

@@ -1,9 +1,11 @@
 // Static obstacles (Rust: src/render/obstacles.rs): their triangles, flat-shaded, drawn straight from a
 // storage buffer of corners (position, face normal) by vertex index (no vertex buffers). Lit as the
-// terrain is: Lambert sun plus the hemispheric sky ambient (common/camera.wgsl), with the terrain's
+// terrain is: Lambert sun (shadowed by the obstacles, common/obstacle_shadow.wgsl) plus the hemispheric
+// sky ambient (common/camera.wgsl), with the terrain's
 // exponential distance fog toward the horizon haze. Opaque, depth tested and written (reversed Z), drawn
 // with the background so the water refracts them and hides what lies behind it.
 #import "common/camera.wgsl"
+#import "common/obstacle_shadow.wgsl"
 
 // Rust twin: ObstacleCorner in src/render/obstacles.rs.
 struct ObstacleCorner {
@@ -39,7 +41,7 @@ fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     let n = normalize(in.normal);
-    let ndl = max(dot(n, camera.sun_dir), 0.0);
+    let ndl = max(dot(n, camera.sun_dir), 0.0) * obstacle_shadow(in.world, n);
     var col = style.albedo * (sun_radiance() * ndl + sky_ambient(n));
     let to_eye = camera.eye - in.world;
     let dist = length(to_eye);

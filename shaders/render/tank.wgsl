@@ -15,6 +15,7 @@
 // frame also shades the ground (where the sun's ray crosses a wall within a frame width of its edge).
 #import "common/camera.wgsl"
 #import "render/water_receiver.wgsl"
+#import "common/obstacle_shadow.wgsl"
 
 // Rust twin: TankUniform in src/render/tank.rs (48 bytes).
 struct Tank {
@@ -246,7 +247,7 @@ fn ground_hit(clip: vec4<f32>) -> GroundHit {
         t,
         depth,
         albedo,
-        sun_radiance() * (max(camera.sun_dir.y, 0.0) * glass_shadow(p)),
+        sun_radiance() * (max(camera.sun_dir.y, 0.0) * glass_shadow(p) * obstacle_shadow(p, up)),
         sky_ambient(up) * ao,
     );
     return g;

@@ -14,6 +14,7 @@
 // the frame.
 #import "common/camera.wgsl"
 #import "render/water_receiver.wgsl"
+#import "common/obstacle_shadow.wgsl"
 
 #import "render/heightfield.wgsl"
 
@@ -286,7 +287,7 @@ fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> TerrainLight {
     let dist = length(to_eye);
     return TerrainLight(
         ground.albedo,
-        sun_radiance() * (ndl * shadow_at(p.xz)),
+        sun_radiance() * (ndl * shadow_at(p.xz) * obstacle_shadow(p, n_mesh)),
         sky_ambient(n) * ambient,
         fog_radiance(-to_eye / dist),
         1.0 - exp(-dist * terrain.fog_density),
@@ -343,7 +344,7 @@ fn fs_wet(in: VsOut) -> @location(0) vec4<f32> {
     let cos_v = max(dot(n, -v), 0.0);
     let fresnel = 0.02 + 0.98 * pow(1.0 - cos_v, 5.0);
     let h = normalize(camera.sun_dir - v);
-    let highlight = pow(max(dot(n, h), 0.0), 120.0) * 3.0 * sun_radiance() * shadow_at(p.xz);
+    let highlight = pow(max(dot(n, h), 0.0), 120.0) * 3.0 * sun_radiance() * shadow_at(p.xz) * obstacle_shadow(p, n);
     let sheen = fresnel * tonemap(sky_radiance(reflect(v, n))) + tonemap(highlight);
     var c = w * near * sheen;
     if ENCODE_SRGB {

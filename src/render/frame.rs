@@ -60,13 +60,54 @@ pub struct CameraUniform {
 }
 const _: () = assert!(size_of::<CameraUniform>() == 304);
 
-/// Layout of bind group 0, the frame's [`CameraUniform`] (vertex, fragment and compute stages). Every
-/// pass builds its pipeline layout with an identical one.
+/// Layout of bind group 0: the frame's [`CameraUniform`] (vertex, fragment and compute stages) and the
+/// obstacles' sun shadow (fragment: its uniform, map and comparison sampler, read by
+/// `shaders/common/obstacle_shadow.wgsl`; [`super::obstacle_shadow`]). Every pass builds its pipeline
+/// layout with an identical one.
 pub fn frame_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     let stages = wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE;
+    let fs = wgpu::ShaderStages::FRAGMENT;
     device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("frame bind group layout"),
-        entries: &[gpu::uniform_entry::<CameraUniform>(0, stages)],
+        entries: &[
+            gpu::uniform_entry::<CameraUniform>(0, stages),
+            gpu::uniform_entry::<super::obstacle_shadow::ObstacleShadowUniform>(1, fs),
+            wgpu::BindGroupLayoutEntry {
+                binding: 2,
+                visibility: fs,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Depth,
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 3,
+                visibility: fs,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
+                count: None,
+            },
+        ],
+    })
+}
+
+/// Bind group 0 over `camera` (a [`CameraUniform`] buffer) and `shadow`'s uniform, map and sampler.
+pub fn frame_bind_group(
+    device: &wgpu::Device,
+    camera: &wgpu::Buffer,
+    shadow: &super::obstacle_shadow::ObstacleShadowPass,
+) -> wgpu::BindGroup {
+    let (uniform, map, sampler) = shadow.frame_resources();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("frame bind group"),
+        layout: &frame_bind_group_layout(device),
+        entries: &[
+            wgpu::BindGroupEntry { binding: 0, resource: camera.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: uniform.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(map) },
+            wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::Sampler(sampler) },
+        ],
     })
 }
 

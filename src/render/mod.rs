@@ -6,7 +6,9 @@
 //! is in the leaf module [`frame`]. Per frame, in order:
 //!
 //! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
-//! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
+//! 2. the background, after "obstacle shadow" ([`obstacle_shadow`]: the obstacles' sun shadow map, drawn
+//!    only when they or the sun moved): "terrain" ([`terrain`]: clear, the heightfield with its shadows),
+//!    "obstacles" ([`obstacles`]), "sky"
 //!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, a
 //!    single-scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank"
 //!    ([`tank`]: the ground and the far glass walls); while the view stands still they are restored from
@@ -55,6 +57,7 @@ pub mod frame;
 pub mod ghosts;
 pub mod layers;
 pub mod narrow_range;
+pub mod obstacle_shadow;
 pub mod obstacles;
 pub mod particles;
 pub mod pass;
@@ -83,6 +86,7 @@ pub use frame::{CameraUniform, DEPTH_CLEAR, DEPTH_COMPARE, DEPTH_FORMAT, HDR_FOR
 pub use ghosts::{GhostIds, GhostPass};
 pub use layers::{FluidLayers, LayerError, LayerReadback};
 pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
+pub use obstacle_shadow::ObstacleShadowPass;
 pub use obstacles::{ObstacleMesh, ObstaclesPass};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
@@ -124,6 +128,8 @@ pub struct Renderer {
     composite: CompositePass,
     tank: TankPass,
     obstacles: ObstaclesPass,
+    /// The obstacles' sun shadow map, read by the terrain, the ground and the obstacles.
+    obstacle_shadow: ObstacleShadowPass,
     /// The terrain's distance fog, 1/m (the obstacles take it).
     fog_density: f32,
     water_shadow: WaterShadowPass,
@@ -158,8 +164,8 @@ impl Renderer {
             "camera uniform",
             bytemuck::bytes_of(&OrbitCamera::default().uniform((1, 1), glam::Vec3::Y, 1.0, 0.0)),
         );
-        let layout = frame::frame_bind_group_layout(&ctx.device);
-        let frame_bind_group = crate::gpu::bind_buffers(&ctx.device, "frame bind group", &layout, &[&camera_buffer]);
+        let obstacle_shadow = ObstacleShadowPass::new(ctx);
+        let frame_bind_group = frame::frame_bind_group(&ctx.device, &camera_buffer, &obstacle_shadow);
         let mut terrain_pass = TerrainPass::new(ctx, color_format);
         terrain_pass.set_heightfield(ctx, terrain);
         Self {
@@ -181,6 +187,7 @@ impl Renderer {
             composite: CompositePass::new(ctx, color_format),
             tank: TankPass::new(ctx, color_format),
             obstacles: ObstaclesPass::new(ctx, color_format),
+            obstacle_shadow,
             fog_density: terrain::TerrainUniform::from_heightfield(terrain).fog_density,
             water_shadow: WaterShadowPass::new(ctx),
             ghosts: GhostPass::new(ctx, color_format),
@@ -231,6 +238,7 @@ impl Renderer {
     /// change. Call after [`Renderer::set_terrain`]: they take its fog.
     pub fn set_obstacles(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh]) {
         self.obstacles.set_meshes(ctx, meshes, self.fog_density);
+        self.obstacle_shadow.set_meshes(ctx, meshes);
         self.background_epoch += 1;
     }
 
@@ -441,6 +449,9 @@ impl Renderer {
             sky: ([settings.sky_turbidity, settings.sky_exposure], settings.sky_model),
             epoch: self.background_epoch,
         };
+        // The obstacles' shadow map (drawn again only when they or the sun moved): the background and the
+        // overlays on it read it.
+        self.obstacle_shadow.encode(&mut frame, sun);
         let restored =
             settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
         // A tank's ground covers a box scene's flat floor.

@@ -7,7 +7,6 @@ use waterview::engine::batch::run_frames;
 use waterview::engine::{BuildOptions, Engine};
 use waterview::gpu::readback::read_buffer_blocking;
 use waterview::gpu::{GpuContext, Profiler};
-use waterview::render::frame::frame_bind_group_layout;
 use waterview::render::{
     AnisotropyInput, AnisotropyPass, CameraUniform, CurvatureFlowPass, Ellipsoid, FlowSettings, FluidTargets,
     FluidTilesPass, Frame, NarrowRangePass, NarrowRangeSettings, Offscreen, OrbitCamera, Pass, RenderSettings, Targets,
@@ -81,8 +80,8 @@ pub fn default_camera(size: (u32, u32)) -> CameraUniform {
 /// and submits it.
 pub fn record_frame(ctx: &GpuContext, target: &Offscreen, camera: &CameraUniform, record: impl FnOnce(&mut Frame<'_>)) {
     let buffer = waterview::gpu::uniform_buffer_init(&ctx.device, "test camera", bytemuck::bytes_of(camera));
-    let group =
-        waterview::gpu::bind_buffers(&ctx.device, "test frame", &frame_bind_group_layout(&ctx.device), &[&buffer]);
+    let shadow = waterview::render::ObstacleShadowPass::new(ctx);
+    let group = waterview::render::frame::frame_bind_group(&ctx.device, &buffer, &shadow);
     let profiler = Profiler::new(&ctx.device);
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     let mut frame = Frame {
