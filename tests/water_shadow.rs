@@ -77,6 +77,7 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
         yaw: -std::f32::consts::FRAC_PI_2,
         pitch: 0.9,
         fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
     };
     let size = (240, 180);
     let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };

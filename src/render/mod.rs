@@ -74,7 +74,7 @@ pub mod wave_maker;
 pub mod wetness;
 
 pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid, EllipsoidBuffers};
-pub use camera::{sun_direction, OrbitCamera};
+pub use camera::{lens_shift_for_panel, sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
 pub use fluid_tiles::FluidTilesPass;
