@@ -98,3 +98,44 @@ fn sky_panoramas_at_three_sun_elevations() {
         }
     }
 }
+
+/// CIE 1931 chromaticity (x, y) of a linear sRGB colour (D65 matrix of IEC 61966-2-1).
+fn chromaticity(c: Vec3) -> (f32, f32) {
+    let x = 0.4124 * c.x + 0.3576 * c.y + 0.1805 * c.z;
+    let y = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z;
+    let z = 0.0193 * c.x + 0.1192 * c.y + 0.9505 * c.z;
+    let sum = (x + y + z).max(1e-9);
+    (x / sum, y / sum)
+}
+
+/// A clear sky near the horizon is pale blue-white: its chromaticity lies on the CIE daylight locus
+/// (y = -3.000 x^2 + 2.870 x - 0.275, the D-illuminants: measured daylight) at a correlated colour
+/// temperature above D65's (x < 0.3127), not above the locus toward green, where single scattering
+/// alone leaves it with the sun 30 to 45 degrees high (the sunlight reaching the long, low path has lost
+/// its blue on the way down; the light the sky itself scatters into that path, multiple scattering,
+/// brings it back). Checked 3 degrees above the horizon, across from the sun and at right angles to it.
+#[test]
+fn the_horizon_is_pale_blue_with_the_sun_30_to_45_degrees_high() {
+    let ctx = common::gpu();
+    let mut renderer =
+        Renderer::new(&ctx, waterview::render::OFFSCREEN_FORMAT, &Heightfield::flat(Vec2::ZERO, Vec2::ONE, 0.0));
+    for elevation in [30.0, 45.0] {
+        let faces = sky(&ctx, &mut renderer, SkyModel::Atmosphere, elevation);
+        // The sun is toward +x (azimuth 90).
+        for (azimuth, what) in [(270.0, "across from the sun"), (0.0, "at right angles to the sun")] {
+            let c = faces.along(sun_direction(azimuth, 3.0));
+            let (x, y) = chromaticity(c);
+            let locus = -3.0 * x * x + 2.87 * x - 0.275;
+            eprintln!(
+                "sun {elevation} degrees high, horizon {what}: {c}, x {x}, y {y} ({} from the daylight locus)",
+                y - locus
+            );
+            assert!(c.is_finite() && c.min_element() > 0.0, "{c}");
+            assert!(
+                (y - locus).abs() < 0.01,
+                "sun {elevation}, horizon {what}: {c} (x {x}, y {y}) is off the daylight locus (y {locus})"
+            );
+            assert!((0.25..0.3127).contains(&x), "sun {elevation}, horizon {what}: {c} (x {x}) is not pale blue");
+        }
+    }
+}
