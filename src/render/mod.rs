@@ -445,6 +445,10 @@ impl Renderer {
             settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
         // A tank's ground covers a box scene's flat floor.
         let terrain_drawn = settings.show_terrain && !tank.is_some_and(|t| t.floor);
+        // The cubemap made current first (generated when the sun moved): the terrain's fog fades toward it.
+        self.sky.encode(&mut frame, settings.sky(false));
+        let sky = (self.sky.cube_view(), self.sky.version());
+        self.terrain.set_sky(ctx, sky, self.sky.sampler(), self.sky.exposure());
         if !restored {
             self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
             self.obstacles.encode(&mut frame, ());
