@@ -39,7 +39,7 @@ struct SkyGen {
     // Radiance of the background pass = cubemap * exposure; 1 draws the sun disc.
     exposure: f32,
     sun_disc: f32,
-    // 0: single-scattering atmosphere; 1: Preetham.
+    // 0: scattering atmosphere; 1: Preetham.
     model: u32,
     _pad0: u32,
     _pad1: u32,
@@ -107,7 +107,7 @@ fn preetham(dir: vec3<f32>, s: vec3<f32>, t: f32) -> vec3<f32> {
     return max(rgb, vec3<f32>(0.0));
 }
 
-// ---- single-scattering atmosphere (Bruneton 2017's Earth; lengths in metres) ----
+// ---- scattering atmosphere (Bruneton 2017's Earth; lengths in metres) ----
 
 const EARTH_RADIUS: f32 = 6360e3;
 const ATMOSPHERE_TOP: f32 = 6420e3;
@@ -125,8 +125,8 @@ const MIE_G: f32 = 0.8;
 const OZONE_ABSORPTION: vec3<f32> = vec3<f32>(2.274e-6, 1.861e-6, 0.226e-6);
 const VIEW_STEPS: u32 = 32u;
 const LIGHT_STEPS: u32 = 8u;
-// Multiple-scattering table (src/render/sky.rs MS_TABLE_SIZE; workgroups of MS_WG = 64): edge, directions per entry (a grid over the
-// sphere), samples per direction; the ground's albedo (Bruneton 2017's).
+// Multiple-scattering table (src/render/sky.rs MS_TABLE_SIZE; workgroups of MS_WG = 64): edge, directions
+// per entry (a grid over the sphere), samples per direction; the ground's albedo (Bruneton 2017's).
 const MS_SIZE: u32 = 32u;
 const MS_DIRS_SQRT: u32 = 8u;
 const MS_STEPS: u32 = 20u;

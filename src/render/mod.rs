@@ -8,7 +8,7 @@
 //! 1. "anisotropy": [`anisotropy`] turns the particles into ellipsoids (Yu & Turk 2013);
 //! 2. the background: "terrain" ([`terrain`]: clear, the heightfield with its shadows), "sky"
 //!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, a
-//!    single-scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank"
+//!    scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank"
 //!    ([`tank`]: the ground and the far glass walls); while the view stands still they are restored from
 //!    the [`background`] cache instead (two texture copies);
 //!    Over the terrain, drawn or restored: "terrain wetness" and "terrain wet" ([`wetness`]), then the

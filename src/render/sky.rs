@@ -3,15 +3,15 @@
 //! By default the cubemap is generated on the GPU ("sky" compute pass) from the sun direction with a
 //! scattering atmosphere ([`SkyModel::Atmosphere`]: Rayleigh and Mie scattering with ozone absorption in a
 //! spherical atmosphere, single scattering after Nishita et al. 1993 with Bruneton's 2017 Earth parameters, and the
-//! higher orders from a small table first filled by the "sky multiple scattering" pass after Hillaire 2020), or with
-//! the Preetham, Shirley & Smits daylight model (SIGGRAPH 1999, [`SkyModel::Preetham`]), and regenerated only when the
-//! model, the sun, its intensity or the turbidity change. On lavapipe (two shared cores) the atmosphere's table and
-//! 128² x 6 texels (32 view samples, 8 toward the sun each) take 250 to 630 ms, Preetham's 10 ms. A user's sky replaces
-//! it: an equirectangular image or six face images, decoded on the CPU into a [`SkyCube`] ([`super::sky_image`]; the
-//! window does that on a worker thread) and uploaded by [`SkyPass::set_cube`]; [`SkyPass::load`] does both at once for
-//! headless use. A file that cannot be used gives a [`SkyError`] naming the file and the problem, and the current sky
-//! stays. The "sky" render pass is one full-screen triangle at the far plane, tested against the terrain's depth and
-//! writing none.
+//! higher orders from a small table first filled by the "sky multiple scattering" pass after Hillaire 2020), or
+//! with the Preetham, Shirley & Smits daylight model (SIGGRAPH 1999, [`SkyModel::Preetham`]), and regenerated only
+//! when the model, the sun, its intensity or the turbidity change. On lavapipe (two shared cores) the atmosphere's
+//! table and 128² x 6 texels (32 view samples, 8 toward the sun each) take 250 to 630 ms, Preetham's 10 ms. A
+//! user's sky replaces it: an equirectangular image or six face images, decoded on the CPU into a [`SkyCube`]
+//! ([`super::sky_image`]; the window does that on a worker thread) and uploaded by [`SkyPass::set_cube`];
+//! [`SkyPass::load`] does both at once for headless use. A file that cannot be used gives a [`SkyError`] naming the
+//! file and the problem, and the current sky stays. The "sky" render pass is one full-screen triangle at the far
+//! plane, tested against the terrain's depth and writing none.
 
 use super::frame;
 use super::pass::{Frame, Pass};
@@ -55,8 +55,8 @@ const _: () = assert!(size_of::<SkyGenUniform>() == 48);
 /// The model the generated sky comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SkyModel {
-    /// Single scattering in a spherical atmosphere (Rayleigh, Mie, ozone; `shaders/render/sky.wgsl`): a
-    /// blue zenith, a pale horizon haze and orange-red light near a low sun.
+    /// Single and multiple scattering in a spherical atmosphere (Rayleigh, Mie, ozone;
+    /// `shaders/render/sky.wgsl`): a blue zenith, a pale horizon haze and orange-red light near a low sun.
     #[default]
     Atmosphere,
     /// The Preetham, Shirley & Smits daylight model (SIGGRAPH 1999), the earlier default.
