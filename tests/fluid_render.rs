@@ -81,7 +81,14 @@ fn several_ellipsoids_read_centre_and_matrix_of_the_same_particle() {
 /// pixel compared with a CPU ray cast: coverage, the nearest hit's depth, the summed path length.
 fn ellipsoids_against_ray_cast(ctx: &GpuContext, method: SplatMethod, list: &[(Vec3, Vec3, Mat3)]) {
     let size = (160u32, 120u32);
-    let camera = OrbitCamera { target: Vec3::ZERO, distance: 6.0, yaw: 0.4, pitch: 0.3, fov_y: 50f32.to_radians() };
+    let camera = OrbitCamera {
+        target: Vec3::ZERO,
+        distance: 6.0,
+        yaw: 0.4,
+        pitch: 0.3,
+        fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
+    };
     let mut stored: Vec<Ellipsoid> = list
         .iter()
         .map(|&(centre, axes, rot)| {
@@ -354,6 +361,7 @@ fn image_scene() -> (Heightfield, Vec<Vec4>, OrbitCamera) {
         yaw: 0.5,
         pitch: 0.45,
         fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
     };
     (hf, particles, camera)
 }
@@ -591,6 +599,7 @@ fn tank_image_and_frame() {
         yaw: 0.3,
         pitch: 0.4,
         fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
     };
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let positions = split_buffer(&ctx, "tank positions", bytemuck::cast_slice(&particles));

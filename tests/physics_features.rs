@@ -296,6 +296,7 @@ fn paddle_is_drawn_where_the_wall_is() {
         yaw: -std::f32::consts::FRAC_PI_2,
         pitch: 0.0,
         fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
     };
     let settings = RenderSettings::default();
     let size = (64, 48);

@@ -74,7 +74,14 @@ fn save(img: &image::RgbaImage, name: &str) {
 
 /// The camera over the particle grids these tests draw: 11 m from (0, 1.6, -0.5), a 55-degree field of view.
 fn particles_camera() -> OrbitCamera {
-    OrbitCamera { target: Vec3::new(0.0, 1.6, -0.5), distance: 11.0, yaw: 0.45, pitch: 0.3, fov_y: 55f32.to_radians() }
+    OrbitCamera {
+        target: Vec3::new(0.0, 1.6, -0.5),
+        distance: 11.0,
+        yaw: 0.45,
+        pitch: 0.3,
+        fov_y: 55f32.to_radians(),
+        lens_shift: 0.0,
+    }
 }
 
 #[test]
@@ -200,7 +207,14 @@ fn sphere_half_below_terrain_is_occluded() {
     settings.view = FluidView::Spheres;
 
     // A low view: the pixel below the centre looks at the buried half, the one above at the visible half.
-    let camera = OrbitCamera { target: centre, distance: 10.0, yaw: 0.0, pitch: 0.2, fov_y: 50f32.to_radians() };
+    let camera = OrbitCamera {
+        target: centre,
+        distance: 10.0,
+        yaw: 0.0,
+        pitch: 0.2,
+        fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
+    };
     let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, SIZE);
     save(&img, "render_headless_depth.png");
     let below = project(&camera, centre - Vec3::new(0.0, 0.6 * r, 0.0)).expect("lower point on screen");
@@ -212,7 +226,8 @@ fn sphere_half_below_terrain_is_occluded() {
     // Every pixel of the sphere's disc, from two views, against a CPU ray cast of sphere and terrain:
     // only the exact hit depth gets the sphere-terrain contact line right.
     for (name, pitch, yaw) in [("low", 0.2f32, 0.0f32), ("steep", 0.75, 0.6)] {
-        let camera = OrbitCamera { target: centre, distance: 8.0, yaw, pitch, fov_y: 50f32.to_radians() };
+        let camera =
+            OrbitCamera { target: centre, distance: 8.0, yaw, pitch, fov_y: 50f32.to_radians(), lens_shift: 0.0 };
         let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, SIZE);
         let (mut water, mut terrain, mut wrong) = (0, 0, Vec::new());
         for (x, y, p) in img.enumerate_pixels() {
@@ -256,7 +271,14 @@ fn zero_particles_render() {
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let empty = vec4_buffer(&ctx, "empty particles", &[]);
     let source = ParticleSource::buffers(&empty, &empty, 0);
-    let camera = OrbitCamera { target: Vec3::new(0.0, 1.0, 0.0), distance: 15.0, yaw: 0.3, pitch: 0.4, fov_y: 0.9 };
+    let camera = OrbitCamera {
+        target: Vec3::new(0.0, 1.0, 0.0),
+        distance: 15.0,
+        yaw: 0.3,
+        pitch: 0.4,
+        fov_y: 0.9,
+        lens_shift: 0.0,
+    };
     let img = render_to_image(&ctx, &mut renderer, &camera, Some(source), &RenderSettings::default(), SIZE);
     assert_eq!(img.dimensions(), SIZE);
     assert!(img.pixels().any(is_terrain), "terrain drawn without particles");
@@ -268,7 +290,14 @@ fn non_srgb_target_matches_srgb_target() {
     // so the stored bytes match those of an sRGB target.
     let ctx = context();
     let hf = valley();
-    let camera = OrbitCamera { target: Vec3::new(0.0, 1.0, 0.0), distance: 15.0, yaw: 0.3, pitch: 0.25, fov_y: 0.9 };
+    let camera = OrbitCamera {
+        target: Vec3::new(0.0, 1.0, 0.0),
+        distance: 15.0,
+        yaw: 0.3,
+        pitch: 0.25,
+        fov_y: 0.9,
+        lens_shift: 0.0,
+    };
     let settings = RenderSettings::default();
     let mut srgb = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let mut unorm = Renderer::new(&ctx, wgpu::TextureFormat::Rgba8Unorm, &hf);
@@ -366,7 +395,8 @@ fn terrain_close_up_has_detail() {
     let hf = valley();
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let target = Vec3::new(4.0, hf.height_at(4.0, 2.0), 2.0);
-    let camera = OrbitCamera { target, distance: 1.2, yaw: 0.3, pitch: 0.6, fov_y: 50f32.to_radians() };
+    let camera =
+        OrbitCamera { target, distance: 1.2, yaw: 0.3, pitch: 0.6, fov_y: 50f32.to_radians(), lens_shift: 0.0 };
     let img = render_to_image(&ctx, &mut renderer, &camera, None, &RenderSettings::default(), SIZE);
     save(&img, "terrain_close_up.png");
     let contrast = local_contrast(&img);

@@ -284,7 +284,7 @@ fn twins() -> Vec<Twin> {
             domain_min, axis, domain_max, rest, amplitude, omega, thickness, _pad,
         },
         TerrainUniform => "render/heightfield.wgsl" :: Terrain {
-            origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, _pad, sun_dir, _pad2,
+            origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, sky_exposure, _pad, sun_dir, _pad2,
         },
         SkyGenUniform => "render/sky.wgsl" :: SkyGen {
             sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc, model, _pad,
@@ -568,6 +568,11 @@ fn shared_constants_match() {
         assert_eq!(wgsl_u32(&mut modules, file, "TILE"), tile, "TILE ({file}) vs TILE_SIZE");
     }
     assert_eq!(wgsl_u32(&mut modules, "render/composite.wgsl", "TILE"), tile, "TILE (composite.wgsl) vs TILE_SIZE");
+    assert_eq!(
+        wgsl_u32(&mut modules, "render/sky.wgsl", "MS_SIZE"),
+        render::sky::MS_TABLE_SIZE,
+        "MS_SIZE (sky.wgsl) vs MS_TABLE_SIZE"
+    );
 }
 
 /// Workgroup sizes the Rust side divides its dispatches by.
@@ -602,6 +607,7 @@ fn workgroup_sizes_match() {
     for entry in &splat_entries {
         assert_eq!(size("render/splat.wgsl", entry), [render::splat::SPLAT_WG, 1, 1], "{entry} vs SPLAT_WG");
     }
+    assert_eq!(size("render/sky.wgsl", "multiscatter"), [render::sky::MS_WG, 1, 1], "multiscatter vs MS_WG");
     let tile = render::targets::TILE_SIZE;
     assert_eq!(size("render/fluid_tiles.wgsl", "classify"), [tile, tile, 1], "classify vs TILE_SIZE");
     for entry in ["flow_tiles", "flow_full"] {

@@ -98,3 +98,84 @@ fn sky_panoramas_at_three_sun_elevations() {
         }
     }
 }
+
+/// CIE 1931 chromaticity (x, y) of a linear sRGB colour (D65 matrix of IEC 61966-2-1).
+fn chromaticity(c: Vec3) -> (f32, f32) {
+    let x = 0.4124 * c.x + 0.3576 * c.y + 0.1805 * c.z;
+    let y = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z;
+    let z = 0.0193 * c.x + 0.1192 * c.y + 0.9505 * c.z;
+    let sum = (x + y + z).max(1e-9);
+    (x / sum, y / sum)
+}
+
+/// A clear sky near the horizon is pale blue-white: its chromaticity lies on the CIE daylight locus
+/// (y = -3.000 x^2 + 2.870 x - 0.275, the D-illuminants: measured daylight) at a correlated colour
+/// temperature above D65's (x < 0.3127), not above the locus toward green, where single scattering
+/// alone leaves it with the sun 30 to 45 degrees high (the sunlight reaching the long, low path has lost
+/// its blue on the way down; the light the sky itself scatters into that path, multiple scattering,
+/// brings it back). Checked 3 degrees above the horizon, across from the sun and at right angles to it.
+#[test]
+fn the_horizon_is_pale_blue_with_the_sun_30_to_45_degrees_high() {
+    let ctx = common::gpu();
+    let mut renderer =
+        Renderer::new(&ctx, waterview::render::OFFSCREEN_FORMAT, &Heightfield::flat(Vec2::ZERO, Vec2::ONE, 0.0));
+    for elevation in [30.0, 45.0] {
+        let faces = sky(&ctx, &mut renderer, SkyModel::Atmosphere, elevation);
+        // The sun is toward +x (azimuth 90).
+        for (azimuth, what) in [(270.0, "across from the sun"), (0.0, "at right angles to the sun")] {
+            let c = faces.along(sun_direction(azimuth, 3.0));
+            let (x, y) = chromaticity(c);
+            let locus = -3.0 * x * x + 2.87 * x - 0.275;
+            eprintln!(
+                "sun {elevation} degrees high, horizon {what}: {c}, x {x}, y {y} ({} from the daylight locus)",
+                y - locus
+            );
+            assert!(c.is_finite() && c.min_element() > 0.0, "{c}");
+            assert!(
+                (y - locus).abs() < 0.01,
+                "sun {elevation}, horizon {what}: {c} (x {x}, y {y}) is off the daylight locus (y {locus})"
+            );
+            assert!((0.25..0.3127).contains(&x), "sun {elevation}, horizon {what}: {c} (x {x}) is not pale blue");
+        }
+    }
+}
+
+/// The terrain's distance fog fades toward the sky seen behind it: a pyramid 100 m high seen from 10 km
+/// (fog 1 - exp(-6), 99.75 %) with the sun 5 degrees high is drawn in the colour the sky cubemap holds just
+/// above the horizon in the view direction (where the fog looks), within 8 of 255 per channel (on lavapipe
+/// (206, 205, 190) against (206, 205, 191)). With the fog of the analytic sky in common/camera.wgsl it was
+/// (224, 215, 208), paler and pinker than the atmosphere's low-sun sky: the check fails there.
+#[test]
+fn far_terrain_takes_the_sky_colour_behind_it() {
+    let ctx = common::gpu();
+    // 3 x 3 samples over 100 m x 100 m, the middle one 100 m high.
+    let mut heights = vec![0.0; 9];
+    heights[4] = 100.0;
+    let hf = Heightfield { nx: 3, nz: 3, origin: Vec2::new(-50.0, -50.0), extent: Vec2::new(100.0, 100.0), heights };
+    let mut renderer = Renderer::new(&ctx, waterview::render::OFFSCREEN_FORMAT, &hf);
+    let settings = RenderSettings {
+        sun_azimuth_deg: 90.0,
+        sun_elevation_deg: 5.0,
+        show_particles: false,
+        cache_background: false,
+        ..Default::default()
+    };
+    // Level, 30 m up, looking toward -z through a 2-degree field of view: the pyramid fills the middle.
+    let camera = OrbitCamera {
+        target: Vec3::new(0.0, 30.0, 0.0),
+        distance: 10_000.0,
+        yaw: 0.0,
+        pitch: 0.0,
+        fov_y: 2f32.to_radians(),
+        lens_shift: 0.0,
+    };
+    let size = (64, 48);
+    let img = render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
+    let faces = renderer.sky().read_faces_blocking(&ctx);
+    let fog = faces.along(Vec3::new(0.0, 0.02, -1.0)) * renderer.sky().exposure();
+    let want = [display(fog.x), display(fog.y), display(fog.z)];
+    let got = img.get_pixel(size.0 / 2, size.1 / 2 + 2).0;
+    eprintln!("far terrain {got:?}, the sky's colour at the horizon {want:?}");
+    let close = |a: [u8; 3], b: &[u8]| a.iter().zip(b).all(|(x, y)| (*x as i32 - *y as i32).abs() <= 8);
+    assert!(close(want, &got[..3]), "far terrain {got:?} is not the sky's colour {want:?} along its view");
+}

@@ -77,6 +77,7 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
         yaw: -std::f32::consts::FRAC_PI_2,
         pitch: 0.9,
         fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
     };
     let size = (240, 180);
     let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };
@@ -100,7 +101,11 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
         let (x, y) = project(&camera, size, p);
         let (a, b) = (on.get_pixel(x, y).0, off.get_pixel(x, y).0);
         eprintln!("{name}: {what} at ({x}, {y}): {a:?} with the water's shadow, {b:?} without");
-        assert!(luminance(a) < 0.93 * luminance(b), "{what} at ({x}, {y}): {a:?} not darker than {b:?}");
+        // The distance fog (6 % at the 4 m here) is laid over the ground after its light, unshaded by the
+        // water; since it fades toward the sky cubemap's radiance (brighter than the analytic haze it used)
+        // the shadow darkens the picture by 7 % (luminance 122 against 131 on lavapipe), less than under the
+        // darker haze.
+        assert!(luminance(a) < 0.95 * luminance(b), "{what} at ({x}, {y}): {a:?} not darker than {b:?}");
         let red_to_blue = |c: [u8; 4]| c[0] as f32 / c[2].max(1) as f32;
         assert!(red_to_blue(a) < 0.92 * red_to_blue(b), "{what} at ({x}, {y}): {a:?} not bluer than {b:?}");
     }

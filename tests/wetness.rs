@@ -104,6 +104,7 @@ fn wet_ground_is_darker_where_the_water_lies() {
         yaw: 0.4,
         pitch: 0.7,
         fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
     };
     // The water itself hidden: only the ground under it is seen.
     let settings = RenderSettings { show_particles: false, ..RenderSettings::default() };

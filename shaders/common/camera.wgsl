@@ -1,6 +1,7 @@
 // Frame block shared by every render pass: the camera (reversed-Z perspective, see src/render/camera.rs),
-// the sun, and the analytic daylight model every pass lights with, so the terrain's fog, the water's sky
-// reflection and the sky itself agree. The sky is a single-scattering look-alike, not a simulation:
+// the sun, and the analytic daylight model the passes light with (the terrain's ambient light, the water's
+// scattered colour; the terrain's fog and the reflections take the sky cubemap instead, src/render/sky.rs).
+// That sky is a single-scattering look-alike, not a simulation:
 // a Rayleigh-like blue-to-haze gradient with a (1 + mu^2) phase term, a Henyey-Greenstein-like Mie glow
 // around the sun, sun colour from Beer-Lambert extinction over the air mass, and a dark ground below
 // the horizon. Output: linear radiance, ACES filmic tone map (Narkowicz 2015 fit), sRGB encoding when

@@ -83,10 +83,13 @@ fn depth_in(tex: texture_2d<f32>, p: vec2<i32>) -> f32 {
     return textureLoad(tex, p, 0).x;
 }
 
-// View-space position of pixel p at linear depth z.
+// View-space position of pixel p at linear depth z: the inverse of clip_from_view, whose [2][0] and [2][1]
+// are minus the lens shift (the window's off-centre projection, src/render/camera.rs). Twin of
+// camera::pos_in_view_from_ndc.
 fn view_pos(p: vec2<i32>, z: f32) -> vec3<f32> {
     let ndc = vec2<f32>((f32(p.x) + 0.5) / camera.viewport.x * 2.0 - 1.0, 1.0 - (f32(p.y) + 0.5) / camera.viewport.y * 2.0);
-    return vec3<f32>(ndc.x / camera.clip_from_view[0][0] * z, ndc.y / camera.clip_from_view[1][1] * z, -z);
+    let m = camera.clip_from_view;
+    return vec3<f32>((ndc.x + m[2][0]) / m[0][0] * z, (ndc.y + m[2][1]) / m[1][1] * z, -z);
 }
 
 // Of the forward and backward differences of `tex`'s depth along `step`, the one with the smaller depth

@@ -11,8 +11,9 @@ struct Terrain {
     h_max: f32,
     fog_density: f32,
     shadow_steps: u32,
+    // Radiance multiplier of the sky cubemap the terrain's fog fades toward (terrain.wgsl).
+    sky_exposure: f32,
     _pad0: u32,
-    _pad1: u32,
     sun_dir: vec3<f32>, // unit, toward the sun (for terrain_shadow.wgsl)
     _pad2: f32,
 }

@@ -1,7 +1,9 @@
 // Sky: a cubemap, used as the background and for the water's reflections.
 // `generate` fills the cubemap on the GPU with one of two models (SkyGen.model):
-// 0, the default: single scattering in a spherical atmosphere (after Nishita et al. 1993, "Display of the
-// earth taking into account atmospheric scattering", with Bruneton's 2017 Earth parameters): the view
+// 0, the default: scattering in a spherical atmosphere (single scattering after Nishita et al. 1993, "Display
+// of the earth taking into account atmospheric scattering", with Bruneton's 2017 Earth parameters evaluated at
+// the dominant wavelengths of the sRGB primaries, 611.3, 549.1 and 464.3 nm, as the cubemap is linear sRGB;
+// plus multiple scattering, below): the view
 // ray from an observer 200 m above the ground is marched to the top of the atmosphere (VIEW_STEPS samples,
 // denser near the eye), and at each sample the sunlight that reached it (transmittance over LIGHT_STEPS
 // samples toward the sun, zero in the earth's shadow) is scattered toward the eye by air molecules
@@ -10,6 +12,15 @@
 // blue makes the zenith blue at high sun; the long paths at low sun make the light near the sun and the
 // horizon orange and red; Mie makes the glow around the sun and the pale horizon haze. Turbidity scales the
 // aerosols' density (1 at turbidity 2.5).
+// Multiple scattering after Hillaire 2020 ("A Scalable and Production Ready Sky and Atmosphere Rendering
+// Technique", EGSR, section 5.5): `multiscatter` first fills a small table over (sun zenith cosine, height)
+// with Psi_ms = L_2 / (1 - f_ms): L_2 the light scattered once more (isotropically) toward a point from every
+// direction (64 directions, the first bounce also with the isotropic phase, plus the sunlit ground of
+// albedo 0.1), f_ms the fraction the air around the point scatters back to it, so 1 / (1 - f_ms) sums all
+// higher orders as a geometric series. Each sample of the view ray then scatters sigma_s Psi_ms toward the
+// eye besides the single-scattered sunlight. Without it a clear horizon at a sun 30-45 degrees high is
+// green-yellow (the sunlight reaching the long low path has lost its blue; the sky's own light brings it
+// back) and the zenith at low sun is too dark.
 // 1: the Preetham, Shirley & Smits daylight model ("A practical analytic model for daylight", SIGGRAPH
 // 1999): Perez et al.'s luminance distribution
 //   F(theta, gamma) = (1 + A exp(B / cos theta)) (1 + C exp(D gamma) + E cos^2 gamma)
@@ -28,7 +39,7 @@ struct SkyGen {
     // Radiance of the background pass = cubemap * exposure; 1 draws the sun disc.
     exposure: f32,
     sun_disc: f32,
-    // 0: single-scattering atmosphere; 1: Preetham.
+    // 0: scattering atmosphere; 1: Preetham.
     model: u32,
     _pad0: u32,
     _pad1: u32,
@@ -41,6 +52,9 @@ struct SkyGen {
 
 // Generator only (group 0 is empty there).
 @group(1) @binding(3) var faces: texture_storage_2d_array<rgba16float, write>;
+// Psi_ms over MS_SIZE sun zenith cosines (-1..1, fastest) x MS_SIZE heights (ground..top), per unit of
+// solar irradiance (rgb; w unused). Written by `multiscatter`, read by `generate`.
+@group(1) @binding(4) var<storage, read_write> ms_table: array<vec4<f32>>;
 
 // World direction of texel uv (-1..1) on cube face `face` (+x, -x, +y, -y, +z, -z; wgpu's convention).
 fn face_dir(face: u32, uv: vec2<f32>) -> vec3<f32> {
@@ -93,24 +107,34 @@ fn preetham(dir: vec3<f32>, s: vec3<f32>, t: f32) -> vec3<f32> {
     return max(rgb, vec3<f32>(0.0));
 }
 
-// ---- single-scattering atmosphere (Bruneton 2017's Earth; lengths in metres) ----
+// ---- scattering atmosphere (Bruneton 2017's Earth; lengths in metres) ----
 
 const EARTH_RADIUS: f32 = 6360e3;
 const ATMOSPHERE_TOP: f32 = 6420e3;
 const OBSERVER_HEIGHT: f32 = 200.0;
-const RAYLEIGH_SCATTERING: vec3<f32> = vec3<f32>(5.802e-6, 13.558e-6, 33.1e-6);
+// Rayleigh: Bruneton's 13.558e-6 /m at 550 nm times (550 nm / lambda)^4 at the sRGB wavelengths (his 680, 550,
+// 440 nm values read as sRGB made the horizon green: too little red scattered into long paths).
+const RAYLEIGH_SCATTERING: vec3<f32> = vec3<f32>(8.884e-6, 13.647e-6, 26.696e-6);
 const RAYLEIGH_HEIGHT: f32 = 8000.0;
 const MIE_SCATTERING: f32 = 3.996e-6;
 const MIE_EXTINCTION: f32 = 4.44e-6;
 const MIE_HEIGHT: f32 = 1200.0;
 const MIE_G: f32 = 0.8;
-const OZONE_ABSORPTION: vec3<f32> = vec3<f32>(0.650e-6, 1.881e-6, 0.085e-6);
+// Ozone: its absorption cross-section at the sRGB wavelengths (Serdyuchenko et al.'s 233 K spectrum in 10 nm
+// bins, as tabulated by Bruneton 2017, interpolated) times the peak density of 300 Dobson units in the tent.
+const OZONE_ABSORPTION: vec3<f32> = vec3<f32>(2.274e-6, 1.861e-6, 0.226e-6);
 const VIEW_STEPS: u32 = 32u;
 const LIGHT_STEPS: u32 = 8u;
+// Multiple-scattering table (src/render/sky.rs MS_TABLE_SIZE; workgroups of MS_WG = 64): edge, directions
+// per entry (a grid over the sphere), samples per direction; the ground's albedo (Bruneton 2017's).
+const MS_SIZE: u32 = 32u;
+const MS_DIRS_SQRT: u32 = 8u;
+const MS_STEPS: u32 = 20u;
+const GROUND_ALBEDO: f32 = 0.1;
 // Radiance of the renderer's units per unit of solar irradiance scattered, at sun intensity 1 (chosen so
-// the horizon at a high sun stays below white after the tone map: its zenith is then about half as
-// bright as the Preetham model's, a deeper blue).
-const ATMOSPHERE_SCALE: f32 = 12.0;
+// the horizon at a high sun stays below white after the tone map: its zenith is then 0.39 times as
+// bright as the Preetham model's).
+const ATMOSPHERE_SCALE: f32 = 8.0;
 
 // Distance along unit `d` from `o` (relative to the earth's centre) to the sphere of radius `r`, the far
 // root; negative when there is none.
@@ -173,8 +197,89 @@ fn mie_phase(mu: f32) -> f32 {
     return k * (1.0 + mu * mu) / pow(max(1.0 + g2 - 2.0 * MIE_G * mu, 1e-4), 1.5);
 }
 
-// Single-scattered sky radiance along unit `dir` (dir.y >= 0) for the sun toward unit `s`, per unit of
-// solar irradiance; `haze` scales the aerosols.
+// Aerosol density scale of the turbidity (1 at 2.5).
+fn haze_of(turbidity: f32) -> f32 {
+    return max(turbidity - 1.0, 0.1) / 1.5;
+}
+
+// Scattering (not extinction) per metre of densities `d`: Rayleigh, Mie.
+fn scattering(d: Densities, haze: f32) -> vec3<f32> {
+    return RAYLEIGH_SCATTERING * d.rayleigh + vec3<f32>(MIE_SCATTERING * haze * d.mie);
+}
+
+// One entry of the multiple-scattering table (Hillaire 2020, section 5.5; see the header): for the point
+// at height h with the sun at zenith cosine mu_s, Psi_ms = L_2 / (1 - f_ms), integrated over
+// MS_DIRS_SQRT^2 directions (uniform in cos theta and phi) with MS_STEPS samples each.
+@compute @workgroup_size(64, 1, 1)
+fn multiscatter(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if gid.x >= MS_SIZE * MS_SIZE {
+        return;
+    }
+    let mu_s = (f32(gid.x % MS_SIZE) + 0.5) / f32(MS_SIZE) * 2.0 - 1.0;
+    let h = (f32(gid.x / MS_SIZE) + 0.5) / f32(MS_SIZE) * (ATMOSPHERE_TOP - EARTH_RADIUS);
+    let o = vec3<f32>(0.0, EARTH_RADIUS + h, 0.0);
+    let s = vec3<f32>(sqrt(max(1.0 - mu_s * mu_s, 0.0)), mu_s, 0.0);
+    let haze = haze_of(sky.turbidity);
+    let uniform_phase = 1.0 / (4.0 * PI);
+    var l2 = vec3<f32>(0.0);
+    var f_ms = vec3<f32>(0.0);
+    for (var k = 0u; k < MS_DIRS_SQRT * MS_DIRS_SQRT; k++) {
+        let cos_t = 1.0 - 2.0 * (f32(k % MS_DIRS_SQRT) + 0.5) / f32(MS_DIRS_SQRT);
+        let phi = 2.0 * PI * (f32(k / MS_DIRS_SQRT) + 0.5) / f32(MS_DIRS_SQRT);
+        let sin_t = sqrt(max(1.0 - cos_t * cos_t, 0.0));
+        let dir = vec3<f32>(sin_t * cos(phi), cos_t, sin_t * sin(phi));
+        let ground = hits_ground(o, dir);
+        var len = sphere_exit(o, dir, ATMOSPHERE_TOP);
+        if ground {
+            let b = dot(o, dir);
+            len = -b - sqrt(max(b * b - dot(o, o) + EARTH_RADIUS * EARTH_RADIUS, 0.0));
+        }
+        let ds = len / f32(MS_STEPS);
+        var depth = vec3<f32>(0.0);
+        for (var i = 0u; i < MS_STEPS; i++) {
+            let p = o + dir * ((f32(i) + 0.5) * ds);
+            let d = densities(length(p) - EARTH_RADIUS);
+            let ext = extinction(d, haze) * ds;
+            let t = exp(-(depth + 0.5 * ext));
+            depth += ext;
+            let sigma_s = scattering(d, haze);
+            l2 += t * sigma_s * sun_transmittance(p, s, haze) * (uniform_phase * ds);
+            f_ms += t * sigma_s * ds;
+        }
+        if ground {
+            // The sunlit ground, a Lambertian reflector, seen at the end of the ray.
+            let g = o + dir * len;
+            let n = normalize(g);
+            l2 += exp(-depth) * sun_transmittance(g + n, s, haze) * max(dot(n, s), 0.0) * GROUND_ALBEDO / PI;
+        }
+    }
+    // The sphere's integral of a quantity times the isotropic phase: the mean over the directions.
+    let count = f32(MS_DIRS_SQRT * MS_DIRS_SQRT);
+    l2 /= count;
+    f_ms /= count;
+    ms_table[gid.x] = vec4<f32>(l2 / max(vec3<f32>(1.0) - f_ms, vec3<f32>(1e-3)), 0.0);
+}
+
+// Psi_ms at the point p (relative to the earth's centre) for the sun toward `s`: the table bilinearly.
+fn multiple_scattering(p: vec3<f32>, s: vec3<f32>) -> vec3<f32> {
+    let r = length(p);
+    let mu_s = dot(p / r, s);
+    let n = f32(MS_SIZE);
+    let x = clamp((mu_s * 0.5 + 0.5) * n - 0.5, 0.0, n - 1.0);
+    let y = clamp((r - EARTH_RADIUS) / (ATMOSPHERE_TOP - EARTH_RADIUS) * n - 0.5, 0.0, n - 1.0);
+    let x0 = u32(x);
+    let y0 = u32(y);
+    let x1 = min(x0 + 1u, MS_SIZE - 1u);
+    let y1 = min(y0 + 1u, MS_SIZE - 1u);
+    let fx = x - f32(x0);
+    let fy = y - f32(y0);
+    let a = mix(ms_table[y0 * MS_SIZE + x0].xyz, ms_table[y0 * MS_SIZE + x1].xyz, fx);
+    let b = mix(ms_table[y1 * MS_SIZE + x0].xyz, ms_table[y1 * MS_SIZE + x1].xyz, fx);
+    return mix(a, b, fy);
+}
+
+// Sky radiance along unit `dir` (dir.y >= 0) for the sun toward unit `s`, per unit of solar irradiance:
+// single scattering plus the multiple-scattering table's; `haze` scales the aerosols.
 fn atmosphere(dir: vec3<f32>, s: vec3<f32>, haze: f32) -> vec3<f32> {
     let o = vec3<f32>(0.0, EARTH_RADIUS + OBSERVER_HEIGHT, 0.0);
     let len = sphere_exit(o, dir, ATMOSPHERE_TOP);
@@ -195,8 +300,9 @@ fn atmosphere(dir: vec3<f32>, s: vec3<f32>, haze: f32) -> vec3<f32> {
         let ext = extinction(d, haze) * ds;
         let mid = depth + 0.5 * ext;
         depth += ext;
-        let scatter = RAYLEIGH_SCATTERING * (d.rayleigh * pr) + vec3<f32>(MIE_SCATTERING * haze * d.mie * pm);
-        sum += exp(-mid) * sun_transmittance(p, s, haze) * scatter * ds;
+        let single = RAYLEIGH_SCATTERING * (d.rayleigh * pr) + vec3<f32>(MIE_SCATTERING * haze * d.mie * pm);
+        let multiple = scattering(d, haze) * multiple_scattering(p, s);
+        sum += exp(-mid) * (sun_transmittance(p, s, haze) * single + multiple) * ds;
     }
     return sum;
 }
@@ -209,8 +315,7 @@ fn generated_sky(dir: vec3<f32>) -> vec3<f32> {
     var col: vec3<f32>;
     if sky.model == 0u {
         // The atmosphere holds at every elevation: twilight fades by the earth's shadow itself.
-        let haze = max(sky.turbidity - 1.0, 0.1) / 1.5;
-        col = atmosphere(horizon_dir, s, haze) * (ATMOSPHERE_SCALE * sky.sun_intensity);
+        col = atmosphere(horizon_dir, s, haze_of(sky.turbidity)) * (ATMOSPHERE_SCALE * sky.sun_intensity);
     } else {
         let s_model = normalize(vec3<f32>(s.x, max(s.y, 0.03), s.z));
         let day = smoothstep(-0.15, 0.1, s.y) * sky.sun_intensity;

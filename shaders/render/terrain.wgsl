@@ -7,7 +7,9 @@
 // (triplanar, so steep slopes are not smeared) and fading out by pixel footprint;
 // Lambert sun with soft heightfield shadows (per height sample, from terrain_shadow.wgsl, interpolated),
 // hemispheric sky ambient scaled by the sky visibility baked per height sample (terrain_ao.wgsl,
-// interpolated), and exponential distance fog toward the horizon haze (all from common/camera.wgsl).
+// interpolated) (from common/camera.wgsl), and exponential distance fog toward the sky cubemap seen along
+// the view ray (the generated atmosphere or a loaded sky, as the background draws it), so far ground fades
+// into the sky behind it.
 // fs_wet darkens wet ground over the drawn terrain (wetness.wgsl). fs_water_shadow takes away the sun's
 // light the water above absorbs (render/water_receiver.wgsl): the colour with the sun attenuated over the
 // colour without (both of the ground without its sub-cell detail), which the pipeline multiplies into
@@ -26,6 +28,17 @@
 
 // Wetness per height sample (0 dry .. 1 soaked), from wetness.wgsl; updated every frame.
 @group(1) @binding(4) var<storage, read> wetness: array<f32>;
+
+// The sky cubemap (src/render/sky.rs; linear radiance before terrain.sky_exposure) the fog fades toward.
+@group(3) @binding(0) var sky_cube: texture_cube<f32>;
+@group(3) @binding(1) var sky_sampler: sampler;
+
+// The colour distance fog fades toward along unit `dir` from the eye: the sky seen that way, kept a little
+// above the horizon (below it the cubemap holds darkened land, not the haze in front of the ground).
+fn fog_sky(dir: vec3<f32>) -> vec3<f32> {
+    let d = normalize(vec3<f32>(dir.x, max(dir.y, 0.02), dir.z));
+    return textureSampleLevel(sky_cube, sky_sampler, d, 0.0).rgb * terrain.sky_exposure;
+}
 
 // A bilinear lookup of a per-sample array at world (x, z): the index of the lower corner and the weights.
 struct Corner {
@@ -289,7 +302,7 @@ fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> TerrainLight {
         ground.albedo,
         sun_radiance() * (ndl * shadow_at(p.xz) * obstacle_shadow(p, n_mesh)),
         sky_ambient(n) * ambient,
-        fog_radiance(-to_eye / dist),
+        fog_sky(-to_eye / dist),
         1.0 - exp(-dist * terrain.fog_density),
     );
 }

@@ -6,7 +6,7 @@
 use super::{Blit, Running};
 use crate::engine::Engine;
 use crate::gpu::{GpuContext, Profiler};
-use crate::render::{targets::Offscreen, OrbitCamera, Renderer};
+use crate::render::{lens_shift_for_panel, targets::Offscreen, OrbitCamera, Renderer};
 use crate::ui::{self, capture_panel::ScreenshotFormat, FrameInfo, UiState};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -167,9 +167,17 @@ impl Running {
             self.ui.push_error(format!("a screenshot at {scale}x the window is past this GPU's texture limit of {max_dim} pixels; taking it at 1x"));
         }
         let k = if fits { scale } else { 1 };
+        // The view centres on the part of the window the side panel leaves free (a lens shift, so the
+        // scene still fills the window behind the panel); a screenshot without the UI is centred.
+        let panel_shift = match (self.ui.show_panels, preview) {
+            (true, None) => lens_shift_for_panel(self.ui.panel_width * output.pixels_per_point, size.0 as f32),
+            _ => 0.0,
+        };
+        let centred = exr || screenshot == Some(false);
+        self.camera.lens_shift = if centred { 0.0 } else { panel_shift };
         let hires = match screenshot {
             Some(_) if exr => Some(self.render_hdr_screenshot((size.0 * k, size.1 * k))),
-            Some(_) if k > 1 => {
+            Some(with_ui) if k > 1 || (!with_ui && panel_shift != 0.0) => {
                 let target = Offscreen::new(&self.ctx, (size.0 * k, size.1 * k));
                 let mut enc = self
                     .ctx
@@ -181,6 +189,7 @@ impl Running {
             }
             _ => None,
         };
+        self.camera.lens_shift = panel_shift;
 
         let device = &self.ctx.device;
         let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });

@@ -131,7 +131,8 @@ impl Running {
     }
 
     /// F: the camera looks at the fluid's bounding box (latest statistics) from its current direction,
-    /// at the distance where the box's bounding sphere fills the view.
+    /// at the distance where the box's bounding sphere fills the part of the view the side panel leaves
+    /// free (the lens shift centres the target there).
     pub(super) fn fit_camera(&mut self) {
         let Some(s) = self.world.sim().and_then(|sim| sim.latest_stats()).cloned() else {
             self.ui.push_error("cannot frame the fluid yet: no statistics have come back from the GPU");
@@ -143,7 +144,9 @@ impl Running {
             return;
         }
         let radius = (0.5 * (max - min).length()).max(1e-2);
-        let aspect = self.config.width.max(1) as f32 / self.config.height.max(1) as f32;
+        // The free area: the window less the panel, whose width is lens_shift x the window's.
+        let free = (1.0 - self.camera.lens_shift.clamp(0.0, 0.9)) * self.config.width.max(1) as f32;
+        let aspect = free / self.config.height.max(1) as f32;
         let half_fov = 0.5 * self.camera.fov_y.min(2.0 * ((0.5 * self.camera.fov_y).tan() * aspect).atan());
         // The view direction (yaw, pitch) is kept.
         self.camera.target = 0.5 * (min + max);

@@ -9,7 +9,7 @@ use super::{Running, CAPTURE_DIR};
 use crate::capture::exact::{ExactFrames, FrameOutputs};
 use crate::capture::particles::{ParticleExporter, ParticleOutput};
 use crate::capture::{offline::format_for, VideoFormat, VideoRecorder};
-use crate::render::{targets::Offscreen, Renderer, HDR_FORMAT};
+use crate::render::{targets::Offscreen, OrbitCamera, Renderer, HDR_FORMAT};
 use crate::sim::SimParams;
 use crate::ui::capture_panel::CaptureStatus;
 use crate::ui::UiAction;
@@ -260,8 +260,9 @@ impl Running {
         if let Some(Offline { target, frames, particles, .. }) = offline.as_mut() {
             match self.world.engine_mut() {
                 Some(engine) if !*stopping => {
-                    let (renderer, ctx, profiler, camera, ui) =
-                        (&mut self.renderer, &self.ctx, &self.profiler, &self.camera, &self.ui);
+                    // The video is centred: no panel covers it.
+                    let camera = &OrbitCamera { lens_shift: 0.0, ..self.camera.clone() };
+                    let (renderer, ctx, profiler, ui) = (&mut self.renderer, &self.ctx, &self.profiler, &self.ui);
                     let outputs = FrameOutputs { video: Some((rec, &target.color)), particles: particles.as_mut() };
                     let result = frames.encode(ctx, enc, engine, profiler, outputs, |enc, engine| {
                         encode_scene_with(renderer, ctx, profiler, enc, target, camera, Some(engine), ui)

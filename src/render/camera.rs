@@ -33,11 +33,15 @@ pub struct OrbitCamera {
     pub pitch: f32,
     /// Vertical field of view, radians.
     pub fov_y: f32,
+    /// Horizontal lens shift in normalised device coordinates (-1 = left edge, 1 = right edge): where on
+    /// the screen the view axis (and so the target) lands. 0 centres it; the window sets it to the
+    /// middle of the area its side panel leaves free ([`lens_shift_for_panel`]). Not part of a scene file.
+    pub lens_shift: f32,
 }
 
 impl Default for OrbitCamera {
     fn default() -> Self {
-        Self { target: Vec3::ZERO, distance: 10.0, yaw: 0.0, pitch: 0.4, fov_y: 50f32.to_radians() }
+        Self { target: Vec3::ZERO, distance: 10.0, yaw: 0.0, pitch: 0.4, fov_y: 50f32.to_radians(), lens_shift: 0.0 }
     }
 }
 
@@ -50,6 +54,7 @@ impl OrbitCamera {
             yaw: desc.yaw_deg.to_radians(),
             pitch: desc.pitch_deg.to_radians(),
             fov_y: desc.fov_y_deg.to_radians(),
+            lens_shift: 0.0,
         };
         cam.clamp();
         cam
@@ -71,6 +76,7 @@ impl OrbitCamera {
         self.distance = d.clamp(MIN_DISTANCE, MAX_DISTANCE);
         self.pitch = self.pitch.clamp(-MAX_PITCH, MAX_PITCH);
         self.fov_y = self.fov_y.clamp(1f32.to_radians(), 170f32.to_radians());
+        self.lens_shift = if self.lens_shift.is_finite() { self.lens_shift.clamp(-1.0, 1.0) } else { 0.0 };
     }
 
     /// Unit vector from the target toward the eye.
@@ -110,15 +116,16 @@ impl OrbitCamera {
     }
 
     /// Reversed-Z perspective for `aspect` = width / height: view z = -near maps to depth 1,
-    /// view z = -far to depth 0.
+    /// view z = -far to depth 0; the view axis lands at ndc x = [`Self::lens_shift`].
     pub fn clip_from_view(&self, aspect: f32) -> Mat4 {
         let (n, f) = (self.near(), self.far());
         let g = 1.0 / (0.5 * self.fov_y).tan();
         // depth = (z n / (f - n) + n f / (f - n)) / -z: 1 at z = -n, 0 at z = -f.
+        // ndc x = (g / aspect x - shift z) / -z: a point on the axis (x = 0) lands at +shift.
         Mat4::from_cols(
             Vec4::new(g / aspect.max(1e-6), 0.0, 0.0, 0.0),
             Vec4::new(0.0, g, 0.0, 0.0),
-            Vec4::new(0.0, 0.0, n / (f - n), -1.0),
+            Vec4::new(-self.lens_shift, 0.0, n / (f - n), -1.0),
             Vec4::new(0.0, 0.0, n * f / (f - n), 0.0),
         )
     }
@@ -176,6 +183,26 @@ impl OrbitCamera {
     }
 }
 
+/// The [`OrbitCamera::lens_shift`] that centres the view on the part of a window `window_width` pixels
+/// wide that a side panel `panel_width` pixels wide on its left leaves free: the free area's middle,
+/// `panel_width / window_width` in normalised device coordinates. 0 without a panel (or for a degenerate
+/// window); a panel wider than the window counts as the whole window.
+pub fn lens_shift_for_panel(panel_width: f32, window_width: f32) -> f32 {
+    if !(panel_width > 0.0 && window_width > 0.0) {
+        return 0.0;
+    }
+    (panel_width / window_width).min(1.0)
+}
+
+/// View-space position (metres) of the point at normalised device coordinates `ndc` and linear view depth
+/// `depth` (metres in front of the eye) under the projection `clip_from_view` (off-centre allowed: its
+/// `[2][0]`, `[2][1]` are minus the lens shift). The inverse of projecting with `clip_from_view`; twin of
+/// `view_pos` in `shaders/render/composite.wgsl`.
+pub fn pos_in_view_from_ndc(clip_from_view: &Mat4, ndc: Vec2, depth: f32) -> Vec3 {
+    let m = clip_from_view.to_cols_array_2d();
+    Vec3::new((ndc.x + m[2][0]) / m[0][0] * depth, (ndc.y + m[2][1]) / m[1][1] * depth, -depth)
+}
+
 /// Unit vector toward the sun from an azimuth (degrees about +y, 0 = +z, 90 = +x) and an elevation
 /// above the horizon (degrees).
 pub fn sun_direction(azimuth_deg: f32, elevation_deg: f32) -> Vec3 {
@@ -200,11 +227,61 @@ mod tests {
 
     #[test]
     fn target_projects_to_centre_and_desc_round_trips() {
-        let cam = OrbitCamera { target: Vec3::new(1.0, 2.0, 3.0), distance: 7.0, yaw: 0.3, pitch: 0.5, fov_y: 0.8 };
+        let cam = OrbitCamera {
+            target: Vec3::new(1.0, 2.0, 3.0),
+            distance: 7.0,
+            yaw: 0.3,
+            pitch: 0.5,
+            fov_y: 0.8,
+            lens_shift: 0.0,
+        };
         let c = cam.clip_from_world(1.0).project_point3(cam.target);
         assert!(c.x.abs() < 1e-5 && c.y.abs() < 1e-5);
         let back = OrbitCamera::from_desc(&cam.to_desc());
         assert!((back.eye() - cam.eye()).length() < 1e-4);
+    }
+
+    #[test]
+    fn the_target_lands_in_the_middle_of_the_area_beside_the_panel() {
+        // 1280x720 with a 320 px panel on the left: the free area is x in 320..1280, its middle x = 800.
+        let (w, h, panel) = (1280.0, 720.0, 320.0);
+        let cam = OrbitCamera {
+            target: Vec3::new(1.0, 2.0, 3.0),
+            lens_shift: lens_shift_for_panel(panel, w),
+            ..OrbitCamera::default()
+        };
+        let c = cam.clip_from_world(w / h).project_point3(cam.target);
+        let px = (0.5 + 0.5 * c.x) * w;
+        assert!((px - 800.0).abs() < 1e-2, "target at x = {px} px");
+        assert!(c.y.abs() < 1e-5, "{c:?}");
+        // The uniform carries the same projection, and its inverse.
+        let u = cam.uniform((w as u32, h as u32), Vec3::Y, 1.0, 0.0);
+        let c2 = Mat4::from_cols_array_2d(&u.clip_from_world).project_point3(cam.target);
+        assert!((c2 - c).length() < 1e-5);
+        // No panel (and the headless captures): centred.
+        assert_eq!(lens_shift_for_panel(0.0, w), 0.0);
+        assert_eq!(lens_shift_for_panel(panel, 0.0), 0.0);
+        assert_eq!(lens_shift_for_panel(2.0 * w, w), 1.0);
+    }
+
+    #[test]
+    fn reconstruction_inverts_the_shifted_projection() {
+        let cam = OrbitCamera { lens_shift: 0.3, ..OrbitCamera::default() };
+        let p = cam.clip_from_view(16.0 / 9.0);
+        let inverse = p.inverse();
+        for q in [Vec3::new(0.7, -0.4, -3.0), Vec3::new(-2.0, 1.5, -12.0), Vec3::new(0.0, 0.0, -0.5)] {
+            let ndc = p.project_point3(q);
+            let back = pos_in_view_from_ndc(&p, Vec2::new(ndc.x, ndc.y), -q.z);
+            assert!((back - q).length() < 1e-4 * q.length(), "{q} came back as {back}");
+            // The ray through the pixel from the inverse (the sky's and the splat's way) agrees.
+            let far = inverse.project_point3(Vec3::new(ndc.x, ndc.y, 0.5));
+            assert!(far.normalize().dot(q.normalize()) > 1.0 - 1e-6, "{q}: ray {far}");
+        }
+        // Without the shift term the reconstruction misses: the test can fail.
+        let unshifted = OrbitCamera { lens_shift: 0.0, ..cam.clone() }.clip_from_view(16.0 / 9.0);
+        let q = Vec3::new(0.7, -0.4, -3.0);
+        let ndc = p.project_point3(q);
+        assert!((pos_in_view_from_ndc(&unshifted, Vec2::new(ndc.x, ndc.y), 3.0) - q).length() > 0.1);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //!    only when they or the sun moved): "terrain" ([`terrain`]: clear, the heightfield with its shadows),
 //!    "obstacles" ([`obstacles`]), "sky"
 //!    ([`sky`]: the cubemap where nothing was drawn; "sky" also regenerates the cubemap, a
-//!    single-scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank"
+//!    scattering atmosphere or Preetham daylight, when the sun moved) and, in a box scene, "tank"
 //!    ([`tank`]: the ground and the far glass walls); while the view stands still they are restored from
 //!    the [`background`] cache instead (two texture copies);
 //!    Over the terrain, drawn or restored: "terrain wetness" and "terrain wet" ([`wetness`]), then the
@@ -77,7 +77,7 @@ pub mod wave_maker;
 pub mod wetness;
 
 pub use anisotropy::{AnisotropyInput, AnisotropyPass, AnisotropyUniform, Ellipsoid, EllipsoidBuffers};
-pub use camera::{sun_direction, OrbitCamera};
+pub use camera::{lens_shift_for_panel, sun_direction, OrbitCamera};
 pub use composite::{CompositeInput, CompositePass, CompositeUniform};
 pub use curvature_flow::{CurvatureFlowPass, FlowSettings};
 pub use fluid_tiles::FluidTilesPass;
@@ -456,6 +456,10 @@ impl Renderer {
             settings.cache_background && self.background.restore(frame.encoder, &key, &target.color, &target.depth);
         // A tank's ground covers a box scene's flat floor.
         let terrain_drawn = settings.show_terrain && !tank.is_some_and(|t| t.floor);
+        // The cubemap made current first (generated when the sun moved): the terrain's fog fades toward it.
+        self.sky.encode(&mut frame, settings.sky(false));
+        let sky = (self.sky.cube_view(), self.sky.version());
+        self.terrain.set_sky(ctx, sky, self.sky.sampler(), self.sky.exposure());
         if !restored {
             self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
             self.obstacles.encode(&mut frame, ());

@@ -1,15 +1,17 @@
 //! Sky (`shaders/render/sky.wgsl`): a cubemap used as the background and for the water's reflections.
 //!
 //! By default the cubemap is generated on the GPU ("sky" compute pass) from the sun direction with a
-//! single-scattering atmosphere ([`SkyModel::Atmosphere`]: Rayleigh and Mie scattering with ozone absorption in a
-//! spherical atmosphere, after Nishita et al. 1993 with Bruneton's 2017 Earth parameters), or with the Preetham,
-//! Shirley & Smits daylight model (SIGGRAPH 1999, [`SkyModel::Preetham`]), and regenerated only when the model, the
-//! sun, its intensity or the turbidity change. On lavapipe the atmosphere's 128² x 6 texels (32 view samples, 8
-//! toward the sun each) take 90 to 200 ms, Preetham's 10 ms. A user's sky replaces it: an equirectangular image or
-//! six face images, decoded on the CPU into a [`SkyCube`] ([`super::sky_image`]; the window does that on a worker
-//! thread) and uploaded by [`SkyPass::set_cube`]; [`SkyPass::load`] does both at once for headless use. A file that
-//! cannot be used gives a [`SkyError`] naming the file and the problem, and the current sky stays. The "sky" render
-//! pass is one full-screen triangle at the far plane, tested against the terrain's depth and writing none.
+//! scattering atmosphere ([`SkyModel::Atmosphere`]: Rayleigh and Mie scattering with ozone absorption in a
+//! spherical atmosphere, single scattering after Nishita et al. 1993 with Bruneton's 2017 Earth parameters, and the
+//! higher orders from a small table first filled by the "sky multiple scattering" pass after Hillaire 2020), or
+//! with the Preetham, Shirley & Smits daylight model (SIGGRAPH 1999, [`SkyModel::Preetham`]), and regenerated only
+//! when the model, the sun, its intensity or the turbidity change. On lavapipe (two shared cores) the atmosphere's
+//! table and 128² x 6 texels (32 view samples, 8 toward the sun each) take 250 to 630 ms, Preetham's 10 ms. A
+//! user's sky replaces it: an equirectangular image or six face images, decoded on the CPU into a [`SkyCube`]
+//! ([`super::sky_image`]; the window does that on a worker thread) and uploaded by [`SkyPass::set_cube`];
+//! [`SkyPass::load`] does both at once for headless use. A file that cannot be used gives a [`SkyError`] naming the
+//! file and the problem, and the current sky stays. The "sky" render pass is one full-screen triangle at the far
+//! plane, tested against the terrain's depth and writing none.
 
 use super::frame;
 use super::pass::{Frame, Pass};
@@ -20,6 +22,11 @@ use std::path::{Path, PathBuf};
 
 /// Cube face edge of the generated sky, texels.
 const GENERATED_FACE: u32 = 128;
+/// Edge of the atmosphere's multiple-scattering table (sun zenith cosines x heights); `MS_SIZE` in
+/// `shaders/render/sky.wgsl`.
+pub const MS_TABLE_SIZE: u32 = 32;
+/// Workgroup size of the table's pass (`multiscatter` in `shaders/render/sky.wgsl`), one entry per invocation.
+pub const MS_WG: u32 = 64;
 const CUBE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 
 /// Sky parameters, bind group 1 binding 0 of both the generator and the background pass.
@@ -48,8 +55,8 @@ const _: () = assert!(size_of::<SkyGenUniform>() == 48);
 /// The model the generated sky comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SkyModel {
-    /// Single scattering in a spherical atmosphere (Rayleigh, Mie, ozone; `shaders/render/sky.wgsl`): a
-    /// blue zenith, a pale horizon haze and orange-red light near a low sun.
+    /// Single and multiple scattering in a spherical atmosphere (Rayleigh, Mie, ozone;
+    /// `shaders/render/sky.wgsl`): a blue zenith, a pale horizon haze and orange-red light near a low sun.
     #[default]
     Atmosphere,
     /// The Preetham, Shirley & Smits daylight model (SIGGRAPH 1999), the earlier default.
@@ -90,6 +97,9 @@ pub enum SkySource {
 pub struct SkyPass {
     pipeline: wgpu::RenderPipeline,
     generator: wgpu::ComputePipeline,
+    multiscatter: wgpu::ComputePipeline,
+    /// The multiple-scattering table: `MS_TABLE_SIZE`² `vec4<f32>`.
+    ms_table: wgpu::Buffer,
     layout: wgpu::BindGroupLayout,
     gen_layout: wgpu::BindGroupLayout,
     uniform: wgpu::Buffer,
@@ -151,6 +161,7 @@ impl SkyPass {
                     },
                     count: None,
                 },
+                gpu::storage_entry::<[f32; 4]>(4, false, wgpu::ShaderStages::COMPUTE),
             ],
         });
         let draw_layout = frame::pass_pipeline_layout(device, "sky pipeline layout", &layout);
@@ -171,6 +182,8 @@ impl SkyPass {
             &constants,
         );
         let generator = gpu::compute_pipeline(device, &module, &gen_pl, "generate");
+        let multiscatter = gpu::compute_pipeline(device, &module, &gen_pl, "multiscatter");
+        let ms_table = gpu::storage_buffer(device, "sky multiple scattering table", 16 * (MS_TABLE_SIZE as u64).pow(2));
         let params = SkyGenUniform {
             sun_dir: [0.0, 1.0, 0.0],
             sun_intensity: 1.0,
@@ -189,10 +202,12 @@ impl SkyPass {
             ..Default::default()
         });
         let (cube, cube_view, bind_group, gen_group) =
-            make_cube(device, &layout, &gen_layout, &uniform, &sampler, GENERATED_FACE);
+            make_cube(device, &layout, &gen_layout, &uniform, &sampler, &ms_table, GENERATED_FACE);
         Self {
             pipeline,
             generator,
+            multiscatter,
+            ms_table,
             layout,
             gen_layout,
             uniform,
@@ -303,7 +318,7 @@ impl SkyPass {
 
     fn replace_cube(&mut self, ctx: &GpuContext, n: u32) {
         (self.cube, self.cube_view, self.bind_group, self.gen_group) =
-            make_cube(&ctx.device, &self.layout, &self.gen_layout, &self.uniform, &self.sampler, n);
+            make_cube(&ctx.device, &self.layout, &self.gen_layout, &self.uniform, &self.sampler, &self.ms_table, n);
         self.version += 1;
         self.params.face_size = 0; // force a uniform write on the next update
     }
@@ -345,6 +360,13 @@ impl Pass for SkyPass {
         if generated && self.source != SkySource::Generated(Some(key)) {
             let n = self.cube.width();
             // A cube face is a texture the device made, so it never needs too many workgroups.
+            if input.model == SkyModel::Atmosphere {
+                // Its own pass before the cubemap's, which reads the table.
+                let mut pass = frame.compute_pass("sky multiple scattering");
+                pass.set_pipeline(&self.multiscatter);
+                pass.set_bind_group(1, &self.gen_group, &[]);
+                pass.dispatch_workgroups((MS_TABLE_SIZE * MS_TABLE_SIZE).div_ceil(MS_WG), 1, 1);
+            }
             match gpu::workgroups_grid("sky", [n, n, 6], [8, 8, 1], &frame.device.limits()) {
                 Ok(groups) => {
                     let mut pass = frame.compute_pass("sky");
@@ -408,6 +430,7 @@ fn make_cube(
     gen_layout: &wgpu::BindGroupLayout,
     uniform: &wgpu::Buffer,
     sampler: &wgpu::Sampler,
+    ms_table: &wgpu::Buffer,
     n: u32,
 ) -> (wgpu::Texture, wgpu::TextureView, wgpu::BindGroup, wgpu::BindGroup) {
     let cube = device.create_texture(&wgpu::TextureDescriptor {
@@ -447,6 +470,7 @@ fn make_cube(
         entries: &[
             wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::TextureView(&array_view) },
+            wgpu::BindGroupEntry { binding: 4, resource: ms_table.as_entire_binding() },
         ],
     });
     (cube, cube_view, bind_group, gen_group)

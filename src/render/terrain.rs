@@ -44,7 +44,9 @@ pub struct TerrainUniform {
     pub fog_density: f32,
     /// Shadow ray-march steps.
     pub shadow_steps: u32,
-    pub _pad: [u32; 2],
+    /// Radiance multiplier of the sky cubemap the fog fades toward ([`super::SkyPass::exposure`]).
+    pub sky_exposure: f32,
+    pub _pad: u32,
     /// Unit vector toward the sun the shadows are computed for.
     pub sun_dir: [f32; 3],
     pub _pad2: f32,
@@ -67,7 +69,8 @@ impl TerrainUniform {
             h_max,
             fog_density: 0.06 / size,
             shadow_steps: SHADOW_STEPS,
-            _pad: [0; 2],
+            sky_exposure: 1.0,
+            _pad: 0,
             sun_dir: [0.0, 1.0, 0.0],
             _pad2: 0.0,
         }
@@ -84,6 +87,10 @@ pub struct TerrainPass {
     wet_pipeline: wgpu::RenderPipeline,
     /// "terrain water shadow" (bind group 2: [`super::water_shadow::receiver_layout`]).
     water_pipeline: wgpu::RenderPipeline,
+    /// Bind group 3 of every terrain pipeline: the sky cubemap and its sampler.
+    sky_layout: wgpu::BindGroupLayout,
+    /// The group over the sky cubemap of this version ([`super::SkyPass::version`]), from [`TerrainPass::set_sky`].
+    sky_group: Option<(u64, wgpu::BindGroup)>,
     wet_update: WetnessUpdate,
     /// Seconds since particles last soaked the ground (`None`: dry since the terrain was loaded).
     wet_seconds: Option<f32>,
@@ -148,7 +155,21 @@ impl TerrainPass {
             frame::pass_pipeline_layout(device, "terrain shadow pipeline layout", &shadow_layout);
         let shadow_module = gpu::shader::module(device, "render/terrain_shadow.wgsl");
         let shadow_pipeline = gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
-        let pipeline_layout = frame::pass_pipeline_layout(device, "terrain pipeline layout", &layout);
+        let fs = wgpu::ShaderStages::FRAGMENT;
+        let sky_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("terrain sky bind group layout"),
+            entries: &[
+                frame::texture_entry(0, fs, true, wgpu::TextureViewDimension::Cube),
+                frame::sampler_entry(1, fs),
+            ],
+        });
+        let receiver = super::water_shadow::receiver_layout(device);
+        let frame_layout = frame::frame_bind_group_layout(device);
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("terrain pipeline layout"),
+            bind_group_layouts: &[Some(&frame_layout), Some(&layout), None, Some(&sky_layout)],
+            immediate_size: 0,
+        });
         let strips = wgpu::PrimitiveState {
             topology: wgpu::PrimitiveTopology::TriangleStrip,
             cull_mode: None,
@@ -173,11 +194,9 @@ impl TerrainPass {
             Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
             &frame::output_constants(color_format),
         );
-        let receiver = super::water_shadow::receiver_layout(device);
-        let frame_layout = frame::frame_bind_group_layout(device);
         let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain water shadow pipeline layout"),
-            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver)],
+            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver), Some(&sky_layout)],
             immediate_size: 0,
         });
         let water_pipeline = frame::render_pipeline(
@@ -207,6 +226,8 @@ impl TerrainPass {
             ao,
             wet_pipeline,
             water_pipeline,
+            sky_layout,
+            sky_group: None,
             wet_update: WetnessUpdate::new(ctx),
             wet_seconds: None,
             data,
@@ -230,6 +251,33 @@ impl TerrainPass {
         self.shadow_valid = false;
         self.ao_valid = false;
         self.wet_seconds = None;
+    }
+
+    /// The sky the distance fog fades toward: the cubemap `cube` of version `version`
+    /// ([`super::SkyPass::version`]; its bind group is remade only when that changes), sampled by `sampler`,
+    /// times `exposure`. To be called every frame before the terrain's passes, after the cubemap is current.
+    pub fn set_sky(
+        &mut self,
+        ctx: &GpuContext,
+        (cube, version): (&wgpu::TextureView, u64),
+        sampler: &wgpu::Sampler,
+        exposure: f32,
+    ) {
+        if self.sky_group.as_ref().is_none_or(|(v, _)| *v != version) {
+            let group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("terrain sky bind group"),
+                layout: &self.sky_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(cube) },
+                    wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Sampler(sampler) },
+                ],
+            });
+            self.sky_group = Some((version, group));
+        }
+        if self.uniform_data.sky_exposure != exposure {
+            self.uniform_data.sky_exposure = exposure;
+            ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
+        }
     }
 
     /// The wetness per height sample (f32, 0 dry .. 1 soaked, index `iz * nx + ix`).
@@ -258,9 +306,11 @@ impl TerrainPass {
         if !self.wet_seconds.is_some_and(|s| s < 5.0 * DRY_SECONDS) {
             return false;
         }
+        let Some((_, sky)) = &self.sky_group else { return false };
         let mut pass = frame.target_pass("terrain wet", false);
         pass.set_pipeline(&self.wet_pipeline);
         pass.set_bind_group(1, &self.data.bind_group, &[]);
+        pass.set_bind_group(3, sky, &[]);
         pass.draw(0..2 * nx, 0..nz - 1);
         true
     }
@@ -279,13 +329,12 @@ impl TerrainPass {
     /// [`super::water_shadow::receiver_layout`], [`super::WaterShadowPass::receiver`]).
     pub fn encode_water_shadow(&mut self, frame: &mut Frame<'_>, receiver: &wgpu::BindGroup) {
         let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
-        if nx < 2 || nz < 2 {
-            return;
-        }
+        let Some((_, sky)) = self.sky_group.as_ref().filter(|_| nx >= 2 && nz >= 2) else { return };
         let mut pass = frame.target_pass("terrain water shadow", false);
         pass.set_pipeline(&self.water_pipeline);
         pass.set_bind_group(1, &self.data.bind_group, &[]);
         pass.set_bind_group(2, receiver, &[]);
+        pass.set_bind_group(3, sky, &[]);
         pass.draw(0..2 * nx, 0..nz - 1);
     }
 
@@ -333,15 +382,16 @@ impl Pass for TerrainPass {
     /// strips of `2 nx` vertices (when `draw`).
     fn encode(&mut self, frame: &mut Frame<'_>, input: TerrainInput) {
         let (nx, nz) = (self.uniform_data.nx, self.uniform_data.nz);
-        let draw = input.draw && nx >= 2 && nz >= 2;
+        let draw = input.draw && nx >= 2 && nz >= 2 && self.sky_group.is_some();
         if draw {
             self.update_shadow(frame, input.sun);
             self.update_ao(frame);
         }
         let mut pass = frame.target_pass("terrain", true);
-        if draw {
+        if let Some((_, sky)) = self.sky_group.as_ref().filter(|_| draw) {
             pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(1, &self.data.bind_group, &[]);
+            pass.set_bind_group(3, sky, &[]);
             pass.draw(0..2 * nx, 0..nz - 1);
         }
     }

@@ -137,6 +137,8 @@ pub struct BuildStatus {
 
 /// Most messages kept in the banner; older ones are dropped first.
 const MAX_ERRORS: usize = 6;
+/// Opacity of the side panel's background (0..1): the scene shows through it a little.
+const PANEL_OPACITY: f32 = 0.88;
 
 impl UiState {
     pub fn new(scene: &Scene, sim: Option<&Simulation>, on_cpu: bool) -> Self {
@@ -174,8 +176,14 @@ pub fn draw_ui(ui: &mut egui::Ui, state: &mut UiState, info: &FrameInfo<'_>) -> 
     let mut actions = Vec::new();
     error_banner_ui(ui, &mut state.errors);
     if state.show_panels {
-        let panel =
-            egui::Panel::left("waterview_panels").default_size(state.panel_width).resizable(true).show(ui, |ui| {
+        // Translucent: the scene is drawn under the whole window and centred beside the panel.
+        let fill = ui.style().visuals.panel_fill.gamma_multiply(PANEL_OPACITY);
+        let frame = egui::Frame::side_top_panel(ui.style()).fill(fill);
+        let panel = egui::Panel::left("waterview_panels")
+            .default_size(state.panel_width)
+            .resizable(true)
+            .frame(frame)
+            .show(ui, |ui| {
                 egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
                     ui.horizontal(|ui| {
                         ui.heading("waterview");

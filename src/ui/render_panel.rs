@@ -93,8 +93,8 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
             row(
                 ui,
                 "Sky model",
-                "The generated sky: a single-scattering atmosphere (Rayleigh and Mie scattering, ozone; blue \
-                 zenith, horizon haze, red light near a low sun) or the Preetham daylight model (the earlier \
+                "The generated sky: a scattering atmosphere (Rayleigh and Mie, single and multiple scattering, \
+                 ozone; blue zenith, horizon haze, red light near a low sun) or the Preetham daylight model (the earlier \
                  default). A loaded HDR sky replaces either",
                 |ui| {
                     egui::ComboBox::from_id_salt("sky_model").selected_text(s.sky_model.name()).show_ui(ui, |ui| {
