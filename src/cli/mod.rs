@@ -429,6 +429,10 @@ pub struct BenchArgs {
     /// stands still).
     #[arg(long)]
     pub redraw_background: bool,
+    /// Draw the water's shadow and tinted light on the terrain (the "water shadow" passes in the table;
+    /// its splat drawn as --splats says).
+    #[arg(long)]
+    pub water_shadow: bool,
     /// The filter that smooths the water's depth: curvature-flow or narrow-range (default: the app's, see
     /// docs/rendering.md).
     #[arg(long, value_parser = parse_depth_filter)]
@@ -463,6 +467,7 @@ impl BenchArgs {
             submit_per_step: self.submit_per_step,
             splats: self.splats,
             redraw_background: self.redraw_background,
+            water_shadow: self.water_shadow,
             no_subgroups: self.no_subgroups,
             depth_filter: self.depth_filter.unwrap_or_default(),
         }

@@ -189,7 +189,7 @@ pub struct FluidSettings {
     pub centre_smoothing: f32,
     /// Thickness target at half resolution.
     pub half_res_thickness: bool,
-    /// How the splats reach the pixels (rasteriser or compute).
+    /// How the splats reach the pixels (rasteriser or compute): the camera's and the water shadow's.
     pub splats: SplatMethod,
     /// The filter that smooths the depth.
     pub depth_filter: DepthFilter,
@@ -367,7 +367,7 @@ impl RenderSettings {
 
     /// The water-shadow pass's input: `count` ellipsoids in `ellipsoids` (dropped when the setting is
     /// off) lit by this sun over the scene's box `bounds` (min, max corners, m), with the water's
-    /// absorption colour.
+    /// absorption colour, splatted as the camera's splats are (`fluid.splats`).
     pub fn water_shadow<'a>(
         &self,
         ellipsoids: Option<&'a super::EllipsoidBuffers>,
@@ -375,7 +375,13 @@ impl RenderSettings {
         bounds: (glam::Vec3, glam::Vec3),
     ) -> WaterShadowInput<'a> {
         let light = WaterLightUniform::new(self.sun(), bounds, self.fluid.absorption, 2.0 * self.dx());
-        WaterShadowInput { ellipsoids: ellipsoids.filter(|_| self.water_shadow), count, light, texel: 2.0 * self.dx() }
+        WaterShadowInput {
+            ellipsoids: ellipsoids.filter(|_| self.water_shadow),
+            count,
+            light,
+            texel: 2.0 * self.dx(),
+            method: self.fluid.splats,
+        }
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.
