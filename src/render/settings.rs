@@ -262,9 +262,8 @@ pub struct RenderSettings {
     /// Darken the terrain where the water has passed, drying over about a minute.
     pub wet_ground: bool,
     /// Dim and tint the sun's light on the terrain under the water (Beer-Lambert through the water
-    /// between the sun and the ground, with the water's absorption colour): the water's shadow. Off by
-    /// default: its light-space splat still blends quads (6-7 ms per frame at 1 M particles on the H200,
-    /// docs/rendering.md), past the frame's budget.
+    /// between the sun and the ground, with the water's absorption colour): the water's shadow. On by
+    /// default (the window on a CPU adapter starts without it: `ui::render_panel`).
     pub water_shadow: bool,
     /// What the frame shows.
     pub view: FluidView,
@@ -295,7 +294,7 @@ impl Default for RenderSettings {
             show_particles: true,
             show_tank: true,
             wet_ground: true,
-            water_shadow: false,
+            water_shadow: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
             sky_model: SkyModel::default(),

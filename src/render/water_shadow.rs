@@ -191,7 +191,8 @@ pub struct WaterShadowInput<'a> {
 pub struct WaterShadowUniform {
     /// Texels along each side of the map ([`map_size`]).
     pub size: u32,
-    /// The path's fixed point, units per metre: [`FIXED_PER_TEXEL`] over the texel's width.
+    /// The path's fixed point, units per metre: [`FIXED_PER_TEXEL`] over the texel width aimed at
+    /// ([`WaterShadowInput::texel`]).
     pub fixed_scale: f32,
     /// Ellipsoids splatted.
     pub count: u32,
