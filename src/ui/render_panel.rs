@@ -331,3 +331,16 @@ fn narrow_range_rows(ui: &mut egui::Ui, p: &mut NarrowRangeParams) {
         |ui| ui.add(egui::Slider::new(&mut p.clamp_offset, 0.0..=2.0).suffix(" dx")),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The water's shadow is on by default, and off in the window on a CPU adapter (its overlays' cost there).
+    #[test]
+    fn the_water_shadow_starts_on_except_on_a_cpu_adapter() {
+        assert!(RenderSettings::default().water_shadow, "on by default");
+        assert!(RenderPanelState::for_adapter(false).settings.water_shadow, "on with a GPU");
+        assert!(!RenderPanelState::for_adapter(true).settings.water_shadow, "off on a CPU adapter");
+    }
+}
