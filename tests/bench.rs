@@ -69,6 +69,7 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         submit_per_step: false,
         splats: SplatMethod::Compute,
         redraw_background: false,
+        no_water_shadow: false,
         no_subgroups: false,
         depth_filter: Default::default(),
     };
@@ -203,6 +204,7 @@ fn bad_input_is_an_error() {
         submit_per_step: false,
         splats: SplatMethod::Raster,
         redraw_background: false,
+        no_water_shadow: false,
         no_subgroups: false,
         depth_filter: None,
         out: file.clone(),
@@ -237,6 +239,7 @@ fn experiment_options_run_and_shrink_the_table() {
         submit_per_step: false,
         splats: SplatMethod::Compute,
         redraw_background: false,
+        no_water_shadow: false,
         no_subgroups: false,
         depth_filter: Default::default(),
     };
@@ -304,6 +307,7 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             submit_per_step: false,
             splats: SplatMethod::Raster,
             redraw_background: false,
+            no_water_shadow: false,
             no_subgroups: false,
             depth_filter: None,
             out: temp_dir("bench-limit"),

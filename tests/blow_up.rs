@@ -70,7 +70,7 @@ fn run_exits_with_the_blow_up_and_keeps_the_statistics_up_to_it() {
         view: Default::default(),
         depth_filter: None,
         sun_elevation: None,
-        water_shadow: false,
+        no_water_shadow: false,
         resume: None,
         save_checkpoint: None,
         gpus: waterview::cluster::GpuCount::N(1),

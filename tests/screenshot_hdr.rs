@@ -119,7 +119,7 @@ fn run_writes_an_exr_for_an_exr_path() {
         view: Default::default(),
         depth_filter: None,
         sun_elevation: None,
-        water_shadow: false,
+        no_water_shadow: false,
         resume: None,
         save_checkpoint: None,
         gpus: waterview::cluster::GpuCount::N(1),

@@ -210,7 +210,7 @@ fn twins() -> Vec<Twin> {
     use render::tank::TankUniform;
     use render::terrain::TerrainUniform;
     use render::terrain_ao::{AoLevel, AoUniform};
-    use render::water_shadow::WaterLightUniform;
+    use render::water_shadow::{WaterLightUniform, WaterShadowUniform};
     use render::wave_maker::PaddleUniform;
     use render::wetness::WetnessUniform;
     use sim::border::BorderUniform;
@@ -295,6 +295,7 @@ fn twins() -> Vec<Twin> {
         WaterLightUniform => "render/water_light.wgsl" :: WaterLight {
             light_from_world, sun_dir, top, absorption, margin, right, enabled, up, _pad,
         },
+        WaterShadowUniform => "render/water_shadow.wgsl" :: WaterShadow { size, fixed_scale, count, _pad },
         WetnessUniform => "render/wetness.wgsl" :: Wet {
             count, keep, contact, use_clock, dry_seconds, _pad0, _pad1, _pad2,
         },
@@ -548,6 +549,8 @@ fn shared_constants_match() {
         "PRESSURE_SQRT_N: {rust} in src/sim/advance.rs, {sqrt_n} in sim/time_step.wgsl"
     );
     assert_eq!(wgsl_u32(&mut modules, "render/splat.wgsl", "SPLAT_WG"), render::splat::SPLAT_WG, "SPLAT_WG");
+    let no_water = wgsl_f32(&mut modules, "render/water_shadow.wgsl", "NO_WATER_DEPTH");
+    assert_eq!(no_water, render::water_shadow::NO_WATER_DEPTH, "NO_WATER_DEPTH: src/render/water_shadow.rs vs WGSL");
     let ageing = wgsl_f32(&mut modules, "sim/diffuse.wgsl", "SLOW_AGEING");
     assert_eq!(ageing, sim::diffuse_params::SLOW_AGEING, "SLOW_AGEING: src/sim/diffuse_params.rs vs sim/diffuse.wgsl");
     // Both the simulation's diffuse stage and the foam splats read the kinds.
@@ -608,6 +611,7 @@ fn workgroup_sizes_match() {
         assert_eq!(size("render/splat.wgsl", entry), [render::splat::SPLAT_WG, 1, 1], "{entry} vs SPLAT_WG");
     }
     assert_eq!(size("render/sky.wgsl", "multiscatter"), [render::sky::MS_WG, 1, 1], "multiscatter vs MS_WG");
+    assert_eq!(size("render/water_shadow.wgsl", "cs_shadow"), [render::splat::SPLAT_WG, 1, 1], "cs_shadow vs SPLAT_WG");
     let tile = render::targets::TILE_SIZE;
     assert_eq!(size("render/fluid_tiles.wgsl", "classify"), [tile, tile, 1], "classify vs TILE_SIZE");
     for entry in ["flow_tiles", "flow_full"] {

@@ -1,13 +1,15 @@
 //! The water's shadow and tinted light on the terrain (src/render/water_shadow.rs) on whatever adapter
 //! wgpu finds (lavapipe in CI; none FAILS with the context's message): a resting pool on flat terrain
-//! under a low sun, drawn with the water's shadow and without it.
+//! under a low sun, drawn with the water's shadow and without it, by both splat methods; and the
+//! light-space map of spheres against the analytic chord.
 
 mod common;
 
-use glam::{Vec2, Vec3, Vec4};
+use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
+use waterview::render::water_shadow::{WaterShadowInput, WaterShadowPass, NO_WATER_DEPTH};
 use waterview::render::{
-    read_texture_rgba_f32, render_to_image, OrbitCamera, ParticleSource, RenderSettings, Renderer, Tank,
-    OFFSCREEN_FORMAT,
+    read_texture_rgba_f32, render_to_image, Ellipsoid, EllipsoidBuffers, Offscreen, OrbitCamera, ParticleSource,
+    RenderSettings, Renderer, SplatMethod, Tank, WaterLightUniform, OFFSCREEN_FORMAT,
 };
 use waterview::terrain::Heightfield;
 
@@ -49,7 +51,14 @@ fn pool() -> Vec<Vec4> {
 /// sun ray's path through the pool where it crosses it.
 #[test]
 fn a_pool_shades_and_tints_the_ground_under_it_and_nothing_else() {
-    pool_shades_the_ground(None, "terrain");
+    pool_shades_the_ground(None, "terrain", SplatMethod::Compute);
+}
+
+/// As [`a_pool_shades_and_tints_the_ground_under_it_and_nothing_else`] with the light-space map drawn by the
+/// rasteriser (`SplatMethod::Raster`).
+#[test]
+fn a_pool_shades_the_ground_with_the_raster_splat_too() {
+    pool_shades_the_ground(None, "terrain-raster", SplatMethod::Raster);
 }
 
 /// As [`a_pool_shades_and_tints_the_ground_under_it_and_nothing_else`] in a box scene: the tank's ground
@@ -57,10 +66,10 @@ fn a_pool_shades_and_tints_the_ground_under_it_and_nothing_else() {
 #[test]
 fn a_pool_in_a_tank_shades_and_tints_the_tank_floor() {
     let tank = Tank { min: Vec3::new(1.0, 0.0, 1.0), max: Vec3::new(3.0, 1.0, 3.0), floor: true };
-    pool_shades_the_ground(Some(tank), "tank");
+    pool_shades_the_ground(Some(tank), "tank", SplatMethod::Compute);
 }
 
-fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
+fn pool_shades_the_ground(tank: Option<Tank>, name: &str, method: SplatMethod) {
     let ctx = common::gpu();
     let hf = Heightfield::flat(Vec2::ZERO, Vec2::new(4.0, 4.0), 0.0);
     let particles = pool();
@@ -82,6 +91,7 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
     let size = (240, 180);
     let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };
     settings.fluid.dx = DX;
+    settings.fluid.splats = method;
     settings.wet_ground = false;
     settings.water_shadow = true;
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
@@ -137,4 +147,95 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str) {
     );
     assert!(texel[0] > path && texel[0] < 3.0 * path, "path in the map {} for a geometric {path}", texel[0]);
     assert!((texel[3] - entry_depth).abs() < 2.0 * DX, "sunward surface at {} m, not {entry_depth} m", texel[3]);
+}
+
+/// The sun's light-space map of one splat pass over `ellipsoids`: (path, sunward depth) per texel, row
+/// major, the map's side and the light.
+fn shadow_map(
+    ctx: &waterview::gpu::GpuContext,
+    ellipsoids: &[Ellipsoid],
+    method: SplatMethod,
+    texel: f32,
+) -> (Vec<[f32; 2]>, u32, WaterLightUniform) {
+    let buffers = EllipsoidBuffers::from_ellipsoids(ctx, ellipsoids).expect("fits");
+    let sun = Vec3::new(0.3, 0.8, -0.5).normalize();
+    let light = WaterLightUniform::new(sun, (Vec3::splat(-2.0), Vec3::splat(2.0)), [0.9, 0.4, 0.15], 0.1);
+    let mut pass = WaterShadowPass::new(ctx);
+    let size = (16, 16);
+    let target = Offscreen::new(ctx, size);
+    let count = ellipsoids.len() as u32;
+    common::record_frame(ctx, &target, &common::default_camera(size), |frame| {
+        let input = WaterShadowInput { ellipsoids: Some(&buffers), count, light, texel, method };
+        assert!(pass.encode(frame, input), "{method:?}: the pass records");
+    });
+    let map = read_texture_rgba_f32(ctx, pass.map());
+    assert_eq!(map.width(), map.height(), "a square map");
+    (map.pixels().map(|p| [p.0[0], p.0[3]]).collect(), map.width(), light)
+}
+
+/// Each texel's sun ray through a sphere of radius `r` at `centre`: (the analytic chord 2 sqrt(r² - d²) at
+/// its distance d from the centre, the light-space depth where it enters, d / r).
+fn sphere_ray(light: &WaterLightUniform, size: u32, (x, y): (u32, u32), centre: Vec3, r: f32) -> (f32, f32, f32) {
+    let m = Mat4::from_cols_array_2d(&light.light_from_world);
+    let per_metre = Vec2::new(m.row(0).truncate().length(), m.row(1).truncate().length());
+    let clip_c = (m * centre.extend(1.0)).truncate().truncate();
+    let uv = (Vec2::new(x as f32, y as f32) + 0.5) / size as f32;
+    let clip = Vec2::new(2.0 * uv.x - 1.0, 1.0 - 2.0 * uv.y);
+    let d = ((clip - clip_c) / per_metre).length();
+    let half = (r * r - d * d).max(0.0).sqrt();
+    (2.0 * half, light.map_point(centre).1 - half, d / r)
+}
+
+/// One sphere's splat, by each method: every texel whose sun ray crosses the sphere well inside holds
+/// the analytic chord 2 sqrt(r² - d²) and the depth where the ray enters; texels off the sphere hold no
+/// water.
+#[test]
+fn a_spheres_map_holds_the_analytic_chord() {
+    let ctx = common::gpu();
+    let (centre, r) = (Vec3::new(0.3, 0.5, -0.2), 0.4);
+    let sphere = Ellipsoid::new(centre, r, Mat3::IDENTITY / r);
+    for method in [SplatMethod::Compute, SplatMethod::Raster] {
+        let (map, size, light) = shadow_map(&ctx, &[sphere], method, 0.02);
+        let (mut inside, mut worst_path, mut worst_depth) = (0, 0f32, 0f32);
+        for (i, &[path, depth]) in map.iter().enumerate() {
+            let texel = (i as u32 % size, i as u32 / size);
+            let (chord, entry, d) = sphere_ray(&light, size, texel, centre, r);
+            if d < 0.95 {
+                inside += 1;
+                worst_path = worst_path.max((path - chord).abs());
+                worst_depth = worst_depth.max((depth - entry).abs());
+            } else if d > 1.05 {
+                assert!(
+                    path == 0.0 && depth == NO_WATER_DEPTH,
+                    "{method:?}: texel {texel:?} off the sphere: {path} m, depth {depth}"
+                );
+            }
+        }
+        println!(
+            "{method:?}: {size}² texels, {inside} inside; path within {worst_path} m, depth within {worst_depth} m"
+        );
+        assert!(inside > 500, "{method:?}: {inside} texels inside the sphere");
+        // Half floats: 2^-11 of the value (0.8 m of path, 3.4 m of depth), and G's 16-bit entries.
+        assert!(worst_path < 2e-3, "{method:?}: path {worst_path} m from the analytic chord");
+        assert!(worst_depth < 4e-3, "{method:?}: sunward depth {worst_depth} m from the analytic entry");
+    }
+}
+
+/// Deep water: 600 spheres on one spot sum 480 m of path on the centre ray, past what the path's low word
+/// holds at this texel (2^32 / (2^17 / 0.01 m) = 328 m); the carry keeps the sum.
+#[test]
+fn deep_water_does_not_overflow_the_compute_splats_path() {
+    let ctx = common::gpu();
+    let (centre, r) = (Vec3::new(0.3, 0.5, -0.2), 0.4);
+    let stack = vec![Ellipsoid::new(centre, r, Mat3::IDENTITY / r); 600];
+    let (map, size, light) = shadow_map(&ctx, &stack, SplatMethod::Compute, 0.01);
+    let (uv, _) = light.map_point(centre);
+    let texel = ((uv.x * size as f32) as u32, (uv.y * size as f32) as u32);
+    let (chord, _, _) = sphere_ray(&light, size, texel, centre, r);
+    let path = map[(texel.1 * size + texel.0) as usize][0];
+    println!("centre texel {texel:?} of {size}²: {path} m summed, 600 x {chord} m");
+    assert!(600.0 * chord > 400.0, "the sum passes the low word's 328 m");
+    assert!((path - 600.0 * chord).abs() < 0.5, "summed path {path} m, not 600 x {chord} m");
+    let most = map.iter().fold(0f32, |m, p| m.max(p[0]));
+    assert!(most < 600.0 * 2.0 * r + 0.5, "a texel holds {most} m");
 }

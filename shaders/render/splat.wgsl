@@ -16,6 +16,7 @@
 //     whose rasteriser is a small part of the chip busy (the H100 runs pixel shaders on 2 of its TPCs).
 #import "common/camera.wgsl"
 #import "render/ellipsoid.wgsl"
+#import "render/splat_boxes.wgsl"
 
 // Rust twin: SplatUniform in src/render/splat.rs (32 bytes).
 struct Splat {
@@ -156,13 +157,6 @@ fn fs_thickness(in: VsOut) -> @location(0) vec4<f32> {
 
 // ---- compute path ----
 
-const SPLAT_WG: u32 = 64u;
-
-// Pixel boxes (x0, y0, x1, y1; x1, y1 exclusive) of the workgroup's particles and the exclusive prefix sum
-// of their pixel counts (box_start[SPLAT_WG] = total).
-var<workgroup> wg_box: array<vec4<i32>, SPLAT_WG>;
-var<workgroup> box_start: array<u32, 65>;
-
 // Target pixels that may see the ellipsoid of `centre` (xyz, w = bounding radius): the screen box of its
 // bounding sphere's tangent-plane quad, clipped to the target; empty when culled or when the quad reaches
 // behind the near plane.
@@ -199,48 +193,19 @@ fn pixel_ray(px: vec2<i32>) -> vec3<f32> {
     return normalize(near.xyz / near.w - camera.eye);
 }
 
-// Splats the workgroup's 64 particles: thread lid first boxes particle wg * 64 + lid, then the threads
-// walk the concatenated pixel boxes together, each taking every 64th pixel.
+// Splats the workgroup's 64 particles (render/splat_boxes.wgsl): thread lid boxes particle wg * 64 + lid,
+// then the threads walk the concatenated pixel boxes together.
 fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
     let first = wg * SPLAT_WG;
     var b = vec4<i32>(0);
     if first + lid < splat.count {
         b = pixel_box(ellipsoid_centres_load(first + lid));
     }
-    wg_box[lid] = b;
-    box_start[lid + 1u] = u32(b.z - b.x) * u32(b.w - b.y);
-    if lid == 0u {
-        box_start[0] = 0u;
-    }
-    // Inclusive scan of the counts in box_start[1..=64] (Hillis & Steele).
-    for (var off = 1u; off < SPLAT_WG; off = off << 1u) {
-        workgroupBarrier();
-        var v = box_start[lid + 1u];
-        if lid >= off {
-            v += box_start[lid + 1u - off];
-        }
-        workgroupBarrier();
-        box_start[lid + 1u] = v;
-    }
-    workgroupBarrier();
-    let total = box_start[SPLAT_WG];
+    let total = share_boxes(lid, b);
     for (var k = lid; k < total; k += SPLAT_WG) {
-        // The particle whose range holds k: the last p with box_start[p] <= k.
-        var lo = 0u;
-        var hi = SPLAT_WG - 1u;
-        while lo < hi {
-            let mid = (lo + hi + 1u) >> 1u;
-            if box_start[mid] <= k {
-                lo = mid;
-            } else {
-                hi = mid - 1u;
-            }
-        }
-        let bp = wg_box[lo];
-        let width = u32(bp.z - bp.x);
-        let local = k - box_start[lo];
-        let px = vec2<i32>(bp.x + i32(local % width), bp.y + i32(local / width));
-        let e = ellipsoid_at(first + lo);
+        let hit = box_pixel(k);
+        let px = hit.yz;
+        let e = ellipsoid_at(first + u32(hit.x));
         let dir = pixel_ray(px);
         let frag = vec2<f32>(px) + 0.5;
         let idx = u32(px.y) * splat.size.x + u32(px.x);
@@ -260,19 +225,12 @@ fn splat_pixels(wg: u32, lid: u32, thickness: bool) {
 
 @compute @workgroup_size(SPLAT_WG)
 fn cs_depth(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    splat_pixels(wg.x + wg.y * nwg.x, lid, false);
+    splat_pixels(splat_workgroup(wg, nwg), lid, false);
 }
 
 @compute @workgroup_size(SPLAT_WG)
 fn cs_thickness(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    splat_pixels(wg.x + wg.y * nwg.x, lid, true);
-}
-
-// Full-screen triangle for the resolve passes.
-@vertex
-fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4<f32> {
-    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));
-    return vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
+    splat_pixels(splat_workgroup(wg, nwg), lid, true);
 }
 
 fn pixel_value(frag: vec4<f32>) -> u32 {

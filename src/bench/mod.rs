@@ -77,6 +77,8 @@ pub struct Plan {
     pub splats: crate::render::SplatMethod,
     /// Draw the terrain and the sky every frame (no background cache).
     pub redraw_background: bool,
+    /// Leave out the water's shadow (drawn by default, as the render settings have it).
+    pub no_water_shadow: bool,
     /// DFSPH error sums without subgroup operations.
     pub no_subgroups: bool,
     /// The filter that smooths the fluid's depth ("curvature flow" or "narrow range" in the pass table).
@@ -425,6 +427,7 @@ pub fn run_config(
     settings.fluid.splats = plan.splats;
     settings.fluid.depth_filter = plan.depth_filter;
     settings.cache_background = !plan.redraw_background;
+    settings.water_shadow &= !plan.no_water_shadow;
     settings.particle.radius = engine.sim().particle_radius();
     let (mut sim_samples, mut render_samples, mut spans_ms) = (Vec::new(), Vec::new(), Vec::new());
     let (mut wall_ms, mut encode_ms) = (Vec::new(), Vec::new());

@@ -429,6 +429,10 @@ pub struct BenchArgs {
     /// stands still).
     #[arg(long)]
     pub redraw_background: bool,
+    /// Leave out the water's shadow and tinted light on the terrain (the "water shadow" passes in the
+    /// table; its splat is drawn as --splats says).
+    #[arg(long)]
+    pub no_water_shadow: bool,
     /// The filter that smooths the water's depth: curvature-flow or narrow-range (default: the app's, see
     /// docs/rendering.md).
     #[arg(long, value_parser = parse_depth_filter)]
@@ -463,6 +467,7 @@ impl BenchArgs {
             submit_per_step: self.submit_per_step,
             splats: self.splats,
             redraw_background: self.redraw_background,
+            no_water_shadow: self.no_water_shadow,
             no_subgroups: self.no_subgroups,
             depth_filter: self.depth_filter.unwrap_or_default(),
         }
@@ -555,10 +560,9 @@ pub struct RunArgs {
     /// settings' 38).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_sun_elevation)]
     pub sun_elevation: Option<f32>,
-    /// Draw the water's shadow and tinted light on the terrain (off by default: 6-7 ms per frame at 1 M
-    /// particles on an H200, docs/rendering.md).
+    /// Draw the image without the water's shadow on the terrain (for comparison).
     #[arg(long)]
-    pub water_shadow: bool,
+    pub no_water_shadow: bool,
     /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
     /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
     /// must have the checkpoint's domain, terrain and initial water). --steps and --seconds count from the
@@ -589,7 +593,7 @@ impl RunArgs {
             view: self.view,
             depth_filter: self.depth_filter,
             sun_elevation_deg: self.sun_elevation,
-            water_shadow: self.water_shadow,
+            no_water_shadow: self.no_water_shadow,
         }
     }
 }

@@ -107,7 +107,7 @@ pub fn scene_view(engine: &Engine) -> (OrbitCamera, RenderSettings) {
 }
 
 /// What a headless image shows where it differs from the default render settings (`waterview run --view
-/// --depth-filter --sun-elevation --water-shadow`, `capture`): the view (the final image or an
+/// --depth-filter --sun-elevation --no-water-shadow`, `capture`): the view (the final image or an
 /// intermediate target), the depth filter, the sun's elevation and whether the water casts its shadow.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ImageOptions {
@@ -117,8 +117,8 @@ pub struct ImageOptions {
     pub depth_filter: Option<DepthFilter>,
     /// The sun's height above the horizon, degrees (`None`: the default of `RenderSettings`).
     pub sun_elevation_deg: Option<f32>,
-    /// Draw the water's shadow on the terrain (`RenderSettings::water_shadow`, off by default).
-    pub water_shadow: bool,
+    /// Leave out the water's shadow on the terrain (`RenderSettings::water_shadow` off).
+    pub no_water_shadow: bool,
 }
 
 impl ImageOptions {
@@ -131,7 +131,7 @@ impl ImageOptions {
         if let Some(elevation) = self.sun_elevation_deg {
             settings.sun_elevation_deg = elevation;
         }
-        settings.water_shadow |= self.water_shadow;
+        settings.water_shadow &= !self.no_water_shadow;
         settings
     }
 }

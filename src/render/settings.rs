@@ -189,7 +189,7 @@ pub struct FluidSettings {
     pub centre_smoothing: f32,
     /// Thickness target at half resolution.
     pub half_res_thickness: bool,
-    /// How the splats reach the pixels (rasteriser or compute).
+    /// How the splats reach the pixels (rasteriser or compute): the camera's and the water shadow's.
     pub splats: SplatMethod,
     /// The filter that smooths the depth.
     pub depth_filter: DepthFilter,
@@ -262,9 +262,8 @@ pub struct RenderSettings {
     /// Darken the terrain where the water has passed, drying over about a minute.
     pub wet_ground: bool,
     /// Dim and tint the sun's light on the terrain under the water (Beer-Lambert through the water
-    /// between the sun and the ground, with the water's absorption colour): the water's shadow. Off by
-    /// default: its light-space splat still blends quads (6-7 ms per frame at 1 M particles on the H200,
-    /// docs/rendering.md), past the frame's budget.
+    /// between the sun and the ground, with the water's absorption colour): the water's shadow. On by
+    /// default (the window on a CPU adapter starts without it: `ui::render_panel`).
     pub water_shadow: bool,
     /// What the frame shows.
     pub view: FluidView,
@@ -295,7 +294,7 @@ impl Default for RenderSettings {
             show_particles: true,
             show_tank: true,
             wet_ground: true,
-            water_shadow: false,
+            water_shadow: true,
             view: FluidView::Final,
             fluid: FluidSettings::default(),
             sky_model: SkyModel::default(),
@@ -367,7 +366,7 @@ impl RenderSettings {
 
     /// The water-shadow pass's input: `count` ellipsoids in `ellipsoids` (dropped when the setting is
     /// off) lit by this sun over the scene's box `bounds` (min, max corners, m), with the water's
-    /// absorption colour.
+    /// absorption colour, splatted as the camera's splats are (`fluid.splats`).
     pub fn water_shadow<'a>(
         &self,
         ellipsoids: Option<&'a super::EllipsoidBuffers>,
@@ -375,7 +374,13 @@ impl RenderSettings {
         bounds: (glam::Vec3, glam::Vec3),
     ) -> WaterShadowInput<'a> {
         let light = WaterLightUniform::new(self.sun(), bounds, self.fluid.absorption, 2.0 * self.dx());
-        WaterShadowInput { ellipsoids: ellipsoids.filter(|_| self.water_shadow), count, light, texel: 2.0 * self.dx() }
+        WaterShadowInput {
+            ellipsoids: ellipsoids.filter(|_| self.water_shadow),
+            count,
+            light,
+            texel: 2.0 * self.dx(),
+            method: self.fluid.splats,
+        }
     }
 
     /// The splat passes' input for `count` ellipsoids in `ellipsoids`.

@@ -3,9 +3,18 @@
 //!
 //! "water shadow" splats the anisotropy pass's ellipsoids into a light-space map seen from the sun, the sun's
 //! counterpart of the camera's thickness splat ([`super::splat`]): an orthographic projection over the scene's bounds
-//! ([`WaterLightUniform::new`]), square, of `Rgba16Float` texels about a particle spacing wide ([`map_size`]:
-//! 256² to 2048²), one instanced quad per ellipsoid; r sums the sun ray's path through the water (m, One + One
-//! blending), a keeps the light-space depth of the water's sunward surface (m, Min blending). Nothing is read back.
+//! ([`WaterLightUniform::new`]), square, of `Rgba16Float` texels about two particle spacings wide ([`map_size`]:
+//! 256² to 2048²); r sums the sun ray's path through the water (m), a keeps the light-space depth of the water's
+//! sunward surface (m, the smallest). Nothing is read back. As the camera's splats, two ways to visit the texels
+//! ([`SplatMethod`], the render settings' choice for both):
+//! - compute (the default): the camera's compute splat in the light's projection (its pixel boxes shared out over
+//!   a workgroup, `shaders/render/splat_boxes.wgsl`; Schuetz, Kerbl & Wimmer 2021): per texel, the path summed in
+//!   fixed point ([`FIXED_PER_TEXEL`]) by `atomicAdd` into two words (a carry into the high one when the low one
+//!   wraps: no depth of water overflows it) and the depth kept by `atomicMax` of an order-preserving key's
+//!   complement, the words cleared by `clear_buffer`; then "water shadow resolve", a full-screen pass, writes
+//!   the map;
+//! - raster: one instanced quad per ellipsoid on the sunward tangent plane of its bounding sphere, One + One
+//!   blending of the path, Min blending of the depth.
 //!
 //! The surfaces the sun lights read it through bind group 2 ([`receiver_layout`], [`WaterShadowPass::receiver`]): a
 //! point behind the water's sunward surface (from the sun) gets the sun's light times the Beer-Lambert transmittance
@@ -19,15 +28,16 @@
 //! The map covers the scene's bounds with texels about two particle spacings wide (a shadow has no
 //! detail finer than the particles; a splat's radius, about 2h, still covers several texel centres, so a
 //! connected sheet of water leaves no hole), so its cost follows the particles' size on it, not the
-//! scene's. (Half a spacing, rounded up to a power of two, cost 11.3 ms per frame at 1 M particles on the
-//! H200: the blending of deep water's overlapping quads into 2048² texels. The camera's splats run as a
-//! compute pass with per-pixel atomics, which this pass does not yet.) A sun below the horizon draws
-//! nothing.
+//! scene's. The raster path cost 6-11 ms per frame at 1 M particles on the H200 (the blending of deep
+//! water's overlapping quads, one after the other; docs/rendering.md), which the compute splat's atomics
+//! avoid. A sun below the horizon draws nothing.
 
 use super::anisotropy::EllipsoidBuffers;
 use super::frame;
 use super::pass::{render_pass, Frame};
+use super::splat::{SplatMethod, SPLAT_WG};
 use crate::gpu::{self, split, GpuContext};
+use bytemuck::Zeroable;
 use glam::{Mat4, Vec3, Vec4};
 
 /// Fewest and most texels along each side of the light-space map ([`map_size`]).
@@ -46,8 +56,9 @@ pub fn map_size(light: &WaterLightUniform, texel: f32) -> u32 {
 
 /// Format of the light-space map: r = path through the water (m), a = the water's sunward surface (m).
 pub const MAP_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
-/// What the map's depth (a) is cleared to, metres: no water (the largest half float is 65504).
-const NO_WATER_DEPTH: f64 = 60_000.0;
+/// The map's depth (a) where no water is, metres (the largest half float is 65504); also the most path
+/// (r) the compute path writes. The same as `NO_WATER_DEPTH` in `shaders/render/water_shadow.wgsl`.
+pub const NO_WATER_DEPTH: f32 = 60_000.0;
 
 /// The light's projection and the water's absorption, bind group 2 binding 0 of the light-space splat
 /// and of every surface that receives the light.
@@ -169,26 +180,56 @@ pub struct WaterShadowInput<'a> {
     pub light: WaterLightUniform,
     /// The map's texel size to aim for, metres ([`map_size`]): two particle spacings.
     pub texel: f32,
+    /// Rasteriser or compute, as the camera's splats ([`super::FluidSettings::splats`]).
+    pub method: SplatMethod,
 }
 
-/// The splat's pipeline for ellipsoid arrays of `chunks` bindings of `per_binding` elements, and its
-/// layout of bind group 1.
-struct Splat {
+/// The compute splat's constants, bind group 1 binding 0 (the raster path reads none).
+/// WGSL twin: `WaterShadow` in `shaders/render/water_shadow.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct WaterShadowUniform {
+    /// Texels along each side of the map ([`map_size`]).
+    pub size: u32,
+    /// The path's fixed point, units per metre: [`FIXED_PER_TEXEL`] over the texel width aimed at
+    /// ([`WaterShadowInput::texel`]).
+    pub fixed_scale: f32,
+    /// Ellipsoids splatted.
+    pub count: u32,
+    pub _pad: u32,
+}
+const _: () = assert!(size_of::<WaterShadowUniform>() == 16);
+
+/// Fixed-point units of the compute splat's path per texel width (2^17: with texels of two spacings, the
+/// camera's 1/65 536 of a spacing). The path is summed into two words per texel (a carry into the high
+/// word when the low one wraps), so no depth of water overflows it.
+pub const FIXED_PER_TEXEL: f32 = 131_072.0;
+
+/// `u32` words per map texel of the compute path: the path's low and high words and the entry depth's key.
+const WORDS_PER_TEXEL: u64 = 3;
+
+/// The splat's pipelines (raster, compute and the compute path's resolve) for ellipsoid arrays of
+/// `chunks` bindings of `per_binding` elements, and its layout of bind group 1.
+struct Pipelines {
     chunks: usize,
     per_binding: u32,
     layout: wgpu::BindGroupLayout,
-    pipeline: wgpu::RenderPipeline,
+    raster: wgpu::RenderPipeline,
+    compute: wgpu::ComputePipeline,
+    resolve: wgpu::RenderPipeline,
 }
 
-impl Splat {
+impl Pipelines {
     fn new(device: &wgpu::Device, light_layout: &wgpu::BindGroupLayout, chunks: usize, per_binding: u32) -> Self {
         let module = gpu::shader::module_split(device, "render/water_shadow.wgsl", &[], chunks);
-        let vf = wgpu::ShaderStages::VERTEX_FRAGMENT;
+        let fc = wgpu::ShaderStages::FRAGMENT | wgpu::ShaderStages::COMPUTE;
+        let vfc = wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("water shadow bind group layout"),
             entries: &[
-                split::layout_entries::<[f32; 4]>(1, true, vf, chunks),
-                split::layout_entries::<[u32; 4]>(4, true, wgpu::ShaderStages::FRAGMENT, chunks),
+                [gpu::uniform_entry::<WaterShadowUniform>(0, fc), gpu::storage_entry::<u32>(3, false, fc)].as_slice(),
+                &split::layout_entries::<[f32; 4]>(1, true, vfc, chunks),
+                &split::layout_entries::<[u32; 4]>(4, true, fc, chunks),
             ]
             .concat(),
         });
@@ -204,67 +245,97 @@ impl Splat {
         };
         let min = wgpu::BlendComponent { operation: wgpu::BlendOperation::Min, ..add };
         let constants = [(split::CONSTANT, per_binding as f64)];
-        let pipeline = frame::render_pipeline_with(
-            device,
+        let pipeline = |label: &str, entries: (&str, &str), blend: Option<wgpu::BlendState>| {
+            frame::render_pipeline_with(
+                device,
+                label,
+                &pipeline_layout,
+                &module,
+                entries,
+                wgpu::PrimitiveState::default(),
+                wgpu::ColorTargetState { format: MAP_FORMAT, blend, write_mask: wgpu::ColorWrites::ALL },
+                None,
+                (&constants, &constants),
+            )
+        };
+        let raster = pipeline(
             "water shadow pipeline",
-            &pipeline_layout,
-            &module,
             ("vs_main", "fs_main"),
-            wgpu::PrimitiveState::default(),
-            wgpu::ColorTargetState {
-                format: MAP_FORMAT,
-                blend: Some(wgpu::BlendState { color: add, alpha: min }),
-                write_mask: wgpu::ColorWrites::ALL,
-            },
-            None,
-            (&constants, &constants),
+            Some(wgpu::BlendState { color: add, alpha: min }),
         );
-        Self { chunks, per_binding, layout, pipeline }
+        let resolve = pipeline("water shadow resolve pipeline", ("vs_fullscreen", "fs_resolve"), None);
+        let compute = gpu::compute_pipeline_with(device, &module, &pipeline_layout, "cs_shadow", &constants);
+        Self { chunks, per_binding, layout, raster, compute, resolve }
     }
 }
 
-/// The water-shadow pass: the light-space map, its splat pipeline, the light's uniform and the bind
-/// groups of the splat and of the receivers.
+/// The light-space map and what is made with it: its view, the compute path's words, the receivers'
+/// bind group.
+struct Map {
+    texture: wgpu::Texture,
+    view: wgpu::TextureView,
+    /// [`WORDS_PER_TEXEL`] `u32`s per texel (see `shaders/render/water_shadow.wgsl`).
+    words: wgpu::Buffer,
+    /// The receivers' group 2: the uniform, the map and its sampler.
+    receiver: wgpu::BindGroup,
+}
+
+/// The water-shadow pass: the light-space map, its splat pipelines, the light's and the splat's uniforms
+/// and the bind groups of the splat and of the receivers.
 pub struct WaterShadowPass {
-    splat: Splat,
-    /// The splat's layout of bind group 2 (the uniform alone).
+    pipelines: Pipelines,
+    /// The splat's layout of bind group 2 (the light's uniform alone).
     light_layout: wgpu::BindGroupLayout,
     uniform: wgpu::Buffer,
     light: WaterLightUniform,
-    /// The splat's group 2: the uniform alone.
+    /// The splat's group 2: the light's uniform alone.
     splat_light_group: wgpu::BindGroup,
-    map: wgpu::Texture,
-    map_view: wgpu::TextureView,
-    /// The receivers' group 2: the uniform, the map and its sampler.
-    receiver: wgpu::BindGroup,
-    /// The ellipsoid arrays' first chunks the splat's group 1 was made over, and the group.
-    bound: Option<([wgpu::Buffer; 2], wgpu::BindGroup)>,
+    splat_uniform: wgpu::Buffer,
+    splat_values: WaterShadowUniform,
+    map: Map,
+    /// The ellipsoid arrays' first chunks and the words the splat's group 1 was made over, and the group.
+    bound: Option<([wgpu::Buffer; 3], wgpu::BindGroup)>,
 }
 
 impl WaterShadowPass {
-    /// Builds the pipeline (for one-binding ellipsoid arrays; made again for others) and the map.
+    /// Builds the pipelines (for one-binding ellipsoid arrays; made again for others) and the map.
     pub fn new(ctx: &GpuContext) -> Self {
         let device = &ctx.device;
         let light_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("water shadow light bind group layout"),
-            entries: &[gpu::uniform_entry::<WaterLightUniform>(0, wgpu::ShaderStages::VERTEX_FRAGMENT)],
+            entries: &[gpu::uniform_entry::<WaterLightUniform>(
+                0,
+                wgpu::ShaderStages::VERTEX_FRAGMENT | wgpu::ShaderStages::COMPUTE,
+            )],
         });
-        let splat = Splat::new(device, &light_layout, 1, split::per_binding(&device.limits()));
+        let pipelines = Pipelines::new(device, &light_layout, 1, split::per_binding(&device.limits()));
         let light = WaterLightUniform { enabled: 0, ..bytemuck::Zeroable::zeroed() };
         let uniform = gpu::uniform_buffer_init(device, "water light uniform", bytemuck::bytes_of(&light));
         let splat_light_group = gpu::bind_buffers(device, "water shadow light bind group", &light_layout, &[&uniform]);
-        let (map, map_view, receiver) = make_map(device, &uniform, MAP_SIZES.0);
-        Self { splat, light_layout, uniform, light, splat_light_group, map, map_view, receiver, bound: None }
+        let splat_values = WaterShadowUniform::zeroed();
+        let splat_uniform = gpu::uniform_buffer_init(device, "water shadow uniform", bytemuck::bytes_of(&splat_values));
+        let map = make_map(device, &uniform, MAP_SIZES.0);
+        Self {
+            pipelines,
+            light_layout,
+            uniform,
+            light,
+            splat_light_group,
+            splat_uniform,
+            splat_values,
+            map,
+            bound: None,
+        }
     }
 
     /// Bind group 2 of the receivers ([`receiver_layout`]): the light of the last [`WaterShadowPass::encode`].
     pub fn receiver(&self) -> &wgpu::BindGroup {
-        &self.receiver
+        &self.map.receiver
     }
 
     /// The light-space map ([`MAP_FORMAT`], square, [`map_size`]) of the last frame, for tests.
     pub fn map(&self) -> &wgpu::Texture {
-        &self.map
+        &self.map.texture
     }
 
     /// The light of the last [`WaterShadowPass::encode`].
@@ -272,9 +343,10 @@ impl WaterShadowPass {
         &self.light
     }
 
-    /// Records "water shadow": clears the map and splats the ellipsoids into it. Returns whether there
-    /// is water light to apply (ellipsoids given, at least one, and the sun above the horizon); when
-    /// not, records nothing.
+    /// Records "water shadow": splats the ellipsoids into the map, by the rasteriser (the map cleared
+    /// first) or by compute (its words cleared, then "water shadow resolve" writes the map). Returns
+    /// whether there is water light to apply (ellipsoids given, at least one, and the sun above the
+    /// horizon); when not, records nothing.
     pub fn encode(&mut self, frame: &mut Frame<'_>, input: WaterShadowInput<'_>) -> bool {
         let Some(ellipsoids) = input.ellipsoids.filter(|_| input.count > 0 && input.light.enabled == 1) else {
             return false;
@@ -285,39 +357,78 @@ impl WaterShadowPass {
         }
         let device = frame.device;
         let size = map_size(&input.light, input.texel);
-        if self.map.width() != size {
-            (self.map, self.map_view, self.receiver) = make_map(device, &self.uniform, size);
+        if self.map.texture.width() != size {
+            self.map = make_map(device, &self.uniform, size);
+        }
+        let values = WaterShadowUniform {
+            size,
+            fixed_scale: FIXED_PER_TEXEL / input.texel.max(1e-9),
+            count: input.count,
+            _pad: 0,
+        };
+        if values != self.splat_values {
+            frame.queue.write_buffer(&self.splat_uniform, 0, bytemuck::bytes_of(&values));
+            self.splat_values = values;
         }
         let key = (ellipsoids.chunks(), ellipsoids.per_binding());
-        if (self.splat.chunks, self.splat.per_binding) != key {
-            self.splat = Splat::new(device, &self.light_layout, key.0, key.1);
+        if (self.pipelines.chunks, self.pipelines.per_binding) != key {
+            self.pipelines = Pipelines::new(device, &self.light_layout, key.0, key.1);
             self.bound = None;
         }
-        let first = [ellipsoids.centres.chunks()[0].clone(), ellipsoids.g_packed.chunks()[0].clone()];
+        let first =
+            [ellipsoids.centres.chunks()[0].clone(), ellipsoids.g_packed.chunks()[0].clone(), self.map.words.clone()];
         if self.bound.as_ref().is_none_or(|(b, _)| *b != first) {
-            let chunks = self.splat.chunks;
-            let entries = ellipsoids.centres.bindings(1, chunks).chain(ellipsoids.g_packed.bindings(4, chunks));
-            let group = gpu::bind_at(device, "water shadow bind group", &self.splat.layout, entries);
+            let chunks = self.pipelines.chunks;
+            let entries = [(0, &self.splat_uniform), (3, &self.map.words)]
+                .into_iter()
+                .chain(ellipsoids.centres.bindings(1, chunks))
+                .chain(ellipsoids.g_packed.bindings(4, chunks));
+            let group = gpu::bind_at(device, "water shadow bind group", &self.pipelines.layout, entries);
             self.bound = Some((first, group));
         }
         let Some((_, group)) = &self.bound else { return false };
-        let clear = wgpu::LoadOp::Clear(wgpu::Color { r: 0.0, g: 0.0, b: 0.0, a: NO_WATER_DEPTH });
-        let mut pass = render_pass(frame.profiler, frame.encoder, "water shadow", &self.map_view, clear, None);
-        pass.set_pipeline(&self.splat.pipeline);
-        pass.set_bind_group(1, group, &[]);
-        pass.set_bind_group(2, &self.splat_light_group, &[]);
-        pass.draw(0..6, 0..input.count);
+        let clear = wgpu::LoadOp::Clear(wgpu::Color { r: 0.0, g: 0.0, b: 0.0, a: NO_WATER_DEPTH as f64 });
+        match input.method {
+            SplatMethod::Raster => {
+                let mut pass = render_pass(frame.profiler, frame.encoder, "water shadow", &self.map.view, clear, None);
+                pass.set_pipeline(&self.pipelines.raster);
+                pass.set_bind_group(1, group, &[]);
+                pass.set_bind_group(2, &self.splat_light_group, &[]);
+                pass.draw(0..6, 0..input.count);
+            }
+            SplatMethod::Compute => {
+                // Rows of workgroups, as the camera's splats: a count the engine admits needs at most 129.
+                let groups = match gpu::workgroups("water shadow", input.count as u64, SPLAT_WG, 1, &device.limits()) {
+                    Ok(groups) => groups,
+                    Err(e) => {
+                        log::error!("{e}: the water's shadow is skipped");
+                        return false;
+                    }
+                };
+                frame.encoder.clear_buffer(&self.map.words, 0, None);
+                {
+                    let mut pass = frame.profiler.compute_pass(frame.encoder, "water shadow");
+                    pass.set_pipeline(&self.pipelines.compute);
+                    pass.set_bind_group(1, group, &[]);
+                    pass.set_bind_group(2, &self.splat_light_group, &[]);
+                    gpu::dispatch(&mut pass, groups);
+                }
+                let mut pass =
+                    render_pass(frame.profiler, frame.encoder, "water shadow resolve", &self.map.view, clear, None);
+                pass.set_pipeline(&self.pipelines.resolve);
+                pass.set_bind_group(1, group, &[]);
+                pass.set_bind_group(2, &self.splat_light_group, &[]);
+                pass.draw(0..3, 0..1);
+            }
+        }
         true
     }
 }
 
-/// The light-space map of `size`² texels, its view and the receivers' bind group over it and `uniform`.
-fn make_map(
-    device: &wgpu::Device,
-    uniform: &wgpu::Buffer,
-    size: u32,
-) -> (wgpu::Texture, wgpu::TextureView, wgpu::BindGroup) {
-    let map = device.create_texture(&wgpu::TextureDescriptor {
+/// The light-space map of `size`² texels, its view, the compute path's words and the receivers' bind group
+/// over the map and `uniform`.
+fn make_map(device: &wgpu::Device, uniform: &wgpu::Buffer, size: u32) -> Map {
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
         label: Some("water light map"),
         size: wgpu::Extent3d { width: size, height: size, depth_or_array_layers: 1 },
         mip_level_count: 1,
@@ -329,7 +440,14 @@ fn make_map(
             | wgpu::TextureUsages::COPY_SRC,
         view_formats: &[],
     });
-    let map_view = map.create_view(&Default::default());
+    let view = texture.create_view(&Default::default());
+    // At most 2048² texels of three words: 48 MiB.
+    let words = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("water shadow words"),
+        size: WORDS_PER_TEXEL * 4 * size as u64 * size as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
     let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
         label: Some("water light sampler"),
         mag_filter: wgpu::FilterMode::Linear,
@@ -341,11 +459,11 @@ fn make_map(
         layout: &receiver_layout(device),
         entries: &[
             wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&map_view) },
+            wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::TextureView(&view) },
             wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::Sampler(&sampler) },
         ],
     });
-    (map, map_view, receiver)
+    Map { texture, view, words, receiver }
 }
 
 #[cfg(test)]

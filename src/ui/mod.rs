@@ -148,7 +148,7 @@ impl UiState {
             panel_width: 320.0,
             sim: sim_panel::SimPanelState::new(scene, sim, on_cpu),
             scene: scene_panel::ScenePanelState::new(scene),
-            render: render_panel::RenderPanelState::default(),
+            render: render_panel::RenderPanelState::for_adapter(on_cpu),
             capture: capture_panel::CapturePanelState::default(),
             stats: stats_panel::FrameTimer::default(),
             history: stats_panel::History::default(),

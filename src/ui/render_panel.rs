@@ -37,6 +37,15 @@ impl Default for RenderPanelState {
 }
 
 impl RenderPanelState {
+    /// The defaults, but on a CPU adapter (`on_cpu`, e.g. lavapipe) without the water's shadow: there its
+    /// overlays ("terrain water shadow", "tank ground water shadow") cost about a quarter of a frame
+    /// (docs/rendering.md), as the scenes start at a coarser dx.
+    pub fn for_adapter(on_cpu: bool) -> Self {
+        let mut state = Self::default();
+        state.settings.water_shadow &= !on_cpu;
+        state
+    }
+
     /// The settings to render with: `particle.radius` = `radius_scale` * `particle_radius` (metres, dx / 2)
     /// and `fluid.dx` = 2 * `particle_radius` (splat sizes scale with the simulation's spacing).
     pub fn settings_for(&self, particle_radius: f32) -> RenderSettings {
@@ -234,7 +243,8 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
         row(
             ui,
             "Splats drawn by",
-            "Rasteriser (instanced quads) or compute shaders (per-pixel atomics); the same picture",
+            "Rasteriser (instanced quads) or compute shaders (per-pixel atomics), the camera's splats and the \
+             water shadow's; the same picture",
             |ui| {
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut f.splats, SplatMethod::Raster, "raster");
@@ -320,4 +330,17 @@ fn narrow_range_rows(ui: &mut egui::Ui, p: &mut NarrowRangeParams) {
         "Depths farther than the range count as this far behind (× dx): rounds silhouettes",
         |ui| ui.add(egui::Slider::new(&mut p.clamp_offset, 0.0..=2.0).suffix(" dx")),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The water's shadow is on by default, and off in the window on a CPU adapter (its overlays' cost there).
+    #[test]
+    fn the_water_shadow_starts_on_except_on_a_cpu_adapter() {
+        assert!(RenderSettings::default().water_shadow, "on by default");
+        assert!(RenderPanelState::for_adapter(false).settings.water_shadow, "on with a GPU");
+        assert!(!RenderPanelState::for_adapter(true).settings.water_shadow, "off on a CPU adapter");
+    }
 }
