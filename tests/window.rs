@@ -526,3 +526,31 @@ fn window_refuses_two_gpus_for_an_emitter_and_keeps_the_scene() {
     assert!(line.contains("runs on 1 GPU(s)") && !line.contains(" 0 particles"), "{line}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The window draws the scene's obstacles from its first frame (the startup scene's too, not only one
+/// opened later): the built-in dam break against a box, paused at t = 0, against the same scene without
+/// its `obstacles` line. The frames differ where the box and its shadow stand; the water is the same.
+#[test]
+fn window_draws_the_scenes_obstacles() {
+    require_xvfb_run();
+    let dir = scratch("obstacles");
+    let with = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/dam_break_box.ron");
+    let text = std::fs::read_to_string(&with).expect("read the scene");
+    let start = text.find("    obstacles: [").expect("the scene's obstacles");
+    let end = start + text[start..].find("    ],\n").expect("their end") + "    ],\n".len();
+    let without = dir.join("no_box.ron");
+    std::fs::write(&without, format!("{}{}", &text[..start], &text[end..])).expect("write the scene");
+    let envs = [("WATERVIEW_TEST_PAUSED", "1")];
+    let frames = |scene: &Path, name: &str| {
+        let out = dir.join(name);
+        run_app(&dir, &record_args(scene, &out, "2", "5"), &envs);
+        image::open(last_frame(&out)).expect("read the frame").to_rgb8()
+    };
+    let (a, b) = (frames(&with, "box"), frames(&without, "none"));
+    assert_eq!(a.dimensions(), b.dimensions(), "frames of different sizes");
+    let differ = a.pixels().zip(b.pixels()).filter(|(p, q)| (0..3).any(|c| (p[c] as i32 - q[c] as i32).abs() > 40));
+    let differ = differ.count();
+    eprintln!("{differ} pixels differ between the scene with its box and without it");
+    assert!(differ > 150, "the window does not draw the box ({differ} pixels differ)");
+    let _ = std::fs::remove_dir_all(&dir);
+}

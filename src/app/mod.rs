@@ -323,6 +323,7 @@ impl Running {
         let scene_file = scene_path.filter(|_| errors.is_empty()).map(Path::to_path_buf);
         let mut renderer = parts.renderer;
         renderer.set_terrain(&parts.ctx, world.terrain());
+        renderer.set_obstacles(&parts.ctx, &world.obstacle_meshes());
         let on_cpu = parts.ctx.is_cpu();
         let mut ui = UiState::new(world.scene(), world.sim(), on_cpu);
         for e in errors {
