@@ -398,3 +398,28 @@ fn dropped_files_are_classified_by_kind() {
     assert!(classify_dropped_file(&broken).unwrap_err().to_string().contains("PNG"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Where the window's "Add mesh…" places a new obstacle: its origin on the ground at the domain's centre,
+/// unturned, at scale 1, with the mesh's path made absolute; the scene builds with it (a house on the
+/// valley's ground at its centre, the MARIN box on the dam break's flat floor). A mesh too large for the
+/// domain is refused with the reason, which the window shows while the current scene keeps running.
+#[test]
+fn an_added_obstacle_stands_on_the_ground_at_the_centre() {
+    let meshes = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/meshes");
+    for (name, mesh, x, z) in [("valley", "house.obj", 30.0, 30.0), ("dam_break", "marin_box.obj", 1.61, 0.5)] {
+        let mut scene = Scene::builtin(name).expect("built in");
+        let terrain = scene.build(true).expect("builds").terrain;
+        let o = waterview::scene::ObstacleDesc::on_the_ground(&meshes.join(mesh), &scene, &terrain);
+        assert_eq!(o.position, [x, terrain.height_at(x, z), z], "{name}");
+        assert!((o.rotation_deg, o.scale) == ([0.0; 3], 1.0), "{name}: {o:?}");
+        assert!(std::path::Path::new(&o.mesh).is_absolute(), "{name}: {}", o.mesh);
+        scene.obstacles.push(o);
+        let setup = scene.build(true).unwrap_or_else(|e| panic!("{name} with {mesh}: {e}"));
+        assert_eq!(setup.obstacles.len(), 1, "{name}");
+    }
+    let mut dam = Scene::builtin("dam_break").expect("built in");
+    let terrain = dam.build(true).expect("builds").terrain;
+    dam.obstacles.push(waterview::scene::ObstacleDesc::on_the_ground(&meshes.join("house.obj"), &dam, &terrain));
+    let e = dam.build(true).map(|s| s.len()).expect_err("a house larger than the tank").to_string();
+    assert!(e.contains("is 4.2 m along y once placed (`scale` 1), larger than the domain"), "{e}");
+}

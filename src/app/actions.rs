@@ -4,7 +4,7 @@
 use super::world::DialogKind;
 use super::Running;
 use crate::render::OrbitCamera;
-use crate::scene::{Scene, TerrainDesc};
+use crate::scene::{ObstacleDesc, Scene, TerrainDesc};
 use crate::sim::SimParams;
 use crate::ui::capture_panel::CaptureMode;
 use crate::ui::UiAction;
@@ -76,6 +76,21 @@ impl Running {
                 Err(e) => self.ui.push_error(e.to_string()),
             },
             UiAction::OpenSceneDialog => self.open_dialog(DialogKind::Open),
+            UiAction::AddObstacleDialog => self.open_dialog(DialogKind::AddObstacle),
+            UiAction::AddObstacle(path) => {
+                let mut obstacles = self.world.scene().obstacles.clone();
+                obstacles.push(ObstacleDesc::on_the_ground(&path, self.world.scene(), self.world.terrain()));
+                self.apply(UiAction::SetObstacles(obstacles));
+            }
+            UiAction::SetObstacles(obstacles) => {
+                let mut scene = self.world.scene().clone();
+                scene.obstacles = obstacles;
+                // Checked before the build: a bad placement is reported and the scene keeps running.
+                match scene.validate() {
+                    Ok(()) => self.build_world(scene, "the scene with its obstacles".into(), false, None),
+                    Err(e) => self.ui.push_error(e.to_string()),
+                }
+            }
             UiAction::SaveSceneDialog => self.open_dialog(DialogKind::SaveScene),
             UiAction::SaveCheckpointDialog => self.open_dialog(DialogKind::SaveCheckpoint),
             UiAction::ResumeDialog => self.open_dialog(DialogKind::Resume),

@@ -124,6 +124,8 @@ pub(super) enum DialogKind {
     SaveCheckpoint,
     /// A checkpoint to resume.
     Resume,
+    /// A mesh to add as a static obstacle.
+    AddObstacle,
 }
 
 impl Running {
@@ -153,6 +155,7 @@ impl Running {
                         DialogKind::Open => self.dropped_file(path),
                         DialogKind::SaveCheckpoint => self.apply(UiAction::SaveCheckpoint(path)),
                         DialogKind::Resume => self.apply(UiAction::Resume(path)),
+                        DialogKind::AddObstacle => self.apply(UiAction::AddObstacle(path)),
                     }
                 }
                 Ok(None) | Err(mpsc::TryRecvError::Disconnected) => {
@@ -192,6 +195,7 @@ impl Running {
                         d.add_filter("checkpoint", &["wvc"]).set_file_name(format!("{stem}.wvc")).save_file()
                     }
                     DialogKind::Resume => d.add_filter("checkpoint", &["wvc"]).pick_file(),
+                    DialogKind::AddObstacle => d.add_filter("mesh", &["obj", "stl", "gltf", "glb"]).pick_file(),
                 }
             });
             let _ = tx.send(result.ok().flatten());

@@ -66,6 +66,19 @@ impl ObstacleDesc {
         let [x, y, z] = self.rotation_deg.map(f32::to_radians);
         Quat::from_euler(EulerRot::ZYX, z, y, x)
     }
+
+    /// A new obstacle from the mesh at `path` (made absolute when it can be, so that the scene may be
+    /// saved elsewhere) with its origin on `terrain`'s ground at the centre of `scene`'s domain (the
+    /// domain's floor where the ground lies lower), unturned, at scale 1: where the window's "Add mesh…"
+    /// puts it, to be moved from there.
+    pub fn on_the_ground(path: &std::path::Path, scene: &Scene, terrain: &crate::terrain::Heightfield) -> Self {
+        let d = &scene.domain;
+        let (x, z) = (0.5 * (d.min[0] + d.max[0]), 0.5 * (d.min[2] + d.max[2]));
+        let ground = terrain.height_at(x, z);
+        let y = if ground.is_finite() { ground.clamp(d.min[1], d.max[1]) } else { d.min[1] };
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        Self { mesh: path.to_string_lossy().into_owned(), position: [x, y, z], rotation_deg: [0.0; 3], scale: 1.0 }
+    }
 }
 
 /// The obstacles' fields: at most [`MAX_OBSTACLES`], each with a mesh path, a finite position and

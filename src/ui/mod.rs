@@ -37,6 +37,12 @@ pub enum UiAction {
     SetGpus(usize),
     /// Load a built-in scene by name.
     LoadBuiltin(String),
+    /// Build the current scene again with these static obstacles (the panel's edited list).
+    SetObstacles(Vec<crate::scene::ObstacleDesc>),
+    /// Open the file dialog for a mesh to add as a static obstacle.
+    AddObstacleDialog,
+    /// Add the mesh at this path as a static obstacle (on the ground at the domain's centre) and rebuild.
+    AddObstacle(std::path::PathBuf),
     /// Put the camera back where the scene places it.
     ResetCamera,
     /// Save a PNG of the next frame: the scene alone, or with the UI drawn on it (at the capture panel's

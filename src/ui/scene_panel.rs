@@ -1,12 +1,14 @@
 //! Scene panel: pick a built-in scene (presets), open or save a scene file through the native file dialog
 //! (or a typed path; a `.ron` or a heightmap PNG can also be dropped on the window), see the current
 //! scene's name, domain size and particle count, and edit its inflows (emitters) and outflows (sinks),
-//! which go to the simulation live (`Engine::set_sources`, which grows the emitters' pool as needed). Loading and saving happen in the app;
+//! which go to the simulation live (`Engine::set_sources`, which grows the emitters' pool as needed), and
+//! its static obstacles: moved, turned, scaled, removed or added from a mesh file, then applied by
+//! rebuilding the scene with them (a background build; the water starts again). Loading and saving happen in the app;
 //! a failure shows in the error banner and the current scene keeps running. Saving writes the current
 //! solver parameters and camera with the scene.
 
 use super::{FrameInfo, UiAction};
-use crate::scene::{Emitter, Scene, Sink, BUILTIN_SCENES};
+use crate::scene::{Emitter, ObstacleDesc, Scene, Sink, BUILTIN_SCENES};
 use crate::text::thousands;
 use std::path::PathBuf;
 
@@ -19,6 +21,8 @@ pub struct ScenePanelState {
     /// Edited inflows and outflows of the current scene (sent with [`UiAction::SetSources`]).
     pub emitters: Vec<Emitter>,
     pub sinks: Vec<Sink>,
+    /// Edited static obstacles of the current scene (sent with [`UiAction::SetObstacles`]).
+    pub obstacles: Vec<ObstacleDesc>,
     /// A file dialog is open (its buttons are disabled meanwhile).
     pub dialog_open: bool,
 }
@@ -36,6 +40,7 @@ impl ScenePanelState {
             path: String::new(),
             emitters: scene.emitters.clone(),
             sinks: scene.sinks.clone(),
+            obstacles: scene.obstacles.clone(),
             dialog_open: false,
         }
     }
@@ -44,6 +49,7 @@ impl ScenePanelState {
     pub fn sync_from(&mut self, scene: &Scene) {
         self.emitters = scene.emitters.clone();
         self.sinks = scene.sinks.clone();
+        self.obstacles = scene.obstacles.clone();
     }
 }
 
@@ -117,40 +123,64 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
         if sources_ui(ui, state, scene) {
             actions.push(UiAction::SetSources { emitters: state.emitters.clone(), sinks: state.sinks.clone() });
         }
-        obstacles_ui(ui, scene);
+        actions.extend(obstacles_ui(ui, state, scene));
     });
     actions
 }
 
-/// The scene's static obstacles, one line each (mesh file, position, rotation, scale), as the scene file
-/// places them; they are edited in the scene file.
-fn obstacles_ui(ui: &mut egui::Ui, scene: &Scene) {
-    egui::CollapsingHeader::new(format!("Obstacles ({})", scene.obstacles.len())).id_salt("obstacles").show(ui, |ui| {
-        if scene.obstacles.is_empty() {
-            ui.label("None. Add them to the scene file: obstacles: [(mesh: \"box.obj\", position: (x, y, z))]");
+/// The scene's static obstacles: each one's mesh file, position (m), rotation about x, y, z (degrees) and
+/// scale, edited in `state`; "Apply (rebuild)" sends the edited list, "Add mesh…" opens the file dialog
+/// for one more (the app adds it and rebuilds).
+fn obstacles_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> Option<UiAction> {
+    let mut action = None;
+    let title = format!("Obstacles ({})", scene.obstacles.len());
+    egui::CollapsingHeader::new(title).id_salt("obstacles").show(ui, |ui| {
+        if state.obstacles.is_empty() {
+            ui.label("None. Add a closed mesh (OBJ, STL, glTF): the water flows around it.");
         }
-        for line in obstacle_lines(scene) {
-            ui.label(line);
+        let size = (0..3).map(|i| scene.domain.max[i] - scene.domain.min[i]).fold(0.0f32, f32::max);
+        let mut remove = None;
+        for (k, o) in state.obstacles.iter_mut().enumerate() {
+            ui.horizontal(|ui| {
+                ui.label(format!("{}. {}", k + 1, o.mesh)).on_hover_text(o.mesh.as_str());
+                if ui.small_button("Remove").on_hover_text("Take this obstacle out (Apply rebuilds)").clicked() {
+                    remove = Some(k);
+                }
+            });
+            ui.horizontal(|ui| {
+                ui.label("at").on_hover_text("World position of the mesh's origin, metres (x, y up, z)");
+                vec3_ui(ui, &mut o.position, 0.002 * size, " m");
+            });
+            ui.horizontal(|ui| {
+                ui.label("turned").on_hover_text("Rotation about the world x, then y, then z axis, degrees");
+                vec3_ui(ui, &mut o.rotation_deg, 0.5, "°");
+            });
+            ui.horizontal(|ui| {
+                ui.label("scale").on_hover_text("Uniform scale of the mesh's coordinates (its units are metres)");
+                ui.add(egui::DragValue::new(&mut o.scale).speed(0.01).range(0.001..=1000.0).max_decimals(3));
+            });
         }
+        if let Some(k) = remove {
+            state.obstacles.remove(k);
+        }
+        let edited = state.obstacles != scene.obstacles;
+        ui.horizontal(|ui| {
+            ui.add_enabled_ui(!state.dialog_open, |ui| {
+                if ui.button("Add mesh…").on_hover_text("Place a closed mesh (OBJ, STL, glTF) in the scene").clicked()
+                {
+                    action = Some(UiAction::AddObstacleDialog);
+                }
+            });
+            let apply = ui.add_enabled(edited, egui::Button::new("Apply (rebuild)"));
+            if apply.on_hover_text("Build the scene again with these obstacles: the water starts again").clicked() {
+                action = Some(UiAction::SetObstacles(state.obstacles.clone()));
+            }
+            if ui.add_enabled(edited, egui::Button::new("Revert")).clicked() {
+                state.obstacles = scene.obstacles.clone();
+            }
+        });
     });
-}
-
-/// One line per obstacle of `scene`: "1. pier.obj at (1, 0, 2) m, rotated (0, 30, 0)°, scale 0.5".
-fn obstacle_lines(scene: &Scene) -> Vec<String> {
-    scene
-        .obstacles
-        .iter()
-        .enumerate()
-        .map(|(k, o)| {
-            let rotated = if o.rotation_deg == [0.0; 3] {
-                String::new()
-            } else {
-                format!(", rotated {}°", crate::scene::tuple(&o.rotation_deg))
-            };
-            let scaled = if o.scale == 1.0 { String::new() } else { format!(", scale {}", o.scale) };
-            format!("{}. {} at {} m{rotated}{scaled}", k + 1, o.mesh, crate::scene::tuple(&o.position))
-        })
-        .collect()
+    action
 }
 
 /// Drag values for a point, metres.
@@ -254,16 +284,16 @@ fn sources_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> 
 mod tests {
     use super::*;
 
+    /// The panel edits a copy of the scene's obstacles: a new scene's list replaces it, and an edit shows
+    /// as a difference from the scene's (which enables Apply).
     #[test]
-    fn obstacles_are_listed_as_the_scene_places_them() {
-        let mut scene = Scene::builtin("dam_break_box").expect("built in");
-        assert_eq!(obstacle_lines(&scene), ["1. ../meshes/marin_box.obj at (2.3955, 0, 0.2985) m"]);
-        scene.obstacles[0].rotation_deg = [0.0, 30.0, 0.0];
-        scene.obstacles[0].scale = 0.5;
-        assert_eq!(
-            obstacle_lines(&scene),
-            ["1. ../meshes/marin_box.obj at (2.3955, 0, 0.2985) m, rotated (0, 30, 0)°, scale 0.5"]
-        );
-        assert!(obstacle_lines(&Scene::builtin("dam_break").expect("built in")).is_empty());
+    fn the_obstacles_are_edited_as_a_copy_of_the_scene() {
+        let scene = Scene::builtin("dam_break_box").expect("built in");
+        let mut state = ScenePanelState::new(&scene);
+        assert_eq!(state.obstacles, scene.obstacles);
+        state.obstacles[0].position[0] -= 0.5;
+        assert_ne!(state.obstacles, scene.obstacles, "an edit differs from the scene");
+        state.sync_from(&Scene::builtin("dam_break").expect("built in"));
+        assert!(state.obstacles.is_empty(), "a scene without obstacles empties the list");
     }
 }
