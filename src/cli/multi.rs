@@ -78,6 +78,9 @@ fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<Scene> {
     if !scene.obstacles.is_empty() {
         bail!(ClusterError::Obstacles);
     }
+    if !scene.bodies.is_empty() {
+        bail!(ClusterError::Bodies);
+    }
     if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
         if opts.refuse_sources {
             bail!(ClusterError::Sources);
