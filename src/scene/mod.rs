@@ -300,7 +300,8 @@ impl SceneSetup {
 }
 
 /// Names of the scenes embedded in the binary (see [`Scene::builtin`]).
-pub const BUILTIN_SCENES: &[&str] = &["valley", "valley_river", "dam_break", "dam_break_box", "tank", "wave_tank"];
+pub const BUILTIN_SCENES: &[&str] =
+    &["valley", "valley_river", "dam_break", "dam_break_box", "dam_break_crates", "tank", "wave_tank"];
 
 /// (name, RON text) of every built-in scene.
 const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
@@ -308,6 +309,7 @@ const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
     ("valley_river", include_str!("../../assets/scenes/valley_river.ron")),
     ("dam_break", include_str!("../../assets/scenes/dam_break.ron")),
     ("dam_break_box", include_str!("../../assets/scenes/dam_break_box.ron")),
+    ("dam_break_crates", include_str!("../../assets/scenes/dam_break_crates.ron")),
     ("tank", include_str!("../../assets/scenes/tank.ron")),
     ("wave_tank", include_str!("../../assets/scenes/wave_tank.ron")),
 ];

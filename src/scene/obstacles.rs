@@ -20,7 +20,10 @@ pub const MIN_SIZE_DX: f32 = 2.0;
 
 /// (file name, bytes) of the meshes embedded in the binary: a built-in scene's mesh missing on disk
 /// (the app run from another folder) is read from here.
-const EMBEDDED_MESHES: &[(&str, &[u8])] = &[("marin_box.obj", include_bytes!("../../assets/meshes/marin_box.obj"))];
+const EMBEDDED_MESHES: &[(&str, &[u8])] = &[
+    ("marin_box.obj", include_bytes!("../../assets/meshes/marin_box.obj")),
+    ("crate.obj", include_bytes!("../../assets/meshes/crate.obj")),
+];
 
 /// The mesh at `path`, or the embedded one of the same file name when no file is there.
 fn load_mesh(path: &std::path::Path) -> Result<crate::mesh::TriangleMesh, crate::mesh::MeshError> {

@@ -7,18 +7,21 @@
 //!
 //! The water pushes back (Akinci et al. 2012, "Versatile rigid-fluid coupling for incompressible SPH";
 //! Bender et al. 2019's volume maps): every velocity change a body's share of the boundary term gives a
-//! particle (the density solve's warm start and every update of both solves) is added, opposite, to that
-//! body's impulse and angular impulse about its centre of mass, in fixed point with atomics on a small
+//! particle (the density solve's warm start and every update of both solves) and every contact's velocity
+//! change (the collision projection) is added, opposite, to that body's impulse and angular impulse about
+//! its centre of mass, in fixed point with atomics on a small
 //! block after the statistics record (binding 15, [`BODY_SUMS_OFFSET`]), summed over the frame's steps
 //! and copied with the statistics into their read-back ring; the block is cleared after each copy. When
 //! the record lands (a frame or two late, never waited for) [`Bodies::advance`] applies the mean force
 //! over the simulated time the record covers (impulse / time) to `rapier3d` bodies (mass and inertia from
 //! the mesh's convex hull and the density, gravity, contacts with the domain's walls, the terrain as a
 //! heightfield and the static obstacles as fixed triangle meshes), steps them over that time and writes
-//! the new frames into the GPU list (`queue.write_buffer`, nothing waits). The bodies thus lag the water
-//! by the read-back's delay. Left out: the water's friction (viscous) force on a body (pressure only), the
-//! wave maker's paddle as a contact, bodies in PCISPH / WCSPH (they are moving boundaries there but feel
-//! no force from the water) and in decomposed runs.
+//! the new frames into the GPU list (`queue.write_buffer`, nothing waits), each with its time, from which
+//! the shaders carry it on with its velocities to the step's time. The bodies' forces thus lag the water
+//! by the read-back's delay; they are damped ([`DAMPING`]) against the oscillation that delay and the
+//! force's frame-to-frame swings drive. Left out: the water's friction (viscous) force on a body (pressure
+//! and contacts only), the wave maker's paddle as a contact, the pressure on bodies in PCISPH / WCSPH
+//! (only the contacts' impulses reach them there) and decomposed runs.
 
 use super::obstacles::{Obstacle, ObstacleGpu, ObstacleList, MAX_OBSTACLES};
 use crate::scene::Aabb;
@@ -37,7 +40,7 @@ pub struct Body {
 }
 
 /// Byte offset of the bodies' impulse sums in the statistics buffer (binding 15), right after the
-/// statistics record ([`super::stats`]'s 96 bytes; `StatsAndBodies` in shaders/sim/dfsph.wgsl).
+/// statistics record (its 96 bytes; `StatsAndBodies` in shaders/sim/body_sums.wgsl).
 pub const BODY_SUMS_OFFSET: u64 = 96;
 
 /// Bytes of the impulse sums: 8 i32 per possible body ([`MAX_OBSTACLES`]).
@@ -65,8 +68,10 @@ const FIXED_UNITS: f32 = 16_777_216.0;
 /// Reference impulse time, s: the fixed point's unit is the body's weight times this over FIXED_UNITS.
 const REFERENCE_TIME: f32 = 0.1;
 
-/// Linear and angular damping of the bodies, 1/s (rapier's: v /= 1 + dt c each step).
-const DAMPING: f32 = 10.0;
+/// Linear and angular damping of the bodies, 1/s (rapier's: v /= 1 + dt c each step), against the ground:
+/// without it the 500 kg/m^3 box of tests/bodies.rs oscillated with growing amplitude under the delayed,
+/// swinging force and was thrown out of the water (docs/validation.md).
+pub const DAMPING: f32 = 10.0;
 
 /// Longest rapier step, s: a record covering more simulated time is stepped in several.
 const MAX_RIGID_STEP: f32 = 0.004;
