@@ -46,7 +46,7 @@ impl BodyDesc {
 }
 
 /// The bodies' fields: obstacles and bodies together at most [`MAX_OBSTACLES`] (they share the GPU's
-/// list), each body placed as an obstacle ([`check_placement`]) with a density > 0 and finite.
+/// list), each body placed as an obstacle ([`crate::scene::check_obstacles`] checks the same fields) with a density > 0 and finite.
 pub fn check_bodies(bodies: &[BodyDesc], obstacles: usize) -> Result<(), InvalidValue> {
     if bodies.len() + obstacles > MAX_OBSTACLES {
         return Err(InvalidValue::new(
