@@ -56,6 +56,7 @@ fn builtin_scenes_build_with_the_promised_counts() {
         ("valley_town", Some(250_000.0), 5_500.0),
         ("dam_break", Some(100_000.0), 5_000.0),
         ("dam_break_box", Some(82_000.0), 5_280.0),
+        ("dam_break_crates", Some(90_000.0), 5_760.0),
         ("tank", None, 12_500.0),
         ("wave_tank", Some(118_000.0), 7_552.0),
     ];

@@ -213,6 +213,7 @@ fn twins() -> Vec<Twin> {
     use render::water_shadow::{WaterLightUniform, WaterShadowUniform};
     use render::wave_maker::PaddleUniform;
     use render::wetness::WetnessUniform;
+    use sim::bodies::StatsAndBodies;
     use sim::border::BorderUniform;
     use sim::dfsph::{IterationArgs, SolveState, UpdateRegion};
     use sim::diffuse::{DiffuseParticle, DiffuseState};
@@ -237,9 +238,12 @@ fn twins() -> Vec<Twin> {
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
         ObstacleCorner => "render/obstacles.wgsl" :: ObstacleCorner { position, normal },
         ObstacleStyle => "render/obstacles.wgsl" :: ObstacleStyle { albedo, fog_density },
-        ObstacleGpu => "sim/common.wgsl" :: ObstacleGpu { axis_x, axis_y, axis_z, position, grid_min, spacing, dims, offset },
-        ObstacleList => "sim/common.wgsl" :: ObstacleList { count, _pad0, _pad1, _pad2, list },
+        ObstacleGpu => "sim/common.wgsl" :: ObstacleGpu {
+            axis_x, axis_y, axis_z, position, grid_min, spacing, dims, offset, velocity, angular, centre,
+        },
+        ObstacleList => "sim/common.wgsl" :: ObstacleList { count, first_body, _pad1, _pad2, list },
         SolveState => "sim/dfsph.wgsl" :: SolveState { iteration, _pad },
+        StatsAndBodies => "sim/body_sums.wgsl" :: StatsAndBodies { stats, bodies },
         UpdateRegion => "sim/dfsph.wgsl" :: UpdateRegion { axis, lo, hi, part },
         BorderUniform => "sim/border.wgsl" :: Border {
             axis, live, ids_from, list_capacity, lo, hi, halo_lo, halo_hi, park,

@@ -151,12 +151,15 @@ struct ObstacleGpu {
     spacing: f32,          // between samples, m
     dims: vec3<u32>,       // samples per axis
     offset: u32,           // index of sample (0, 0, 0) in `sdf`
+    velocity: vec4<f32>,   // a body's velocity at its centre of mass, m/s (0: static); w: impulse sums' fixed-point scale
+    angular: vec4<f32>,    // a body's angular velocity, rad/s; w: angular impulse sums' fixed-point scale
+    centre: vec4<f32>,     // a body's centre of mass, world, m; w: the simulated time of this frame, s
 }
 
 // Rust twin: ObstacleList in src/sim/obstacles.rs.
 struct ObstacleList {
     count: u32,
-    _pad0: u32,
+    first_body: u32,   // static obstacles first, then the bodies (src/sim/bodies.rs) from this index on
     _pad1: u32,
     _pad2: u32,
     list: array<ObstacleGpu, MAX_OBSTACLES>,
@@ -253,6 +256,9 @@ struct BoundaryDensity {
     // The terrain's (floor's) share of `grad` (kg/m^4): DFSPH's density solve weights the floor's and the
     // walls' shares differently (boundary_push in dfsph.wgsl).
     floor_grad: vec3<f32>,
+    // The moving bodies' share of the boundary's own density rate, sum_k v_k(p) . grad rho_b,k (kg/m^3/s):
+    // a particle's rate against the boundary is v_i . grad - moving (zero without bodies).
+    moving: f32,
 }
 
 struct PlaneSum {
@@ -298,12 +304,31 @@ fn obstacle_value(o: ObstacleGpu, c: vec3<u32>) -> f32 {
     return obstacles.sdf[o.offset + (c.z * o.dims.y + c.y) * o.dims.x + c.x];
 }
 
+// Obstacle k at the step's time: a static obstacle as listed; a body's listed frame (at its time,
+// centre.w, that of the statistics record that moved it last, src/sim/bodies.rs) carried on to step.time
+// with its velocity and angular velocity (to first order; at most 0.2 s on), so the water sees the body
+// where it is now, moving smoothly between the frames the CPU writes.
+fn obstacle_at(k: u32) -> ObstacleGpu {
+    var o = obstacles.head.list[k];
+    if (k >= obstacles.head.first_body) {
+        let dt = clamp(step.time - o.centre.w, 0.0, 0.2);
+        let shift = o.velocity.xyz * dt;
+        let turn = o.angular.xyz * dt;
+        o.position = vec4<f32>(o.position.xyz + shift + cross(turn, o.position.xyz - o.centre.xyz), 0.0);
+        o.axis_x = vec4<f32>(o.axis_x.xyz + cross(turn, o.axis_x.xyz), 0.0);
+        o.axis_y = vec4<f32>(o.axis_y.xyz + cross(turn, o.axis_y.xyz), 0.0);
+        o.axis_z = vec4<f32>(o.axis_z.xyz + cross(turn, o.axis_z.xyz), 0.0);
+        o.centre = vec4<f32>(o.centre.xyz + shift, o.centre.w);
+    }
+    return o;
+}
+
 // Obstacle k's signed distance at world p (x, metres, negative inside) and the unit normal of its level
 // set in world space (yzw, pointing out of the obstacle, into the fluid): the trilinear field and its
 // gradient over the grid cell around p (as DistanceField::sample in src/mesh/sdf.rs). Outside the grid
 // (farther from the surface than the support radius) x is 1e30.
 fn obstacle_sample(k: u32, p: vec3<f32>) -> vec4<f32> {
-    let o = obstacles.head.list[k];
+    let o = obstacle_at(k);
     let r = p - o.position.xyz;
     let q = vec3<f32>(dot(r, o.axis_x.xyz), dot(r, o.axis_y.xyz), dot(r, o.axis_z.xyz));
     let g = (q - o.grid_min) / o.spacing;
@@ -337,6 +362,12 @@ fn obstacle_sample(k: u32, p: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(mix(y0, y1, f.z), n);
 }
 
+// Velocity of obstacle k's surface at world p, m/s: v + w x (p - c) of a body, zero for a static obstacle.
+fn body_velocity(k: u32, p: vec3<f32>) -> vec3<f32> {
+    let o = obstacle_at(k);
+    return o.velocity.xyz + cross(o.angular.xyz, p - o.centre.xyz);
+}
+
 fn boundary_density(p: vec3<f32>) -> BoundaryDensity {
     var acc = PlaneSum(1.0, vec3<f32>(0.0));
     let t = terrain_plane(p);
@@ -353,12 +384,18 @@ fn boundary_density(p: vec3<f32>) -> BoundaryDensity {
     acc = add_plane(acc, hi.y, vec3<f32>(0.0, -1.0, 0.0));
     // Obstacles: a half-space each, bounded by the tangent plane of the distance field at p (weighted
     // like the walls in DFSPH's density solve). None in most scenes: the loop runs no iteration.
+    // A body's plane moves with the body: its share of the gradient dotted with its velocity at p.
+    var moving = 0.0;
     for (var k = 0u; k < obstacles.head.count; k++) {
         let o = obstacle_sample(k, p);
+        let before = acc.g;
         acc = add_plane(acc, o.x, o.yzw);
+        if (k >= obstacles.head.first_body) {
+            moving += dot(body_velocity(k, p), acc.g - before);
+        }
     }
     let s = params.rho0 * acc.q;
-    return BoundaryDensity(params.rho0 * (1.0 - acc.q), s * acc.g, s * g_floor);
+    return BoundaryDensity(params.rho0 * (1.0 - acc.q), s * acc.g, s * g_floor, s * moving);
 }
 
 // Cells per support radius 2h along an axis (1 when a cell is one support radius, 2 for half, ...): the

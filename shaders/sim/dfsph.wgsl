@@ -6,8 +6,11 @@
 //   df_nonpressure: v* = v + dt (g + viscosity + surface tension) + XSPH (surface tension: surface_tension.wgsl),
 //                   plus the density solve's warm start
 //   density solve (v*):  rho*_i = rho_i + dt D rho/Dt (v*), kappa = (rho* - rho0) alpha / dt^2, same update
-// Boundaries (terrain, walls) enter through the half-space density rho_b and its gradient (common.wgsl),
-// at rest. Each solve iterates until the mean error is below its target or its iteration limit: the
+// Boundaries (terrain, walls, obstacles, bodies) enter through the half-space density rho_b and its
+// gradient (common.wgsl), at rest except the bodies, whose velocity makes the boundary's rate relative.
+// Every boundary velocity change a body's share of grad rho_b gives a particle (the warm start and each
+// update) is summed, opposite, into that body's impulse and angular impulse (add_body_impulses, after
+// Akinci et al. 2012 / Bender et al. 2019: F_body = -m_i a_i from the body). Each solve iterates until the mean error is below its target or its iteration limit: the
 // errors are summed on the GPU (fixed point, atomically), and thread 0 of each update kernel decides
 // whether the next iteration runs by writing its indirect dispatch arguments (`next_iteration`; df_begin
 // leaves every later iteration's at zero workgroups). Nothing is read back.
@@ -17,6 +20,7 @@
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 #import "sim/surface_tension.wgsl"
+#import "sim/body_sums.wgsl"
 
 // The error term of particle i in its solve's mean: a decomposed simulation's ghosts (src/cluster) count on
 // the rank that owns them only (GHOSTS variant: ids by sorted slot after the first num_particles of the ids,
@@ -95,6 +99,15 @@ struct IterationArgs {
 @group(1) @binding(0) var<storage, read_write> control: SolveState;
 @group(1) @binding(1) var<storage, read_write> args_a: array<IterationArgs>;
 @group(1) @binding(2) var<storage, read_write> args_b: array<IterationArgs>;
+
+// The body impulses of particle i's velocity change -dt g_c k P (k = kappa_i / rho_i, P the boundary term
+// with the obstacles' share weighted by `factor`) at x_i, boundary density rho_b = b_rho.
+fn body_impulses_of(xi: vec3<f32>, b_rho: f32, k_over_rho: f32, factor: f32) {
+    if (obstacles.head.count > obstacles.head.first_body) {
+        let c = params.mass * step.dt * params.grad_correction * k_over_rho * factor;
+        add_body_impulses(xi, params.rho0 - b_rho, c);
+    }
+}
 
 // The boundary's weights in the density solve: the floor's (terrain's) share of grad rho_b and the side
 // walls' and ceiling's (DFSPH_BOUNDARY_FACTOR, DFSPH_WALL_FACTOR in src/sim/gpu_data.rs); the
@@ -179,7 +192,7 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     rate *= m;
     let b = boundary_density(xi);
     rho += b.rho;
-    rate += dot(vi, b.grad);
+    rate += dot(vi, b.grad) - b.moving;
     // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + P) (G = sum_j m gradW_ij, P = the density
     // solve's boundary_push) and so changes its density rate by that velocity dotted with (G + B),
     // B = grad rho_b: the diagonal of the solve is (G + P) . (G + B), plus sum_j |m gradW_ij|^2 from the
@@ -201,6 +214,7 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     if (fuse) {
         // v* before the divergence solve's corrections, which df_divergence_update adds to it as well.
         vstar_store(i, vec4<f32>(vi + nonpressure_change(f, ki_rho, push), 0.0));
+        body_impulses_of(xi, b.rho, ki_rho, WALL_FACTOR);
         p_display += ki_rho * spos_load(i).w * spos_load(i).w;
     }
     rho_p_store(i, vec2<f32>(rho, p_display));
@@ -247,7 +261,7 @@ fn nonpressure_change(f: ForceSums, ki_rho: f32, push: vec3<f32>) -> vec3<f32> {
 }
 
 // D rho / Dt of particle i for the velocities in `vel_of` (0 = svel, 1 = vstar): sum_j m v_ij . gradW_ij
-// plus the resting boundary's v_i . grad rho_b.
+// plus the boundary's (v_i - v_b) . grad rho_b (v_b: a moving body's surface velocity, zero elsewhere).
 fn density_rate(i: u32, use_vstar: bool) -> f32 {
     let h = params.h;
     let m = params.mass;
@@ -279,7 +293,8 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
             }
         }
     }
-    return m * k.g_coef * rate + dot(vi, boundary_density(xi).grad);
+    let b = boundary_density(xi);
+    return m * k.g_coef * rate + dot(vi, b.grad) - b.moving;
 }
 
 #ifdef SUBGROUPS
@@ -362,8 +377,10 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let b = boundary_density(xi);
     if (use_kappa_v) {
         dv -= own.w * b.grad;
+        body_impulses_of(xi, b.rho, own.w, 1.0);
     } else {
         dv -= own.w * boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
+        body_impulses_of(xi, b.rho, own.w, WALL_FACTOR);
     }
     return step.dt * params.grad_correction * dv;
 }
@@ -421,7 +438,9 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
             }
         }
     }
-    let push = boundary_push(boundary_density(xi), FLOOR_FACTOR, WALL_FACTOR);
+    let b = boundary_density(xi);
+    let push = boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
+    body_impulses_of(xi, b.rho, ki_rho, WALL_FACTOR);
     var st = vec3<f32>(0.0);
     if (params.surface_tension > 0.0) {
         st = step.dt * surface_tension_accel(i);

@@ -1,12 +1,13 @@
 // Integration (Rust: src/sim/integrate.rs): `integrate` advances with symplectic Euler (v = v* + dt a_p,
 // x += dt v), then enforces the boundaries as hard constraints: a particle closer than r_collide to the
-// terrain, a static obstacle or a wall is moved back onto that distance, its velocity into the boundary removed and its
+// terrain, an obstacle or a body or a wall is moved back onto that distance, its velocity into the boundary removed and its
 // tangential velocity reduced by `friction`. A wave maker's paddle (common.wgsl, wall_min) is such a wall
 // that moves: a particle behind it is put in front and gets at least the paddle's normal velocity (contact
 // is taken relative to the moving wall). A particle inside a sink is parked (returned to the emitters'
 // pool). It writes the new state unsorted-buffer-style (pos/vel), in the sorted order of this step.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
+#import "sim/body_sums.wgsl"
 
 fn apply_contact(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     let vn = dot(v, n);
@@ -49,12 +50,19 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         x += (rc - t.d) * t.n;
         v = apply_contact(v, t.n);
     }
-    // Static obstacles: out along the distance field's normal, as off the terrain (none: no iteration).
+    // Obstacles: out along the distance field's normal, as off the terrain (none: no iteration); the
+    // contact is taken relative to a moving body's surface velocity (zero for a static obstacle).
     for (var k = 0u; k < obstacles.head.count; k++) {
         let o = obstacle_sample(k, x);
         if (o.x < rc) {
             x += (rc - o.x) * o.yzw;
-            v = apply_contact(v, o.yzw);
+            let u = body_velocity(k, x);
+            let before = v;
+            v = u + apply_contact(v - u, o.yzw);
+            if (k >= obstacles.head.first_body) {
+                // The contact's impulse on the body (the particle's momentum it took).
+                add_impulse(k, x, params.mass * (before - v));
+            }
         }
     }
     let lo = wall_min() + rc;
@@ -70,6 +78,19 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         } else if (x[a] > hi[a]) {
             x[a] = hi[a];
             v = apply_contact(v, -n);
+        }
+    }
+    // A particle still inside a body after the projections (squeezed between the body and the terrain or a
+    // wall, whose projections came later): moved along the terrain's plane away from the body's centre by
+    // r_collide a step, so the film under a body resting on the floor drains instead of staying inside it.
+    for (var k = obstacles.head.first_body; k < obstacles.head.count; k++) {
+        if (obstacle_sample(k, x).x < 0.0) {
+            let tn = terrain_plane(x).n;
+            var out = x - obstacle_at(k).centre.xyz;
+            out -= dot(out, tn) * tn;
+            if (dot(out, out) > 1e-12) {
+                x = clamp(x + rc * normalize(out), lo, hi);
+            }
         }
     }
     var rp = rho_p_load(i);

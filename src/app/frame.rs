@@ -67,6 +67,11 @@ impl Running {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         let stats = self.world.sim_mut().and_then(|sim| sim.poll_stats());
         self.ui.history.push_frame(dt, self.profiler.latest(), stats);
+        if self.world.engine().is_some_and(|e| e.has_bodies()) {
+            // The bodies moved when their statistics landed: draw them where they are now.
+            let meshes = self.world.obstacle_meshes();
+            self.renderer.set_obstacles(&self.ctx, &meshes);
+        }
         self.pause_on_blow_up();
         self.poll_build();
         self.drive_test_load();

@@ -201,6 +201,10 @@ pub(super) fn start(
             let _ = tx.send(Err(ClusterError::Sources.into()));
             return;
         }
+        if !scene.bodies.is_empty() {
+            let _ = tx.send(Err(ClusterError::Bodies.into()));
+            return;
+        }
         scene.solver.dx = scene.effective_dx(ctx.is_cpu());
         let params = scene.solver.clone();
         let setup = match scene.build(false) {

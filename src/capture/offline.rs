@@ -235,6 +235,9 @@ fn capture_loop(
         let mut enc =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("offline capture frame") });
         if let Some(v) = video.as_deref_mut() {
+            if engine.has_bodies() {
+                v.renderer.set_obstacles(ctx, &engine.obstacle_meshes());
+            }
             let p = engine.particles();
             v.renderer.encode(ctx, &mut enc, profiler, &v.target, &v.camera, Some(p), &v.settings);
             v.rec.record(&mut enc, &v.target.color, k as f64 / opts.fps as f64);

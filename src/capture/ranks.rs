@@ -304,6 +304,9 @@ pub(super) fn prepare(scene: &Scene, opts: &OfflineOptions, cpu: bool) -> Result
     if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
         return Err(ClusterError::Sources.into());
     }
+    if !scene.bodies.is_empty() {
+        return Err(ClusterError::Bodies.into());
+    }
     let mut scene = scene.clone();
     scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(cpu));
     // As one GPU's capture: a frame of 1 / fps, so the longest step is 1 / (fps substeps).

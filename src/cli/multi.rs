@@ -75,6 +75,9 @@ struct Job {
 /// `opts` refuses them.
 fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<Scene> {
     let mut scene: Scene = engine::load_scene(scene_path)?;
+    if !scene.bodies.is_empty() {
+        bail!(ClusterError::Bodies);
+    }
     if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
         if opts.refuse_sources {
             bail!(ClusterError::Sources);

@@ -72,6 +72,9 @@ pub enum ClusterError {
     Ids { got: usize, distinct: usize, expected: usize },
     #[error("emitters and sinks are not supported on several GPUs yet; run this scene with --gpus 1")]
     Sources,
+    /// The scene has floating or sinking bodies, which the ranks do not simulate yet.
+    #[error("floating and sinking bodies are not supported on several GPUs yet; run this scene with --gpus 1")]
+    Bodies,
     /// A gathered message is not whole length-prefixed parts (a bug or a damaged transport).
     #[error("a gathered message of {len} bytes is not whole length-prefixed parts")]
     Parts { len: usize },

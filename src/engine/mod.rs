@@ -198,9 +198,20 @@ impl Engine {
         self.sim.terrain()
     }
 
-    /// The static obstacles' meshes in world space, for the renderer ([`crate::render::Renderer::set_obstacles`]).
+    /// The static obstacles' meshes in world space, then the bodies' at their current frames, for the
+    /// renderer ([`crate::render::Renderer::set_obstacles`]; a scene with bodies sets them again every
+    /// frame, [`Engine::has_bodies`]).
     pub fn obstacle_meshes(&self) -> Vec<crate::render::ObstacleMesh> {
-        obstacle_meshes(self.sim.obstacles())
+        let mut meshes = obstacle_meshes(self.sim.obstacles());
+        if let Some(b) = self.sim.bodies() {
+            meshes.extend(obstacle_meshes(&b.placed()));
+        }
+        meshes
+    }
+
+    /// True when the scene has floating or sinking bodies, whose meshes move.
+    pub fn has_bodies(&self) -> bool {
+        self.sim.bodies().is_some()
     }
 
     /// The scene's initial particles at the spacing in use (the pool not included).

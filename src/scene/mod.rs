@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+mod bodies;
 mod dropped;
 mod fluid_files;
 mod heightmap;
@@ -19,6 +20,7 @@ pub mod lattice;
 mod obstacles;
 mod validate;
 
+pub use bodies::{check_bodies, BodyDesc};
 pub use dropped::{classify_dropped_file, DropError, DroppedFile};
 pub use heightmap::{heightfield_from_bytes, load_heightfield, MAX_HEIGHTMAP_DECODE_BYTES, MAX_HEIGHTMAP_DECODE_SIZE};
 pub use obstacles::{check_obstacles, ObstacleDesc, MIN_SIZE_DX};
@@ -173,6 +175,10 @@ pub struct Scene {
     /// Static obstacles from mesh files; empty by default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub obstacles: Vec<ObstacleDesc>,
+    /// Floating and sinking rigid bodies from mesh files, two-way coupled with the water; empty by
+    /// default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bodies: Vec<BodyDesc>,
     pub camera: CameraDesc,
     #[serde(default)]
     pub solver: SimParams,
@@ -226,6 +232,8 @@ pub struct SceneSetup {
     pub terrain: Heightfield,
     /// The static obstacles, placed, with their distance fields; no particle starts inside one.
     pub obstacles: Vec<crate::sim::obstacles::Obstacle>,
+    /// The rigid bodies at their starting frames; no particle starts inside one.
+    pub bodies: Vec<crate::sim::bodies::Body>,
 }
 
 impl SceneSetup {
@@ -235,21 +243,36 @@ impl SceneSetup {
     pub fn from_particles(positions: Vec<Vec3>, mut velocities: Vec<Vec3>, terrain: Heightfield) -> Self {
         velocities.resize(positions.len(), Vec3::ZERO);
         let count = positions.len() as u64;
-        Self { lattice: lattice::Lattice::default(), positions, velocities, count, terrain, obstacles: Vec::new() }
+        Self {
+            lattice: lattice::Lattice::default(),
+            positions,
+            velocities,
+            count,
+            terrain,
+            obstacles: Vec::new(),
+            bodies: Vec::new(),
+        }
     }
 
     /// This setup with `obstacles`, the particles closer than `dx / 2` to one or inside it removed: the
     /// lattice is laid out as a list (the particle limit was checked before the build), so a scene with
     /// obstacles keeps 24 bytes per particle on the CPU while it is built.
-    fn around(self, obstacles: Vec<crate::sim::obstacles::Obstacle>, dx: f32) -> Self {
-        if obstacles.is_empty() {
+    /// The same for the `bodies`.
+    fn around(
+        self,
+        obstacles: Vec<crate::sim::obstacles::Obstacle>,
+        bodies: Vec<crate::sim::bodies::Body>,
+        dx: f32,
+    ) -> Self {
+        if obstacles.is_empty() && bodies.is_empty() {
             return self;
         }
         let (positions, velocities) = self.to_vecs();
-        let keep = |p: &Vec3| obstacles.iter().all(|o| o.distance(*p) >= 0.5 * dx * (1.0 - 1e-4));
+        let all = obstacles.iter().chain(bodies.iter().map(|b| &b.obstacle));
+        let keep = |p: &Vec3| all.clone().all(|o| o.distance(*p) >= 0.5 * dx * (1.0 - 1e-4));
         let (positions, velocities): (Vec<Vec3>, Vec<Vec3>) =
             positions.into_iter().zip(velocities).filter(|(p, _)| keep(p)).unzip();
-        Self { obstacles, ..Self::from_particles(positions, velocities, self.terrain) }
+        Self { obstacles, bodies, ..Self::from_particles(positions, velocities, self.terrain) }
     }
 
     /// Particles in all (the blocks' kept lattice points and the listed ones).
@@ -278,7 +301,7 @@ impl SceneSetup {
 
 /// Names of the scenes embedded in the binary (see [`Scene::builtin`]).
 pub const BUILTIN_SCENES: &[&str] =
-    &["valley", "valley_river", "valley_town", "dam_break", "dam_break_box", "tank", "wave_tank"];
+    &["valley", "valley_river", "valley_town", "dam_break", "dam_break_box", "dam_break_crates", "tank", "wave_tank"];
 
 /// (name, RON text) of every built-in scene.
 const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
@@ -287,6 +310,7 @@ const BUILTIN_SCENE_TEXT: &[(&str, &str)] = &[
     ("valley_town", include_str!("../../assets/scenes/valley_town.ron")),
     ("dam_break", include_str!("../../assets/scenes/dam_break.ron")),
     ("dam_break_box", include_str!("../../assets/scenes/dam_break_box.ron")),
+    ("dam_break_crates", include_str!("../../assets/scenes/dam_break_crates.ron")),
     ("tank", include_str!("../../assets/scenes/tank.ron")),
     ("wave_tank", include_str!("../../assets/scenes/wave_tank.ron")),
 ];
@@ -468,9 +492,12 @@ impl Scene {
         let mut count = lattice.count(&terrain);
         let support = self.solver.h_over_dx * dx * 2.0;
         let obstacles = self.place_obstacles(dx, support)?;
+        let bodies = self.place_bodies(dx, support)?;
+        let placed: Vec<_> = obstacles.iter().chain(bodies.iter().map(|b| &b.obstacle)).cloned().collect();
+        self.check_samples(&placed, dx)?;
         let (mut positions, mut velocities) = (Vec::new(), Vec::new());
         for (k, f) in self.fluid_files.iter().enumerate() {
-            let water = self.load_fluid_file(k, f, &terrain, &obstacles)?;
+            let water = self.load_fluid_file(k, f, &terrain, &placed)?;
             count += water.positions.len() as u64;
             if count > MAX_PARTICLES {
                 return Err(
@@ -480,12 +507,13 @@ impl Scene {
             positions.extend(water.positions);
             velocities.extend(water.velocities);
         }
-        let setup = SceneSetup { lattice, positions, velocities, count, terrain, obstacles: Vec::new() };
-        let setup = setup.around(obstacles, dx);
+        let setup =
+            SceneSetup { lattice, positions, velocities, count, terrain, obstacles: Vec::new(), bodies: Vec::new() };
+        let setup = setup.around(obstacles, bodies, dx);
         if setup.is_empty() {
             return Err(self.invalid(format!(
                 "scene \"{}\" builds no particles at dx = {dx} m: every lattice point of its fluid blocks is \
-                 under the terrain, inside an obstacle or within dx/2 of a wall",
+                 under the terrain, inside an obstacle or a body or within dx/2 of a wall",
                 self.name
             )));
         }

@@ -23,6 +23,7 @@ pub const MIN_SIZE_DX: f32 = 2.0;
 const EMBEDDED_MESHES: &[(&str, &[u8])] = &[
     ("marin_box.obj", include_bytes!("../../assets/meshes/marin_box.obj")),
     ("house.obj", include_bytes!("../../assets/meshes/house.obj")),
+    ("crate.obj", include_bytes!("../../assets/meshes/crate.obj")),
 ];
 
 /// The mesh at `path`, or the embedded one of the same file name when no file is there.
@@ -88,24 +89,30 @@ pub fn check_obstacles(obstacles: &[ObstacleDesc]) -> Result<(), InvalidValue> {
         return Err(InvalidValue::new("obstacles", "count", obstacles.len(), format!("is more than {MAX_OBSTACLES}")));
     }
     for (k, o) in obstacles.iter().enumerate() {
-        let item = format!("obstacle {}", k + 1);
-        if o.mesh.trim().is_empty() {
-            return Err(InvalidValue::new(item, "mesh", "\"\"", "is empty"));
-        }
-        if !o.position.iter().all(|v| v.is_finite()) {
-            return Err(InvalidValue::new(item, "position", tuple(&o.position), "must be finite"));
-        }
-        if !o.rotation_deg.iter().all(|v| v.is_finite() && v.abs() <= MAX_ANGLE_DEG) {
-            return Err(InvalidValue::new(
-                item,
-                "rotation_deg",
-                tuple(&o.rotation_deg),
-                format!("must be finite and within -{MAX_ANGLE_DEG} ..= {MAX_ANGLE_DEG} degrees"),
-            ));
-        }
-        if !(o.scale.is_finite() && o.scale > 0.0) {
-            return Err(InvalidValue::new(item, "scale", fmt_f32(o.scale), "must be > 0 and finite"));
-        }
+        check_placement(&format!("obstacle {}", k + 1), o)?;
+    }
+    Ok(())
+}
+
+/// The placement fields of one obstacle or body (`item` in the message): a mesh path, a finite position
+/// and rotation (at most 3600 degrees about an axis) and a scale > 0.
+pub(super) fn check_placement(item: &str, o: &ObstacleDesc) -> Result<(), InvalidValue> {
+    if o.mesh.trim().is_empty() {
+        return Err(InvalidValue::new(item, "mesh", "\"\"", "is empty"));
+    }
+    if !o.position.iter().all(|v| v.is_finite()) {
+        return Err(InvalidValue::new(item, "position", tuple(&o.position), "must be finite"));
+    }
+    if !o.rotation_deg.iter().all(|v| v.is_finite() && v.abs() <= MAX_ANGLE_DEG) {
+        return Err(InvalidValue::new(
+            item,
+            "rotation_deg",
+            tuple(&o.rotation_deg),
+            format!("must be finite and within -{MAX_ANGLE_DEG} ..= {MAX_ANGLE_DEG} degrees"),
+        ));
+    }
+    if !(o.scale.is_finite() && o.scale > 0.0) {
+        return Err(InvalidValue::new(item, "scale", fmt_f32(o.scale), "must be > 0 and finite"));
     }
     Ok(())
 }
@@ -116,60 +123,77 @@ impl Scene {
     /// samples.
     pub(super) fn place_obstacles(&self, dx: f32, support: f32) -> Result<Vec<Obstacle>, SceneError> {
         let mut placed: Vec<Obstacle> = Vec::with_capacity(self.obstacles.len());
-        let d = &self.domain;
-        let (dlo, dhi) = (Vec3::from(d.min), Vec3::from(d.max));
         for (k, o) in self.obstacles.iter().enumerate() {
             let item = format!("obstacle {} ({})", k + 1, o.mesh);
-            let fail = |what: String| self.invalid(format!("{item}: {what}"));
-            let path = self.base_dir.join(&o.mesh);
-            let mut mesh = load_mesh(&path).map_err(|e| fail(e.to_string()))?;
-            for v in &mut mesh.vertices {
-                *v *= o.scale;
-            }
-            let (lo, hi) = mesh.bounds();
-            let thinnest = (hi - lo).min_element();
-            if thinnest < MIN_SIZE_DX * dx {
-                return Err(fail(format!(
-                    "is {} m across at its thinnest (scale {}), less than {MIN_SIZE_DX} dx = {} m: the water \
-                     would not see it; raise `scale` or lower solver.dx",
-                    fmt_f32(thinnest),
-                    fmt_f32(o.scale),
-                    fmt_f32(MIN_SIZE_DX * dx)
-                )));
-            }
-            let rotation = o.rotation();
-            let position = Vec3::from(o.position);
-            let (wlo, whi) =
-                crate::mesh::bounds(&mesh.vertices.iter().map(|&v| rotation * v + position).collect::<Vec<_>>());
-            let domain = format!("{} .. {}", tuple(&d.min), tuple(&d.max));
-            if let Some(a) = (0..3).find(|&a| whi[a] - wlo[a] > dhi[a] - dlo[a]) {
-                return Err(fail(format!(
-                    "is {} m along {} once placed (`scale` {}), larger than the domain {domain}",
-                    fmt_f32(whi[a] - wlo[a]),
-                    ["x", "y", "z"][a],
-                    fmt_f32(o.scale)
-                )));
-            }
-            if (0..3).any(|a| whi[a] <= dlo[a] || wlo[a] >= dhi[a]) {
-                return Err(fail(format!(
-                    "lies outside the domain {domain} once placed (its bounds {} .. {}); check `position`",
-                    tuple(&wlo.to_array()),
-                    tuple(&whi.to_array())
-                )));
-            }
-            let spacing = 0.5 * dx;
-            let margin = support + 2.0 * spacing;
-            let obstacle = Obstacle::new(o.mesh.clone(), mesh, rotation, position, margin, spacing)
-                .map_err(|e| fail(e.to_string()))?;
-            placed.push(obstacle);
+            placed.push(self.place_mesh(&item, o, dx, support)?);
         }
+        self.check_samples(&placed, dx)?;
+        Ok(placed)
+    }
+
+    /// Fails when `placed` (obstacles and bodies together) need more distance samples than the GPU list
+    /// holds.
+    pub(super) fn check_samples(&self, placed: &[Obstacle], dx: f32) -> Result<(), SceneError> {
         let samples: usize = placed.iter().map(|o| o.field.values.len()).sum();
         if samples > MAX_TOTAL_SAMPLES {
             return Err(self.invalid(format!(
-                "the obstacles' distance fields need {samples} samples at dx = {dx} m, more than {MAX_TOTAL_SAMPLES}; \
-                 use fewer or smaller obstacles or raise solver.dx"
+                "the obstacles' and bodies' distance fields need {samples} samples at dx = {dx} m, more than \
+                 {MAX_TOTAL_SAMPLES}; use fewer or smaller obstacles or raise solver.dx"
             )));
         }
-        Ok(placed)
+        Ok(())
+    }
+
+    /// Reads, scales, checks and places the mesh of `o` (named `item` in errors) with its distance field
+    /// (see the module docs and [`Scene::place_obstacles`]).
+    pub(super) fn place_mesh(
+        &self,
+        item: &str,
+        o: &ObstacleDesc,
+        dx: f32,
+        support: f32,
+    ) -> Result<Obstacle, SceneError> {
+        let d = &self.domain;
+        let (dlo, dhi) = (Vec3::from(d.min), Vec3::from(d.max));
+        let fail = |what: String| self.invalid(format!("{item}: {what}"));
+        let path = self.base_dir.join(&o.mesh);
+        let mut mesh = load_mesh(&path).map_err(|e| fail(e.to_string()))?;
+        for v in &mut mesh.vertices {
+            *v *= o.scale;
+        }
+        let (lo, hi) = mesh.bounds();
+        let thinnest = (hi - lo).min_element();
+        if thinnest < MIN_SIZE_DX * dx {
+            return Err(fail(format!(
+                "is {} m across at its thinnest (scale {}), less than {MIN_SIZE_DX} dx = {} m: the water \
+                 would not see it; raise `scale` or lower solver.dx",
+                fmt_f32(thinnest),
+                fmt_f32(o.scale),
+                fmt_f32(MIN_SIZE_DX * dx)
+            )));
+        }
+        let rotation = o.rotation();
+        let position = Vec3::from(o.position);
+        let (wlo, whi) =
+            crate::mesh::bounds(&mesh.vertices.iter().map(|&v| rotation * v + position).collect::<Vec<_>>());
+        let domain = format!("{} .. {}", tuple(&d.min), tuple(&d.max));
+        if let Some(a) = (0..3).find(|&a| whi[a] - wlo[a] > dhi[a] - dlo[a]) {
+            return Err(fail(format!(
+                "is {} m along {} once placed (`scale` {}), larger than the domain {domain}",
+                fmt_f32(whi[a] - wlo[a]),
+                ["x", "y", "z"][a],
+                fmt_f32(o.scale)
+            )));
+        }
+        if (0..3).any(|a| whi[a] <= dlo[a] || wlo[a] >= dhi[a]) {
+            return Err(fail(format!(
+                "lies outside the domain {domain} once placed (its bounds {} .. {}); check `position`",
+                tuple(&wlo.to_array()),
+                tuple(&whi.to_array())
+            )));
+        }
+        let spacing = 0.5 * dx;
+        let margin = support + 2.0 * spacing;
+        Obstacle::new(o.mesh.clone(), mesh, rotation, position, margin, spacing).map_err(|e| fail(e.to_string()))
     }
 }

@@ -296,6 +296,7 @@ impl Scene {
         }
         check_sources(&self.emitters, &self.sinks, d, dx)?;
         super::obstacles::check_obstacles(&self.obstacles)?;
+        super::bodies::check_bodies(&self.bodies, self.obstacles.len())?;
         if let Some(t) = &self.terrain {
             if t.heightmap.trim().is_empty() {
                 return Err(InvalidValue::new("terrain", "heightmap", "\"\"", "is empty"));

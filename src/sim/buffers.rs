@@ -74,6 +74,7 @@ impl Buffers {
                     6 | 7 => gpu::storage_entry::<u32>(b, ro, vis),
                     11 | 13 => gpu::storage_entry::<[f32; 2]>(b, ro, vis),
                     12 => gpu::storage_entry::<f32>(b, ro, vis),
+                    15 => gpu::storage_entry::<super::bodies::StatsAndBodies>(b, ro, vis),
                     16 => gpu::storage_entry::<SourcesGpu>(b, ro, vis),
                     17 => gpu::storage_entry::<super::obstacles::SmallestBinding>(b, ro, vis),
                     _ => gpu::storage_entry::<[f32; 4]>(b, ro, vis),

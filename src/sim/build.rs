@@ -121,21 +121,23 @@ impl Simulation {
         if setup.is_empty() {
             return Err(SimError::NoParticles);
         }
-        Self::from_initial(ctx, domain, (&setup.terrain, &setup.obstacles), params, options, Source::Setup(setup))
+        let boundary = (&setup.terrain, &setup.obstacles[..], &setup.bodies[..]);
+        Self::from_initial(ctx, domain, boundary, params, options, Source::Setup(setup))
     }
 
     /// Builds a simulation from the scene's initial particles (`source`), followed by the pool of
-    /// `options.pool` parked particles, against `boundary`: the terrain and the static obstacles. Every buffer is created inside an out-of-memory error scope: a
+    /// `options.pool` parked particles, against `boundary`: the terrain, the static obstacles and the
+    /// bodies (a rapier world of their own, [`bodies::Bodies`], only when there are some). Every buffer is created inside an out-of-memory error scope: a
     /// GPU that cannot hold them gives [`SimError::OutOfMemory`], never a panic.
     pub(super) fn from_initial(
         ctx: &GpuContext,
         domain: &Aabb,
-        boundary: (&Heightfield, &[obstacles::Obstacle]),
+        boundary: (&Heightfield, &[obstacles::Obstacle], &[bodies::Body]),
         params: &SimParams,
         options: SimOptions,
         source: Source<'_>,
     ) -> Result<Self, SimError> {
-        let (terrain, obstacle_list) = boundary;
+        let (terrain, obstacle_list, body_list) = boundary;
         params.validate()?;
         if let Some(w) = &params.wave_maker {
             w.validate_in(domain.min, domain.max)?;
@@ -218,6 +220,29 @@ impl Simulation {
                 why: SPLIT_WHY,
             })
         };
+        // Static obstacles first, then the bodies, whose entries carry their motion.
+        let all_obstacles: Vec<&obstacles::Obstacle> =
+            obstacle_list.iter().chain(body_list.iter().map(|b| &b.obstacle)).collect();
+        let first_body = obstacle_list.len();
+        let mut obstacle_bytes = obstacles::to_gpu(&all_obstacles, first_body);
+        let bodies = if body_list.is_empty() {
+            None
+        } else {
+            let head: obstacles::ObstacleList =
+                bytemuck::pod_read_unaligned(&obstacle_bytes[..std::mem::size_of::<obstacles::ObstacleList>()]);
+            let entries = &head.list[first_body..(first_body + body_list.len()).min(obstacles::MAX_OBSTACLES)];
+            let b = bodies::Bodies::new(
+                domain,
+                &terrain,
+                obstacle_list,
+                body_list,
+                glam::Vec3::from(params.gravity),
+                entries,
+            )?;
+            b.write_into(&mut obstacle_bytes);
+            Some(b)
+        };
+        let stats_bytes = STATS_BYTES + if bodies.is_some() { bodies::BODY_SUMS_BYTES } else { 0 };
         let buffers = Buffers {
             uniforms: gpu::uniform_buffer_init(device, "sim params", bytemuck::bytes_of(&uniforms)),
             step: gpu::storage_buffer_init(device, "sim step state", bytemuck::bytes_of(&StepState::default())),
@@ -231,14 +256,15 @@ impl Simulation {
             heights: gpu::storage_buffer_init(device, "sim terrain heights", bytemuck::cast_slice(&terrain.heights)),
             boundary_table: gpu::storage_buffer_init(device, "sim boundary table", bytemuck::cast_slice(&table)),
             partials: gpu::storage_buffer(device, "sim stats partials", StatsStage::partials_bytes(n)),
-            stats_out: gpu::storage_buffer(device, "sim stats", STATS_BYTES),
+            // The statistics record, then the bodies' impulse sums (zero when there are none).
+            stats_out: gpu::storage_buffer(device, "sim stats", STATS_BYTES + bodies::BODY_SUMS_BYTES),
             sources: gpu::storage_buffer_init(
                 device,
                 "sim sources",
                 bytemuck::bytes_of(&sources::to_gpu(&[], &[], params.dx)?),
             ),
             ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 12 } else { 8 }),
-            obstacles: gpu::storage_buffer_init(device, "sim obstacles", &obstacles::to_gpu(obstacle_list)),
+            obstacles: gpu::storage_buffer_init(device, "sim obstacles", &obstacle_bytes),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the
@@ -315,13 +341,14 @@ impl Simulation {
             queue: ctx.queue.clone(),
             terrain,
             obstacles: obstacle_list.to_vec(),
+            bodies,
             capacity: n32,
             buffers,
             bind,
             grid_bind,
             stages,
             initial,
-            readback: ReadbackRing::new(device, "sim stats", STATS_BYTES, 4),
+            readback: ReadbackRing::new(device, "sim stats", stats_bytes, 4),
             frame: 0,
             particles_version: 0,
             latest: None,

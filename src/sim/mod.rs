@@ -17,6 +17,7 @@
 
 mod advance;
 mod blow_up;
+pub mod bodies;
 pub mod border;
 mod buffers;
 mod build;
@@ -83,6 +84,8 @@ pub enum SimError {
     Dispatch(#[from] gpu::DispatchError),
     #[error(transparent)]
     Source(#[from] sources::SourceError),
+    #[error(transparent)]
+    Bodies(#[from] bodies::BodyError),
     #[error("this simulation was built without a particle pool for inflow; rebuild it with a pool (`SimOptions::pool`) to add an emitter")]
     NoPool,
     /// [`Simulation::advance_to`] could not reach its target time.
@@ -231,6 +234,9 @@ pub struct Simulation {
     terrain: Heightfield,
     /// The static obstacles (on the GPU in `buffers.obstacles`).
     obstacles: Vec<obstacles::Obstacle>,
+    /// The floating and sinking bodies (after the obstacles in `buffers.obstacles`); `None` without any,
+    /// and then no rigid-body work is done.
+    bodies: Option<bodies::Bodies>,
     /// Particles on the GPU: the scene's and the pool.
     capacity: u32,
     buffers: Buffers,
@@ -280,6 +286,9 @@ impl Simulation {
         let diffuse_off = self.params.diffuse.enabled && !params.diffuse.enabled;
         self.params = params.clone();
         self.upload_uniforms(ctx);
+        if let Some(b) = &mut self.bodies {
+            b.set_gravity(glam::Vec3::from(self.params.gravity));
+        }
         if let Some(d) = &self.stages.diffuse {
             d.set_params(&ctx.queue, &self.params.diffuse, (self.params.dx, self.params.h()));
             if diffuse_off {
@@ -358,6 +367,11 @@ impl Simulation {
         if let Some(d) = &self.stages.diffuse {
             d.clear(q);
         }
+        if let Some(b) = &mut self.bodies {
+            b.reset();
+            b.write(q, &self.buffers.obstacles);
+            q.write_buffer(&self.buffers.stats_out, bodies::BODY_SUMS_OFFSET, &[0; bodies::BODY_SUMS_BYTES as usize]);
+        }
     }
 
     /// Records one rendered frame of simulation: `params.substeps` steps, then the diffuse particles
@@ -409,6 +423,9 @@ impl Simulation {
             s.emit.encode(&mut step, ());
         }
         self.ids_stepped();
+        if let Some(b) = &mut self.bodies {
+            b.stepped();
+        }
     }
 
     /// Records the statistics reduction and its copy into the read-back ring (skipped when the ring is full).
@@ -419,7 +436,12 @@ impl Simulation {
             encoder.copy_buffer_to_buffer(d.state_buffer(), 0, &self.buffers.stats_out, stats::DIFFUSE_OFFSET, 16);
         }
         self.frame += 1;
-        self.readback.copy_buffer(encoder, &self.buffers.stats_out, 0, self.frame);
+        let copied = self.readback.copy_buffer(encoder, &self.buffers.stats_out, 0, self.frame);
+        if copied && self.bodies.is_some() {
+            // The bodies' impulses went with the record: the next frame sums afresh. (A frame whose copy
+            // was skipped keeps summing into the next record, which covers both frames' time.)
+            encoder.clear_buffer(&self.buffers.stats_out, bodies::BODY_SUMS_OFFSET, Some(bodies::BODY_SUMS_BYTES));
+        }
     }
 
     /// Call right after the queue submission that holds `encode_stats`.
@@ -440,6 +462,13 @@ impl Simulation {
                 continue;
             }
             let stats = decode_stats(frame, &bytes);
+            if let Some(b) = &mut self.bodies {
+                let at = bodies::BODY_SUMS_OFFSET as usize;
+                if let Some(sums) = bytes.get(at..at + bodies::BODY_SUMS_BYTES as usize) {
+                    b.advance(stats.time, &bytemuck::pod_collect_to_vec::<u8, i32>(sums));
+                    b.write(&self.queue, &self.buffers.obstacles);
+                }
+            }
             if self.blow_up.is_none() {
                 self.blow_up = BlowUp::diagnose(self.latest.as_ref(), &stats, &self.params);
             }
@@ -527,6 +556,11 @@ impl Simulation {
     /// The static obstacles the simulation collides with.
     pub fn obstacles(&self) -> &[obstacles::Obstacle] {
         &self.obstacles
+    }
+
+    /// The floating and sinking bodies (`None` in a scene without any).
+    pub fn bodies(&self) -> Option<&bodies::Bodies> {
+        self.bodies.as_ref()
     }
 
     pub fn domain(&self) -> &Aabb {

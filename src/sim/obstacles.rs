@@ -95,6 +95,35 @@ pub struct ObstacleGpu {
     pub dims: [u32; 3],
     /// Index of the field's first sample in the samples that follow the list.
     pub offset: u32,
+    /// A body's velocity at its centre of mass (xyz, m/s; zero for a static obstacle); w: the fixed-point
+    /// scale of its impulse sums, units per N s ([`super::bodies`]; 0 for a static obstacle).
+    pub velocity: [f32; 4],
+    /// A body's angular velocity in world space (xyz, rad/s); w: the fixed-point scale of its angular
+    /// impulse sums, units per N m s.
+    pub angular: [f32; 4],
+    /// A body's centre of mass in world space (xyz, m), about which its angular impulse is summed; w: the
+    /// simulated time (s) of this frame, from which the shaders carry it on with the velocities to the
+    /// step's time (`obstacle_at` in shaders/sim/common.wgsl).
+    pub centre: [f32; 4],
+}
+
+impl ObstacleGpu {
+    /// The entry of `o` (its frame and its field, whose samples start at `offset`), at rest.
+    pub fn placed(o: &Obstacle, offset: u32) -> Self {
+        let f = &o.field;
+        let axis = |v: Vec3| [v.x, v.y, v.z, 0.0];
+        Self {
+            axis_x: axis(o.rotation * Vec3::X),
+            axis_y: axis(o.rotation * Vec3::Y),
+            axis_z: axis(o.rotation * Vec3::Z),
+            position: [o.position.x, o.position.y, o.position.z, 0.0],
+            grid_min: f.min.to_array(),
+            spacing: f.spacing,
+            dims: f.dims.to_array(),
+            offset,
+            ..Self::default()
+        }
+    }
 }
 
 /// The obstacles' list, followed on the GPU by their samples (`array<f32>`). WGSL twin: ObstacleList in
@@ -104,33 +133,29 @@ pub struct ObstacleGpu {
 pub struct ObstacleList {
     /// Obstacles in `list` (the rest is zero).
     pub count: u32,
-    pub _pad0: u32,
+    /// Index of the first body in `list` (static obstacles come first, then the bodies up to `count`).
+    pub first_body: u32,
     pub _pad1: u32,
     pub _pad2: u32,
     pub list: [ObstacleGpu; MAX_OBSTACLES],
 }
 
 /// The bytes of binding 17: the list of `obstacles` (at most [`MAX_OBSTACLES`]: more are left out,
-/// which the scene's checks never let happen), then every field's samples; at least four, so the binding
-/// is never smaller than its layout's minimum (the list and four samples).
-pub fn to_gpu(obstacles: &[Obstacle]) -> Vec<u8> {
-    let mut head =
-        ObstacleList { count: 0, _pad0: 0, _pad1: 0, _pad2: 0, list: [ObstacleGpu::default(); MAX_OBSTACLES] };
+/// which the scene's checks never let happen; those from index `first_body` on are bodies, whose motion
+/// [`super::bodies`] writes), then every field's samples; at least four, so the binding is never smaller
+/// than its layout's minimum (the list and four samples).
+pub fn to_gpu(obstacles: &[&Obstacle], first_body: usize) -> Vec<u8> {
+    let mut head = ObstacleList {
+        count: 0,
+        first_body: first_body.min(MAX_OBSTACLES) as u32,
+        _pad1: 0,
+        _pad2: 0,
+        list: [ObstacleGpu::default(); MAX_OBSTACLES],
+    };
     let mut samples: Vec<f32> = Vec::new();
     for (slot, o) in head.list.iter_mut().zip(obstacles) {
-        let f = &o.field;
-        let axis = |v: Vec3| [v.x, v.y, v.z, 0.0];
-        *slot = ObstacleGpu {
-            axis_x: axis(o.rotation * Vec3::X),
-            axis_y: axis(o.rotation * Vec3::Y),
-            axis_z: axis(o.rotation * Vec3::Z),
-            position: [o.position.x, o.position.y, o.position.z, 0.0],
-            grid_min: f.min.to_array(),
-            spacing: f.spacing,
-            dims: f.dims.to_array(),
-            offset: samples.len() as u32,
-        };
-        samples.extend_from_slice(&f.values);
+        *slot = ObstacleGpu::placed(o, samples.len() as u32);
+        samples.extend_from_slice(&o.field.values);
         head.count += 1;
     }
     samples.resize(samples.len().max(4), 0.0);

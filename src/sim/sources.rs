@@ -204,7 +204,7 @@ impl Simulation {
         let mut sim = Simulation::from_initial(
             ctx,
             &self.domain,
-            (&self.terrain, &self.obstacles),
+            (&self.terrain, &self.obstacles, self.bodies.as_ref().map_or(&[][..], |b| b.initial())),
             &self.params,
             options,
             Source::Gpu(&self.initial),
@@ -222,6 +222,10 @@ impl Simulation {
             }
         }
         ctx.queue.submit([encoder.finish()]);
+        if let (Some(new), Some(old)) = (&mut sim.bodies, &self.bodies) {
+            new.carry_from(old);
+            new.write(&ctx.queue, &sim.buffers.obstacles);
+        }
         sim.sources = self.sources;
         sim.dispatch.emit = self.dispatch.emit;
         ctx.queue.write_buffer(&sim.buffers.sources, 0, bytemuck::bytes_of(&sim.sources));
