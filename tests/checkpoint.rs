@@ -143,9 +143,11 @@ fn a_resumed_run_goes_on_as_the_original() {
         bc.3,
         a == b
     );
-    if b == c {
-        // The GPU repeats itself (lavapipe here does): the resumed run is the original, bit for bit.
-        assert!(a == b, "the resumed state differs from the original's: {ab:?}");
+    if bc == (0.0, 0.0, 0.0, 0.0) {
+        // The GPU repeats itself (lavapipe here does): the resumed particles are the original's exactly.
+        // Not the whole state bit for bit: the neighbour grid's box follows the statistics as they come
+        // back (a frame or more late, when the read-back lands), and with it the particles' sorted order.
+        assert!(ab == (0.0, 0.0, 0.0, 0.0), "the resumed particles differ from the original's: {ab:?}");
     } else {
         // Within the GPU's own repeatability (the two resumes), far below the spacing.
         assert!(ab.0 <= 1e-4 * dx + 2.0 * bc.0, "positions differ by {} m", ab.0);
