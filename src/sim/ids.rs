@@ -81,7 +81,8 @@ impl Simulation {
             return Err(SimError::TooManyParticles { count: n, max: capacity as u64, why });
         }
         let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, track_ids: true, ..options };
-        let mut sim = Self::from_initial(ctx, domain, (boundary.0, boundary.1, &[]), params, options, Source::Particles(start))?;
+        let mut sim =
+            Self::from_initial(ctx, domain, (boundary.0, boundary.1, &[]), params, options, Source::Particles(start))?;
         sim.write_rank_particles(ctx, start)?;
         Ok(sim)
     }
