@@ -313,3 +313,18 @@ fn a_checkpoint_read_back_asynchronously_is_the_blocking_one() {
     assert_eq!(std::fs::read(&a).expect("read"), std::fs::read(&b).expect("read"), "the same file");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A scene with floating bodies is refused a checkpoint, and a checkpoint is refused a scene with bodies,
+/// with the reason (their motion is not saved yet: a resumed run would not go on as the original).
+#[test]
+fn checkpoints_refuse_scenes_with_bodies() {
+    let ctx = common::gpu();
+    let crates = Scene::builtin("dam_break_crates").expect("built in");
+    let engine = common::engine(&ctx, &crates, None);
+    let e = engine.checkpoint_blocking(&ctx).map(|_| ()).expect_err("no checkpoint with bodies").to_string();
+    assert!(e.contains("has 2 floating or sinking bodies, and checkpoints do not hold their motion yet"), "{e}");
+    let dam = Scene::builtin("dam_break").expect("built in");
+    let saved = common::engine(&ctx, &dam, None).checkpoint_blocking(&ctx).expect("a checkpoint of the dam break");
+    let e = Engine::resume(&ctx, Some(crates), &saved, BuildOptions::default()).map(|_| ()).expect_err("refused");
+    assert!(e.to_string().contains("checkpoints do not hold their motion yet"), "{e}");
+}

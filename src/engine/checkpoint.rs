@@ -53,6 +53,13 @@ pub enum CheckpointError {
     Mismatch { path: PathBuf, message: String },
     #[error("cannot write checkpoint {}: {cause}", path.display())]
     Write { path: PathBuf, cause: std::io::Error },
+    /// The scene has floating or sinking bodies, whose motion (rapier's state) a checkpoint does not
+    /// hold yet: a resumed run would not go on as the original.
+    #[error(
+        "scene `{scene}` has {bodies} floating or sinking bodies, and checkpoints do not hold their motion yet; \
+         run it without checkpoints"
+    )]
+    Bodies { scene: String, bodies: usize },
 }
 
 /// What a checkpoint says besides the state (RON in the file).
@@ -139,6 +146,7 @@ fn terrain_crc(t: &crate::terrain::Heightfield) -> u32 {
 impl Engine {
     /// The header of a checkpoint of this engine as it is now (the CPU side of the state).
     fn checkpoint_header(&self) -> Result<Header, EngineError> {
+        refuse_bodies(&self.scene)?;
         let sim = &self.sim;
         let config = ron::ser::PrettyConfig::new().compact_arrays(true);
         let scene = ron::ser::to_string_pretty(&self.scene, config).map_err(|e| SceneError::Invalid {
@@ -228,6 +236,7 @@ impl Engine {
             }
             None => saved,
         };
+        refuse_bodies(&scene)?;
         let name = crate::text::printable(&scene.name).into_owned();
         if scene.domain != h.domain {
             let t = |a: &Aabb| format!("{} .. {}", crate::scene::tuple(&a.min), crate::scene::tuple(&a.max));
@@ -448,4 +457,13 @@ impl Checkpoint {
         };
         Ok(Checkpoint { header, state, path: path.to_path_buf() })
     }
+}
+
+/// [`CheckpointError::Bodies`] when `scene` has floating or sinking bodies.
+fn refuse_bodies(scene: &Scene) -> Result<(), CheckpointError> {
+    if scene.bodies.is_empty() {
+        return Ok(());
+    }
+    let name = crate::text::printable(&scene.name).into_owned();
+    Err(CheckpointError::Bodies { scene: name, bodies: scene.bodies.len() })
 }
