@@ -158,16 +158,7 @@ impl FoamPass {
                 gpu::uniform_entry::<FoamUniform>(0, vs | fs),
                 // 32 bytes per particle (two vec4).
                 gpu::storage_entry::<[[f32; 4]; 2]>(1, true, vs),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: fs,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Depth,
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
+                frame::depth_texture_entry(2, fs),
                 frame::texture_entry(3, fs, false, wgpu::TextureViewDimension::D2),
             ],
         });

@@ -72,16 +72,7 @@ pub fn frame_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
         entries: &[
             gpu::uniform_entry::<CameraUniform>(0, stages),
             gpu::uniform_entry::<super::obstacle_shadow::ObstacleShadowUniform>(1, fs),
-            wgpu::BindGroupLayoutEntry {
-                binding: 2,
-                visibility: fs,
-                ty: wgpu::BindingType::Texture {
-                    sample_type: wgpu::TextureSampleType::Depth,
-                    view_dimension: wgpu::TextureViewDimension::D2,
-                    multisampled: false,
-                },
-                count: None,
-            },
+            depth_texture_entry(2, fs),
             wgpu::BindGroupLayoutEntry {
                 binding: 3,
                 visibility: fs,
@@ -134,6 +125,20 @@ pub fn texture_entry(
         ty: wgpu::BindingType::Texture {
             sample_type: wgpu::TextureSampleType::Float { filterable },
             view_dimension: dimension,
+            multisampled: false,
+        },
+        count: None,
+    }
+}
+
+/// Layout entry of a 2-D depth texture at `binding` (read by `textureLoad` or a comparison sampler).
+pub fn depth_texture_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Depth,
+            view_dimension: wgpu::TextureViewDimension::D2,
             multisampled: false,
         },
         count: None,

@@ -124,16 +124,7 @@ impl Pipelines {
             entries: &[
                 [
                     gpu::uniform_entry::<SplatUniform>(0, vfc),
-                    wgpu::BindGroupLayoutEntry {
-                        binding: 2,
-                        visibility: fc,
-                        ty: wgpu::BindingType::Texture {
-                            sample_type: wgpu::TextureSampleType::Depth,
-                            view_dimension: wgpu::TextureViewDimension::D2,
-                            multisampled: false,
-                        },
-                        count: None,
-                    },
+                    frame::depth_texture_entry(2, fc),
                     gpu::storage_entry::<u32>(3, false, fc),
                 ]
                 .as_slice(),
