@@ -238,7 +238,7 @@ impl Renderer {
     /// change. Call after [`Renderer::set_terrain`]: they take its fog.
     pub fn set_obstacles(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh]) {
         self.obstacles.set_meshes(ctx, meshes, self.fog_density);
-        self.obstacle_shadow.set_meshes(ctx, meshes);
+        self.obstacle_shadow.set_corners(ctx, self.obstacles.corners());
         self.background_epoch += 1;
     }
 

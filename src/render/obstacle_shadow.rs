@@ -9,7 +9,6 @@
 //! come from its height samples ([`super::terrain`]); the water's from its light-space splat
 //! ([`super::water_shadow`]).
 
-use super::obstacles::{corners, ObstacleMesh};
 use super::pass::Frame;
 use crate::gpu::{self, GpuContext};
 use glam::{Mat4, Vec3};
@@ -79,6 +78,15 @@ impl ObstacleShadowUniform {
     }
 }
 
+/// The obstacle pass's corners as the shadow map's draw binds them: the buffer, the bind group over it,
+/// the corner count and their bounds (world, metres).
+struct ShadowDraw {
+    buffer: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    count: u32,
+    bounds: (Vec3, Vec3),
+}
+
 /// The shadow map, its uniform and sampler (bound in every frame's group 0) and its draw.
 pub struct ObstacleShadowPass {
     draw_layout: wgpu::BindGroupLayout,
@@ -86,8 +94,8 @@ pub struct ObstacleShadowPass {
     uniform: wgpu::Buffer,
     map: wgpu::TextureView,
     sampler: wgpu::Sampler,
-    /// The bind group over the corners and their count, and the obstacles' bounds (none: no obstacle).
-    draw: Option<(wgpu::BindGroup, u32, (Vec3, Vec3))>,
+    /// The corners drawn (none: no obstacle).
+    draw: Option<ShadowDraw>,
     /// The sun direction the map was drawn for (`None`: draw it at the next frame).
     drawn_for: Option<Vec3>,
 }
@@ -164,34 +172,34 @@ impl ObstacleShadowPass {
         (&self.uniform, &self.map, &self.sampler)
     }
 
-    /// The obstacles that cast shadows from now on (world space; none: nothing does). The map is drawn
-    /// again at the next frame.
-    pub fn set_meshes(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh]) {
-        let corners = corners(meshes);
+    /// The obstacles that cast shadows from now on: `corners` is the obstacle pass's buffer with its
+    /// corner count and bounds ([`super::ObstaclesPass::corners`]; none: nothing casts). The map is drawn
+    /// again at the next frame; the bind group is made again only when the buffer is another.
+    pub fn set_corners(&mut self, ctx: &GpuContext, corners: Option<(&wgpu::Buffer, u32, (Vec3, Vec3))>) {
         self.drawn_for = None;
-        if corners.is_empty() {
+        let Some((buffer, count, bounds)) = corners else {
             self.draw = None;
             ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&ObstacleShadowUniform::NONE));
             return;
+        };
+        match self.draw.as_mut() {
+            Some(d) if d.buffer == *buffer => (d.count, d.bounds) = (count, bounds),
+            _ => {
+                let group = gpu::bind_at(
+                    &ctx.device,
+                    "obstacle shadow draw",
+                    &self.draw_layout,
+                    vec![(0, &self.uniform), (1, buffer)],
+                );
+                self.draw = Some(ShadowDraw { buffer: buffer.clone(), group, count, bounds });
+            }
         }
-        let bounds = corners.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
-            let p = Vec3::new(c.position[0], c.position[1], c.position[2]);
-            (lo.min(p), hi.max(p))
-        });
-        let buffer = gpu::storage_buffer_init(&ctx.device, "obstacle shadow corners", bytemuck::cast_slice(&corners));
-        let group = gpu::bind_at(
-            &ctx.device,
-            "obstacle shadow draw",
-            &self.draw_layout,
-            vec![(0, &self.uniform), (1, &buffer)],
-        );
-        self.draw = Some((group, corners.len() as u32, bounds));
     }
 
     /// Records "obstacle shadow" when the obstacles or the sun (unit vector toward it) changed since the
     /// map was last drawn; nothing otherwise, and nothing without obstacles.
     pub fn encode(&mut self, frame: &mut Frame<'_>, sun: Vec3) {
-        let Some((group, count, (lo, hi))) = &self.draw else { return };
+        let Some(ShadowDraw { group, count, bounds: (lo, hi), .. }) = &self.draw else { return };
         if self.drawn_for == Some(sun) {
             return;
         }

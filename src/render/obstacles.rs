@@ -62,8 +62,17 @@ pub struct ObstaclesPass {
     pipeline: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
     style: wgpu::Buffer,
-    /// The bind group over the corners and the corner count (none: nothing to draw).
-    bound: Option<(wgpu::BindGroup, u32)>,
+    /// The corners' buffer (written in place while its size holds: a scene with bodies sets them every
+    /// frame), the bind group over it, the corner count and their bounds (none: nothing to draw).
+    bound: Option<Corners>,
+}
+
+/// The obstacles' corners on the GPU, as [`ObstaclesPass`] holds them.
+struct Corners {
+    buffer: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    count: u32,
+    bounds: (Vec3, Vec3),
 }
 
 impl ObstaclesPass {
@@ -106,10 +115,34 @@ impl ObstaclesPass {
         }
         let style = ObstacleStyle { albedo: [0.42, 0.40, 0.37], fog_density };
         ctx.queue.write_buffer(&self.style, 0, bytemuck::bytes_of(&style));
-        let buffer = gpu::storage_buffer_init(&ctx.device, "obstacle corners", bytemuck::cast_slice(&corners));
-        let group =
-            gpu::bind_at(&ctx.device, "obstacles bind group", &self.layout, vec![(0, &self.style), (1, &buffer)]);
-        self.bound = Some((group, corners.len() as u32));
+        let bytes: &[u8] = bytemuck::cast_slice(&corners);
+        let bounds = corners.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
+            let p = Vec3::new(c.position[0], c.position[1], c.position[2]);
+            (lo.min(p), hi.max(p))
+        });
+        let count = corners.len() as u32;
+        match self.bound.as_mut() {
+            Some(b) if b.buffer.size() == bytes.len() as u64 => {
+                ctx.queue.write_buffer(&b.buffer, 0, bytes);
+                b.bounds = bounds;
+            }
+            _ => {
+                let buffer = gpu::storage_buffer_init(&ctx.device, "obstacle corners", bytes);
+                let group = gpu::bind_at(
+                    &ctx.device,
+                    "obstacles bind group",
+                    &self.layout,
+                    vec![(0, &self.style), (1, &buffer)],
+                );
+                self.bound = Some(Corners { buffer, group, count, bounds });
+            }
+        }
+    }
+
+    /// The corners' buffer (`ObstacleCorner`s, three per triangle), their count and their bounds (world,
+    /// metres), which the obstacles' shadow map draws; none without obstacles.
+    pub fn corners(&self) -> Option<(&wgpu::Buffer, u32, (Vec3, Vec3))> {
+        self.bound.as_ref().map(|b| (&b.buffer, b.count, b.bounds))
     }
 }
 
@@ -118,7 +151,7 @@ impl Pass for ObstaclesPass {
 
     /// Records "obstacles" over the frame's targets (after the terrain); nothing without obstacles.
     fn encode(&mut self, frame: &mut Frame<'_>, _: ()) {
-        let Some((group, count)) = &self.bound else { return };
+        let Some(Corners { group, count, .. }) = &self.bound else { return };
         let mut pass = frame.target_pass("obstacles", false);
         pass.set_bind_group(1, group, &[]);
         pass.set_pipeline(&self.pipeline);
