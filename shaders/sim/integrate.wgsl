@@ -54,6 +54,10 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     // contact is taken relative to a moving body's surface velocity (zero for a static obstacle).
     for (var k = 0u; k < obstacles.head.count; k++) {
         let o = obstacle_sample(k, x);
+        if (k >= obstacles.head.first_body && o.x < 2.0 * params.h) {
+            // The water around a body: what its drag pulls it toward (src/sim/bodies.rs).
+            add_water_velocity(k, v);
+        }
         if (o.x < rc) {
             x += (rc - o.x) * o.yzw;
             let u = body_velocity(k, x);

@@ -287,6 +287,12 @@ impl TriangleMesh {
     pub fn bounds(&self) -> (Vec3, Vec3) {
         bounds(&self.vertices)
     }
+
+    /// Surface area: the sum of the triangles' areas, in the mesh's units squared.
+    pub fn area(&self) -> f32 {
+        let p = |i: u32| self.vertices[i as usize];
+        self.triangles.iter().map(|t| 0.5 * (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0])).length()).sum()
+    }
 }
 
 #[cfg(test)]

@@ -18,12 +18,15 @@
 //! heightfield and the static obstacles as fixed triangle meshes), steps them over that time and writes
 //! the new frames into the GPU list (`queue.write_buffer`, nothing waits), each with its time, from which
 //! the shaders carry it on with its velocities to the step's time. The bodies' forces thus lag the water
-//! by the read-back's delay; they are damped ([`DAMPING`]) against the oscillation that delay and the
-//! force's frame-to-frame swings drive. Left out: the water's friction (viscous) force on a body (pressure
+//! by the read-back's delay, and an explicit, late coupling makes a light body overshoot: a submerged
+//! body carries an added mass of the water it displaces ([`ADDED_MASS`]), which keeps every static balance
+//! and slows only the response, and it is dragged toward the water's mean velocity around it ([`DAMPING`],
+//! summed on the GPU with the impulses), so a flood carries it and it falls freely in the air. Left out: the water's friction (viscous) force on a body (pressure
 //! and contacts only), the wave maker's paddle as a contact, the pressure on bodies in PCISPH / WCSPH
 //! (only the contacts' impulses reach them there) and decomposed runs.
 
 use super::obstacles::{Obstacle, ObstacleGpu, ObstacleList, MAX_OBSTACLES};
+use super::params::SimParams;
 use crate::scene::Aabb;
 use crate::terrain::Heightfield;
 use glam::{Quat, Vec3};
@@ -43,8 +46,12 @@ pub struct Body {
 /// statistics record (its 96 bytes; `StatsAndBodies` in shaders/sim/body_sums.wgsl).
 pub const BODY_SUMS_OFFSET: u64 = 96;
 
-/// Bytes of the impulse sums: 8 i32 per possible body ([`MAX_OBSTACLES`]).
-pub const BODY_SUMS_BYTES: u64 = MAX_OBSTACLES as u64 * 32;
+/// i32 sums per body: impulse (3), angular impulse (3), the water's velocity around it (3) and that sum's
+/// weight, two unused.
+pub const SUMS_PER_BODY: usize = 12;
+
+/// Bytes of the sums: [`SUMS_PER_BODY`] i32 per possible body ([`MAX_OBSTACLES`]).
+pub const BODY_SUMS_BYTES: u64 = (MAX_OBSTACLES * SUMS_PER_BODY * 4) as u64;
 
 /// The statistics buffer (binding 15) as the DFSPH kernels see it: the statistics record, then the bodies'
 /// impulse sums, 8 i32 per body (impulse x, y, z; angular impulse x, y, z; two unused), fixed point. Its
@@ -55,7 +62,7 @@ pub struct StatsAndBodies {
     /// The statistics record ([`super::SimStats`]'s 96 bytes).
     pub stats: [[f32; 4]; 6],
     /// The impulse sums of body k at `8 k ..`.
-    pub bodies: [i32; 8 * MAX_OBSTACLES],
+    pub bodies: [i32; SUMS_PER_BODY * MAX_OBSTACLES],
 }
 
 const _: () = assert!(std::mem::offset_of!(StatsAndBodies, bodies) as u64 == BODY_SUMS_OFFSET);
@@ -68,10 +75,25 @@ const FIXED_UNITS: f32 = 16_777_216.0;
 /// Reference impulse time, s: the fixed point's unit is the body's weight times this over FIXED_UNITS.
 const REFERENCE_TIME: f32 = 0.1;
 
-/// Linear and angular damping of the bodies, 1/s (rapier's: v /= 1 + dt c each step), against the ground:
-/// without it the 500 kg/m^3 box of tests/bodies.rs oscillated with growing amplitude under the delayed,
-/// swinging force and was thrown out of the water (docs/validation.md).
+/// Drag of the water on a submerged body, 1/s: each rapier step its velocity relative to the water's mean
+/// velocity around it, and its angular velocity, are divided by 1 + dt c, c = this times the share of
+/// its shell (the water within the support radius of its surface) that holds water. Without it the
+/// 500 kg/m^3 box of tests/bodies.rs oscillated with growing amplitude under the delayed, swinging force
+/// and was thrown out of the water (docs/validation.md); taken against the water rather than the ground,
+/// it lets a flood carry a crate along, and a body in the air falls freely.
 pub const DAMPING: f32 = 10.0;
+
+/// Added mass of a submerged body, in units of the water it displaces (the wet share of it): the body's
+/// inertia in rapier is its mass plus this much water, its weight still its own. The coupling is
+/// explicit and a few frames late, and a light body's response to the water's force then overshoots
+/// (the added-mass instability of partitioned fluid-structure coupling, Causin, Gerbeau & Nobile 2005);
+/// the extra inertia (Forster, Wall & Ramm 2007) leaves every static balance, Archimedes' included, as it
+/// was and slows only the response.
+pub const ADDED_MASS: f32 = 1.0;
+
+/// Fixed-point units of a body's water-velocity weight per second of a step times its shell's full
+/// particle count: 2^26, so a frame's weight sum is about 2^26 times the frame's time times the wet share.
+const WATER_UNITS: f32 = 67_108_864.0;
 
 /// Longest rapier step, s: a record covering more simulated time is stepped in several.
 const MAX_RIGID_STEP: f32 = 0.004;
@@ -102,6 +124,11 @@ pub struct BodyState {
     pub angular: Vec3,
     /// The water's last force on it (impulse over the time the record covered), N.
     pub force: Vec3,
+    /// The water's mean velocity around it over the last record, m/s (zero in the air).
+    pub water_velocity: Vec3,
+    /// The share of its shell (the water within the support radius of its surface) that held water over
+    /// the last record: 0 in the air, 1 submerged.
+    pub wet: f32,
     /// Its mass, kg.
     pub mass: f32,
 }
@@ -122,6 +149,14 @@ pub struct Bodies {
     time: f32,
     /// The water's last force per body, N.
     forces: Vec<Vec3>,
+    /// Fixed-point units of each body's water-velocity sums per second per particle ([`WATER_UNITS`] over
+    /// the particles its shell holds when submerged).
+    water_scales: Vec<f32>,
+    /// The water's last mean velocity around each body (m/s) and the wet share of its shell (0 ..= 1).
+    water: Vec<(Vec3, f32)>,
+    /// Each body's own mass (kg, from its hull and density) and the mass of the water it displaces when
+    /// submerged (kg).
+    masses: Vec<(f32, f32)>,
     /// The entries the last recorded step used ([`Bodies::water_frames`]).
     seen: Vec<ObstacleGpu>,
 }
@@ -145,17 +180,21 @@ fn gq(r: &rp::Rotation) -> Quat {
 impl Bodies {
     /// The rapier world of `bodies` (dynamic; mass and inertia from each mesh's convex hull and its
     /// density) among fixed colliders: the domain's side walls and ceiling (boxes outside `domain`), the
-    /// `terrain` as a heightfield (the floor) and the `statics` as triangle meshes; gravity `gravity`
-    /// (m/s^2). `entries` are the bodies' GPU entries as built (after the `first` static obstacles).
+    /// `terrain` as a heightfield (the floor) and the `statics` as triangle meshes; the water's gravity,
+    /// rest density and the particles a submerged body's shell holds (its mesh's area times the support
+    /// radius 2h over dx^3) from `water`. `entries` are the bodies' GPU entries as built (after the
+    /// `first` static obstacles).
     /// Errors: a body's mesh without a convex hull, a static mesh rapier refuses.
     pub fn new(
         domain: &Aabb,
         terrain: &Heightfield,
         statics: &[Obstacle],
         bodies: &[Body],
-        gravity: Vec3,
+        water: &SimParams,
         entries: &[ObstacleGpu],
     ) -> Result<Self, BodyError> {
+        let gravity = Vec3::from(water.gravity);
+        let particle_volume = water.dx.powi(3);
         let mut world = rp::PhysicsWorld::new();
         world.gravity = v(gravity);
         let fixed = |world: &mut rp::PhysicsWorld, c: rp::ColliderBuilder| {
@@ -199,6 +238,7 @@ impl Bodies {
             fixed(&mut world, collider);
         }
         let mut handles = Vec::with_capacity(bodies.len());
+        let mut handles_mass = Vec::with_capacity(bodies.len());
         let mut scales = Vec::with_capacity(bodies.len());
         for (k, b) in bodies.iter().enumerate() {
             let o = &b.obstacle;
@@ -209,13 +249,14 @@ impl Bodies {
             let body = rp::RigidBodyBuilder::dynamic()
                 .pose(rp::Pose::from_parts(v(o.position), q(o.rotation)))
                 .can_sleep(false)
-                .linear_damping(DAMPING)
-                .angular_damping(DAMPING)
+                .linear_damping(0.0)
+                .angular_damping(0.0)
                 .build();
             let handle = world.bodies.insert(body);
             let collider = collider.build();
             // The body's own mass is only updated at the next step: take the collider's.
             let mass = collider.mass();
+            handles_mass.push(mass);
             world.colliders.insert_with_parent(collider, handle, &mut world.bodies);
             let (lo, hi) = o.mesh.bounds();
             let reach = (0.5 * (hi - lo).length()).max(1e-3);
@@ -232,6 +273,14 @@ impl Bodies {
             scales,
             time: 0.0,
             forces: vec![Vec3::ZERO; bodies.len()],
+            water_scales: bodies
+                .iter()
+                .map(|b| {
+                    WATER_UNITS * particle_volume / (b.obstacle.mesh.area() * water.support()).max(particle_volume)
+                })
+                .collect(),
+            water: vec![(Vec3::ZERO, 0.0); bodies.len()],
+            masses: bodies.iter().zip(&handles_mass).map(|(b, &m)| (m, water.rho0 * m / b.density)).collect(),
             seen: Vec::new(),
         };
         s.update_entries();
@@ -268,7 +317,9 @@ impl Bodies {
             velocity: g(b.linvel()),
             angular: g(b.angvel()),
             force: self.forces[k],
-            mass: b.mass(),
+            water_velocity: self.water[k].0,
+            wet: self.water[k].1,
+            mass: self.masses[k].0,
         }
     }
 
@@ -333,6 +384,7 @@ impl Bodies {
             body.reset_torques(true);
         }
         self.forces.iter_mut().for_each(|f| *f = Vec3::ZERO);
+        self.water.iter_mut().for_each(|w| *w = (Vec3::ZERO, 0.0));
         self.time = 0.0;
         self.update_entries();
     }
@@ -347,6 +399,7 @@ impl Bodies {
             body.set_angvel(v(s.angular), true);
         }
         self.forces.clone_from(&other.forces);
+        self.water.clone_from(&other.water);
         self.time = other.time;
         self.update_entries();
     }
@@ -366,23 +419,49 @@ impl Bodies {
         }
         for (k, &h) in self.handles.iter().enumerate() {
             let (fs, ts) = self.scales[k];
-            let at = |i: usize| sums.get(8 * k + i).copied().unwrap_or(0) as f32;
+            let at = |i: usize| sums.get(SUMS_PER_BODY * k + i).copied().unwrap_or(0) as f32;
             let impulse = Vec3::new(at(0), at(1), at(2)) / fs;
             let angular = Vec3::new(at(3), at(4), at(5)) / ts;
             self.forces[k] = impulse / span;
+            let weight = at(9);
+            let water = if weight > 0.0 { Vec3::new(at(6), at(7), at(8)) / weight } else { Vec3::ZERO };
+            let wet = (weight / (span * WATER_UNITS)).clamp(0.0, 1.0);
+            self.water[k] = (water, wet);
+            // The added mass (see ADDED_MASS): inertia m + m_a, gravity still m g.
+            let (m, displaced) = self.masses[k];
+            let added = ADDED_MASS * displaced * wet;
             let body = &mut self.world.bodies[h];
+            body.set_additional_mass(added, true);
+            body.set_gravity_scale(m / (m + added), true);
             body.reset_forces(true);
             body.reset_torques(true);
             body.add_force(v(impulse / span), true);
             body.add_torque(v(angular / span), true);
         }
         let steps = (span / MAX_RIGID_STEP).ceil().clamp(1.0, 1000.0);
-        self.world.integration_parameters.dt = span / steps;
+        let dt = span / steps;
+        self.world.integration_parameters.dt = dt;
         for _ in 0..steps as u32 {
+            self.drag(dt);
             self.world.step();
         }
         self.time = time;
         self.update_entries();
+    }
+
+    /// The water's drag on each body over a rapier step of `dt` s ([`DAMPING`], implicit so it never
+    /// overshoots): its velocity relative to the water around it and its angular velocity divided by
+    /// 1 + dt c, c = DAMPING times its wet share.
+    fn drag(&mut self, dt: f32) {
+        for (k, &h) in self.handles.iter().enumerate() {
+            let (water, wet) = self.water[k];
+            let keep = 1.0 / (1.0 + dt * DAMPING * wet);
+            let body = &mut self.world.bodies[h];
+            let linear = water + (g(body.linvel()) - water) * keep;
+            let angular = g(body.angvel()) * keep;
+            body.set_linvel(v(linear), true);
+            body.set_angvel(v(angular), true);
+        }
     }
 
     /// Recomputes the bodies' GPU entries from their rapier state.
@@ -394,7 +473,7 @@ impl Bodies {
             e.axis_x = axis(s.rotation * Vec3::X);
             e.axis_y = axis(s.rotation * Vec3::Y);
             e.axis_z = axis(s.rotation * Vec3::Z);
-            e.position = [s.position.x, s.position.y, s.position.z, 0.0];
+            e.position = [s.position.x, s.position.y, s.position.z, self.water_scales[k]];
             let (fs, ts) = self.scales[k];
             e.velocity = [s.velocity.x, s.velocity.y, s.velocity.z, fs];
             e.angular = [s.angular.x, s.angular.y, s.angular.z, ts];

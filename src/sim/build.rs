@@ -231,14 +231,7 @@ impl Simulation {
             let head: obstacles::ObstacleList =
                 bytemuck::pod_read_unaligned(&obstacle_bytes[..std::mem::size_of::<obstacles::ObstacleList>()]);
             let entries = &head.list[first_body..(first_body + body_list.len()).min(obstacles::MAX_OBSTACLES)];
-            let b = bodies::Bodies::new(
-                domain,
-                &terrain,
-                obstacle_list,
-                body_list,
-                glam::Vec3::from(params.gravity),
-                entries,
-            )?;
+            let b = bodies::Bodies::new(domain, &terrain, obstacle_list, body_list, params, entries)?;
             b.write_into(&mut obstacle_bytes);
             Some(b)
         };

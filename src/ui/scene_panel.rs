@@ -349,6 +349,8 @@ mod tests {
             velocity: glam::Vec3::new(0.0, -0.03, 0.04),
             angular: glam::Vec3::ZERO,
             force: glam::Vec3::ZERO,
+            water_velocity: glam::Vec3::ZERO,
+            wet: 0.5,
             mass: 4.0,
         };
         assert_eq!(body_lines(&scene, Some(&[state])), ["1. crate.obj, 500 kg/m³: height 0.312 m, speed 0.05 m/s"]);
