@@ -124,6 +124,8 @@ pub struct Bodies {
     forces: Vec<Vec3>,
     /// The entries the last recorded step used ([`Bodies::water_frames`]).
     seen: Vec<ObstacleGpu>,
+    /// The static obstacles' fixed colliders, in the scene's order ([`Bodies::set_statics`]).
+    statics: Vec<rp::ColliderHandle>,
 }
 
 fn v(a: Vec3) -> rp::Vector {
@@ -192,11 +194,12 @@ impl Bodies {
             )
             .translation(rp::Vector::new(centre.x, 0.0, centre.y)),
         );
+        let mut static_handles = Vec::with_capacity(statics.len());
         for (k, o) in statics.iter().enumerate() {
             let vertices = o.world_vertices().into_iter().map(v).collect();
             let collider = rp::ColliderBuilder::trimesh(vertices, o.mesh.triangles.clone())
                 .map_err(|e| BodyError::Obstacle { obstacle: k + 1, name: o.name.clone(), cause: e.to_string() })?;
-            fixed(&mut world, collider);
+            static_handles.push(world.colliders.insert(collider.build()));
         }
         let mut handles = Vec::with_capacity(bodies.len());
         let mut scales = Vec::with_capacity(bodies.len());
@@ -233,6 +236,7 @@ impl Bodies {
             time: 0.0,
             forces: vec![Vec3::ZERO; bodies.len()],
             seen: Vec::new(),
+            statics: static_handles,
         };
         s.update_entries();
         Ok(s)
@@ -383,6 +387,20 @@ impl Bodies {
         }
         self.time = time;
         self.update_entries();
+    }
+
+    /// Puts the static obstacles' colliders where `statics` (the same obstacles in the same order, moved,
+    /// turned or scaled live: src/sim/live_obstacles.rs) are now. A mesh rapier refuses (not expected: it
+    /// took the same triangles when built) keeps its collider where it was.
+    pub fn set_statics(&mut self, statics: &[Obstacle]) {
+        for (&h, o) in self.statics.iter().zip(statics) {
+            let vertices = o.world_vertices().into_iter().map(v).collect();
+            if let (Some(c), Ok(shape)) =
+                (self.world.colliders.get_mut(h), rp::SharedShape::trimesh(vertices, o.mesh.triangles.clone()))
+            {
+                c.set_shape(shape);
+            }
+        }
     }
 
     /// Recomputes the bodies' GPU entries from their rapier state.
