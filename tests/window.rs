@@ -594,6 +594,7 @@ fn window_moves_an_obstacle_live_through_the_water() {
     };
     let start = find("WATERVIEW_TEST_MOVE_OBSTACLE: moving obstacle 1");
     let end = find("WATERVIEW_TEST_MOVE_OBSTACLE: obstacle 1 at");
+    eprintln!("{start}\n{end}");
     assert!((field(&end, "at x = ", " m") - 0.5).abs() < 1e-5, "the box is not at x = 0.5 m: {end}");
     assert!(field(&end, "after ", " moves") >= 40.0, "0.3 m at dx / 4 a frame is 48 moves: {end}");
     let particles = |line: &str| field(line, "s, ", " particles");

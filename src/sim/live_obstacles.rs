@@ -286,4 +286,32 @@ mod tests {
         let inside = Vec3::new(2.5, 0.5, -0.5);
         assert!(moved.distance(inside) < 0.0 && o.distance(inside) > 0.0);
     }
+
+    /// A body resting on a static box falls to the floor once the box is moved from under it: the rapier
+    /// world's fixed collider follows the move ([`super::super::bodies::Bodies::set_statics`]).
+    #[test]
+    fn a_body_falls_when_the_static_box_under_it_moves_away() {
+        use crate::sim::bodies::{Bodies, Body};
+        let domain = crate::scene::Aabb { min: [0.0; 3], max: [2.0, 2.0, 2.0] };
+        let floor = crate::terrain::Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::splat(2.0), 0.0);
+        let cube = |size: f32| TriangleMesh::cuboid(Vec3::ZERO, Vec3::splat(size));
+        let place = |mesh, at: Vec3| Obstacle::new("box".into(), mesh, Quat::IDENTITY, at, 0.05, 0.05).expect("a box");
+        let pedestal = place(cube(0.5), Vec3::new(0.75, 0.0, 0.75));
+        let body = Body { obstacle: place(cube(0.2), Vec3::new(0.9, 0.55, 0.9)), density: 500.0 };
+        let entries = [ObstacleGpu::placed(&body.obstacle, 0)];
+        let gravity = Vec3::new(0.0, -9.81, 0.0);
+        let mut bodies =
+            Bodies::new(&domain, &floor, std::slice::from_ref(&pedestal), &[body], gravity, &entries).expect("bodies");
+        let sums = [0i32; 8];
+        bodies.advance(0.5, &sums);
+        let resting = bodies.state(0).position.y;
+        assert!((resting - 0.5).abs() < 0.02, "the body rests on the pedestal's top (0.5 m): {resting}");
+        let moved = Obstacle { position: Vec3::new(0.1, 0.0, 0.1), ..pedestal };
+        bodies.set_statics(&[moved]);
+        bodies.advance(1.0, &sums);
+        let fallen = bodies.state(0).position.y;
+        // Damped (bodies::DAMPING, 10/s: about 1 m/s at most under gravity) it is 0.1 m up after 0.5 s;
+        // on a pedestal left where it was it would stay at 0.5 m.
+        assert!(fallen < 0.25, "the body did not fall once the pedestal moved from under it: {fallen} m");
+    }
 }
