@@ -75,6 +75,10 @@ impl Running {
                 // the Scene panel put it moved with the last frame's step: draw them where they are now.
                 let meshes = self.world.obstacle_meshes();
                 self.renderer.set_obstacles(&self.ctx, &meshes);
+                if let Some(hdr) = self.hdr_renderer.as_mut() {
+                    // The EXR screenshots' renderer (made by the first one) draws them there too.
+                    hdr.set_obstacles(&self.ctx, &meshes);
+                }
                 self.obstacles_drawn = version;
             }
         }
