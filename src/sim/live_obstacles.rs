@@ -8,11 +8,14 @@
 //! waits, and the collision projection of the next step (`integrate` and `project_out` in
 //! shaders/sim/common.wgsl) moves the particles it now covers out along its field's normal, at most that
 //! far. A jump of the whole way at once would put every covered particle onto the surface in one step, a
-//! dense sheet the pressure solve then throws apart; a quarter of a spacing a frame adds a fraction of a
-//! layer's compression at a time. The water's response is linear in the box's speed: pushed through a pool
-//! (tests/live_obstacles.rs) its fastest particle ran 3.7 times the box's top speed at both 0.25 and 0.5 dx
-//! a frame (1.4 and 3.6 m/s at dx = 0.025 m), its kinetic energy peaked at 0.18 of all the water's at the
-//! box's speed; 0.25 keeps the splash small.
+//! dense sheet the pressure solve then throws apart; a quarter of a spacing at a time adds a fraction of
+//! a layer's compression. What the water does follows the jump more than the box's mean speed: pushed,
+//! turned and scaled through a 2 320-particle pool at dx = 0.025 m (tests/live_obstacles.rs) the fastest
+//! particle ran 1.4 m/s at 0.25 dx a frame of 4 steps (the box at up to 0.38 m/s), 1.1 m/s at 0.25 dx every
+//! step (the window's pace while its frames are slow; the box at 0.82 m/s) and 3.6 m/s at 0.5 dx a frame of
+//! 4 steps; the kinetic energy peaked at 0.12 to 0.19 of all the water's at the box's speed. A jump per step
+//! is bounded by the CFL step too: particles thrown faster shorten dt, and the box then moves less per
+//! second.
 //!
 //! The distance field is in the mesh's frame, metres after scaling: a move or a turn only rewrites the
 //! entry's axes and position. A scale changes the field: on the way it is the field as sampled, scaled
