@@ -554,3 +554,51 @@ fn window_draws_the_scenes_obstacles() {
     assert!(differ > 150, "the window does not draw the box ({differ} pixels differ)");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The Scene panel's obstacle moved live (`WATERVIEW_TEST_MOVE_OBSTACLE`, as a drag of its x sends it):
+/// the box travels through the water to its new place in steps of dx / 4 a frame while the scene goes on
+/// (the simulated time keeps rising; a rebuild would have started a simulation with no move counted), with
+/// every particle (about 2 900 at dx = 0.025 m).
+#[test]
+fn window_moves_an_obstacle_live_through_the_water() {
+    require_xvfb_run();
+    let dir = scratch("move-obstacle");
+    let cube = waterview::mesh::TriangleMesh::cuboid(glam::Vec3::ZERO, glam::Vec3::ONE);
+    std::fs::write(dir.join("box.obj"), cube.to_obj()).expect("write box.obj");
+    let scene = dir.join("scene.ron");
+    std::fs::write(
+        &scene,
+        r#"(
+    name: "Window moving box",
+    domain: (min: (0.0, 0.0, 0.0), max: (1.0, 0.6, 0.3)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, 0.15, 0.3))],
+    obstacles: [(mesh: "box.obj", position: (0.2, 0.0, 0.09), scale: 0.12)],
+    camera: (target: (0.5, 0.2, 0.15), distance: 2.0, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.025),
+    cpu_dx_scale: 1.0,
+)
+"#,
+    )
+    .expect("write scene");
+    let args: [&OsStr; 2] = ["--scene".as_ref(), scene.as_os_str()];
+    let text = run_app(&dir, &args, &[("WATERVIEW_TEST_MOVE_OBSTACLE", "0.3")]);
+    assert!(!text.contains(" ERROR "), "the window reported an error:\n{text}");
+    let field = |line: &str, key: &str, end: &str| -> f64 {
+        line.split_once(key)
+            .and_then(|(_, r)| r.split(end).next())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no `{key}` in `{line}`"))
+    };
+    let find = |what: &str| {
+        text.lines().find(|l| l.contains(what)).unwrap_or_else(|| panic!("no `{what}` in the log:\n{text}")).to_string()
+    };
+    let start = find("WATERVIEW_TEST_MOVE_OBSTACLE: moving obstacle 1");
+    let end = find("WATERVIEW_TEST_MOVE_OBSTACLE: obstacle 1 at");
+    eprintln!("{start}\n{end}");
+    assert!((field(&end, "at x = ", " m") - 0.5).abs() < 1e-5, "the box is not at x = 0.5 m: {end}");
+    assert!(field(&end, "after ", " moves") >= 40.0, "0.3 m at dx / 4 a frame is 48 moves: {end}");
+    let particles = |line: &str| field(line, "s, ", " particles");
+    assert_eq!(particles(&start), field(&end, "moves, ", " particles"), "particles lost: {start} / {end}");
+    assert!(field(&end, "t = ", " s") > field(&start, "at t = ", " s"), "the water restarted: {start} / {end}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -52,6 +52,12 @@ impl Running {
                 }
             },
             UiAction::Reset => match self.world.engine_mut() {
+                // The scene's water was laid out around the obstacles where they stood: rebuilt around
+                // where they stand now.
+                Some(engine) if engine.obstacles_moved() => {
+                    let scene = engine.scene().clone();
+                    self.build_world(scene, "reset with the obstacles moved".into(), false, None);
+                }
                 Some(engine) => {
                     engine.reset(&self.ctx);
                     self.offline_sim_replaced("the simulation was reset");
@@ -91,6 +97,15 @@ impl Running {
                     Err(e) => self.ui.push_error(e.to_string()),
                 }
             }
+            UiAction::MoveObstacles(obstacles) => match self.world.engine_mut() {
+                Some(engine) => {
+                    if let Err(e) = engine.move_obstacles(&obstacles) {
+                        self.ui.push_error(format!("moving the obstacles: {e}"));
+                    }
+                }
+                // Several GPUs (or nothing built): the ranks take obstacles only when built.
+                None => self.apply(UiAction::SetObstacles(obstacles)),
+            },
             UiAction::SaveSceneDialog => self.open_dialog(DialogKind::SaveScene),
             UiAction::SaveCheckpointDialog => self.open_dialog(DialogKind::SaveCheckpoint),
             UiAction::ResumeDialog => self.open_dialog(DialogKind::Resume),
@@ -145,6 +160,43 @@ impl Running {
                     self.ui.capture.status = Some(Ok(format!("Capture cancelled; no video was written{particles}")));
                 }
             }
+        }
+    }
+}
+
+impl Running {
+    /// `WATERVIEW_TEST_MOVE_OBSTACLE=DX` (tests/window.rs): at frame 5 the Scene panel's first obstacle is
+    /// moved DX m along x and sent as a drag sends it ([`UiAction::MoveObstacles`]); once it has arrived
+    /// and ten more frames have run, the log gets where it is, the particle count and the simulated time,
+    /// and the window quits.
+    pub(super) fn drive_test_move_obstacle(&mut self) {
+        let Some((dx, started)) = self.test_move_obstacle else { return };
+        let Some(engine) = self.world.engine() else { return };
+        let time = engine.sim().latest_stats().map_or(0.0, |s| s.time);
+        match started {
+            None if self.frames >= 5 => {
+                let mut obstacles = self.ui.scene.obstacles.clone();
+                if let Some(o) = obstacles.first_mut() {
+                    o.position[0] += dx;
+                }
+                self.ui.scene.obstacles.clone_from(&obstacles);
+                log::info!(
+                    "WATERVIEW_TEST_MOVE_OBSTACLE: moving obstacle 1 by {dx} m at t = {time} s, {} particles",
+                    self.world.particles()
+                );
+                self.apply(UiAction::MoveObstacles(obstacles));
+                self.test_move_obstacle = Some((dx, Some(self.frames)));
+            }
+            Some(at) if self.frames >= at + 10 && !engine.sim().obstacles_moving() && self.exit_with.is_none() => {
+                let x = engine.sim().obstacles().first().map_or(f32::NAN, |o| o.position.x);
+                log::info!(
+                    "WATERVIEW_TEST_MOVE_OBSTACLE: obstacle 1 at x = {x} m after {} moves, {} particles, t = {time} s",
+                    engine.obstacles_version(),
+                    self.world.particles()
+                );
+                self.exit_with = Some(Ok(()));
+            }
+            _ => {}
         }
     }
 }

@@ -46,6 +46,7 @@ impl Running {
             return;
         }
         self.drive_test_set_gpus();
+        self.drive_test_move_obstacle();
         self.fps_log.0 += 1;
         let since = self.fps_log.1.elapsed().as_secs_f64();
         if since >= self.fps_log_every {
@@ -67,10 +68,19 @@ impl Running {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         let stats = self.world.sim_mut().and_then(|sim| sim.poll_stats());
         self.ui.history.push_frame(dt, self.profiler.latest(), stats);
-        if self.world.engine().is_some_and(|e| e.has_bodies()) {
-            // The bodies moved when their statistics landed: draw them where they are now.
-            let meshes = self.world.obstacle_meshes();
-            self.renderer.set_obstacles(&self.ctx, &meshes);
+        let moved = self.world.engine().map(|e| (e.has_bodies(), e.obstacles_version()));
+        if let Some((bodies, version)) = moved {
+            if bodies || version != self.obstacles_drawn {
+                // The bodies moved when their statistics landed, or a static obstacle on its way to where
+                // the Scene panel put it moved with the last frame's step: draw them where they are now.
+                let meshes = self.world.obstacle_meshes();
+                self.renderer.set_obstacles(&self.ctx, &meshes);
+                if let Some(hdr) = self.hdr_renderer.as_mut() {
+                    // The EXR screenshots' renderer (made by the first one) draws them there too.
+                    hdr.set_obstacles(&self.ctx, &meshes);
+                }
+                self.obstacles_drawn = version;
+            }
         }
         self.pause_on_blow_up();
         self.poll_build();

@@ -244,6 +244,12 @@ struct Running {
     ui: UiState,
     mouse: Mouse,
     step_requested: bool,
+    /// `WATERVIEW_TEST_MOVE_OBSTACLE=DX` (tests/window.rs): the Scene panel's first obstacle moved DX m
+    /// along x at frame 5, and the frame it was (`None` before).
+    test_move_obstacle: Option<(f32, Option<u64>)>,
+    /// The engine's [`crate::engine::Engine::obstacles_version`] the renderer's obstacles were last set at
+    /// (a static obstacle moved live since: drawn anew).
+    obstacles_drawn: u64,
     screenshot_requested: Option<bool>,
     dialog: Option<Dialog>,
     /// A checkpoint being saved (read back, then written on a worker thread).
@@ -374,6 +380,11 @@ impl Running {
             ui,
             mouse: Mouse::default(),
             step_requested: false,
+            obstacles_drawn: 0,
+            test_move_obstacle: std::env::var("WATERVIEW_TEST_MOVE_OBSTACLE")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(|dx| (dx, None)),
             screenshot_requested: None,
             dialog: None,
             checkpoint_save: None,

@@ -32,7 +32,8 @@ pub use progress::{BuildPhase, BuildProgress};
 
 use crate::gpu::GpuContext;
 use crate::render::{DiffuseSource, PaddleUniform, ParticleSource, Tank};
-use crate::scene::{Emitter, Scene, SceneError, SceneSetup, Sink};
+use crate::scene::{Emitter, ObstacleDesc, Scene, SceneError, SceneSetup, Sink};
+use crate::sim::live_obstacles::Placement;
 use crate::sim::{sources, ParticleLimit, SimError, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
 use std::path::{Path, PathBuf};
@@ -75,6 +76,13 @@ pub enum EngineError {
         /// A spacing that fits, metres.
         fit: Option<f32>,
     },
+    /// A live move ([`Engine::move_obstacles`]) was given another list of obstacles than the scene's (one
+    /// added, removed or given another mesh): that needs a rebuild.
+    #[error(
+        "the obstacles can be moved, turned and scaled live, but adding, removing or replacing one needs a \
+         rebuild of the scene"
+    )]
+    ObstaclesChanged,
     /// The build was cancelled ([`BuildProgress::cancel`]); nothing was built.
     #[error("the build was cancelled")]
     Cancelled,
@@ -254,11 +262,60 @@ impl Engine {
         let pool = sources::pool_size(emitters, dx);
         if pool > self.sim.pool() {
             self.sim = self.sim.with_pool(ctx, pool)?;
+            // The copy has the obstacles where they are now: send them on to where they were going.
+            let targets: Vec<Placement> = self.scene.obstacles.iter().map(placement).collect();
+            if let Err(e) = self.sim.move_obstacles(&targets) {
+                log::warn!("the obstacles stay where they are: {e}");
+            }
         }
         self.sim.set_sources(ctx, emitters, sinks)?;
         self.scene.emitters = emitters.to_vec();
         self.scene.sinks = sinks.to_vec();
         Ok(())
+    }
+
+    /// Moves, turns and scales the static obstacles to `obstacles` live, without a rebuild: the same
+    /// obstacles (one per scene obstacle, the same mesh files) placed anew. Each is checked as a scene
+    /// file's is at the spacing in use (finite, at least [`crate::scene::MIN_SIZE_DX`] dx thin, inside the
+    /// domain; the error names the obstacle and the field); then the simulation sends them there, at most
+    /// [`crate::sim::live_obstacles::MAX_MOVE_DX`] dx a frame, pushing the water aside
+    /// ([`crate::sim::live_obstacles`]), and the scene keeps the new placements (saving, a rebuild or a
+    /// checkpoint has them). [`Engine::obstacles_version`] tells the renderer to draw them anew.
+    /// Errors: another list of obstacles ([`EngineError::ObstaclesChanged`]: that needs a rebuild) or a
+    /// bad placement; nothing changes then.
+    pub fn move_obstacles(&mut self, obstacles: &[ObstacleDesc]) -> Result<(), EngineError> {
+        let same = obstacles.len() == self.scene.obstacles.len()
+            && obstacles.iter().zip(&self.scene.obstacles).all(|(a, b)| a.mesh == b.mesh);
+        if !same || obstacles.len() != self.sim.obstacles().len() {
+            return Err(EngineError::ObstaclesChanged);
+        }
+        let mut scene = self.scene.clone();
+        scene.obstacles = obstacles.to_vec();
+        scene.validate()?;
+        let dx = self.sim.params().dx;
+        for (k, (o, placed)) in obstacles.iter().zip(self.sim.obstacles()).enumerate() {
+            let unit = crate::mesh::TriangleMesh {
+                vertices: placed.mesh.vertices.iter().map(|&v| v / placed.scale).collect(),
+                triangles: placed.mesh.triangles.clone(),
+            };
+            scene.scaled_mesh(&format!("obstacle {} ({})", k + 1, o.mesh), o, &unit, dx)?;
+        }
+        let targets: Vec<Placement> = obstacles.iter().map(placement).collect();
+        self.sim.move_obstacles(&targets)?;
+        self.scene.obstacles = scene.obstacles;
+        Ok(())
+    }
+
+    /// A number that changes whenever the static obstacles moved on the GPU (a live move's frame):
+    /// redraw them ([`Engine::obstacle_meshes`]) when it does.
+    pub fn obstacles_version(&self) -> u64 {
+        self.sim.obstacles_version()
+    }
+
+    /// True once the static obstacles were moved live since the build: the scene's initial water was laid
+    /// out around them where they were, so a reset should rebuild the scene instead.
+    pub fn obstacles_moved(&self) -> bool {
+        self.sim.obstacles_version() > 0 || self.sim.obstacles_moving()
     }
 
     /// Records that the scene now lives in the file `file` (saved there): relative paths resolve
@@ -349,6 +406,11 @@ fn simulate(
     let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, sim_options)?;
     sim.set_sources(ctx, emitters, sinks)?;
     Ok(sim)
+}
+
+/// Where `o` puts its mesh, as the simulation's live moves take it.
+fn placement(o: &ObstacleDesc) -> Placement {
+    Placement { rotation: o.rotation(), position: glam::Vec3::from(o.position), scale: o.scale }
 }
 
 /// `obstacles`' meshes in world space, as the renderer takes them.

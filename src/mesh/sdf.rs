@@ -43,14 +43,22 @@ impl DistanceField {
     /// The field of `mesh` over its bounds grown by `margin` metres on every side, sampled every
     /// `spacing` metres or more coarsely where that would pass [`MAX_FIELD_SAMPLES`].
     pub fn new(mesh: &TriangleMesh, margin: f32, spacing: f32) -> Result<Self, FieldError> {
+        Self::with_cap(mesh, margin, spacing, MAX_FIELD_SAMPLES)
+    }
+
+    /// [`DistanceField::new`] with at most `max_samples` samples (at least 8; and never more than
+    /// [`MAX_FIELD_SAMPLES`]): the grid is coarsened until it fits. A static obstacle scaled up live keeps
+    /// the room its field had on the GPU this way (src/sim/live_obstacles.rs).
+    pub fn with_cap(mesh: &TriangleMesh, margin: f32, spacing: f32, max_samples: usize) -> Result<Self, FieldError> {
+        let max_samples = max_samples.clamp(8, MAX_FIELD_SAMPLES);
         let (lo, hi) = mesh.bounds();
         let min = lo - margin;
         let size = hi - lo + 2.0 * margin;
         let mut spacing = spacing.max(size.max_element() * 1e-4);
         let dims_at = |s: f32| (size / s).ceil().as_uvec3().max(UVec3::ONE) + 1;
         let mut dims = dims_at(spacing);
-        while dims.as_u64vec3().element_product() > MAX_FIELD_SAMPLES as u64 {
-            let scale = (dims.as_dvec3().element_product() / MAX_FIELD_SAMPLES as f64).cbrt() as f32;
+        while dims.as_u64vec3().element_product() > max_samples as u64 {
+            let scale = (dims.as_dvec3().element_product() / max_samples as f64).cbrt() as f32;
             spacing *= scale.max(1.01);
             dims = dims_at(spacing);
         }
@@ -79,6 +87,19 @@ impl DistanceField {
             }
         });
         Ok(Self { min, spacing, dims, values })
+    }
+
+    /// The field of the mesh scaled by `k` (> 0) about its origin, from this one without sampling again:
+    /// the signed distance to `k M` at `k p` is `k` times the distance to `M` at `p`, so the samples,
+    /// their spacing and the grid's corner all scale by `k` (exact at the samples; the margin and the
+    /// spacing scale too: a field shrunk this way reaches less far out).
+    pub fn scaled(&self, k: f32) -> Self {
+        Self {
+            min: self.min * k,
+            spacing: self.spacing * k,
+            dims: self.dims,
+            values: self.values.iter().map(|v| v * k).collect(),
+        }
     }
 
     /// Sample (i, j, k), clamped to the grid.
@@ -143,6 +164,28 @@ mod tests {
         let (d, g) = f.sample(Vec3::new(0.5, 0.5, 0.1)).unwrap();
         assert!((d + 0.1).abs() < 1e-5 && (g.normalize() - Vec3::NEG_Z).length() < 1e-4, "{d} {g}");
         assert_eq!(f.distance(Vec3::splat(5.0)), f32::INFINITY);
+    }
+
+    #[test]
+    fn a_scaled_field_is_the_scaled_meshs_field() {
+        let mesh = TriangleMesh::cuboid(Vec3::ZERO, Vec3::ONE);
+        let f = DistanceField::new(&mesh, 0.25, 0.05).expect("a cube");
+        let big = TriangleMesh { vertices: mesh.vertices.iter().map(|&v| 1.5 * v).collect(), ..mesh.clone() };
+        let exact = DistanceField::new(&big, 0.375, 0.075).expect("a larger cube");
+        let scaled = f.scaled(1.5);
+        assert_eq!((scaled.dims, scaled.values.len()), (exact.dims, exact.values.len()));
+        assert!((scaled.min - exact.min).length() < 1e-5 && (scaled.spacing - exact.spacing).abs() < 1e-6);
+        for (a, b) in scaled.values.iter().zip(&exact.values) {
+            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn a_capped_field_fits_its_room() {
+        let mesh = TriangleMesh::cuboid(Vec3::ZERO, Vec3::ONE);
+        let f = DistanceField::with_cap(&mesh, 0.25, 0.05, 10_000).expect("a cube");
+        assert!(f.values.len() <= 10_000 && f.spacing > 0.05, "{:?} {}", f.dims, f.spacing);
+        assert!((f.distance(Vec3::splat(0.5)) + 0.5).abs() < 0.05);
     }
 
     #[test]

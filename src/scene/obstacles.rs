@@ -153,11 +153,31 @@ impl Scene {
         dx: f32,
         support: f32,
     ) -> Result<Obstacle, SceneError> {
+        let path = self.base_dir.join(&o.mesh);
+        let mesh = load_mesh(&path).map_err(|e| self.invalid(format!("{item}: {e}")))?;
+        let mesh = self.scaled_mesh(item, o, &mesh, dx)?;
+        let spacing = 0.5 * dx;
+        let margin = support + 2.0 * spacing;
+        let placed = Obstacle::new(o.mesh.clone(), mesh, o.rotation(), Vec3::from(o.position), margin, spacing)
+            .map_err(|e| self.invalid(format!("{item}: {e}")))?;
+        Ok(Obstacle { scale: o.scale, ..placed })
+    }
+
+    /// `mesh` (as read from `o`'s file, metres, unscaled) scaled by `o.scale`, after checking `o`'s
+    /// placement of it against the spacing `dx` and the domain (see the module docs; `item` names it in
+    /// errors): what a scene build places, and what an obstacle moved live is checked with
+    /// ([`crate::engine::Engine::move_obstacles`]; no file read).
+    pub fn scaled_mesh(
+        &self,
+        item: &str,
+        o: &ObstacleDesc,
+        mesh: &crate::mesh::TriangleMesh,
+        dx: f32,
+    ) -> Result<crate::mesh::TriangleMesh, SceneError> {
         let d = &self.domain;
         let (dlo, dhi) = (Vec3::from(d.min), Vec3::from(d.max));
         let fail = |what: String| self.invalid(format!("{item}: {what}"));
-        let path = self.base_dir.join(&o.mesh);
-        let mut mesh = load_mesh(&path).map_err(|e| fail(e.to_string()))?;
+        let mut mesh = mesh.clone();
         for v in &mut mesh.vertices {
             *v *= o.scale;
         }
@@ -192,8 +212,6 @@ impl Scene {
                 tuple(&whi.to_array())
             )));
         }
-        let spacing = 0.5 * dx;
-        let margin = support + 2.0 * spacing;
-        Obstacle::new(o.mesh.clone(), mesh, rotation, position, margin, spacing).map_err(|e| fail(e.to_string()))
+        Ok(mesh)
     }
 }

@@ -159,6 +159,8 @@ pub struct Bodies {
     masses: Vec<(f32, f32)>,
     /// The entries the last recorded step used ([`Bodies::water_frames`]).
     seen: Vec<ObstacleGpu>,
+    /// The static obstacles' fixed colliders, in the scene's order ([`Bodies::set_statics`]).
+    statics: Vec<rp::ColliderHandle>,
 }
 
 fn v(a: Vec3) -> rp::Vector {
@@ -231,11 +233,12 @@ impl Bodies {
             )
             .translation(rp::Vector::new(centre.x, 0.0, centre.y)),
         );
+        let mut static_handles = Vec::with_capacity(statics.len());
         for (k, o) in statics.iter().enumerate() {
             let vertices = o.world_vertices().into_iter().map(v).collect();
             let collider = rp::ColliderBuilder::trimesh(vertices, o.mesh.triangles.clone())
                 .map_err(|e| BodyError::Obstacle { obstacle: k + 1, name: o.name.clone(), cause: e.to_string() })?;
-            fixed(&mut world, collider);
+            static_handles.push(world.colliders.insert(collider.build()));
         }
         let mut handles = Vec::with_capacity(bodies.len());
         let mut handles_mass = Vec::with_capacity(bodies.len());
@@ -282,6 +285,7 @@ impl Bodies {
             water: vec![(Vec3::ZERO, 0.0); bodies.len()],
             masses: bodies.iter().zip(&handles_mass).map(|(b, &m)| (m, water.rho0 * m / b.density)).collect(),
             seen: Vec::new(),
+            statics: static_handles,
         };
         s.update_entries();
         Ok(s)
@@ -461,6 +465,20 @@ impl Bodies {
             let angular = g(body.angvel()) * keep;
             body.set_linvel(v(linear), true);
             body.set_angvel(v(angular), true);
+        }
+    }
+
+    /// Puts the static obstacles' colliders where `statics` (the same obstacles in the same order, moved,
+    /// turned or scaled live: src/sim/live_obstacles.rs) are now. A mesh rapier refuses (not expected: it
+    /// took the same triangles when built) keeps its collider where it was.
+    pub fn set_statics(&mut self, statics: &[Obstacle]) {
+        for (&h, o) in self.statics.iter().zip(statics) {
+            let vertices = o.world_vertices().into_iter().map(v).collect();
+            if let (Some(c), Ok(shape)) =
+                (self.world.colliders.get_mut(h), rp::SharedShape::trimesh(vertices, o.mesh.triangles.clone()))
+            {
+                c.set_shape(shape);
+            }
         }
     }
 

@@ -335,6 +335,7 @@ impl Simulation {
             terrain,
             obstacles: obstacle_list.to_vec(),
             bodies,
+            live: Default::default(),
             capacity: n32,
             buffers,
             bind,

@@ -31,6 +31,7 @@ mod ids;
 pub mod initial;
 mod integrate;
 pub mod kernel;
+pub mod live_obstacles;
 pub mod obstacles;
 pub mod params;
 mod pcisph;
@@ -237,6 +238,8 @@ pub struct Simulation {
     /// The floating and sinking bodies (after the obstacles in `buffers.obstacles`); `None` without any,
     /// and then no rigid-body work is done.
     bodies: Option<bodies::Bodies>,
+    /// The static obstacles' live moves ([`live_obstacles`]).
+    live: live_obstacles::LiveObstacles,
     /// Particles on the GPU: the scene's and the pool.
     capacity: u32,
     buffers: Buffers,
@@ -393,6 +396,7 @@ impl Simulation {
     /// boundaries and sinks, and emission while there are emitters.
     pub fn encode_step(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         self.particles_version += 1;
+        self.step_obstacles();
         let s = &self.stages;
         let surface_tension = (self.params.surface_tension > 0.0).then_some(&s.surface_tension);
         let mut step = self.step_context(encoder, profiler);

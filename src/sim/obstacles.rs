@@ -36,6 +36,10 @@ pub struct Obstacle {
     pub rotation: Quat,
     /// World position of the local origin, metres.
     pub position: Vec3,
+    /// The scale `mesh` has, applied to its file's coordinates (1 unless placed from a scene with
+    /// `scale`): `mesh` / `scale` is the file's mesh, which an obstacle scaled live starts from
+    /// (src/sim/live_obstacles.rs).
+    pub scale: f32,
 }
 
 impl Obstacle {
@@ -50,7 +54,7 @@ impl Obstacle {
         spacing: f32,
     ) -> Result<Self, FieldError> {
         let field = DistanceField::new(&mesh, margin, spacing)?;
-        Ok(Self { name, mesh: Arc::new(mesh), field: Arc::new(field), rotation, position })
+        Ok(Self { name, mesh: Arc::new(mesh), field: Arc::new(field), rotation, position, scale: 1.0 })
     }
 
     /// World point `p` in the local frame.

@@ -37,8 +37,12 @@ pub enum UiAction {
     SetGpus(usize),
     /// Load a built-in scene by name.
     LoadBuiltin(String),
-    /// Build the current scene again with these static obstacles (the panel's edited list).
+    /// Build the current scene again with these static obstacles (the panel's edited list: one added or
+    /// removed; the water starts again).
     SetObstacles(Vec<crate::scene::ObstacleDesc>),
+    /// Move, turn and scale the static obstacles to these placements live (the same obstacles; the water
+    /// goes on: `Engine::move_obstacles`). Where the scene runs on several GPUs, a rebuild.
+    MoveObstacles(Vec<crate::scene::ObstacleDesc>),
     /// Open the file dialog for a mesh to add as a static obstacle.
     AddObstacleDialog,
     /// Add the mesh at this path as a static obstacle (on the ground at the domain's centre) and rebuild.

@@ -2,8 +2,9 @@
 //! (or a typed path; a `.ron` or a heightmap PNG can also be dropped on the window), see the current
 //! scene's name, domain size and particle count, and edit its inflows (emitters) and outflows (sinks),
 //! which go to the simulation live (`Engine::set_sources`, which grows the emitters' pool as needed), and
-//! its static obstacles: moved, turned, scaled, removed or added from a mesh file, then applied by
-//! rebuilding the scene with them (a background build; the water starts again). Loading and saving happen in the app;
+//! its static obstacles: moved, turned and scaled live as the values are dragged (the water goes on and is
+//! pushed aside), removed or added from a mesh file by rebuilding the scene with them (a background
+//! build; the water starts again; on several GPUs every obstacle edit is such a rebuild). Loading and saving happen in the app;
 //! a failure shows in the error banner and the current scene keeps running. Saving writes the current
 //! solver parameters and camera with the scene.
 
@@ -123,7 +124,7 @@ pub fn scene_panel_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, info: &Fra
         if sources_ui(ui, state, scene) {
             actions.push(UiAction::SetSources { emitters: state.emitters.clone(), sinks: state.sinks.clone() });
         }
-        actions.extend(obstacles_ui(ui, state, scene));
+        actions.extend(obstacles_ui(ui, state, scene, info.sim.is_some()));
         bodies_ui(ui, scene, info.sim.and_then(|s| s.bodies()));
     });
     actions
@@ -163,9 +164,11 @@ fn body_lines(scene: &Scene, states: Option<&[crate::sim::bodies::BodyState]>) -
 }
 
 /// The scene's static obstacles: each one's mesh file, position (m), rotation about x, y, z (degrees) and
-/// scale, edited in `state`; "Apply (rebuild)" sends the edited list, "Add mesh…" opens the file dialog
-/// for one more (the app adds it and rebuilds).
-fn obstacles_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> Option<UiAction> {
+/// scale, edited in `state`. Where the scene runs (`live`: one GPU) a change of these is sent as it is made
+/// ([`UiAction::MoveObstacles`]: the obstacle travels there and pushes the water aside); "Remove" and "Add
+/// mesh…" (the file dialog; the app adds it) change the list, which "Apply (rebuild)" builds anew (the
+/// water starts again). Not live (several GPUs, or nothing built), Apply rebuilds for every edit.
+fn obstacles_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene, live: bool) -> Option<UiAction> {
     let mut action = None;
     let title = format!("Obstacles ({})", scene.obstacles.len());
     egui::CollapsingHeader::new(title).id_salt("obstacles").show(ui, |ui| {
@@ -174,6 +177,7 @@ fn obstacles_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -
         }
         let size = (0..3).map(|i| scene.domain.max[i] - scene.domain.min[i]).fold(0.0f32, f32::max);
         let mut remove = None;
+        let mut moved = false;
         for (k, o) in state.obstacles.iter_mut().enumerate() {
             ui.horizontal(|ui| {
                 ui.label(format!("{}. {}", k + 1, o.mesh)).on_hover_text(o.mesh.as_str());
@@ -183,38 +187,70 @@ fn obstacles_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -
             });
             ui.horizontal(|ui| {
                 ui.label("at").on_hover_text("World position of the mesh's origin, metres (x, y up, z)");
-                vec3_ui(ui, &mut o.position, 0.002 * size, " m");
+                moved |= vec3_ui(ui, &mut o.position, 0.002 * size, " m");
             });
             ui.horizontal(|ui| {
                 ui.label("turned").on_hover_text("Rotation about the world x, then y, then z axis, degrees");
-                vec3_ui(ui, &mut o.rotation_deg, 0.5, "°");
+                moved |= vec3_ui(ui, &mut o.rotation_deg, 0.5, "°");
             });
             ui.horizontal(|ui| {
                 ui.label("scale").on_hover_text("Uniform scale of the mesh's coordinates (its units are metres)");
-                ui.add(egui::DragValue::new(&mut o.scale).speed(0.01).range(0.001..=1000.0).max_decimals(3));
+                moved |= ui
+                    .add(egui::DragValue::new(&mut o.scale).speed(0.01).range(0.001..=1000.0).max_decimals(3))
+                    .changed();
             });
         }
         if let Some(k) = remove {
             state.obstacles.remove(k);
         }
-        let edited = state.obstacles != scene.obstacles;
+        let (action_now, rebuild) = obstacle_edits(state, scene, live, moved);
+        action = action_now;
+        if live {
+            ui.weak("Moves, turns and scales apply as you drag: the water goes on.");
+        }
         ui.horizontal(|ui| {
             ui.add_enabled_ui(!state.dialog_open, |ui| {
-                if ui.button("Add mesh…").on_hover_text("Place a closed mesh (OBJ, STL, glTF) in the scene").clicked()
+                if ui
+                    .button("Add mesh…")
+                    .on_hover_text(
+                        "Place a closed mesh (OBJ, STL, glTF) in the scene (a rebuild: the water starts again)",
+                    )
+                    .clicked()
                 {
                     action = Some(UiAction::AddObstacleDialog);
                 }
             });
-            let apply = ui.add_enabled(edited, egui::Button::new("Apply (rebuild)"));
-            if apply.on_hover_text("Build the scene again with these obstacles: the water starts again").clicked() {
+            let apply = ui.add_enabled(rebuild, egui::Button::new("Apply (rebuild)"));
+            let why = if live {
+                "An obstacle was removed: build the scene again with these obstacles (the water starts again)"
+            } else {
+                "Build the scene again with these obstacles: the water starts again (on several GPUs every edit \
+                 is a rebuild)"
+            };
+            if apply.on_hover_text(why).clicked() {
                 action = Some(UiAction::SetObstacles(state.obstacles.clone()));
             }
-            if ui.add_enabled(edited, egui::Button::new("Revert")).clicked() {
+            if ui.add_enabled(state.obstacles != scene.obstacles, egui::Button::new("Revert")).clicked() {
                 state.obstacles = scene.obstacles.clone();
             }
         });
     });
     action
+}
+
+/// What the obstacles' edits in `state` ask for against the running `scene`: (the action to send now,
+/// whether "Apply (rebuild)" has something to build). Live (`live`, one GPU), a placement changed this
+/// frame (`moved`) of the same obstacles is sent at once ([`UiAction::MoveObstacles`]) and only another
+/// list (one removed) waits for a rebuild; not live, every difference waits for the rebuild.
+fn obstacle_edits(state: &ScenePanelState, scene: &Scene, live: bool, moved: bool) -> (Option<UiAction>, bool) {
+    let same_list = state.obstacles.len() == scene.obstacles.len()
+        && state.obstacles.iter().zip(&scene.obstacles).all(|(a, b)| a.mesh == b.mesh);
+    if !live {
+        return (None, state.obstacles != scene.obstacles);
+    }
+    let send = (moved && same_list && state.obstacles != scene.obstacles)
+        .then(|| UiAction::MoveObstacles(state.obstacles.clone()));
+    (send, !same_list)
 }
 
 /// Drag values for a point, metres.
@@ -329,6 +365,23 @@ mod tests {
         assert_ne!(state.obstacles, scene.obstacles, "an edit differs from the scene");
         state.sync_from(&Scene::builtin("dam_break").expect("built in"));
         assert!(state.obstacles.is_empty(), "a scene without obstacles empties the list");
+    }
+
+    /// A dragged placement goes to the running scene at once; a removal waits for Apply (rebuild); on
+    /// several GPUs (not live) every edit waits for it.
+    #[test]
+    fn placements_go_live_and_removals_wait_for_a_rebuild() {
+        let scene = Scene::builtin("dam_break_box").expect("built in");
+        let mut state = ScenePanelState::new(&scene);
+        assert!(matches!(obstacle_edits(&state, &scene, true, false), (None, false)), "nothing edited");
+        state.obstacles[0].position[0] -= 0.5;
+        match obstacle_edits(&state, &scene, true, true) {
+            (Some(UiAction::MoveObstacles(o)), false) => assert_eq!(o, state.obstacles),
+            other => panic!("a drag is not sent live: {:?}", other.0.is_some()),
+        }
+        assert!(matches!(obstacle_edits(&state, &scene, false, true), (None, true)), "several GPUs: Apply");
+        state.obstacles.clear();
+        assert!(matches!(obstacle_edits(&state, &scene, true, true), (None, true)), "a removal: Apply");
     }
 
     #[test]
