@@ -155,14 +155,7 @@ impl TerrainPass {
             frame::pass_pipeline_layout(device, "terrain shadow pipeline layout", &shadow_layout);
         let shadow_module = gpu::shader::module(device, "render/terrain_shadow.wgsl");
         let shadow_pipeline = gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
-        let fs = wgpu::ShaderStages::FRAGMENT;
-        let sky_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("terrain sky bind group layout"),
-            entries: &[
-                frame::texture_entry(0, fs, true, wgpu::TextureViewDimension::Cube),
-                frame::sampler_entry(1, fs),
-            ],
-        });
+        let sky_layout = sky_layout(device);
         let receiver = super::water_shadow::receiver_layout(device);
         let frame_layout = frame::frame_bind_group_layout(device);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -280,6 +273,19 @@ impl TerrainPass {
         }
     }
 
+    /// The heightfield as the obstacles read it ([`super::obstacles::HeightfieldBuffers`]): the grid
+    /// uniform ([`TerrainUniform`]) and the heights (f32). New buffers after [`TerrainPass::set_heightfield`]
+    /// when the sample count changed.
+    pub fn heightfield(&self) -> super::obstacles::HeightfieldBuffers<'_> {
+        (&self.data.uniform, &self.data.heights)
+    }
+
+    /// Bind group 3 of the terrain's pipelines and of the things lit as it is (the obstacles): the sky
+    /// cubemap the fog fades toward, of [`sky_layout`]; none before [`TerrainPass::set_sky`].
+    pub fn sky_group(&self) -> Option<&wgpu::BindGroup> {
+        self.sky_group.as_ref().map(|(_, group)| group)
+    }
+
     /// The wetness per height sample (f32, 0 dry .. 1 soaked, index `iz * nx + ix`).
     pub fn wetness(&self) -> &wgpu::Buffer {
         &self.data.wetness
@@ -395,6 +401,16 @@ impl Pass for TerrainPass {
             pass.draw(0..2 * nx, 0..nz - 1);
         }
     }
+}
+
+/// Layout of bind group 3 of the terrain's pipelines (and the obstacles'): the sky cubemap the distance
+/// fog fades toward and its filtering sampler (`shaders/render/surface_light.wgsl`).
+pub fn sky_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+    let fs = wgpu::ShaderStages::FRAGMENT;
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("terrain sky bind group layout"),
+        entries: &[frame::texture_entry(0, fs, true, wgpu::TextureViewDimension::Cube), frame::sampler_entry(1, fs)],
+    })
 }
 
 fn upload(
