@@ -6,6 +6,7 @@
 mod common;
 
 use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
+use waterview::gpu::split::SplitBuffer;
 use waterview::render::water_shadow::{WaterShadowInput, WaterShadowPass, NO_WATER_DEPTH};
 use waterview::render::{
     read_texture_rgba_f32, render_to_image, Ellipsoid, EllipsoidBuffers, Offscreen, OrbitCamera, ParticleSource,
@@ -46,6 +47,25 @@ fn pool() -> Vec<Vec4> {
     out
 }
 
+/// `particles` at rest on the GPU: their positions and zero velocities.
+fn at_rest(ctx: &waterview::gpu::GpuContext, particles: &[Vec4]) -> (SplitBuffer, SplitBuffer) {
+    let split =
+        |label: &str, data: &[u8]| SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, data).expect("fits");
+    (
+        split("pool positions", bytemuck::cast_slice(particles)),
+        split("pool velocities", &vec![0u8; particles.len() * 16]),
+    )
+}
+
+/// The pool's look: the sun from +x at [`SUN_ELEVATION`], the water's shadow on, the ground kept dry.
+fn pool_settings() -> RenderSettings {
+    let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };
+    settings.fluid.dx = DX;
+    settings.wet_ground = false;
+    settings.water_shadow = true;
+    settings
+}
+
 /// The ground in the pool's shadow (under the pool as the sun sees it) is darker with the water's shadow than without
 /// it, and bluer (the water absorbs red most); ground away from the water is unchanged. The light-space map holds the
 /// sun ray's path through the pool where it crosses it.
@@ -73,11 +93,7 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str, method: SplatMethod) {
     let ctx = common::gpu();
     let hf = Heightfield::flat(Vec2::ZERO, Vec2::new(4.0, 4.0), 0.0);
     let particles = pool();
-    let split = |label: &str, data: &[u8]| {
-        waterview::gpu::split::SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, data).expect("fits")
-    };
-    let positions = split("pool positions", bytemuck::cast_slice(&particles));
-    let velocities = split("pool velocities", &vec![0u8; particles.len() * 16]);
+    let (positions, velocities) = at_rest(&ctx, &particles);
     let source = ParticleSource { tank, ..ParticleSource::buffers(&positions, &velocities, particles.len() as u32) };
     // From the -x side, above: the shadow (toward -x) lies between the eye and the pool.
     let camera = OrbitCamera {
@@ -89,11 +105,8 @@ fn pool_shades_the_ground(tank: Option<Tank>, name: &str, method: SplatMethod) {
         lens_shift: 0.0,
     };
     let size = (240, 180);
-    let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };
-    settings.fluid.dx = DX;
+    let mut settings = pool_settings();
     settings.fluid.splats = method;
-    settings.wet_ground = false;
-    settings.water_shadow = true;
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     let on = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size);
     let map = read_texture_rgba_f32(&ctx, renderer.water_shadow().map());
@@ -165,11 +178,7 @@ fn a_box_standing_in_a_pool_gets_the_waters_shadow() {
         .into_iter()
         .filter(|p| p.truncate().cmplt(lo - 0.5 * DX).any() || p.truncate().cmpgt(hi + 0.5 * DX).any())
         .collect();
-    let split = |label: &str, data: &[u8]| {
-        waterview::gpu::split::SplitBuffer::new_init(&ctx.device, &ctx.queue, label, 16, data).expect("fits")
-    };
-    let positions = split("pool positions", bytemuck::cast_slice(&particles));
-    let velocities = split("pool velocities", &vec![0u8; particles.len() * 16]);
+    let (positions, velocities) = at_rest(&ctx, &particles);
     let source = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
     // From the +x side (the sun's), a little above: the box's sunward face, behind the water up to 0.4 m.
     let camera = OrbitCamera {
@@ -181,10 +190,7 @@ fn a_box_standing_in_a_pool_gets_the_waters_shadow() {
         lens_shift: 0.0,
     };
     let size = (240, 180);
-    let mut settings = RenderSettings { sun_azimuth_deg: 90.0, sun_elevation_deg: SUN_ELEVATION, ..Default::default() };
-    settings.fluid.dx = DX;
-    settings.wet_ground = false;
-    settings.water_shadow = true;
+    let settings = pool_settings();
     let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &hf);
     renderer.set_obstacles(&ctx, &[common::box_mesh(lo, hi)]);
     let on = render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size);

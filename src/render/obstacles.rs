@@ -127,7 +127,6 @@ impl ObstaclesPass {
         });
         let frame_layout = frame::frame_bind_group_layout(device);
         let sky_layout = super::terrain::sky_layout(device);
-        let receiver = super::water_shadow::receiver_layout(device);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("obstacles pipeline layout"),
             bind_group_layouts: &[Some(&frame_layout), Some(&layout), None, Some(&sky_layout)],
@@ -145,26 +144,16 @@ impl ObstaclesPass {
             Some(frame::depth_state(frame::DEPTH_COMPARE, true)),
             &frame::output_constants(color_format),
         );
-        let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("obstacles water shadow pipeline layout"),
-            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver), Some(&sky_layout)],
-            immediate_size: 0,
-        });
-        // Over the obstacles already drawn: the same fragments (equal depth), multiplied into the frame.
-        let water_pipeline = frame::render_pipeline(
+        // Over the obstacles already drawn: the same fragments (equal depth).
+        let water_pipeline = super::water_shadow::receiver_pipeline(
             device,
             "obstacles water shadow pipeline",
-            &water_layout,
             &module,
             ("vs_main", "fs_water_shadow"),
             cull,
-            wgpu::ColorTargetState {
-                format: color_format,
-                blend: Some(super::water_shadow::MULTIPLY),
-                write_mask: wgpu::ColorWrites::ALL,
-            },
-            Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
-            &frame::output_constants(color_format),
+            color_format,
+            (&layout, Some(&sky_layout)),
+            wgpu::CompareFunction::Equal,
         );
         let style_data = ObstacleStyle { albedo: ALBEDO, terrain_shadow: 1.0 };
         let style = gpu::uniform_buffer_init(device, "obstacles style", bytemuck::bytes_of(&style_data));

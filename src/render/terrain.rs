@@ -156,7 +156,6 @@ impl TerrainPass {
         let shadow_module = gpu::shader::module(device, "render/terrain_shadow.wgsl");
         let shadow_pipeline = gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
         let sky_layout = sky_layout(device);
-        let receiver = super::water_shadow::receiver_layout(device);
         let frame_layout = frame::frame_bind_group_layout(device);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain pipeline layout"),
@@ -187,25 +186,15 @@ impl TerrainPass {
             Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
             &frame::output_constants(color_format),
         );
-        let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("terrain water shadow pipeline layout"),
-            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver), Some(&sky_layout)],
-            immediate_size: 0,
-        });
-        let water_pipeline = frame::render_pipeline(
+        let water_pipeline = super::water_shadow::receiver_pipeline(
             device,
             "terrain water shadow pipeline",
-            &water_layout,
             &module,
             ("vs_main", "fs_water_shadow"),
             strips,
-            wgpu::ColorTargetState {
-                format: color_format,
-                blend: Some(super::water_shadow::MULTIPLY),
-                write_mask: wgpu::ColorWrites::ALL,
-            },
-            Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
-            &frame::output_constants(color_format),
+            color_format,
+            (&layout, Some(&sky_layout)),
+            wgpu::CompareFunction::Equal,
         );
         let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
         let uniform_data = TerrainUniform::from_heightfield(&flat);
