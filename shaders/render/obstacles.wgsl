@@ -3,8 +3,8 @@
 // buffers). Lit as the terrain they stand on is, by the same function (render/surface_light.wgsl):
 // Lambert sun shadowed by the obstacles (common/obstacle_shadow.wgsl) and by the terrain (the
 // heightfield's soft shadow marched toward the sun from the point, render/heightfield.wgsl, as
-// terrain_shadow.wgsl does per height sample), the hemispheric sky ambient, and the terrain's distance
-// fog toward the sky cubemap. Opaque, depth tested and written (reversed Z), drawn with the background so
+// terrain_shadow.wgsl does per height sample), the hemispheric sky ambient, and the distance fog of the
+// ground they stand on (the terrain's, or a box scene's ground's) toward the sky cubemap. Opaque, depth tested and written (reversed Z), drawn with the background so
 // the water refracts them and hides what lies behind it. fs_water_shadow, over the obstacles already drawn
 // (equal depth), multiplies the frame by the ratio of their colour with the sun's light through the water
 // (render/water_receiver.wgsl) to the colour without, as terrain.wgsl's does for the ground.
@@ -21,7 +21,11 @@ struct ObstacleCorner {
 // Rust twin: ObstacleStyle in src/render/obstacles.rs.
 struct ObstacleStyle {
     albedo: vec3<f32>,
+    fog_density: f32,     // 1/m
     terrain_shadow: f32,  // 1: the terrain shadows the obstacles, 0: not (the terrain is not drawn)
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
 }
 
 @group(1) @binding(2) var<uniform> style: ObstacleStyle;
@@ -51,7 +55,7 @@ fn obstacle_light(in: VsOut) -> SurfaceLight {
     if style.terrain_shadow > 0.5 {
         sun *= sun_shadow(in.world, n, camera.sun_dir);
     }
-    return surface_light(in.world, style.albedo, n, sun, 1.0);
+    return surface_light(in.world, style.albedo, n, sun, 1.0, style.fog_density);
 }
 
 @fragment

@@ -2,11 +2,12 @@
 // on it (obstacles.wgsl), so a house sits in the same light and haze as the ground around it: Lambert sun
 // times the shadows falling on the point (the caller's: the terrain's soft shadow, the obstacles' shadow
 // map), the hemispheric sky ambient (common/camera.wgsl) times the caller's sky visibility, and
-// exponential distance fog, with the terrain's extinction, toward the sky cubemap seen along the view ray
+// exponential distance fog (the caller's extinction: the terrain's, or a box scene's ground's for the
+// obstacles standing on it) toward the sky cubemap seen along the view ray
 // (the generated atmosphere or a loaded sky, as the background draws it), so far things fade into the sky
 // behind them. The water's shadow (render/water_receiver.wgsl) takes away part of the sun's light in a
 // second draw over the first: `water_shadow_ratio` is the factor that draw multiplies into the frame.
-// Bind groups: 1 = the heightfield (render/heightfield.wgsl: its fog extinction and the sky's exposure),
+// Bind groups: 1 = the heightfield (render/heightfield.wgsl: the sky's exposure),
 // 2 = the water's light (the water-shadow draws only), 3 = the sky cubemap and its sampler.
 #import "common/camera.wgsl"
 #import "render/heightfield.wgsl"
@@ -34,8 +35,9 @@ struct SurfaceLight {
 }
 
 // The light of world point `p` with diffuse `albedo` and unit shading normal `n`: `sun_visible` (0..1) of
-// the sun reaches it past the terrain and the obstacles, `sky_visible` (0..1) scales the sky's light.
-fn surface_light(p: vec3<f32>, albedo: vec3<f32>, n: vec3<f32>, sun_visible: f32, sky_visible: f32) -> SurfaceLight {
+// the sun reaches it past the terrain and the obstacles, `sky_visible` (0..1) scales the sky's light;
+// the fog's extinction is `fog_density` (1/m).
+fn surface_light(p: vec3<f32>, albedo: vec3<f32>, n: vec3<f32>, sun_visible: f32, sky_visible: f32, fog_density: f32) -> SurfaceLight {
     let to_eye = camera.eye - p;
     let dist = length(to_eye);
     return SurfaceLight(
@@ -43,7 +45,7 @@ fn surface_light(p: vec3<f32>, albedo: vec3<f32>, n: vec3<f32>, sun_visible: f32
         sun_radiance() * (max(dot(n, camera.sun_dir), 0.0) * sun_visible),
         sky_ambient(n) * sky_visible,
         fog_sky(-to_eye / max(dist, 1e-6)),
-        1.0 - exp(-dist * terrain.fog_density),
+        1.0 - exp(-dist * fog_density),
     );
 }
 

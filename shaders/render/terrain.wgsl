@@ -271,7 +271,8 @@ fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> SurfaceLight {
     let n = normalize(n_mesh + mix(0.25, 0.45, ground.rock) * detail.bump);
     // Some light reaches even where no sky is seen (bounced off the slopes around).
     let ambient = 0.15 + 0.85 * sky_visibility_at(p.xz);
-    return surface_light(p, ground.albedo, n, shadow_at(p.xz) * obstacle_shadow(p, n_mesh), ambient);
+    let sun = shadow_at(p.xz) * obstacle_shadow(p, n_mesh);
+    return surface_light(p, ground.albedo, n, sun, ambient, terrain.fog_density);
 }
 
 @fragment

@@ -460,8 +460,13 @@ impl Renderer {
         self.terrain.set_sky(ctx, sky, self.sky.sampler(), self.sky.exposure());
         if !restored {
             self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
-            let input = ObstaclesInput { sky: self.terrain.sky_group(), terrain_shadow: terrain_drawn };
-            self.obstacles.encode(&mut frame, input);
+            // The obstacles sit in the haze of the ground they stand on.
+            let fog_density = match tank.filter(|t| t.floor) {
+                Some(t) => tank::TankUniform::new(&t, 1.0).fog_density,
+                None => self.terrain.fog_density(),
+            };
+            let sky = self.terrain.sky_group();
+            self.obstacles.encode(&mut frame, ObstaclesInput { sky, terrain_shadow: terrain_drawn, fog_density });
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));

@@ -2,8 +2,8 @@
 //! meshes, in world space, flat-shaded with its face normal and lit as the terrain is, by the same WGSL
 //! (`shaders/render/surface_light.wgsl`): Lambert sun shadowed by the obstacles' shadow map and by the
 //! terrain (the heightfield's soft shadow marched toward the sun per pixel; the terrain's own is baked per
-//! height sample, which holds the shadow on the ground only), hemispheric sky ambient, and the terrain's
-//! distance fog toward the sky cubemap. The corners go to one storage buffer when the scene's obstacles
+//! height sample, which holds the shadow on the ground only), hemispheric sky ambient, and the distance
+//! fog of the ground they stand on (the terrain's, or a box scene's tank ground's) toward the sky cubemap. The corners go to one storage buffer when the scene's obstacles
 //! are set ([`ObstaclesPass::set_meshes`]); the vertex shader reads them by index (no vertex buffers).
 //! Drawn with the background, after the terrain and before the background cache stores it ("obstacles"),
 //! opaque and depth written, so the particles and the water are depth tested against them and the water
@@ -46,10 +46,15 @@ pub struct ObstacleCorner {
 pub struct ObstacleStyle {
     /// Diffuse albedo (linear RGB): pale concrete.
     pub albedo: [f32; 3],
+    /// Extinction of the distance fog, 1/m: the ground's the obstacles stand on.
+    pub fog_density: f32,
     /// 1: the terrain shadows the obstacles; 0: not (the terrain is not drawn, e.g. under a tank's ground).
     pub terrain_shadow: f32,
+    pub _pad0: f32,
+    pub _pad1: f32,
+    pub _pad2: f32,
 }
-const _: () = assert!(size_of::<ObstacleStyle>() == 16);
+const _: () = assert!(size_of::<ObstacleStyle>() == 32);
 
 /// The obstacles' albedo (linear RGB): pale concrete.
 const ALBEDO: [f32; 3] = [0.42, 0.40, 0.37];
@@ -62,6 +67,9 @@ pub struct ObstaclesInput<'a> {
     pub sky: Option<&'a wgpu::BindGroup>,
     /// Whether the terrain is drawn, and so shadows the obstacles.
     pub terrain_shadow: bool,
+    /// Extinction of the distance fog, 1/m: the ground's they stand on (the terrain's, or a box scene's
+    /// tank ground's), so they sit in its haze.
+    pub fog_density: f32,
 }
 
 /// The heightfield the obstacles stand on, as [`super::TerrainPass::heightfield`] gives it: its uniform
@@ -155,7 +163,7 @@ impl ObstaclesPass {
             (&layout, Some(&sky_layout)),
             wgpu::CompareFunction::Equal,
         );
-        let style_data = ObstacleStyle { albedo: ALBEDO, terrain_shadow: 1.0 };
+        let style_data = ObstacleStyle { albedo: ALBEDO, terrain_shadow: 1.0, ..bytemuck::Zeroable::zeroed() };
         let style = gpu::uniform_buffer_init(device, "obstacles style", bytemuck::bytes_of(&style_data));
         let heightfield = (heightfield.0.clone(), heightfield.1.clone());
         Self { pipeline, water_pipeline, layout, style, style_data, heightfield, bound: None }
@@ -235,9 +243,10 @@ impl Pass for ObstaclesPass {
     fn encode(&mut self, frame: &mut Frame<'_>, input: ObstaclesInput<'_>) {
         let (Some(Corners { group, count, .. }), Some(sky)) = (&self.bound, input.sky) else { return };
         let terrain_shadow = if input.terrain_shadow { 1.0 } else { 0.0 };
-        if self.style_data.terrain_shadow != terrain_shadow {
-            self.style_data.terrain_shadow = terrain_shadow;
-            frame.queue.write_buffer(&self.style, 0, bytemuck::bytes_of(&self.style_data));
+        let style = ObstacleStyle { fog_density: input.fog_density, terrain_shadow, ..self.style_data };
+        if self.style_data != style {
+            self.style_data = style;
+            frame.queue.write_buffer(&self.style, 0, bytemuck::bytes_of(&style));
         }
         let mut pass = frame.target_pass("obstacles", false);
         pass.set_pipeline(&self.pipeline);

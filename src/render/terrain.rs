@@ -269,6 +269,11 @@ impl TerrainPass {
         (&self.data.uniform, &self.data.heights)
     }
 
+    /// Extinction of the terrain's distance fog, 1/m.
+    pub fn fog_density(&self) -> f32 {
+        self.uniform_data.fog_density
+    }
+
     /// Bind group 3 of the terrain's pipelines and of the things lit as it is (the obstacles): the sky
     /// cubemap the fog fades toward, of [`sky_layout`]; none before [`TerrainPass::set_sky`].
     pub fn sky_group(&self) -> Option<&wgpu::BindGroup> {
