@@ -67,7 +67,9 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
 // the pipeline; pixels the water's light does not reach are discarded.
 @fragment
 fn fs_water_shadow(in: VsOut) -> @location(0) vec4<f32> {
-    let water = water_transmittance(in.world);
+    // Wholly under the water one margin past its surface: none on a wall above the water with water
+    // behind it (render/water_receiver.wgsl).
+    let water = water_transmittance_behind(in.world, water_light.margin);
     // The shading inside the branch (a discarded fragment goes on as a helper invocation).
     if any(water < vec3<f32>(0.999)) {
         return water_shadow_ratio(obstacle_light(in), water);
