@@ -3,8 +3,9 @@
 //! (`shaders/render/surface_light.wgsl`): Lambert sun shadowed by the obstacles' shadow map and by the
 //! terrain (the heightfield's soft shadow marched toward the sun per pixel; the terrain's own is baked per
 //! height sample, which holds the shadow on the ground only), hemispheric sky ambient, and the distance
-//! fog of the ground they stand on (the terrain's, or a box scene's tank ground's) toward the sky cubemap. The corners go to one storage buffer when the scene's obstacles
-//! are set ([`ObstaclesPass::set_meshes`]); the vertex shader reads them by index (no vertex buffers).
+//! fog of the ground they stand on (the terrain's, or a box scene's tank ground's) toward the sky cubemap.
+//! The corners go to one storage buffer when the scene's obstacles are set ([`ObstaclesPass::set_meshes`]);
+//! the vertex shader reads them by index (no vertex buffers).
 //! Drawn with the background, after the terrain and before the background cache stores it ("obstacles"),
 //! opaque and depth written, so the particles and the water are depth tested against them and the water
 //! refracts them. Where the water's light is dimmed ([`super::water_shadow`]), "obstacles water shadow"
@@ -17,6 +18,7 @@
 
 use super::frame;
 use super::pass::{Frame, Pass};
+use super::terrain::HeightfieldBuffers;
 use crate::gpu::{self, GpuContext};
 use glam::Vec3;
 
@@ -71,10 +73,6 @@ pub struct ObstaclesInput<'a> {
     /// tank ground's), so they sit in its haze.
     pub fog_density: f32,
 }
-
-/// The heightfield the obstacles stand on, as [`super::TerrainPass::heightfield`] gives it: its uniform
-/// (`TerrainUniform`) and its heights (f32).
-pub type HeightfieldBuffers<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer);
 
 /// The corners of `meshes`' triangles, three per triangle, each with its face's normal (triangles of no
 /// area get +y).

@@ -77,6 +77,11 @@ impl TerrainUniform {
     }
 }
 
+/// A heightfield's buffers as the things standing on it read them (bind group 1 bindings 0 and 1, as
+/// `shaders/render/heightfield.wgsl` declares them): the grid uniform ([`TerrainUniform`]) and the heights
+/// (f32, metres).
+pub type HeightfieldBuffers<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer);
+
 /// The terrain pass: pipelines, and the heights, grid uniform and shadow factors of the current heightfield.
 pub struct TerrainPass {
     pipeline: wgpu::RenderPipeline,
@@ -262,10 +267,9 @@ impl TerrainPass {
         }
     }
 
-    /// The heightfield as the obstacles read it ([`super::obstacles::HeightfieldBuffers`]): the grid
-    /// uniform ([`TerrainUniform`]) and the heights (f32). New buffers after [`TerrainPass::set_heightfield`]
-    /// when the sample count changed.
-    pub fn heightfield(&self) -> super::obstacles::HeightfieldBuffers<'_> {
+    /// The heightfield as the obstacles read it: the grid uniform ([`TerrainUniform`]) and the heights
+    /// (f32). New buffers after [`TerrainPass::set_heightfield`] when the sample count changed.
+    pub fn heightfield(&self) -> HeightfieldBuffers<'_> {
         (&self.data.uniform, &self.data.heights)
     }
 
