@@ -249,10 +249,11 @@ fn an_obstacle_casts_its_shadow_on_the_ground() {
 }
 
 /// The terrain shadows the obstacles (src/render/obstacles.rs, the heightfield's soft shadow marched from
-/// each pixel toward the sun): a box's top behind a ridge, on the side away from a low sun, is darker
-/// than the same box's top on flat ground (lit by the sky alone). Measured on lavapipe: luminance 147
-/// behind the ridge against 221 on flat ground (before the obstacles were shadowed by the terrain, the
-/// same on both).
+/// each pixel toward the sun): a box's top behind a ridge, on the side away from a low sun (lit by the sky
+/// alone), is darker than the same box's top once the renderer's terrain is set to flat ground of another
+/// sample count (the obstacles then read the terrain's new buffers). Measured on lavapipe: luminance 147
+/// behind the ridge against 221 on flat ground (before the obstacles were shadowed by the terrain, the same
+/// on both).
 #[test]
 fn the_terrain_shadows_an_obstacle() {
     use waterview::render::{render_to_image, OrbitCamera, RenderSettings, Renderer, OFFSCREEN_FORMAT};
@@ -267,7 +268,8 @@ fn the_terrain_shadows_an_obstacle() {
             2.5 * ((x - 2.9) / 0.1).clamp(0.0, 1.0) * ((3.9 - x) / 0.1).clamp(0.0, 1.0)
         })
         .collect();
-    let flat = Heightfield { heights: vec![0.0; 41 * 41], ..ridge.clone() };
+    // Another sample count: the terrain's buffers are made anew, and the obstacles must read the new ones.
+    let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::splat(4.0), 0.0);
     let (lo, hi) = (Vec3::new(1.85, 0.0, 1.7), Vec3::new(2.15, 0.8, 2.3));
     // From the -x side, above; the sun from +x, 35 degrees up: the ridge's shadow reaches 3.6 m toward -x.
     let camera = OrbitCamera {
@@ -287,9 +289,10 @@ fn the_terrain_shadows_an_obstacle() {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
     std::fs::create_dir_all(&out).ok();
     let mut luma = Vec::new();
+    let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, &ridge);
+    renderer.set_obstacles(&ctx, &[common::box_mesh(lo, hi)]);
     for (name, hf) in [("ridge", &ridge), ("flat", &flat)] {
-        let mut renderer = Renderer::new(&ctx, OFFSCREEN_FORMAT, hf);
-        renderer.set_obstacles(&ctx, &[common::box_mesh(lo, hi)]);
+        renderer.set_terrain(&ctx, hf);
         let img = render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
         img.save(out.join(format!("obstacle_terrain_shadow_{name}.png"))).ok();
         let c = img.get_pixel(x.min(size.0 - 1), y.min(size.1 - 1)).0;
