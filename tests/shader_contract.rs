@@ -237,7 +237,7 @@ fn twins() -> Vec<Twin> {
         SinkGpu => "sim/common.wgsl" :: SinkGpu { min, _pad0, max, _pad1 },
         SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
         ObstacleCorner => "render/obstacles.wgsl" :: ObstacleCorner { position, normal },
-        ObstacleStyle => "render/obstacles.wgsl" :: ObstacleStyle { albedo, fog_density },
+        ObstacleStyle => "render/obstacles.wgsl" :: ObstacleStyle { albedo, fog_density, terrain_shadow, _pad0, _pad1, _pad2 },
         ObstacleGpu => "sim/common.wgsl" :: ObstacleGpu {
             axis_x, axis_y, axis_z, position, grid_min, spacing, dims, offset, velocity, angular, centre,
         },

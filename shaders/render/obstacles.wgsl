@@ -1,10 +1,15 @@
-// Static obstacles (Rust: src/render/obstacles.rs): their triangles, flat-shaded, drawn straight from a
-// storage buffer of corners (position, face normal) by vertex index (no vertex buffers). Lit as the
-// terrain is: Lambert sun (shadowed by the obstacles, common/obstacle_shadow.wgsl) plus the hemispheric
-// sky ambient (common/camera.wgsl), with the terrain's
-// exponential distance fog toward the horizon haze. Opaque, depth tested and written (reversed Z), drawn
-// with the background so the water refracts them and hides what lies behind it.
-#import "common/camera.wgsl"
+// Static obstacles and floating bodies (Rust: src/render/obstacles.rs): their triangles, flat-shaded,
+// drawn straight from a storage buffer of corners (position, face normal) by vertex index (no vertex
+// buffers). Lit as the terrain they stand on is, by the same function (render/surface_light.wgsl):
+// Lambert sun shadowed by the obstacles (common/obstacle_shadow.wgsl) and by the terrain (the
+// heightfield's soft shadow marched toward the sun from the point, render/heightfield.wgsl, as
+// terrain_shadow.wgsl does per height sample), the hemispheric sky ambient, and the distance fog of the
+// ground they stand on (the terrain's, or a box scene's ground's) toward the sky cubemap. Opaque, depth tested and written (reversed Z), drawn with the background so
+// the water refracts them and hides what lies behind it. fs_water_shadow, over the obstacles already drawn
+// (equal depth), multiplies the frame by the ratio of their colour with the sun's light through the water
+// (render/water_receiver.wgsl) to the colour without, as terrain.wgsl's does for the ground.
+// Bind group 1: the heightfield (bindings 0 and 1, render/heightfield.wgsl), the style and the corners.
+#import "render/surface_light.wgsl"
 #import "common/obstacle_shadow.wgsl"
 
 // Rust twin: ObstacleCorner in src/render/obstacles.rs.
@@ -17,13 +22,18 @@ struct ObstacleCorner {
 struct ObstacleStyle {
     albedo: vec3<f32>,
     fog_density: f32,     // 1/m
+    terrain_shadow: f32,  // 1: the terrain shadows the obstacles, 0: not (the terrain is not drawn)
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
 }
 
-@group(1) @binding(0) var<uniform> style: ObstacleStyle;
-@group(1) @binding(1) var<storage, read> corners: array<ObstacleCorner>;
+@group(1) @binding(2) var<uniform> style: ObstacleStyle;
+@group(1) @binding(3) var<storage, read> corners: array<ObstacleCorner>;
 
 struct VsOut {
-    @builtin(position) clip: vec4<f32>,
+    // Invariant: "obstacles water shadow" draws the triangles again over the same depths (depth test equal).
+    @builtin(position) @invariant clip: vec4<f32>,
     @location(0) world: vec3<f32>,
     @location(1) normal: vec3<f32>,
 }
@@ -38,14 +48,31 @@ fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
     return out;
 }
 
+// The obstacle's light at one pixel (the sun's before the water).
+fn obstacle_light(in: VsOut) -> SurfaceLight {
+    let n = normalize(in.normal);
+    var sun = obstacle_shadow(in.world, n);
+    if style.terrain_shadow > 0.5 {
+        sun *= sun_shadow(in.world, n, camera.sun_dir);
+    }
+    return surface_light(in.world, style.albedo, n, sun, 1.0, style.fog_density);
+}
+
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
-    let n = normalize(in.normal);
-    let ndl = max(dot(n, camera.sun_dir), 0.0) * obstacle_shadow(in.world, n);
-    var col = style.albedo * (sun_radiance() * ndl + sky_ambient(n));
-    let to_eye = camera.eye - in.world;
-    let dist = length(to_eye);
-    let fog = 1.0 - exp(-dist * style.fog_density);
-    col = mix(col, fog_radiance(-to_eye / dist), fog);
-    return output_color(col);
+    return output_color(surface_color(obstacle_light(in), vec3<f32>(1.0)));
+}
+
+// "obstacles water shadow": `water_shadow_ratio` (render/surface_light.wgsl), multiplied into the frame by
+// the pipeline; pixels the water's light does not reach are discarded.
+@fragment
+fn fs_water_shadow(in: VsOut) -> @location(0) vec4<f32> {
+    // Wholly under the water one margin past its surface: none on a wall above the water with water
+    // behind it (render/water_receiver.wgsl).
+    let water = water_transmittance_behind(in.world, water_light.margin);
+    // The shading inside the branch (a discarded fragment goes on as a helper invocation).
+    if any(water < vec3<f32>(0.999)) {
+        return water_shadow_ratio(obstacle_light(in), water);
+    }
+    discard;
 }

@@ -5,20 +5,17 @@
 // with detail finer than a cell for close views (grass tufts, cracked and grainy rock) and a fractal
 // detail normal from value-noise gradients (rougher on rock), both projected on the three axis planes
 // (triplanar, so steep slopes are not smeared) and fading out by pixel footprint;
-// Lambert sun with soft heightfield shadows (per height sample, from terrain_shadow.wgsl, interpolated),
+// lit as the obstacles standing on it are (render/surface_light.wgsl): Lambert sun with soft heightfield
+// shadows (per height sample, from terrain_shadow.wgsl, interpolated) and the obstacles' shadow,
 // hemispheric sky ambient scaled by the sky visibility baked per height sample (terrain_ao.wgsl,
-// interpolated) (from common/camera.wgsl), and exponential distance fog toward the sky cubemap seen along
-// the view ray (the generated atmosphere or a loaded sky, as the background draws it), so far ground fades
-// into the sky behind it.
+// interpolated), and exponential distance fog toward the sky cubemap seen along the view ray, so far
+// ground fades into the sky behind it.
 // fs_wet darkens wet ground over the drawn terrain (wetness.wgsl). fs_water_shadow takes away the sun's
 // light the water above absorbs (render/water_receiver.wgsl): the colour with the sun attenuated over the
 // colour without (both of the ground without its sub-cell detail), which the pipeline multiplies into
 // the frame.
-#import "common/camera.wgsl"
-#import "render/water_receiver.wgsl"
+#import "render/surface_light.wgsl"
 #import "common/obstacle_shadow.wgsl"
-
-#import "render/heightfield.wgsl"
 
 // Sun shadow factor per height sample (1 = lit), from terrain_shadow.wgsl; recomputed when the sun moves.
 @group(1) @binding(2) var<storage, read> shadow: array<f32>;
@@ -28,17 +25,6 @@
 
 // Wetness per height sample (0 dry .. 1 soaked), from wetness.wgsl; updated every frame.
 @group(1) @binding(4) var<storage, read> wetness: array<f32>;
-
-// The sky cubemap (src/render/sky.rs; linear radiance before terrain.sky_exposure) the fog fades toward.
-@group(3) @binding(0) var sky_cube: texture_cube<f32>;
-@group(3) @binding(1) var sky_sampler: sampler;
-
-// The colour distance fog fades toward along unit `dir` from the eye: the sky seen that way, kept a little
-// above the horizon (below it the cubemap holds darkened land, not the haze in front of the ground).
-fn fog_sky(dir: vec3<f32>) -> vec3<f32> {
-    let d = normalize(vec3<f32>(dir.x, max(dir.y, 0.02), dir.z));
-    return textureSampleLevel(sky_cube, sky_sampler, d, 0.0).rgb * terrain.sky_exposure;
-}
 
 // A bilinear lookup of a per-sample array at world (x, z): the index of the lower corner and the weights.
 struct Corner {
@@ -247,16 +233,6 @@ fn surface(p: vec3<f32>, n: vec3<f32>, q: vec2<f32>, fw: f32, d: Detail) -> Surf
     return Surface(c * (0.85 + 0.3 * d.fine), rockiness);
 }
 
-// The ground's light at one pixel: albedo, the sun's and the sky's light (the sun's unattenuated by
-// water) and the fog over them; `terrain_color` puts them together.
-struct TerrainLight {
-    base: vec3<f32>,
-    sun: vec3<f32>,
-    sky: vec3<f32>,
-    fog_color: vec3<f32>,
-    fog: f32,
-}
-
 // The pixel footprints the shading needs, taken in uniform control flow (before any discard): in grid
 // samples (noise anti-aliasing) and in world cells (the detail's planes: the geometric mean of the
 // pixel's two sides, so a slope seen at a grazing angle keeps its detail across the view).
@@ -271,7 +247,7 @@ fn footprint(p: vec3<f32>) -> Footprint {
     return Footprint(max(length(dpdx(q)), length(dpdy(q))), sqrt(length(dpdx(p)) * length(dpdy(p))) / cell);
 }
 
-fn terrain_light(in: VsOut, fw: Footprint) -> TerrainLight {
+fn terrain_light(in: VsOut, fw: Footprint) -> SurfaceLight {
     let p = in.world;
     let cell = 0.5 * (terrain.spacing.x + terrain.spacing.y);
     let detail = triplanar_detail(p / cell, normalize(in.normal), fw.cells);
@@ -281,48 +257,33 @@ fn terrain_light(in: VsOut, fw: Footprint) -> TerrainLight {
 // The ground's light without the detail finer than a cell (its mean instead: no cracks, no relief), for
 // "terrain water shadow", which only needs the ratio of two colours of the same ground: the full detail
 // costs several times more and changes that ratio little.
-fn terrain_light_smooth(in: VsOut, fw: Footprint) -> TerrainLight {
+fn terrain_light_smooth(in: VsOut, fw: Footprint) -> SurfaceLight {
     let mean = Detail(0.5, 0.5, 0.5, 0.0, vec2<f32>(0.0));
     return lit_by(in, fw, Triplanar(mean, vec3<f32>(0.0)));
 }
 
-fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> TerrainLight {
+fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> SurfaceLight {
     let n_mesh = normalize(in.normal);
     let p = in.world;
     let q = p.xz / max(terrain.spacing, vec2<f32>(1e-6));
     let ground = surface(p, n_mesh, q, fw.samples, detail.d);
     // The detail relief tilts the normal, rock more than grass.
     let n = normalize(n_mesh + mix(0.25, 0.45, ground.rock) * detail.bump);
-    let ndl = max(dot(n, camera.sun_dir), 0.0);
     // Some light reaches even where no sky is seen (bounced off the slopes around).
     let ambient = 0.15 + 0.85 * sky_visibility_at(p.xz);
-    let to_eye = camera.eye - p;
-    let dist = length(to_eye);
-    return TerrainLight(
-        ground.albedo,
-        sun_radiance() * (ndl * shadow_at(p.xz) * obstacle_shadow(p, n_mesh)),
-        sky_ambient(n) * ambient,
-        fog_sky(-to_eye / dist),
-        1.0 - exp(-dist * terrain.fog_density),
-    );
-}
-
-// The ground's radiance with the sun's light times `water` (the water's transmittance, 1 = none).
-fn terrain_color(l: TerrainLight, water: vec3<f32>) -> vec3<f32> {
-    return mix(l.base * (l.sun * water + l.sky), l.fog_color, l.fog);
+    let sun = shadow_at(p.xz) * obstacle_shadow(p, n_mesh);
+    return surface_light(p, ground.albedo, n, sun, ambient, terrain.fog_density);
 }
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     let fw = footprint(in.world);
-    return output_color(terrain_color(terrain_light(in, fw), vec3<f32>(1.0)));
+    return output_color(surface_color(terrain_light(in, fw), vec3<f32>(1.0)));
 }
 
-// "terrain water shadow", over the terrain already drawn (equal depth), multiplied into the frame: the
-// ratio of the ground's output colour with the sun's light through the water to the colour without it,
-// so ground drawn by fs_main ends as if it had been drawn with the attenuated sun (the tone map and the
-// sRGB encoding included; the ratio taken of the ground without its sub-cell detail, which the frame's
-// colour keeps). Pixels the water's light does not reach are discarded.
+// "terrain water shadow", over the terrain already drawn (equal depth), multiplied into the frame:
+// `water_shadow_ratio` (render/surface_light.wgsl) of the ground without its sub-cell detail (which the
+// frame's colour keeps). Pixels the water's light does not reach are discarded.
 @fragment
 fn fs_water_shadow(in: VsOut) -> @location(0) vec4<f32> {
     let fw = footprint(in.world);
@@ -330,10 +291,7 @@ fn fs_water_shadow(in: VsOut) -> @location(0) vec4<f32> {
     // The shading inside the branch: a discarded fragment goes on as a helper invocation, so work after
     // a discard would still be done where no water shades the ground.
     if any(water < vec3<f32>(0.999)) {
-        let l = terrain_light_smooth(in, fw);
-        let dimmed = output_color(terrain_color(l, water)).rgb;
-        let whole = output_color(terrain_color(l, vec3<f32>(1.0))).rgb;
-        return vec4<f32>(clamp(dimmed / max(whole, vec3<f32>(1e-5)), vec3<f32>(0.0), vec3<f32>(1.0)), 1.0);
+        return water_shadow_ratio(terrain_light_smooth(in, fw), water);
     }
     discard;
 }

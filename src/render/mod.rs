@@ -15,8 +15,8 @@
 //!    the [`background`] cache instead (two texture copies);
 //!    Over the terrain, drawn or restored: "terrain wetness" and "terrain wet" ([`wetness`]), then the
 //!    water's shadow: "water shadow" ([`water_shadow`]: the ellipsoids splatted into a light-space map
-//!    seen from the sun), "terrain water shadow" and, in a box scene, "tank ground water shadow" (the
-//!    sun's light under the water dimmed and tinted);
+//!    seen from the sun), "terrain water shadow", in a box scene "tank ground water shadow", and
+//!    "obstacles water shadow" (the sun's light under the water dimmed and tinted);
 //! 3. "wave maker" ([`wave_maker`], when the drawn [`ParticleSource`] has a paddle) and, in the `Spheres`
 //!    debug view, "particles" ([`particles`], sphere impostors);
 //! 4. screen-space fluid (van der Laan, Green & Sainz 2009): [`splat`] draws "splat depth" and "splat
@@ -87,7 +87,7 @@ pub use ghosts::{GhostIds, GhostPass};
 pub use layers::{FluidLayers, LayerError, LayerReadback};
 pub use narrow_range::{NarrowRangePass, NarrowRangeSettings};
 pub use obstacle_shadow::ObstacleShadowPass;
-pub use obstacles::{ObstacleMesh, ObstaclesPass};
+pub use obstacles::{ObstacleMesh, ObstaclesInput, ObstaclesPass};
 pub use particles::{ColorMode, ParticlePass, ParticleStyle};
 pub use pass::{Frame, Pass, Targets};
 pub use settings::{DepthFilter, FluidSettings, FluidView, NarrowRangeParams, RenderSettings};
@@ -130,8 +130,6 @@ pub struct Renderer {
     obstacles: ObstaclesPass,
     /// The obstacles' sun shadow map, read by the terrain, the ground and the obstacles.
     obstacle_shadow: ObstacleShadowPass,
-    /// The terrain's distance fog, 1/m (the obstacles take it).
-    fog_density: f32,
     water_shadow: WaterShadowPass,
     ghosts: GhostPass,
     sort_last: SortLastPass,
@@ -168,6 +166,7 @@ impl Renderer {
         let frame_bind_group = frame::frame_bind_group(&ctx.device, &camera_buffer, &obstacle_shadow);
         let mut terrain_pass = TerrainPass::new(ctx, color_format);
         terrain_pass.set_heightfield(ctx, terrain);
+        let obstacles = ObstaclesPass::new(ctx, color_format, terrain_pass.heightfield());
         Self {
             device: ctx.device.clone(),
             color_format,
@@ -186,9 +185,8 @@ impl Renderer {
             smoothed: 0,
             composite: CompositePass::new(ctx, color_format),
             tank: TankPass::new(ctx, color_format),
-            obstacles: ObstaclesPass::new(ctx, color_format),
+            obstacles,
             obstacle_shadow,
-            fog_density: terrain::TerrainUniform::from_heightfield(terrain).fog_density,
             water_shadow: WaterShadowPass::new(ctx),
             ghosts: GhostPass::new(ctx, color_format),
             sort_last: SortLastPass::new(ctx, color_format),
@@ -230,14 +228,14 @@ impl Renderer {
     /// Replaces the terrain (e.g. on a scene change).
     pub fn set_terrain(&mut self, ctx: &GpuContext, terrain: &Heightfield) {
         self.terrain.set_heightfield(ctx, terrain);
-        self.fog_density = terrain::TerrainUniform::from_heightfield(terrain).fog_density;
+        self.obstacles.set_heightfield(ctx, self.terrain.heightfield());
         self.background_epoch += 1;
     }
 
     /// Replaces the static obstacles drawn (world-space meshes; none: nothing drawn), e.g. on a scene
-    /// change. Call after [`Renderer::set_terrain`]: they take its fog.
+    /// change.
     pub fn set_obstacles(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh]) {
-        self.obstacles.set_meshes(ctx, meshes, self.fog_density);
+        self.obstacles.set_meshes(ctx, meshes);
         self.obstacle_shadow.set_corners(ctx, self.obstacles.corners());
         self.background_epoch += 1;
     }
@@ -462,7 +460,13 @@ impl Renderer {
         self.terrain.set_sky(ctx, sky, self.sky.sampler(), self.sky.exposure());
         if !restored {
             self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
-            self.obstacles.encode(&mut frame, ());
+            // The obstacles sit in the haze of the ground they stand on.
+            let fog_density = match tank.filter(|t| t.floor) {
+                Some(t) => tank::TankUniform::new(&t, 1.0).fog_density,
+                None => self.terrain.fog_density(),
+            };
+            let sky = self.terrain.sky_group();
+            self.obstacles.encode(&mut frame, ObstaclesInput { sky, terrain_shadow: terrain_drawn, fog_density });
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));
@@ -496,6 +500,9 @@ impl Renderer {
         }
         if shadowed && tank.is_some() {
             self.tank.encode_water_shadow(&mut frame, self.water_shadow.receiver());
+        }
+        if let Some(sky) = self.terrain.sky_group().filter(|_| shadowed) {
+            self.obstacles.encode_water_shadow(&mut frame, self.water_shadow.receiver(), sky);
         }
         // The moving opaque things over the background, then the water.
         self.wave_maker.encode(&mut frame, paddle);

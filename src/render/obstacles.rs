@@ -1,13 +1,24 @@
-//! The static obstacles (`shaders/render/obstacles.wgsl`): every triangle of their meshes, in world space,
-//! flat-shaded with its face normal and lit like the terrain (Lambert sun, hemispheric sky ambient,
-//! distance fog). The corners go to one storage buffer when the scene's obstacles are set
-//! ([`ObstaclesPass::set_meshes`]); the vertex shader reads them by index (no vertex buffers). Drawn
-//! with the background, after the terrain and before the background cache stores it ("obstacles"), opaque
-//! and depth written, so the particles and the water are depth tested against them and the water
-//! refracts them.
+//! The static obstacles and floating bodies (`shaders/render/obstacles.wgsl`): every triangle of their
+//! meshes, in world space, flat-shaded with its face normal and lit as the terrain is, by the same WGSL
+//! (`shaders/render/surface_light.wgsl`): Lambert sun shadowed by the obstacles' shadow map and by the
+//! terrain (the heightfield's soft shadow marched toward the sun per pixel; the terrain's own is baked per
+//! height sample, which holds the shadow on the ground only), hemispheric sky ambient, and the distance
+//! fog of the ground they stand on (the terrain's, or a box scene's tank ground's) toward the sky cubemap.
+//! The corners go to one storage buffer when the scene's obstacles are set ([`ObstaclesPass::set_meshes`]);
+//! the vertex shader reads them by index (no vertex buffers).
+//! Drawn with the background, after the terrain and before the background cache stores it ("obstacles"),
+//! opaque and depth written, so the particles and the water are depth tested against them and the water
+//! refracts them. Where the water's light is dimmed ([`super::water_shadow`]), "obstacles water shadow"
+//! draws them again over the same depths and multiplies the frame by the ratio of their colour with the
+//! sun's light through the water to their colour without, as "terrain water shadow" does for the ground.
+//!
+//! Bind groups: 0 the frame, 1 the heightfield's uniform and heights ([`super::TerrainPass::heightfield`],
+//! bindings 0 and 1 as the terrain's), the style and the corners, 2 the water's light (the water-shadow
+//! draw only), 3 the terrain's sky cubemap ([`super::terrain::sky_layout`]).
 
 use super::frame;
 use super::pass::{Frame, Pass};
+use super::terrain::HeightfieldBuffers;
 use crate::gpu::{self, GpuContext};
 use glam::Vec3;
 
@@ -31,13 +42,35 @@ pub struct ObstacleCorner {
     pub normal: [f32; 4],
 }
 
-/// The obstacles' look, bind group 1 binding 0. WGSL twin: ObstacleStyle in shaders/render/obstacles.wgsl.
+/// The obstacles' look, bind group 1 binding 2. WGSL twin: ObstacleStyle in shaders/render/obstacles.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ObstacleStyle {
     /// Diffuse albedo (linear RGB): pale concrete.
     pub albedo: [f32; 3],
-    /// Extinction of the distance fog, 1/m (the terrain's for a scene of the obstacles' extent).
+    /// Extinction of the distance fog, 1/m: the ground's the obstacles stand on.
+    pub fog_density: f32,
+    /// 1: the terrain shadows the obstacles; 0: not (the terrain is not drawn, e.g. under a tank's ground).
+    pub terrain_shadow: f32,
+    pub _pad0: f32,
+    pub _pad1: f32,
+    pub _pad2: f32,
+}
+const _: () = assert!(size_of::<ObstacleStyle>() == 32);
+
+/// The obstacles' albedo (linear RGB): pale concrete.
+const ALBEDO: [f32; 3] = [0.42, 0.40, 0.37];
+
+/// What the obstacles are drawn with each frame.
+#[derive(Clone, Copy)]
+pub struct ObstaclesInput<'a> {
+    /// Bind group 3: the terrain's sky cubemap the fog fades toward ([`super::TerrainPass::sky_group`]);
+    /// none: nothing is drawn.
+    pub sky: Option<&'a wgpu::BindGroup>,
+    /// Whether the terrain is drawn, and so shadows the obstacles.
+    pub terrain_shadow: bool,
+    /// Extinction of the distance fog, 1/m: the ground's they stand on (the terrain's, or a box scene's
+    /// tank ground's), so they sit in its haze.
     pub fog_density: f32,
 }
 
@@ -57,11 +90,17 @@ pub fn corners(meshes: &[ObstacleMesh]) -> Vec<ObstacleCorner> {
     out
 }
 
-/// The obstacles' pipeline and the corners of the current scene's obstacles.
+/// The obstacles' pipelines and the corners of the current scene's obstacles.
 pub struct ObstaclesPass {
     pipeline: wgpu::RenderPipeline,
+    /// "obstacles water shadow" (bind group 2: [`super::water_shadow::receiver_layout`]).
+    water_pipeline: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
     style: wgpu::Buffer,
+    /// The style as uploaded.
+    style_data: ObstacleStyle,
+    /// The heightfield's uniform and heights (clones of the terrain's handles) the bind group reads.
+    heightfield: (wgpu::Buffer, wgpu::Buffer),
     /// The corners' buffer (written in place while its size holds: a scene with bodies sets them every
     /// frame), the bind group over it, the corner count and their bounds (none: nothing to draw).
     bound: Option<Corners>,
@@ -76,45 +115,73 @@ struct Corners {
 }
 
 impl ObstaclesPass {
-    /// Builds the pipeline for colour targets of `color_format` (depth: [`frame::DEPTH_FORMAT`]); no
-    /// obstacle until [`ObstaclesPass::set_meshes`].
-    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
+    /// Builds the pipelines for colour targets of `color_format` (depth: [`frame::DEPTH_FORMAT`]), over
+    /// the terrain's `heightfield`; no obstacle until [`ObstaclesPass::set_meshes`].
+    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, heightfield: HeightfieldBuffers<'_>) -> Self {
         let device = &ctx.device;
         let module = gpu::shader::module(device, "render/obstacles.wgsl");
         let vis = wgpu::ShaderStages::VERTEX_FRAGMENT;
+        let fs = wgpu::ShaderStages::FRAGMENT;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("obstacles bind group layout"),
             entries: &[
-                gpu::uniform_entry::<ObstacleStyle>(0, vis),
-                gpu::storage_entry::<ObstacleCorner>(1, true, wgpu::ShaderStages::VERTEX),
+                gpu::uniform_entry::<super::terrain::TerrainUniform>(0, fs),
+                gpu::storage_entry::<f32>(1, true, fs),
+                gpu::uniform_entry::<ObstacleStyle>(2, vis),
+                gpu::storage_entry::<ObstacleCorner>(3, true, wgpu::ShaderStages::VERTEX),
             ],
         });
-        let pipeline_layout = frame::pass_pipeline_layout(device, "obstacles pipeline layout", &layout);
+        let frame_layout = frame::frame_bind_group_layout(device);
+        let sky_layout = super::terrain::sky_layout(device);
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("obstacles pipeline layout"),
+            bind_group_layouts: &[Some(&frame_layout), Some(&layout), None, Some(&sky_layout)],
+            immediate_size: 0,
+        });
+        let cull = wgpu::PrimitiveState { cull_mode: Some(wgpu::Face::Back), ..Default::default() };
         let pipeline = frame::render_pipeline(
             device,
             "obstacles pipeline",
             &pipeline_layout,
             &module,
             ("vs_main", "fs_main"),
-            wgpu::PrimitiveState { cull_mode: Some(wgpu::Face::Back), ..Default::default() },
+            cull,
             color_format.into(),
             Some(frame::depth_state(frame::DEPTH_COMPARE, true)),
             &frame::output_constants(color_format),
         );
-        let style = ObstacleStyle { albedo: [0.42, 0.40, 0.37], fog_density: 0.0 };
-        let style = gpu::uniform_buffer_init(device, "obstacles style", bytemuck::bytes_of(&style));
-        Self { pipeline, layout, style, bound: None }
+        // Over the obstacles already drawn: the same fragments (equal depth).
+        let water_pipeline = super::water_shadow::receiver_pipeline(
+            device,
+            "obstacles water shadow pipeline",
+            &module,
+            ("vs_main", "fs_water_shadow"),
+            cull,
+            color_format,
+            (&layout, Some(&sky_layout)),
+            wgpu::CompareFunction::Equal,
+        );
+        let style_data = ObstacleStyle { albedo: ALBEDO, terrain_shadow: 1.0, ..bytemuck::Zeroable::zeroed() };
+        let style = gpu::uniform_buffer_init(device, "obstacles style", bytemuck::bytes_of(&style_data));
+        let heightfield = (heightfield.0.clone(), heightfield.1.clone());
+        Self { pipeline, water_pipeline, layout, style, style_data, heightfield, bound: None }
     }
 
-    /// The obstacles drawn from now on (none: nothing is drawn); `fog_density` (1/m) as the terrain's.
-    pub fn set_meshes(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh], fog_density: f32) {
+    /// The terrain's heightfield the obstacles stand on from now on (after the terrain's buffers change).
+    pub fn set_heightfield(&mut self, ctx: &GpuContext, heightfield: HeightfieldBuffers<'_>) {
+        self.heightfield = (heightfield.0.clone(), heightfield.1.clone());
+        if let Some(b) = self.bound.as_mut() {
+            b.group = bind(&ctx.device, &self.layout, &self.heightfield, &self.style, &b.buffer);
+        }
+    }
+
+    /// The obstacles drawn from now on (none: nothing is drawn).
+    pub fn set_meshes(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh]) {
         let corners = corners(meshes);
         if corners.is_empty() {
             self.bound = None;
             return;
         }
-        let style = ObstacleStyle { albedo: [0.42, 0.40, 0.37], fog_density };
-        ctx.queue.write_buffer(&self.style, 0, bytemuck::bytes_of(&style));
         let bytes: &[u8] = bytemuck::cast_slice(&corners);
         let bounds = corners.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
             let p = Vec3::new(c.position[0], c.position[1], c.position[2]);
@@ -128,12 +195,7 @@ impl ObstaclesPass {
             }
             _ => {
                 let buffer = gpu::storage_buffer_init(&ctx.device, "obstacle corners", bytes);
-                let group = gpu::bind_at(
-                    &ctx.device,
-                    "obstacles bind group",
-                    &self.layout,
-                    vec![(0, &self.style), (1, &buffer)],
-                );
+                let group = bind(&ctx.device, &self.layout, &self.heightfield, &self.style, &buffer);
                 self.bound = Some(Corners { buffer, group, count, bounds });
             }
         }
@@ -144,17 +206,50 @@ impl ObstaclesPass {
     pub fn corners(&self) -> Option<(&wgpu::Buffer, u32, (Vec3, Vec3))> {
         self.bound.as_ref().map(|b| (&b.buffer, b.count, b.bounds))
     }
+
+    /// Records "obstacles water shadow" over the obstacles in the frame's targets (drawn or restored):
+    /// the sun's light through the water dimmed by the light of `receiver` (bind group 2 of
+    /// [`super::water_shadow::receiver_layout`], [`super::WaterShadowPass::receiver`]), the fog toward
+    /// `sky` (as [`ObstaclesInput::sky`]). Nothing without obstacles.
+    pub fn encode_water_shadow(&self, frame: &mut Frame<'_>, receiver: &wgpu::BindGroup, sky: &wgpu::BindGroup) {
+        let Some(Corners { group, count, .. }) = &self.bound else { return };
+        let mut pass = frame.target_pass("obstacles water shadow", false);
+        pass.set_pipeline(&self.water_pipeline);
+        pass.set_bind_group(1, group, &[]);
+        pass.set_bind_group(2, receiver, &[]);
+        pass.set_bind_group(3, sky, &[]);
+        pass.draw(0..*count, 0..1);
+    }
+}
+
+/// Bind group 1 over the heightfield's uniform and heights, the style and the corners.
+fn bind(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    (terrain, heights): &(wgpu::Buffer, wgpu::Buffer),
+    style: &wgpu::Buffer,
+    corners: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    gpu::bind_buffers(device, "obstacles bind group", layout, &[terrain, heights, style, corners])
 }
 
 impl Pass for ObstaclesPass {
-    type Input<'a> = ();
+    type Input<'a> = ObstaclesInput<'a>;
 
-    /// Records "obstacles" over the frame's targets (after the terrain); nothing without obstacles.
-    fn encode(&mut self, frame: &mut Frame<'_>, _: ()) {
-        let Some(Corners { group, count, .. }) = &self.bound else { return };
+    /// Records "obstacles" over the frame's targets (after the terrain); nothing without obstacles or
+    /// without the sky's group.
+    fn encode(&mut self, frame: &mut Frame<'_>, input: ObstaclesInput<'_>) {
+        let (Some(Corners { group, count, .. }), Some(sky)) = (&self.bound, input.sky) else { return };
+        let terrain_shadow = if input.terrain_shadow { 1.0 } else { 0.0 };
+        let style = ObstacleStyle { fog_density: input.fog_density, terrain_shadow, ..self.style_data };
+        if self.style_data != style {
+            self.style_data = style;
+            frame.queue.write_buffer(&self.style, 0, bytemuck::bytes_of(&style));
+        }
         let mut pass = frame.target_pass("obstacles", false);
-        pass.set_bind_group(1, group, &[]);
         pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(1, group, &[]);
+        pass.set_bind_group(3, sky, &[]);
         pass.draw(0..*count, 0..1);
     }
 }

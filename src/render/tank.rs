@@ -148,27 +148,15 @@ impl TankPass {
             Some(frame::depth_state(frame::DEPTH_COMPARE, true)),
             &constants,
         );
-        let receiver = super::water_shadow::receiver_layout(device);
-        let frame_layout = frame::frame_bind_group_layout(device);
-        let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("tank ground water shadow pipeline layout"),
-            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver)],
-            immediate_size: 0,
-        });
-        let ground_water = frame::render_pipeline(
+        let ground_water = super::water_shadow::receiver_pipeline(
             device,
             "tank ground water shadow pipeline",
-            &water_layout,
             &module,
             ("vs_ground", "fs_ground_water_shadow"),
             triangles,
-            wgpu::ColorTargetState {
-                format: color_format,
-                blend: Some(super::water_shadow::MULTIPLY),
-                write_mask: wgpu::ColorWrites::ALL,
-            },
-            Some(frame::depth_state(frame::DEPTH_COMPARE, false)),
-            &constants,
+            color_format,
+            (&layout, None),
+            frame::DEPTH_COMPARE,
         );
         // Premultiplied alpha: the glass adds its reflection and takes away what it absorbs.
         let glass = wgpu::ColorTargetState {

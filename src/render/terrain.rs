@@ -77,6 +77,11 @@ impl TerrainUniform {
     }
 }
 
+/// A heightfield's buffers as the things standing on it read them (bind group 1 bindings 0 and 1, as
+/// `shaders/render/heightfield.wgsl` declares them): the grid uniform ([`TerrainUniform`]) and the heights
+/// (f32, metres).
+pub type HeightfieldBuffers<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer);
+
 /// The terrain pass: pipelines, and the heights, grid uniform and shadow factors of the current heightfield.
 pub struct TerrainPass {
     pipeline: wgpu::RenderPipeline,
@@ -155,15 +160,7 @@ impl TerrainPass {
             frame::pass_pipeline_layout(device, "terrain shadow pipeline layout", &shadow_layout);
         let shadow_module = gpu::shader::module(device, "render/terrain_shadow.wgsl");
         let shadow_pipeline = gpu::compute_pipeline(device, &shadow_module, &shadow_pipeline_layout, "shadow_grid");
-        let fs = wgpu::ShaderStages::FRAGMENT;
-        let sky_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("terrain sky bind group layout"),
-            entries: &[
-                frame::texture_entry(0, fs, true, wgpu::TextureViewDimension::Cube),
-                frame::sampler_entry(1, fs),
-            ],
-        });
-        let receiver = super::water_shadow::receiver_layout(device);
+        let sky_layout = sky_layout(device);
         let frame_layout = frame::frame_bind_group_layout(device);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain pipeline layout"),
@@ -194,25 +191,15 @@ impl TerrainPass {
             Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
             &frame::output_constants(color_format),
         );
-        let water_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("terrain water shadow pipeline layout"),
-            bind_group_layouts: &[Some(&frame_layout), Some(&layout), Some(&receiver), Some(&sky_layout)],
-            immediate_size: 0,
-        });
-        let water_pipeline = frame::render_pipeline(
+        let water_pipeline = super::water_shadow::receiver_pipeline(
             device,
             "terrain water shadow pipeline",
-            &water_layout,
             &module,
             ("vs_main", "fs_water_shadow"),
             strips,
-            wgpu::ColorTargetState {
-                format: color_format,
-                blend: Some(super::water_shadow::MULTIPLY),
-                write_mask: wgpu::ColorWrites::ALL,
-            },
-            Some(frame::depth_state(wgpu::CompareFunction::Equal, false)),
-            &frame::output_constants(color_format),
+            color_format,
+            (&layout, Some(&sky_layout)),
+            wgpu::CompareFunction::Equal,
         );
         let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
         let uniform_data = TerrainUniform::from_heightfield(&flat);
@@ -278,6 +265,23 @@ impl TerrainPass {
             self.uniform_data.sky_exposure = exposure;
             ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
         }
+    }
+
+    /// The heightfield as the obstacles read it: the grid uniform ([`TerrainUniform`]) and the heights
+    /// (f32). New buffers after [`TerrainPass::set_heightfield`] when the sample count changed.
+    pub fn heightfield(&self) -> HeightfieldBuffers<'_> {
+        (&self.data.uniform, &self.data.heights)
+    }
+
+    /// Extinction of the terrain's distance fog, 1/m.
+    pub fn fog_density(&self) -> f32 {
+        self.uniform_data.fog_density
+    }
+
+    /// Bind group 3 of the terrain's pipelines and of the things lit as it is (the obstacles): the sky
+    /// cubemap the fog fades toward, of [`sky_layout`]; none before [`TerrainPass::set_sky`].
+    pub fn sky_group(&self) -> Option<&wgpu::BindGroup> {
+        self.sky_group.as_ref().map(|(_, group)| group)
     }
 
     /// The wetness per height sample (f32, 0 dry .. 1 soaked, index `iz * nx + ix`).
@@ -395,6 +399,16 @@ impl Pass for TerrainPass {
             pass.draw(0..2 * nx, 0..nz - 1);
         }
     }
+}
+
+/// Layout of bind group 3 of the terrain's pipelines (and the obstacles'): the sky cubemap the distance
+/// fog fades toward and its filtering sampler (`shaders/render/surface_light.wgsl`).
+pub fn sky_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
+    let fs = wgpu::ShaderStages::FRAGMENT;
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("terrain sky bind group layout"),
+        entries: &[frame::texture_entry(0, fs, true, wgpu::TextureViewDimension::Cube), frame::sampler_entry(1, fs)],
+    })
 }
 
 fn upload(

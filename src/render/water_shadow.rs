@@ -170,6 +170,42 @@ pub fn receiver_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     })
 }
 
+/// The pipeline of a receiver's overlay ("terrain water shadow" and the like), drawn over the surface
+/// already in the frame: bind groups 0 the frame, 1 `pass` (the receiver's own), 2 [`receiver_layout`]
+/// and 3 `sky` when given; `module`'s entry points `vs` and `fs` (which returns the factor); the frame's
+/// colour multiplied by it ([`MULTIPLY`]) where the depth test `compare` passes (depth not written).
+#[allow(clippy::too_many_arguments)]
+pub fn receiver_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    module: &wgpu::ShaderModule,
+    (vs, fs): (&str, &str),
+    primitive: wgpu::PrimitiveState,
+    color_format: wgpu::TextureFormat,
+    (pass, sky): (&wgpu::BindGroupLayout, Option<&wgpu::BindGroupLayout>),
+    compare: wgpu::CompareFunction,
+) -> wgpu::RenderPipeline {
+    let frame_layout = frame::frame_bind_group_layout(device);
+    let receiver = receiver_layout(device);
+    let groups = [Some(&frame_layout), Some(pass), Some(&receiver), sky];
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(&format!("{label} layout")),
+        bind_group_layouts: if sky.is_some() { &groups } else { &groups[..3] },
+        immediate_size: 0,
+    });
+    frame::render_pipeline(
+        device,
+        label,
+        &layout,
+        module,
+        (vs, fs),
+        primitive,
+        wgpu::ColorTargetState { format: color_format, blend: Some(MULTIPLY), write_mask: wgpu::ColorWrites::ALL },
+        Some(frame::depth_state(compare, false)),
+        &frame::output_constants(color_format),
+    )
+}
+
 /// What the water-shadow pass splats this frame.
 #[derive(Clone, Copy)]
 pub struct WaterShadowInput<'a> {

@@ -264,3 +264,13 @@ pub fn mean_curvature(z: &[f32], w: usize) -> f32 {
     }
     sum / n as f32
 }
+
+/// A box (axis-aligned, `lo` .. `hi`, metres) as an obstacle's mesh: counter-clockwise seen from outside.
+pub fn box_mesh(lo: glam::Vec3, hi: glam::Vec3) -> waterview::render::ObstacleMesh {
+    let vertices = (0..8)
+        .map(|i| glam::Vec3::new([lo.x, hi.x][i & 1], [lo.y, hi.y][(i >> 1) & 1], [lo.z, hi.z][(i >> 2) & 1]))
+        .collect();
+    let faces = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
+    let triangles = faces.iter().flat_map(|&[a, b, c, d]| [[a, b, c], [a, c, d]]).collect();
+    waterview::render::ObstacleMesh { vertices, triangles }
+}
