@@ -106,7 +106,7 @@ fn submerged_volume_fraction(body: &Obstacle, level: f32) -> f32 {
 }
 
 /// The hydrostatic water level (m) away from `body`: the height the water above `y_ref` m would fill at
-/// rest density (a particle's volume dx^3) over the columns of dx x dx farther than 0.1 m from the body's
+/// rest density (a particle's volume dx^3) over the columns of dx x dx farther than 0.05 m from the body's
 /// bounds and 2 dx from the walls. This is the level that sets the pressure under the body (rho0 g times
 /// the depth below it): the top particle plus dx/2 reads 0.3 dx lower, since SPH's free-surface layers
 /// sit closer together than the lattice (their neighbourhoods are short and DFSPH does not pull them apart).
@@ -115,12 +115,13 @@ fn hydrostatic_level(pos: &[[f32; 4]], body: &Obstacle, dx: f32, y_ref: f32) -> 
     let cell = |x: f32| (x / dx).floor() as i32;
     let kept = |i: i32, k: i32| {
         let (x, z) = ((i as f32 + 0.5) * dx, (k as f32 + 0.5) * dx);
-        let near = x > lo.x - 0.1 && x < hi.x + 0.1 && z > lo.z - 0.1 && z < hi.z + 0.1;
+        let near = x > lo.x - 0.05 && x < hi.x + 0.05 && z > lo.z - 0.05 && z < hi.z + 0.05;
         let wall = 2.0 * dx;
         x > wall && x < 0.6 - wall && z > wall && z < 0.6 - wall && !near
     };
     let n = cell(0.6);
     let columns = (0..n).flat_map(|i| (0..n).map(move |k| (i, k))).filter(|&(i, k)| kept(i, k)).count();
+    assert!(columns >= 40, "only {columns} columns of water away from the body to measure the level in");
     let above = pos.iter().filter(|q| q[3] >= 0.0 && q[1] > y_ref && kept(cell(q[0]), cell(q[2]))).count();
     y_ref + above as f32 * dx / columns.max(1) as f32
 }

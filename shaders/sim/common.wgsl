@@ -305,13 +305,13 @@ fn obstacle_value(o: ObstacleGpu, c: vec3<u32>) -> f32 {
 }
 
 // Obstacle k at the step's time: a static obstacle as listed; a body's listed frame (at its time,
-// centre.w, that of the statistics record that moved it last, src/sim/bodies.rs) carried on to step.time
-// with its velocity and angular velocity (to first order; at most 0.2 s on), so the water sees the body
-// where it is now, moving smoothly between the frames the CPU writes.
+// centre.w: where rapier expects it when the water's next frame starts, src/sim/bodies.rs `predict`)
+// carried to step.time with its velocity and angular velocity (to first order; at most 0.2 s either
+// way), so the water sees the body where it is now, moving smoothly between the frames the CPU writes.
 fn obstacle_at(k: u32) -> ObstacleGpu {
     var o = obstacles.head.list[k];
     if (k >= obstacles.head.first_body) {
-        let dt = clamp(step.time - o.centre.w, 0.0, 0.2);
+        let dt = clamp(step.time - o.centre.w, -0.2, 0.2);
         let shift = o.velocity.xyz * dt;
         let turn = o.angular.xyz * dt;
         o.position = vec4<f32>(o.position.xyz + shift + cross(turn, o.position.xyz - o.centre.xyz), 0.0);

@@ -302,9 +302,9 @@ mod tests {
         let pedestal = place(cube(0.5), Vec3::new(0.75, 0.0, 0.75));
         let body = Body { obstacle: place(cube(0.2), Vec3::new(0.9, 0.55, 0.9)), density: 500.0 };
         let entries = [ObstacleGpu::placed(&body.obstacle, 0)];
-        let gravity = Vec3::new(0.0, -9.81, 0.0);
+        let water = crate::sim::params::SimParams { gravity: [0.0, -9.81, 0.0], ..Default::default() };
         let mut bodies =
-            Bodies::new(&domain, &floor, std::slice::from_ref(&pedestal), &[body], gravity, &entries).expect("bodies");
+            Bodies::new(&domain, &floor, std::slice::from_ref(&pedestal), &[body], &water, &entries).expect("bodies");
         let sums = [0i32; 8];
         bodies.advance(0.5, &sums);
         let resting = bodies.state(0).position.y;
@@ -313,8 +313,8 @@ mod tests {
         bodies.set_statics(&[moved]);
         bodies.advance(1.0, &sums);
         let fallen = bodies.state(0).position.y;
-        // Damped (bodies::DAMPING, 10/s: about 1 m/s at most under gravity) it is 0.1 m up after 0.5 s;
-        // on a pedestal left where it was it would stay at 0.5 m.
+        // In the air (no water, so no drag) it falls freely and lies on the floor after 0.5 s; on a
+        // pedestal left where it was it would stay at 0.5 m.
         assert!(fallen < 0.25, "the body did not fall once the pedestal moved from under it: {fallen} m");
     }
 }

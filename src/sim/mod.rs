@@ -461,6 +461,7 @@ impl Simulation {
     /// in [`Simulation::arrived_stats`] until the next call.
     pub fn poll_stats(&mut self) -> Option<&SimStats> {
         self.arrived.clear();
+        let mut per_frame = None;
         while let Some((frame, bytes)) = self.readback.try_take() {
             if frame <= self.fresh_after {
                 continue;
@@ -470,7 +471,12 @@ impl Simulation {
                 let at = bodies::BODY_SUMS_OFFSET as usize;
                 if let Some(sums) = bytes.get(at..at + bodies::BODY_SUMS_BYTES as usize) {
                     b.advance(stats.time, &bytemuck::pod_collect_to_vec::<u8, i32>(sums));
-                    b.write(&self.queue, &self.buffers.obstacles);
+                }
+                // Simulated time per frame, from this record and the one before.
+                if let Some(l) = &self.latest {
+                    if stats.frame > l.frame && stats.time > l.time {
+                        per_frame = Some((stats.time - l.time) / (stats.frame - l.frame) as f32);
+                    }
                 }
             }
             if self.blow_up.is_none() {
@@ -478,6 +484,12 @@ impl Simulation {
             }
             self.latest = Some(stats.clone());
             self.arrived.push(stats);
+        }
+        if let (Some(b), Some(last)) = (&mut self.bodies, self.arrived.last()) {
+            // The record is a few frames late: the bodies go to the GPU as rapier expects them when the
+            // next frame starts.
+            b.predict(per_frame.map_or(0.0, |f| f * self.frame.saturating_sub(last.frame) as f32));
+            b.write(&self.queue, &self.buffers.obstacles);
         }
         if !self.arrived.is_empty() {
             self.follow_fluid();
