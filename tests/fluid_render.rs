@@ -485,8 +485,9 @@ fn foam_image_checks() {
         &ctx.device,
         &wgpu::util::BufferInitDescriptor {
             label: Some("image diffuse draw"),
-            contents: bytemuck::cast_slice(&[6u32, diffuse.len() as u32, 0, 0]),
-            usage: wgpu::BufferUsages::INDIRECT,
+            // The draw arguments, then the pool's simulated time (0 s) at byte 16.
+            contents: bytemuck::cast_slice(&[6u32, diffuse.len() as u32, 0, 0, 0]),
+            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
         },
     );
     let bare = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
@@ -495,6 +496,7 @@ fn foam_image_checks() {
             particles: &pool,
             draw_args: &args,
             draw_offset: 0,
+            time_offset: 16,
             capacity: diffuse.len() as u32,
         }),
         ..bare

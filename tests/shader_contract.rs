@@ -263,7 +263,9 @@ fn twins() -> Vec<Twin> {
         ObstacleShadowUniform => "render/obstacle_shadow.wgsl" :: ObstacleShadow {
             light_from_world, texel, enabled, depth_bias, _pad
         },
-        FoamUniform => "render/foam.wgsl" :: Foam { radius, absorption, opacity, allowance, depth_scale, shutter, _pad },
+        FoamUniform => "render/foam.wgsl" :: Foam {
+            radius, absorption, opacity, allowance, depth_scale, shutter, bubbles, lace, clock_index, _pad,
+        },
         CameraUniform => "common/camera.wgsl" :: Camera {
             clip_from_world, view_from_world, clip_from_view, world_from_clip, eye, time, sun_dir, sun_intensity,
             viewport, near, far,
