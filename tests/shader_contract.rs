@@ -271,7 +271,7 @@ fn twins() -> Vec<Twin> {
             viewport, near, far,
         },
         AnisotropyUniform => "render/anisotropy.wgsl" :: Params {
-            count, table_size, radius, splat_radius, kr, scale, n_eps, lambda, enabled, _pad,
+            count, table_size, radius, splat_radius, kr, scale, n_eps, lambda, enabled, k_n, _pad,
         },
         Ellipsoid => "render/ellipsoid.wgsl" :: Ellipsoid { centre, g_packed },
         SplatUniform => "render/splat.wgsl" :: Splat { size, depth_scale, fixed_scale, count, _pad },
