@@ -4,6 +4,9 @@
 // (indirect draw, instance count from the simulation), a smooth kernel (1 - d^2)^2 inside its radius,
 // summed additively (One + One) per channel:
 //   r = foam and bubbles, g = spray (opacity units: the composite covers 1 - exp(-value)),
+//   b = the bubbles' departure from smooth splats, summed (negative in their clear insides, positive on
+//       their rims; the composite brightens and darkens the foam by it: dense foam, whose coverage is
+//       saturated, keeps its bubbles as shading),
 //   a = the nearest splat's linear view depth (Min blend), which the composite writes where no water is.
 // A splat behind the terrain is discarded (the frame's depth, reversed-Z); one behind the water's surface
 // (the raw fluid depth) is dimmed by Beer-Lambert exp(-absorption (z - z_water - allowance)), the
@@ -181,11 +184,14 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
         att = exp(-foam.absorption * max(z - zw - foam.allowance, 0.0));
     }
     let s = 1.0 - d2;
-    var w = s * s * att;
+    let w = s * s * att;
+    var pattern = 1.0;
     if in.bubble.z > 0.0 {
         // Offset by the seed too, so the cells do not line up from splat to splat.
         let shift = vec2<f32>(sin(3.0 * in.bubble.w), cos(2.0 * in.bubble.w));
-        w *= bubble_pattern(in.uv * in.bubble.xy + shift, in.bubble.w, in.bubble.z);
+        pattern = bubble_pattern(in.uv * in.bubble.xy + shift, in.bubble.w, in.bubble.z);
     }
-    return vec4<f32>(in.weight.x * w, in.weight.y * w, 0.0, z);
+    // b: the pattern's departure from the smooth splat, which the composite shades by (see the header).
+    let foam_w = in.weight.x * w;
+    return vec4<f32>(foam_w * pattern, in.weight.y * w, foam_w * (pattern - 1.0), z);
 }
