@@ -72,7 +72,7 @@ struct VsOut {
     @location(0) uv: vec2<f32>,
     // (foam/bubble opacity, spray opacity, linear view depth of the centre, m)
     @location(1) @interpolate(flat) weight: vec3<f32>,
-    // Bubble pattern: (cells per uv unit along the streak, across it, lace (0: smooth), seed phase rad)
+    // Bubble pattern: (cells per quad unit along the streak, across it, lace (0: smooth), seed phase rad)
     @location(2) @interpolate(flat) bubble: vec4<f32>,
 }
 
@@ -117,7 +117,8 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> V
     let fine = smoothstep(MIN_CELL_PX, 2.0 * MIN_CELL_PX, cell_px);
     let lace = select(0.0, foam.lace * fine, kind == KIND_FOAM && foam.bubbles > 0.0);
     let death = clock[foam.clock_index] + p.pos.w;
-    let cells = foam.bubbles * vec2<f32>(half_length / r, 1.0);
+    // In the quad's coordinates: a streaked splat's bubbles are streaked with it (motion-blurred).
+    let cells = vec2<f32>(foam.bubbles);
     out.bubble = vec4<f32>(cells, lace, fract(death * (SEED_RATE / 6.2831853)) * 6.2831853);
     return out;
 }
