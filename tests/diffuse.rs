@@ -5,7 +5,9 @@
 //! - a spray droplet follows the exact solution of dv/dt = g - k v over the frames;
 //! - a dam break makes diffuse particles once the water runs, never more than the pool holds, and they
 //!   show as foam (white) in its picture; a resting tank makes none and its picture has no foam;
-//! - the foam pass's motion blur draws a flying droplet as a streak as long as its path in the exposure.
+//! - the foam pass's motion blur draws a flying droplet as a streak as long as its path in the exposure;
+//! - a foam splat is a cluster of bubbles: as much coverage as a smooth splat, uneven, the same pattern
+//!   while its time of death stands (frame to frame), another for another particle.
 mod common;
 
 use glam::{DVec3, Vec3};
@@ -320,13 +322,19 @@ fn motion_blur_stretches_a_droplet_along_its_path() {
             &ctx.device,
             &wgpu::util::BufferInitDescriptor {
                 label: Some("droplet draw"),
-                contents: bytemuck::cast_slice(&[6u32, 1, 0, 0]),
-                usage: wgpu::BufferUsages::INDIRECT,
+                // The draw arguments, then the pool's simulated time (0 s) at byte 16.
+                contents: bytemuck::cast_slice(&[6u32, 1, 0, 0, 0]),
+                usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
             },
         );
         let mut source = engine.particles();
-        source.diffuse =
-            Some(render::DiffuseSource { particles: &particles, draw_args: &args, draw_offset: 0, capacity: 1 });
+        source.diffuse = Some(render::DiffuseSource {
+            particles: &particles,
+            draw_args: &args,
+            draw_offset: 0,
+            time_offset: 16,
+            capacity: 1,
+        });
         let mut renderer = Renderer::new(&ctx, render::OFFSCREEN_FORMAT, engine.terrain());
         render::render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size)
     };
@@ -344,4 +352,95 @@ fn motion_blur_stretches_a_droplet_along_its_path() {
     assert!((grown - streak).abs() < 0.25 * streak, "the streak adds {grown} columns, its path {streak:.1}");
     let ratio = moving_sum / still_sum.max(1e-9);
     assert!((0.75..1.33).contains(&ratio), "coverage {moving_sum:.2} moving against {still_sum:.2} at rest");
+}
+
+/// Linear value (0..1) of an 8-bit sRGB channel.
+fn linear(c: u8) -> f64 {
+    let c = c as f64 / 255.0;
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// The foam's bubbles (shaders/render/foam.wgsl `bubble_pattern`): one foam particle in the air above a
+/// resting tank, in the foam view (white = 1 - exp(-opacity)), faint enough to stay about linear. Drawn
+/// smooth (`bubbles` 0) and textured (the default): the textured splat covers as much in all (within
+/// 10 %) but unevenly (its ratio to the smooth one over the splat's inner half varies by over 15 %); with
+/// the pool's clock 0.25 s later and the lifetime 0.25 s shorter (the same time of death, as on the next
+/// frames) it is the same picture; a particle dying 0.3 s later has other bubbles.
+#[test]
+fn foam_splat_is_a_stable_cluster_of_bubbles() {
+    let ctx = common::gpu();
+    let tank = scene(
+        "(name: \"still\", domain: (min: (0.0, 0.0, 0.0), max: (0.6, 1.0, 0.6)),
+          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.6, 0.3, 0.6))],
+          camera: (target: (0.3, 0.5, 0.3), distance: 1.5, yaw_deg: 0.0, pitch_deg: 0.0),
+          solver: (dx: 0.04), cpu_dx_scale: 1.0)",
+    );
+    let engine = common::engine(&ctx, &tank, None);
+    let (camera, mut settings) = scene_view(&engine);
+    settings.view = FluidView::Foam;
+    settings.foam.foam_radius = 3.0;
+    settings.foam.foam_opacity = 0.2;
+    settings.foam.shutter_s = 0.0;
+    let size = (640, 360);
+    let x = [0.3, 0.7, 0.3];
+    let draw = |settings: &render::RenderSettings, clock: f32, life: f32, count: u32| {
+        let foam =
+            DiffuseParticle { pos: [x[0], x[1], x[2], life], vel: [0.0, 0.0, 0.0, DiffuseKind::Foam.code() as f32] };
+        let particles = waterview::gpu::storage_buffer_init(&ctx.device, "foam particle", bytemuck::bytes_of(&foam));
+        let args = wgpu::util::DeviceExt::create_buffer_init(
+            &ctx.device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("foam draw"),
+                contents: bytemuck::cast_slice(&[6u32, count, 0, 0, clock.to_bits()]),
+                usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
+            },
+        );
+        let mut source = engine.particles();
+        source.diffuse = Some(render::DiffuseSource {
+            particles: &particles,
+            draw_args: &args,
+            draw_offset: 0,
+            time_offset: 16,
+            capacity: 1,
+        });
+        let mut renderer = Renderer::new(&ctx, render::OFFSCREEN_FORMAT, engine.terrain());
+        let img = render::render_to_image(&ctx, &mut renderer, &camera, Some(source), settings, size);
+        let out = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
+        std::fs::create_dir_all(&out).ok();
+        img.save(out.join(format!("foam_splat_{}_{clock}_{life}.png", settings.foam.bubbles))).ok();
+        img.pixels().map(|p| linear(p.0[1])).collect::<Vec<f64>>()
+    };
+    // The foam's own part of each picture: less the picture without it (the water, drawn blue).
+    let none = draw(&settings, 0.0, 10.0, 0);
+    let foam_of = |img: Vec<f64>| img.iter().zip(&none).map(|(a, b)| (a - b).max(0.0)).collect::<Vec<f64>>();
+    let mut smooth_settings = settings.clone();
+    smooth_settings.foam.bubbles = 0.0;
+    let smooth = foam_of(draw(&smooth_settings, 0.0, 10.0, 1));
+    let bubbly = foam_of(draw(&settings, 0.0, 10.0, 1));
+    let later = foam_of(draw(&settings, 0.25, 9.75, 1));
+    let other = foam_of(draw(&settings, 0.0, 10.3, 1));
+    let peak = smooth.iter().cloned().fold(0.0, f64::max);
+    assert!(peak > 0.05, "the smooth splat is drawn (peak {peak:.3})");
+    let (sum_smooth, sum_bubbly): (f64, f64) = (smooth.iter().sum(), bubbly.iter().sum());
+    let inner: Vec<usize> = (0..smooth.len()).filter(|&i| smooth[i] > 0.5 * peak).collect();
+    let ratios: Vec<f64> = inner.iter().map(|&i| bubbly[i] / smooth[i]).collect();
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    let spread = (ratios.iter().map(|r| (r - mean) * (r - mean)).sum::<f64>() / ratios.len() as f64).sqrt();
+    let moved = |a: &[f64], b: &[f64]| inner.iter().map(|&i| (a[i] - b[i]).abs()).sum::<f64>() / inner.len() as f64;
+    let (same, differ) = (moved(&bubbly, &later), moved(&bubbly, &other));
+    eprintln!(
+        "foam splat: {} inner pixels, coverage {sum_smooth:.2} smooth / {sum_bubbly:.2} bubbly, ratio {mean:.3} \
+         +- {spread:.3}; mean change {same:.5} a frame later, {differ:.5} for another particle",
+        inner.len()
+    );
+    assert!(inner.len() > 100, "the splat's inner half spans {} pixels", inner.len());
+    let total = sum_bubbly / sum_smooth;
+    assert!((0.9..1.1).contains(&total), "coverage {sum_bubbly:.2} bubbly against {sum_smooth:.2} smooth");
+    assert!(spread > 0.15 * mean, "bubbles vary the coverage by {spread:.3} of {mean:.3}");
+    assert!(same < 1e-3, "the same time of death changes the splat by {same:.5}");
+    assert!(differ > 0.1 * spread * peak, "another particle's bubbles differ by only {differ:.5}");
 }

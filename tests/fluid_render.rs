@@ -204,6 +204,31 @@ fn anisotropy_flattens_sheets_and_keeps_bulk_round() {
     assert!((hi / r - 1.0).abs() < 0.1, "bulk: axes {axes:?} should be about the splat radius {r}");
 }
 
+/// Particles with fewer than N_eps neighbours (Yu & Turk's isolated particles): a particle alone is a
+/// sphere of k_n (`isolated_radius`) times the splat radius, one in a pair a little larger (a share
+/// 1 / (N_eps - 1) of the way to the whole radius), each within the 16-bit rounding of G; a particle of
+/// the bulk keeps the whole radius (`anisotropy_flattens_sheets_and_keeps_bulk_round`).
+#[test]
+fn isolated_particles_are_small_droplets() {
+    let ctx = common::gpu();
+    let dx = 0.1;
+    let f = RenderSettings::default().fluid;
+    let r = f.splat_radius * dx;
+    // A lone particle, and a pair 1 dx apart, far from each other.
+    let particles =
+        [Vec4::new(0.0, 0.0, 0.0, 1000.0), Vec4::new(5.0, 0.0, 0.0, 1000.0), Vec4::new(5.1, 0.0, 0.0, 1000.0)];
+    let e = anisotropy_of(&ctx, &particles, dx);
+    let axes = |e: &waterview::render::Ellipsoid| [Vec3::X, Vec3::Y, Vec3::Z].map(|d| e.axis_along(d));
+    let lone = r * f.isolated_radius;
+    let pair = r * (f.isolated_radius + (1.0 - f.isolated_radius) / (f.neighbour_threshold - 1) as f32);
+    for (k, want) in [(0, lone), (1, pair), (2, pair)] {
+        for a in axes(&e[k]) {
+            assert!((a / want - 1.0).abs() < 2e-3, "particle {k}: axis {a} m, a sphere of {want} m expected");
+        }
+        assert!((e[k].centre[3] / want - 1.0).abs() < 1e-5, "particle {k}: bounding radius {}", e[k].centre[3]);
+    }
+}
+
 /// The neighbour search behind the anisotropy (the hash grid's rows of r/2 cells, trimmed to the sphere,
 /// with runs that wrap around the table): every particle's smoothed centre x_i + lambda * (weighted mean
 /// offset of its neighbours within r) matches a brute-force CPU sum over all pairs, for a jittered cloud
@@ -485,8 +510,9 @@ fn foam_image_checks() {
         &ctx.device,
         &wgpu::util::BufferInitDescriptor {
             label: Some("image diffuse draw"),
-            contents: bytemuck::cast_slice(&[6u32, diffuse.len() as u32, 0, 0]),
-            usage: wgpu::BufferUsages::INDIRECT,
+            // The draw arguments, then the pool's simulated time (0 s) at byte 16.
+            contents: bytemuck::cast_slice(&[6u32, diffuse.len() as u32, 0, 0, 0]),
+            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
         },
     );
     let bare = ParticleSource::buffers(&positions, &velocities, particles.len() as u32);
@@ -495,6 +521,7 @@ fn foam_image_checks() {
             particles: &pool,
             draw_args: &args,
             draw_offset: 0,
+            time_offset: 16,
             capacity: diffuse.len() as u32,
         }),
         ..bare

@@ -263,13 +263,15 @@ fn twins() -> Vec<Twin> {
         ObstacleShadowUniform => "render/obstacle_shadow.wgsl" :: ObstacleShadow {
             light_from_world, texel, enabled, depth_bias, _pad
         },
-        FoamUniform => "render/foam.wgsl" :: Foam { radius, absorption, opacity, allowance, depth_scale, shutter, _pad },
+        FoamUniform => "render/foam.wgsl" :: Foam {
+            radius, absorption, opacity, allowance, depth_scale, shutter, bubbles, lace, clock_index, _pad,
+        },
         CameraUniform => "common/camera.wgsl" :: Camera {
             clip_from_world, view_from_world, clip_from_view, world_from_clip, eye, time, sun_dir, sun_intensity,
             viewport, near, far,
         },
         AnisotropyUniform => "render/anisotropy.wgsl" :: Params {
-            count, table_size, radius, splat_radius, kr, scale, n_eps, lambda, enabled, _pad,
+            count, table_size, radius, splat_radius, kr, scale, n_eps, lambda, enabled, k_n, _pad,
         },
         Ellipsoid => "render/ellipsoid.wgsl" :: Ellipsoid { centre, g_packed },
         SplatUniform => "render/splat.wgsl" :: Splat { size, depth_scale, fixed_scale, count, _pad },

@@ -3,7 +3,11 @@
 // neighbours j within r (= 2h) give weights w_ij = 1 - (|x_i - x_j| / r)^3, a weighted mean xw_i and a
 // weighted covariance C_i. A cyclic Jacobi eigen-solver gives C = R diag(s1 >= s2 >= s3) R^T; the axis
 // lengths are the standard deviations sqrt(s_k), clamped so that no axis is shorter than the longest / kr,
-// then normalised to the volume of the splat sphere and scaled. Fewer than n_eps neighbours: a sphere.
+// then normalised to the volume of the splat sphere and scaled. Fewer than n_eps neighbours: a sphere,
+// smaller the fewer they are, down to k_n times the splat radius for a particle alone (Yu & Turk's
+// k_n I for isolated particles, k_n = 0.5 in the paper; here blended over 1 .. n_eps neighbours so a
+// particle leaving the water shrinks instead of popping): spray and lone particles on the banks read as
+// small droplets, not as discs as wide as the water's splats.
 // The centre is smoothed: x' = (1 - lambda) x + lambda xw.
 // Neighbours come from a small spatial-hash grid built here by counting sort (count, scan, scatter;
 // Green 2010): cells of r/2, hashed so that each row of cells along x stays whole and in order in the
@@ -28,7 +32,7 @@ struct Params {
     n_eps: u32,        // fewer neighbours than this: sphere
     lambda: f32,       // centre smoothing, 0..1
     enabled: u32,      // 0: every particle a sphere at its own centre
-    _pad0: u32,
+    k_n: f32,          // radius of a lone particle's sphere, of splat_radius
     _pad1: u32,
     _pad2: u32,
 }
@@ -217,7 +221,9 @@ fn anisotropy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let mean = sums.q / max(sums.w, 1e-20);
     let centre = xi + params.lambda * mean;
     if sums.n < params.n_eps {
-        store_ellipsoid(i, sphere(centre, params.splat_radius));
+        // 1 (alone) .. n_eps - 1 neighbours, the particle included: k_n .. nearly 1 of the radius.
+        let crowd = f32(sums.n - 1u) / f32(max(params.n_eps, 2u) - 1u);
+        store_ellipsoid(i, sphere(centre, params.splat_radius * mix(params.k_n, 1.0, crowd)));
         return;
     }
     let d = sums.qq_diag;

@@ -298,8 +298,15 @@ fn fs_water_shadow(in: VsOut) -> @location(0) vec4<f32> {
 
 // "terrain wet", over the terrain already drawn (equal depth): wet ground is darker (up to 45%, as soil
 // and grass soaked) and has a water film's sheen, the sky's Schlick-Fresnel reflection (F0 = 0.02) and
-// a sharp sun highlight in the lit parts; both fade with the distance fog. Premultiplied alpha: the
-// darkening is the alpha, the sheen the colour.
+// a sun highlight in the lit parts; both fade with the distance fog. Premultiplied alpha: the darkening
+// is the alpha, the sheen the colour. The highlight is the film's: normalised Blinn-Phong, (s + 8) / (8 pi)
+// (n.h)^s (n.l) with s = WET_GLOSS (a wet, still rough ground), times Schlick's Fresnel of the half-vector
+// F(v.h) with F0 = 0.02 (Akenine-Moller et al., Real-Time Rendering 4th ed., 9.8). Without the Fresnel
+// factor (as before) it was about 15 times too bright: white patches on wet banks (and seen through the
+// water's edges, bright blue ones) shaped by the coarse terrain's triangles.
+// Blinn-Phong exponent of the wet ground's sun highlight.
+const WET_GLOSS: f32 = 60.0;
+
 @fragment
 fn fs_wet(in: VsOut) -> @location(0) vec4<f32> {
     let p = in.world;
@@ -315,7 +322,9 @@ fn fs_wet(in: VsOut) -> @location(0) vec4<f32> {
     let cos_v = max(dot(n, -v), 0.0);
     let fresnel = 0.02 + 0.98 * pow(1.0 - cos_v, 5.0);
     let h = normalize(camera.sun_dir - v);
-    let highlight = pow(max(dot(n, h), 0.0), 120.0) * 3.0 * sun_radiance() * shadow_at(p.xz) * obstacle_shadow(p, n);
+    let lobe = (WET_GLOSS + 8.0) / (8.0 * PI) * pow(max(dot(n, h), 0.0), WET_GLOSS) * max(dot(n, camera.sun_dir), 0.0);
+    let film = 0.02 + 0.98 * pow(1.0 - max(dot(h, -v), 0.0), 5.0);
+    let highlight = lobe * film * sun_radiance() * shadow_at(p.xz) * obstacle_shadow(p, n);
     let sheen = fresnel * tonemap(sky_radiance(reflect(v, n))) + tonemap(highlight);
     var c = w * near * sheen;
     if ENCODE_SRGB {

@@ -359,6 +359,7 @@ impl Engine {
                 particles: d.particles,
                 draw_args: d.draw_args,
                 draw_offset: d.draw_offset,
+                time_offset: d.time_offset,
                 capacity: d.capacity,
             }),
             tank,

@@ -4,7 +4,8 @@
 //! Per particle: the weighted PCA of its neighbours within r = 2h (weights 1 - (d/r)^3), a Jacobi
 //! eigen-decomposition of the 3x3 covariance, axis lengths from the standard deviations with the axis
 //! ratio clamped to `kr`, normalised to the splat sphere's volume and scaled; a sphere below `n_eps`
-//! neighbours; centres smoothed toward the weighted mean by `lambda`. The result, one [`Ellipsoid`] per
+//! neighbours, of `k_n` times the splat radius for a lone particle (Yu & Turk's k_n) up to the whole
+//! radius at `n_eps`; centres smoothed toward the weighted mean by `lambda`. The result, one [`Ellipsoid`] per
 //! particle, stays on the GPU in two arrays of 16 bytes per particle ([`EllipsoidBuffers`]: the centres
 //! and the packed matrices) that the splat pass reads directly.
 //!
@@ -172,7 +173,10 @@ pub struct AnisotropyUniform {
     pub lambda: f32,
     /// 0: spheres at the particles' own centres.
     pub enabled: u32,
-    pub _pad: [u32; 3],
+    /// Radius of a lone particle's sphere, as a fraction of `splat_radius` (Yu & Turk's k_n); spheres of
+    /// particles with fewer than `n_eps` neighbours grow from it linearly in the count.
+    pub k_n: f32,
+    pub _pad: [u32; 2],
 }
 const _: () = assert!(size_of::<AnisotropyUniform>() == 48);
 

@@ -6,6 +6,12 @@
 //! behind the water's surface fades with the water in front of it (here, per splat), spray in the air is
 //! drawn over the scene as small bright droplets (see shaders/render/composite.wgsl).
 //!
+//! A foam splat is drawn as a cluster of bubbles ([`FoamSettings::bubbles`], [`FoamSettings::lace`]): its
+//! opacity modulated by a cellular pattern (after Worley 1996) in the splat's coordinates, seeded by the
+//! particle's time of death (the pool's simulated time, read on the GPU from the state buffer at
+//! [`DiffuseSource::time_offset`], plus its lifetime left), so the pattern moves with the particle and
+//! holds still from frame to frame though the pool is compacted in a new order every frame.
+//!
 //! One instanced 6-vertex quad per live diffuse particle, drawn indirectly: the instance count is the
 //! simulation's live count, written on the GPU ([`DiffuseSource::draw_args`]); nothing is read back. The
 //! target is cleared every frame the fluid is drawn, so with no diffuse particles (or foam off) the
@@ -28,10 +34,13 @@ pub struct DiffuseSource<'a> {
     /// `array<DiffuseParticle>` (32 bytes each, WGSL `DiffuseParticle` in shaders/common/diffuse.wgsl):
     /// xyz position (m) and lifetime left (s), xyz velocity (m/s) and kind (0 spray, 1 foam, 2 bubble).
     pub particles: &'a wgpu::Buffer,
-    /// A buffer (usage `INDIRECT`) holding `draw_indirect` arguments at `draw_offset`: 6 vertices and
-    /// the live particles as instances (at most `capacity`).
+    /// A buffer (usage `INDIRECT | STORAGE`) holding `draw_indirect` arguments at `draw_offset`: 6
+    /// vertices and the live particles as instances (at most `capacity`); and at `time_offset` (bytes, a
+    /// multiple of 4) the simulated time (f32, s) from which the lifetimes count down (the bubble
+    /// pattern's seed is that time plus the lifetime left: the particle's time of death).
     pub draw_args: &'a wgpu::Buffer,
     pub draw_offset: u64,
+    pub time_offset: u64,
     /// Particles the buffer holds.
     pub capacity: u32,
 }
@@ -61,6 +70,12 @@ pub struct FoamSettings {
     /// (a streak of |v| x shutter) and dimmed so it covers as much as the round splat, seconds; 0 draws
     /// round splats. The default, 1/120 s, is a film camera's 180-degree shutter at 60 frames per second.
     pub shutter_s: f32,
+    /// Bubble cells per foam splat radius: each foam splat is drawn as a cluster of bubbles, a cellular
+    /// pattern (Worley 1996) that moves with it (shaders/render/foam.wgsl); 0 = smooth splats.
+    pub bubbles: f32,
+    /// How clear the bubbles' insides may be, 0..1 (each cell keeps 1 - lace x a random share of the
+    /// splat's opacity, the walls between cells all of it): 0 = no texture, 1 = a lace of holes.
+    pub lace: f32,
 }
 
 impl Default for FoamSettings {
@@ -75,6 +90,8 @@ impl Default for FoamSettings {
             bubble_opacity: 0.12,
             absorption: 6.0,
             shutter_s: 1.0 / 120.0,
+            bubbles: 1.5,
+            lace: 0.9,
         }
     }
 }
@@ -95,9 +112,15 @@ pub struct FoamUniform {
     pub depth_scale: f32,
     /// Motion blur exposure, seconds (0: round splats).
     pub shutter: f32,
-    pub _pad: [f32; 2],
+    /// Bubble cells per foam splat radius (0: smooth splats).
+    pub bubbles: f32,
+    /// 0..1: how clear a bubble cell's inside may be.
+    pub lace: f32,
+    /// Index (in f32 words) of the pool's simulated time in the draw-arguments buffer; set by the pass.
+    pub clock_index: u32,
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<FoamUniform>() == 48);
+const _: () = assert!(size_of::<FoamUniform>() == 64);
 
 impl FoamUniform {
     /// The uniform for `settings` at particle spacing `dx` (m), the water's splats being `splat_radius` x dx.
@@ -110,7 +133,10 @@ impl FoamUniform {
             allowance: splat_radius.max(0.0) * dx,
             depth_scale: 1.0,
             shutter: if s.shutter_s.is_finite() { s.shutter_s.clamp(0.0, 1.0) } else { 0.0 },
-            _pad: [0.0; 2],
+            bubbles: if s.bubbles.is_finite() { s.bubbles.clamp(0.0, 16.0) } else { 0.0 },
+            lace: if s.lace.is_finite() { s.lace.clamp(0.0, 1.0) } else { 0.0 },
+            clock_index: 0,
+            _pad: [0; 3],
         }
     }
 }
@@ -139,8 +165,9 @@ pub struct FoamPass {
     pipeline: wgpu::RenderPipeline,
     uniform: wgpu::Buffer,
     screen: Option<Screen>,
-    /// The particle buffers bound, and their groups: the simulation's pool alternates between two.
-    bound: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// The particle and clock buffers bound, and their groups: the simulation's pool alternates between
+    /// two.
+    bound: Vec<(wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup)>,
 }
 
 /// The foam target's clear value: nothing, and the farthest depth (the Min blend keeps the nearest).
@@ -160,6 +187,7 @@ impl FoamPass {
                 gpu::storage_entry::<[[f32; 4]; 2]>(1, true, vs),
                 frame::depth_texture_entry(2, fs),
                 frame::texture_entry(3, fs, false, wgpu::TextureViewDimension::D2),
+                gpu::storage_entry::<f32>(4, true, vs),
             ],
         });
         let pipeline_layout = frame::pass_pipeline_layout(device, "foam pipeline layout", &layout);
@@ -214,9 +242,10 @@ impl Pass for FoamPass {
             return;
         };
         if let Some(source) = input.source {
-            let params = FoamUniform { depth_scale: screen.depth_scale, ..input.params };
+            let clock_index = (source.time_offset / 4) as u32;
+            let params = FoamUniform { depth_scale: screen.depth_scale, clock_index, ..input.params };
             frame.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
-            if !self.bound.iter().any(|(b, _)| b == source.particles) {
+            if !self.bound.iter().any(|(p, c, _)| p == source.particles && c == source.draw_args) {
                 let entry = |binding, resource| wgpu::BindGroupEntry { binding, resource };
                 let group = frame.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("foam bind group"),
@@ -226,15 +255,19 @@ impl Pass for FoamPass {
                         entry(1, source.particles.as_entire_binding()),
                         entry(2, wgpu::BindingResource::TextureView(&screen.scene_depth)),
                         entry(3, wgpu::BindingResource::TextureView(&screen.water_depth)),
+                        entry(4, source.draw_args.as_entire_binding()),
                     ],
                 });
                 if self.bound.len() >= 2 {
                     self.bound.remove(0);
                 }
-                self.bound.push((source.particles.clone(), group));
+                self.bound.push((source.particles.clone(), source.draw_args.clone(), group));
             }
         }
-        let group = input.source.and_then(|s| self.bound.iter().find(|(b, _)| b == s.particles)).map(|(_, g)| g);
+        let group = input
+            .source
+            .and_then(|s| self.bound.iter().find(|(p, c, _)| p == s.particles && c == s.draw_args))
+            .map(|(_, _, g)| g);
         let mut pass =
             render_pass(frame.profiler, frame.encoder, "foam", &screen.foam, wgpu::LoadOp::Clear(CLEAR), None);
         if let (Some(source), Some(group)) = (input.source, group) {

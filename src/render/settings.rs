@@ -185,6 +185,10 @@ pub struct FluidSettings {
     pub anisotropy_scale: f32,
     /// Fewer neighbours than this (the particle included): a sphere (Yu & Turk's N_eps).
     pub neighbour_threshold: u32,
+    /// Radius of a lone particle's sphere, x `splat_radius` (Yu & Turk's k_n, 0.5 in the paper); with
+    /// more neighbours (up to `neighbour_threshold`) the sphere grows linearly to the whole radius, so
+    /// spray and lone particles read as small droplets.
+    pub isolated_radius: f32,
     /// Centre smoothing lambda, 0..1.
     pub centre_smoothing: f32,
     /// Thickness target at half resolution.
@@ -210,7 +214,7 @@ pub struct FluidSettings {
     /// Fresnel reflectance at normal incidence (water: 0.02).
     pub fresnel_f0: f32,
     /// Thickness at and below which water is shaded as a droplet (fading to water at twice it), x dx;
-    /// 0 = off. A lone particle's splat is at most 2 x `splat_radius` thick.
+    /// 0 = off. A lone particle's splat is at most 2 x `isolated_radius` x `splat_radius` thick.
     pub droplet_thickness: f32,
 }
 
@@ -224,6 +228,7 @@ impl Default for FluidSettings {
             kr: 4.0,
             anisotropy_scale: 1.0,
             neighbour_threshold: 16,
+            isolated_radius: 0.5,
             centre_smoothing: 0.9,
             half_res_thickness: true,
             splats: SplatMethod::default(),
@@ -330,7 +335,8 @@ impl RenderSettings {
             n_eps: f.neighbour_threshold,
             lambda: f.centre_smoothing.clamp(0.0, 1.0),
             enabled: f.anisotropy as u32,
-            _pad: [0; 3],
+            k_n: if f.isolated_radius.is_finite() { f.isolated_radius.clamp(0.1, 1.0) } else { 1.0 },
+            _pad: [0; 2],
         }
     }
 

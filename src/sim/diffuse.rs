@@ -119,6 +119,9 @@ pub struct DiffuseBuffers<'a> {
     /// Holds `draw_indirect` arguments (6 vertices, the live count as instances) at `draw_offset`.
     pub draw_args: &'a wgpu::Buffer,
     pub draw_offset: u64,
+    /// Byte offset in `draw_args` of the simulated time of the last run (f32, s): the lifetimes count
+    /// down from it (the renderer seeds each foam splat's bubbles by the time of death).
+    pub time_offset: u64,
     /// Slots in the pool.
     pub capacity: u32,
 }
@@ -229,6 +232,7 @@ impl DiffuseStage {
             particles: &self.pools[self.current],
             draw_args: &self.state,
             draw_offset: DRAW_ARGS_OFFSET,
+            time_offset: std::mem::offset_of!(DiffuseState, last_time) as u64,
             capacity: self.capacity,
         }
     }

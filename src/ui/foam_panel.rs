@@ -140,5 +140,18 @@ fn look_ui(ui: &mut egui::Ui, f: &mut crate::render::FoamSettings) {
              0 draws round splats",
             |ui| ui.add(egui::Slider::new(&mut f.shutter_s, 0.0..=0.1).suffix(" s")),
         );
+        row(
+            ui,
+            "Bubbles",
+            "Bubble cells per foam splat radius: each foam splat drawn as a cluster of bubbles moving with it; \
+             0 draws smooth splats",
+            |ui| ui.add(egui::Slider::new(&mut f.bubbles, 0.0..=6.0)),
+        );
+        row(
+            ui,
+            "Lace",
+            "How clear the bubbles' insides may be: 0 no texture, 1 a lace of holes between the bubbles' walls",
+            |ui| ui.add(egui::Slider::new(&mut f.lace, 0.0..=1.0)),
+        );
     });
 }

@@ -222,6 +222,13 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
         row(ui, "Neighbour threshold", "Fewer neighbours than this: a sphere (isolated drops)", |ui| {
             ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.neighbour_threshold, 1..=60))
         });
+        row(
+            ui,
+            "Lone drop radius",
+            "Radius of a particle without neighbours, of the splat radius (Yu & Turk's k_n); it grows to the whole \
+             radius at the neighbour threshold",
+            |ui| ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.isolated_radius, 0.1..=1.0)),
+        );
         row(ui, "Neighbour radius", "Radius of the neighbourhood, × dx (2h)", |ui| {
             ui.add_enabled(f.anisotropy, egui::Slider::new(&mut f.neighbour_radius, 1.0..=4.0).suffix(" dx"))
         });
