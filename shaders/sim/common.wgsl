@@ -70,7 +70,11 @@ struct StepState {
     fluid_top_bits: atomic<u32>, // the highest particle of the last step above the domain's floor, m (f32 bits)
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+// A read-only storage buffer, not a uniform buffer: Mesa 22.3's lavapipe inlines uniform-buffer values that
+// decide an `if` or a loop bound (params.method, params.surface_tension, params.wave_axis ...) into a new
+// compile of the shader at every bind of its pipeline and keeps every copy, so a run grew by ~10 MB per
+// second of wall time there (tests/memory.rs). It never inlines storage loads; other drivers read either.
+@group(0) @binding(0) var<storage, read> params: Params;
 @group(0) @binding(1) var<storage, read_write> step: StepState;
 // Unsorted state from the previous step (xyz, w = density) and (xyz velocity, w = pressure).
 #split_array 0 2 read_write pos vec4<f32>

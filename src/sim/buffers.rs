@@ -7,6 +7,8 @@ use crate::gpu::{self, split::SplitBuffer};
 
 /// Every GPU buffer of the simulation (bind group 0 of all simulation kernels, see [`Buffers::all`]).
 pub(super) struct Buffers {
+    /// The parameters ([`SimUniforms`]): a read-only storage buffer, not a uniform buffer, which Mesa
+    /// 22.3's lavapipe would recompile the kernels for at every bind (shaders/sim/common.wgsl).
     pub(super) uniforms: wgpu::Buffer,
     pub(super) step: wgpu::Buffer,
     pub(super) pos: SplitBuffer,
@@ -69,7 +71,7 @@ impl Buffers {
             .map(|&(b, _)| {
                 let ro = read_only.contains(&(b % gpu::split::BINDING_STRIDE));
                 match b % gpu::split::BINDING_STRIDE {
-                    0 => gpu::uniform_entry::<SimUniforms>(0, vis),
+                    0 => gpu::storage_entry::<SimUniforms>(0, true, vis),
                     1 => gpu::storage_entry::<StepState>(b, ro, vis),
                     6 | 7 => gpu::storage_entry::<u32>(b, ro, vis),
                     11 | 13 => gpu::storage_entry::<[f32; 2]>(b, ro, vis),

@@ -10,9 +10,10 @@ const SPLIT_WHY: &str = "its per-particle arrays hold 16 bytes per particle in t
 /// Split per-particle arrays bound by the simulation's kernels (pos, vel, spos, svel, vstar, rho_p).
 const SPLIT_ARRAYS: u32 = 6;
 
-/// Other storage buffers a simulation kernel binds at most: 8 of bind group 0 (step, cell_start, heights,
-/// boundary table, partials, stats, sources, obstacles) and 3 of a stage's group 1 (DFSPH, diffuse).
-const OTHER_STORAGE: u32 = 11;
+/// Other storage buffers a simulation kernel binds at most: 9 of bind group 0 (params, step, cell_start,
+/// heights, boundary table, partials, stats, sources, obstacles) and 3 of a stage's group 1 (DFSPH,
+/// diffuse). The parameters are a storage buffer for lavapipe's sake (shaders/sim/common.wgsl).
+const OTHER_STORAGE: u32 = 12;
 
 /// The particles a simulation starts from (and a reset returns to), kept on the GPU: the scene's, then
 /// the parked pool, as the simulation's own buffers hold them (positions with density in w, velocities
@@ -237,7 +238,7 @@ impl Simulation {
         };
         let stats_bytes = STATS_BYTES + if bodies.is_some() { bodies::BODY_SUMS_BYTES } else { 0 };
         let buffers = Buffers {
-            uniforms: gpu::uniform_buffer_init(device, "sim params", bytemuck::bytes_of(&uniforms)),
+            uniforms: gpu::storage_buffer_init(device, "sim params", bytemuck::bytes_of(&uniforms)),
             step: gpu::storage_buffer_init(device, "sim step state", bytemuck::bytes_of(&StepState::default())),
             pos: split(SplitBuffer::new(device, "sim pos", n, 16))?,
             vel: split(SplitBuffer::new(device, "sim vel", n, 16))?,
