@@ -5,7 +5,11 @@
 //! What is saved ([`SimState`]): every particle's position, density, velocity and pressure, the parked
 //! pool included (DFSPH warm-starts its density solve from the pressures, so they are state), the step
 //! state (time, dt, the largest speed that sets the next CFL step, the step counter), the emitters' owed
-//! volume, the neighbour grid's box and the solver iteration bounds; the wave maker's phase is the time.
+//! volume, the neighbour grid's box and the solver iteration bounds; the wave maker's phase is the time;
+//! the floating and sinking bodies' motion (rapier's frames and velocities, the water's last forces on
+//! them: [`crate::sim::bodies::BodiesSnapshot`], in the header). Rapier's contact caches are not kept,
+//! and the water's impulses still in flight to the CPU when the state is saved are lost to the bodies, so
+//! a resumed run with bodies goes on close to, not exactly as, the original.
 //! With it, a header: the scene as last applied (RON, as a scene file: its solver parameters, emitters and
 //! sinks as edited live), the spacing in use, the particle counts and a checksum of the terrain, so a
 //! resume into another scene is refused with the difference named.
@@ -53,13 +57,6 @@ pub enum CheckpointError {
     Mismatch { path: PathBuf, message: String },
     #[error("cannot write checkpoint {}: {cause}", path.display())]
     Write { path: PathBuf, cause: std::io::Error },
-    /// The scene has floating or sinking bodies, whose motion (rapier's state) a checkpoint does not
-    /// hold yet: a resumed run would not go on as the original.
-    #[error(
-        "scene `{scene}` has {bodies} floating or sinking bodies, and checkpoints do not hold their motion yet; \
-         run it without checkpoints"
-    )]
-    Bodies { scene: String, bodies: usize },
 }
 
 /// What a checkpoint says besides the state (RON in the file).
@@ -84,6 +81,10 @@ struct Header {
     grid_origin: [f32; 3],
     grid_dims: [u32; 3],
     iterations: Option<(u32, u32)>,
+    /// The floating and sinking bodies' motion (none in a scene without bodies, and in files written
+    /// before bodies were saved).
+    #[serde(default)]
+    bodies: Option<crate::sim::bodies::BodiesSnapshot>,
 }
 
 /// A simulation's saved state with what it belongs to. Made by [`Engine::checkpoint_blocking`] (or,
@@ -146,7 +147,6 @@ fn terrain_crc(t: &crate::terrain::Heightfield) -> u32 {
 impl Engine {
     /// The header of a checkpoint of this engine as it is now (the CPU side of the state).
     fn checkpoint_header(&self) -> Result<Header, EngineError> {
-        refuse_bodies(&self.scene)?;
         let sim = &self.sim;
         let config = ron::ser::PrettyConfig::new().compact_arrays(true);
         let scene = ron::ser::to_string_pretty(&self.scene, config).map_err(|e| SceneError::Invalid {
@@ -174,6 +174,7 @@ impl Engine {
             grid_origin: grid.origin,
             grid_dims: grid.dims,
             iterations: sim.solver_iterations(),
+            bodies: sim.bodies().map(|b| b.snapshot()),
         })
     }
 
@@ -236,7 +237,6 @@ impl Engine {
             }
             None => saved,
         };
-        refuse_bodies(&scene)?;
         let name = crate::text::printable(&scene.name).into_owned();
         if scene.domain != h.domain {
             let t = |a: &Aabb| format!("{} .. {}", crate::scene::tuple(&a.min), crate::scene::tuple(&a.max));
@@ -278,6 +278,18 @@ impl Engine {
             .into());
         }
         engine.sim.restore(ctx, &checkpoint.state)?;
+        let bodies = (scene_bodies(&engine), h.bodies.as_ref().map_or(0, |b| b.bodies.len()));
+        match &h.bodies {
+            _ if bodies.0 != bodies.1 => {
+                return Err(mismatch(format!(
+                    "it holds {} floating or sinking bodies; scene `{name}` has {}",
+                    bodies.1, bodies.0
+                ))
+                .into())
+            }
+            Some(b) if bodies.0 > 0 => engine.sim.restore_bodies(b).map_err(mismatch)?,
+            _ => {}
+        }
         Ok(engine)
     }
 }
@@ -459,11 +471,7 @@ impl Checkpoint {
     }
 }
 
-/// [`CheckpointError::Bodies`] when `scene` has floating or sinking bodies.
-fn refuse_bodies(scene: &Scene) -> Result<(), CheckpointError> {
-    if scene.bodies.is_empty() {
-        return Ok(());
-    }
-    let name = crate::text::printable(&scene.name).into_owned();
-    Err(CheckpointError::Bodies { scene: name, bodies: scene.bodies.len() })
+/// Bodies in `engine`'s simulation.
+fn scene_bodies(engine: &Engine) -> usize {
+    engine.sim.bodies().map_or(0, |b| b.len())
 }

@@ -115,6 +115,34 @@ pub enum BodyError {
     Obstacle { obstacle: usize, name: String, cause: String },
 }
 
+/// The bodies' motion as a checkpoint keeps it ([`Bodies::snapshot`], [`Bodies::restore`]): their clock
+/// and each body's frame, velocities and the water's last forces on it. Rapier's contact caches are not
+/// kept (they are rebuilt by the next step).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BodiesSnapshot {
+    /// Simulated time the bodies are at, s (that of the last record that reached them).
+    pub time: f32,
+    /// Each body in the scene's order.
+    pub bodies: Vec<BodySnapshot>,
+}
+
+/// One body in a [`BodiesSnapshot`]: world frame (m, quaternion x, y, z, w), velocities (m/s, rad/s), the
+/// water's last force and torque and their 0.1 s means (N, N m), the water's velocity around it (m/s)
+/// and its wet share.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BodySnapshot {
+    pub position: [f32; 3],
+    pub rotation: [f32; 4],
+    pub velocity: [f32; 3],
+    pub angular: [f32; 3],
+    pub force: [f32; 3],
+    pub torque: [f32; 3],
+    pub smoothed_force: [f32; 3],
+    pub smoothed_torque: [f32; 3],
+    pub water_velocity: [f32; 3],
+    pub wet: f32,
+}
+
 /// Where a body is and how it moves now.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BodyState {
@@ -403,6 +431,65 @@ impl Bodies {
         self.smoothed.iter_mut().for_each(|f| *f = (Vec3::ZERO, Vec3::ZERO));
         self.time = 0.0;
         self.update_entries();
+    }
+
+    /// The bodies' motion now, for a checkpoint.
+    pub fn snapshot(&self) -> BodiesSnapshot {
+        let bodies = (0..self.len())
+            .map(|k| {
+                let s = self.state(k);
+                let b = &self.world.bodies[self.handles[k]];
+                let (smoothed_force, smoothed_torque) = self.smoothed[k];
+                BodySnapshot {
+                    position: s.position.into(),
+                    rotation: s.rotation.into(),
+                    velocity: s.velocity.into(),
+                    angular: s.angular.into(),
+                    force: self.forces[k].into(),
+                    torque: g(b.user_torque()).into(),
+                    smoothed_force: smoothed_force.into(),
+                    smoothed_torque: smoothed_torque.into(),
+                    water_velocity: s.water_velocity.into(),
+                    wet: s.wet,
+                }
+            })
+            .collect();
+        BodiesSnapshot { time: self.time, bodies }
+    }
+
+    /// Puts the bodies where `snapshot` says, moving as it says, at its time (the GPU's entries follow:
+    /// [`Bodies::write`]). Errors: another number of bodies, or a value that is not finite.
+    pub fn restore(&mut self, snapshot: &BodiesSnapshot) -> Result<(), String> {
+        if snapshot.bodies.len() != self.len() {
+            return Err(format!("it holds {} bodies; the scene has {}", snapshot.bodies.len(), self.len()));
+        }
+        let finite = |a: &[f32]| a.iter().all(|x| x.is_finite());
+        for (k, b) in snapshot.bodies.iter().enumerate() {
+            let values = [&b.position[..], &b.rotation, &b.velocity, &b.angular, &b.force, &b.torque];
+            let more = [&b.smoothed_force[..], &b.smoothed_torque, &b.water_velocity, &[b.wet, snapshot.time]];
+            if !values.iter().chain(&more).all(|a| finite(a)) || Quat::from_array(b.rotation).length() < 0.5 {
+                return Err(format!("body {}'s saved motion is not finite", k + 1));
+            }
+        }
+        for (k, b) in snapshot.bodies.iter().enumerate() {
+            let body = &mut self.world.bodies[self.handles[k]];
+            // Saved unit length (to rounding): normalised only when it is not, so it comes back exactly.
+            let rotation = Quat::from_array(b.rotation);
+            let rotation = if rotation.is_normalized() { rotation } else { rotation.normalize() };
+            body.set_position(rp::Pose::from_parts(v(Vec3::from(b.position)), q(rotation)), true);
+            body.set_linvel(v(Vec3::from(b.velocity)), true);
+            body.set_angvel(v(Vec3::from(b.angular)), true);
+            body.reset_forces(true);
+            body.reset_torques(true);
+            body.add_force(v(Vec3::from(b.force)), true);
+            body.add_torque(v(Vec3::from(b.torque)), true);
+            self.forces[k] = Vec3::from(b.force);
+            self.smoothed[k] = (Vec3::from(b.smoothed_force), Vec3::from(b.smoothed_torque));
+            self.water[k] = (Vec3::from(b.water_velocity), b.wet.clamp(0.0, 1.0));
+        }
+        self.time = snapshot.time.max(0.0);
+        self.update_entries();
+        Ok(())
     }
 
     /// Carries another simulation's bodies on (their frames, velocities and clock; a larger pool's copy).

@@ -3,7 +3,7 @@
 //!
 //! [`Simulation::move_obstacles`] takes each static obstacle's new placement (rotation, position, scale
 //! of the same mesh) as a target. The obstacle then travels there at most [`MAX_MOVE_DX`] dx per rendered
-//! frame (the first step recorded after each statistics record, [`Simulation::step_obstacles`]): its
+//! frame (the first step recorded after each statistics record, `Simulation::step_obstacles`): its
 //! entry in the GPU list (binding 17, `ObstacleGpu`) gets the new frame by `queue.write_buffer`, nothing
 //! waits, and the collision projection of the next step (`integrate` and `project_out` in
 //! shaders/sim/common.wgsl) moves the particles it now covers out along its field's normal, at most that
@@ -72,7 +72,7 @@ impl Placement {
     }
 
     /// The next frame's placement from `self` towards `to` for a mesh of `reach` metres (file units):
-    /// `to` when it is at most `step` metres of travel away ([`Placement::travel`]), else that part of the
+    /// `to` when it is at most `step` metres of travel away (`Placement::travel`), else that part of the
     /// way.
     pub fn step_towards(&self, to: &Placement, reach: f32, step: f32) -> Placement {
         let travel = self.travel(to, reach);
@@ -108,7 +108,7 @@ pub(super) struct LiveObstacles {
     slots: Vec<Slot>,
     /// Bumped whenever an obstacle moved ([`Simulation::obstacles_version`]).
     version: u64,
-    /// The statistics frame ([`Simulation::step_obstacles`]) of the last move.
+    /// The statistics frame (`Simulation::step_obstacles`) of the last move.
     moved_in: Option<u64>,
 }
 

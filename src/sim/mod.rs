@@ -579,6 +579,16 @@ impl Simulation {
         self.bodies.as_ref()
     }
 
+    /// Puts the bodies' motion of a checkpoint back ([`bodies::Bodies::restore`]) and writes their GPU
+    /// entries. Errors ([`SimError::State`]'s text): a scene without bodies, another number of bodies, a
+    /// value that is not finite.
+    pub fn restore_bodies(&mut self, snapshot: &bodies::BodiesSnapshot) -> Result<(), String> {
+        let b = self.bodies.as_mut().ok_or_else(|| "the scene has no floating or sinking bodies".to_string())?;
+        b.restore(snapshot)?;
+        b.write(&self.queue, &self.buffers.obstacles);
+        Ok(())
+    }
+
     pub fn domain(&self) -> &Aabb {
         &self.domain
     }
