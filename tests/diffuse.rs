@@ -299,12 +299,7 @@ fn spray_extent(img: &image::RgbaImage) -> (u32, f64) {
 #[test]
 fn motion_blur_stretches_a_droplet_along_its_path() {
     let ctx = common::gpu();
-    let tank = scene(
-        "(name: \"still\", domain: (min: (0.0, 0.0, 0.0), max: (0.6, 1.0, 0.6)),
-          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.6, 0.3, 0.6))],
-          camera: (target: (0.3, 0.5, 0.3), distance: 1.5, yaw_deg: 0.0, pitch_deg: 0.0),
-          solver: (dx: 0.04), cpu_dx_scale: 1.0)",
-    );
+    let tank = still_tank();
     let engine = common::engine(&ctx, &tank, None);
     let (camera, mut settings) = scene_view(&engine);
     settings.view = FluidView::Foam;
@@ -317,26 +312,7 @@ fn motion_blur_stretches_a_droplet_along_its_path() {
     let draw = |v: Vec3| {
         let droplet =
             DiffuseParticle { pos: [x.x, x.y, x.z, 10.0], vel: [v.x, v.y, v.z, DiffuseKind::Spray.code() as f32] };
-        let particles = waterview::gpu::storage_buffer_init(&ctx.device, "droplet", bytemuck::bytes_of(&droplet));
-        let args = wgpu::util::DeviceExt::create_buffer_init(
-            &ctx.device,
-            &wgpu::util::BufferInitDescriptor {
-                label: Some("droplet draw"),
-                // The draw arguments, then the pool's simulated time (0 s) at byte 16.
-                contents: bytemuck::cast_slice(&[6u32, 1, 0, 0, 0]),
-                usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
-            },
-        );
-        let mut source = engine.particles();
-        source.diffuse = Some(render::DiffuseSource {
-            particles: &particles,
-            draw_args: &args,
-            draw_offset: 0,
-            time_offset: 16,
-            capacity: 1,
-        });
-        let mut renderer = Renderer::new(&ctx, render::OFFSCREEN_FORMAT, engine.terrain());
-        render::render_to_image(&ctx, &mut renderer, &camera, Some(source), &settings, size)
+        draw_one(&ctx, &engine, &camera, &settings, size, OneDiffuse { particle: droplet, count: 1, clock: 0.0 })
     };
     let (still, still_sum) = spray_extent(&draw(Vec3::ZERO));
     let (moving, moving_sum) = spray_extent(&draw(Vec3::new(5.0, 0.0, 0.0)));
@@ -352,6 +328,56 @@ fn motion_blur_stretches_a_droplet_along_its_path() {
     assert!((grown - streak).abs() < 0.25 * streak, "the streak adds {grown} columns, its path {streak:.1}");
     let ratio = moving_sum / still_sum.max(1e-9);
     assert!((0.75..1.33).contains(&ratio), "coverage {moving_sum:.2} moving against {still_sum:.2} at rest");
+}
+
+/// A still tank 0.3 m deep under a camera looking across it at the air above (dx 0.04 m).
+fn still_tank() -> Scene {
+    scene(
+        "(name: \"still\", domain: (min: (0.0, 0.0, 0.0), max: (0.6, 1.0, 0.6)),
+          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.6, 0.3, 0.6))],
+          camera: (target: (0.3, 0.5, 0.3), distance: 1.5, yaw_deg: 0.0, pitch_deg: 0.0),
+          solver: (dx: 0.04), cpu_dx_scale: 1.0)",
+    )
+}
+
+/// One diffuse particle to draw: it, how many of the pool's one slot the draw covers (0 or 1) and the
+/// pool's simulated time (s).
+struct OneDiffuse {
+    particle: DiffuseParticle,
+    count: u32,
+    clock: f32,
+}
+
+/// `engine`'s water with `one` as its whole diffuse pool, drawn by a fresh renderer.
+fn draw_one(
+    ctx: &GpuContext,
+    engine: &Engine,
+    camera: &render::OrbitCamera,
+    settings: &render::RenderSettings,
+    size: (u32, u32),
+    one: OneDiffuse,
+) -> image::RgbaImage {
+    let particles =
+        waterview::gpu::storage_buffer_init(&ctx.device, "diffuse particle", bytemuck::bytes_of(&one.particle));
+    let args = wgpu::util::DeviceExt::create_buffer_init(
+        &ctx.device,
+        &wgpu::util::BufferInitDescriptor {
+            label: Some("diffuse draw"),
+            // The draw arguments, then the pool's simulated time at byte 16.
+            contents: bytemuck::cast_slice(&[6u32, one.count, 0, 0, one.clock.to_bits()]),
+            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
+        },
+    );
+    let mut source = engine.particles();
+    source.diffuse = Some(render::DiffuseSource {
+        particles: &particles,
+        draw_args: &args,
+        draw_offset: 0,
+        time_offset: 16,
+        capacity: 1,
+    });
+    let mut renderer = Renderer::new(ctx, render::OFFSCREEN_FORMAT, engine.terrain());
+    render::render_to_image(ctx, &mut renderer, camera, Some(source), settings, size)
 }
 
 /// Linear value (0..1) of an 8-bit sRGB channel.
@@ -373,12 +399,7 @@ fn linear(c: u8) -> f64 {
 #[test]
 fn foam_splat_is_a_stable_cluster_of_bubbles() {
     let ctx = common::gpu();
-    let tank = scene(
-        "(name: \"still\", domain: (min: (0.0, 0.0, 0.0), max: (0.6, 1.0, 0.6)),
-          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.6, 0.3, 0.6))],
-          camera: (target: (0.3, 0.5, 0.3), distance: 1.5, yaw_deg: 0.0, pitch_deg: 0.0),
-          solver: (dx: 0.04), cpu_dx_scale: 1.0)",
-    );
+    let tank = still_tank();
     let engine = common::engine(&ctx, &tank, None);
     let (camera, mut settings) = scene_view(&engine);
     settings.view = FluidView::Foam;
@@ -390,25 +411,7 @@ fn foam_splat_is_a_stable_cluster_of_bubbles() {
     let draw = |settings: &render::RenderSettings, clock: f32, life: f32, count: u32| {
         let foam =
             DiffuseParticle { pos: [x[0], x[1], x[2], life], vel: [0.0, 0.0, 0.0, DiffuseKind::Foam.code() as f32] };
-        let particles = waterview::gpu::storage_buffer_init(&ctx.device, "foam particle", bytemuck::bytes_of(&foam));
-        let args = wgpu::util::DeviceExt::create_buffer_init(
-            &ctx.device,
-            &wgpu::util::BufferInitDescriptor {
-                label: Some("foam draw"),
-                contents: bytemuck::cast_slice(&[6u32, count, 0, 0, clock.to_bits()]),
-                usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::STORAGE,
-            },
-        );
-        let mut source = engine.particles();
-        source.diffuse = Some(render::DiffuseSource {
-            particles: &particles,
-            draw_args: &args,
-            draw_offset: 0,
-            time_offset: 16,
-            capacity: 1,
-        });
-        let mut renderer = Renderer::new(&ctx, render::OFFSCREEN_FORMAT, engine.terrain());
-        let img = render::render_to_image(&ctx, &mut renderer, &camera, Some(source), settings, size);
+        let img = draw_one(&ctx, &engine, &camera, settings, size, OneDiffuse { particle: foam, count, clock });
         let out = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-output");
         std::fs::create_dir_all(&out).ok();
         img.save(out.join(format!("foam_splat_{}_{clock}_{life}.png", settings.foam.bubbles))).ok();
