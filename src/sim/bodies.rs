@@ -213,6 +213,14 @@ fn q(r: Quat) -> rp::Rotation {
     rp::Rotation::from_xyzw(r.x, r.y, r.z, r.w)
 }
 
+/// Sets the constant force (N) and torque (N m) rapier applies to `body` until they are set again.
+fn load(body: &mut rp::RigidBody, force: Vec3, torque: Vec3) {
+    body.reset_forces(true);
+    body.reset_torques(true);
+    body.add_force(v(force), true);
+    body.add_torque(v(torque), true);
+}
+
 fn gq(r: &rp::Rotation) -> Quat {
     Quat::from_xyzw(r.x, r.y, r.z, r.w)
 }
@@ -423,8 +431,7 @@ impl Bodies {
             body.set_position(rp::Pose::from_parts(v(b.obstacle.position), q(b.obstacle.rotation)), true);
             body.set_linvel(rp::Vector::ZERO, true);
             body.set_angvel(rp::Vector::ZERO, true);
-            body.reset_forces(true);
-            body.reset_torques(true);
+            load(body, Vec3::ZERO, Vec3::ZERO);
         }
         self.forces.iter_mut().for_each(|f| *f = Vec3::ZERO);
         self.water.iter_mut().for_each(|w| *w = (Vec3::ZERO, 0.0));
@@ -479,10 +486,7 @@ impl Bodies {
             body.set_position(rp::Pose::from_parts(v(Vec3::from(b.position)), q(rotation)), true);
             body.set_linvel(v(Vec3::from(b.velocity)), true);
             body.set_angvel(v(Vec3::from(b.angular)), true);
-            body.reset_forces(true);
-            body.reset_torques(true);
-            body.add_force(v(Vec3::from(b.force)), true);
-            body.add_torque(v(Vec3::from(b.torque)), true);
+            load(body, Vec3::from(b.force), Vec3::from(b.torque));
             self.forces[k] = Vec3::from(b.force);
             self.smoothed[k] = (Vec3::from(b.smoothed_force), Vec3::from(b.smoothed_torque));
             self.water[k] = (Vec3::from(b.water_velocity), b.wet.clamp(0.0, 1.0));
@@ -541,20 +545,24 @@ impl Bodies {
             let body = &mut self.world.bodies[h];
             body.set_additional_mass(added, true);
             body.set_gravity_scale(m / (m + added), true);
-            body.reset_forces(true);
-            body.reset_torques(true);
-            body.add_force(v(impulse / span), true);
-            body.add_torque(v(angular / span), true);
+            load(body, impulse / span, angular / span);
         }
-        let steps = (span / MAX_RIGID_STEP).ceil().clamp(1.0, 1000.0);
+        self.step_over(span, 1000.0, |_| {});
+        self.time = time;
+        self.update_entries();
+    }
+
+    /// Steps rapier over `span` s in equal steps of at most [`MAX_RIGID_STEP`] (at most `max_steps`), each
+    /// after the water's drag, calling `after_each` after every step.
+    fn step_over(&mut self, span: f32, max_steps: f32, mut after_each: impl FnMut(&Self)) {
+        let steps = (span / MAX_RIGID_STEP).ceil().clamp(1.0, max_steps);
         let dt = span / steps;
         self.world.integration_parameters.dt = dt;
         for _ in 0..steps as u32 {
             self.drag(dt);
             self.world.step();
+            after_each(self);
         }
-        self.time = time;
-        self.update_entries();
     }
 
     /// The water's drag on each body over a rapier step of `dt` s ([`DAMPING`], implicit so it never
@@ -606,28 +614,19 @@ impl Bodies {
             })
             .collect();
         for (&h, &(f, t)) in self.handles.iter().zip(&self.smoothed) {
-            let b = &mut self.world.bodies[h];
-            b.reset_forces(true);
-            b.reset_torques(true);
-            b.add_force(v(f), true);
-            b.add_torque(v(t), true);
+            load(&mut self.world.bodies[h], f, t);
         }
-        let steps = (ahead / MAX_RIGID_STEP).ceil().clamp(1.0, 100.0);
-        let dt = ahead / steps;
-        self.world.integration_parameters.dt = dt;
         let base = self.entries.clone();
         let mut touched = vec![false; self.len()];
-        for _ in 0..steps as u32 {
-            self.drag(dt);
-            self.world.step();
-            for (t, &h) in touched.iter_mut().zip(&self.handles) {
-                let w = &self.world;
+        self.step_over(ahead, 100.0, |s| {
+            for (t, &h) in touched.iter_mut().zip(&s.handles) {
+                let w = &s.world;
                 *t |= w.bodies[h]
                     .colliders()
                     .iter()
                     .any(|&c| w.narrow_phase.contact_pairs_with(c).any(|p| p.has_any_active_contact()));
             }
-        }
+        });
         self.update_entries_at(self.time + ahead);
         // A body that met nothing keeps its last frame, carried on by the shaders with its velocity:
         // the prediction under a force averaged over 0.1 s lets a floating body bob (its submerged
