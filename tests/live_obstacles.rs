@@ -99,18 +99,7 @@ fn push_through_pool(name: &str, substeps: Option<u32>) {
     assert!(all.iter().all(|s| s.particle_count == count), "the particle count changed (it was {count})");
     assert!(all[0].time > before.time, "the simulated time restarted: {} after {}", all[0].time, before.time);
     let (inside, deepest) = inside(&ctx, &engine);
-    if substeps == 1.0 {
-        // At one step a frame a particle squeezed by the moving box was once left r_collide (dx/4) inside
-        // it after the move, in CI (session 13; not understood yet): this case bounds that, the default
-        // one asserts none.
-        let rc = 0.25 * engine.params().dx;
-        assert!(
-            inside <= 2 && deepest >= -rc - 1e-4,
-            "{inside} particles inside the box where it ended (deepest {deepest} m)"
-        );
-    } else {
-        assert_eq!(inside, 0, "{inside} particles inside the box where it ended (deepest {deepest} m)");
-    }
+    assert_eq!(inside, 0, "{inside} particles inside the box where it ended (deepest {deepest} m)");
 
     // The box's top speed: MAX_MOVE_DX dx per frame of `substeps` steps of the CFL time step. The water it pushes
     // cannot all move faster than the box does without a source of energy other than the push (the pool

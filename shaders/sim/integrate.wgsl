@@ -1,7 +1,8 @@
 // Integration (Rust: src/sim/integrate.rs): `integrate` advances with symplectic Euler (v = v* + dt a_p,
 // x += dt v), then enforces the boundaries as hard constraints: a particle closer than r_collide to the
-// terrain, an obstacle or a body or a wall is moved back onto that distance, its velocity into the boundary removed and its
-// tangential velocity reduced by `friction`. A wave maker's paddle (common.wgsl, wall_min) is such a wall
+// terrain, an obstacle or a body or a wall is moved back onto that distance, its velocity into the
+// boundary removed and its tangential velocity reduced by `friction`; one left inside an obstacle by the
+// later projections (squeezed against the terrain or a wall) is led out along them (`escape`). A wave maker's paddle (common.wgsl, wall_min) is such a wall
 // that moves: a particle behind it is put in front and gets at least the paddle's normal velocity (contact
 // is taken relative to the moving wall). A particle inside a sink is parked (returned to the emitters'
 // pool). It writes the new state unsorted-buffer-style (pos/vel), in the sorted order of this step.
@@ -69,6 +70,14 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             }
         }
     }
+    if (obstacles.head.count > 0u) {
+        // Back off the terrain where an obstacle's projection pushed the particle into it.
+        let t = terrain_plane(x);
+        if (t.d < rc) {
+            x += (rc - t.d) * t.n;
+            v -= min(dot(v, t.n), 0.0) * t.n;
+        }
+    }
     let lo = wall_min() + rc;
     let hi = params.domain_max - rc;
     let wall_v = wall_min_velocity();
@@ -84,16 +93,20 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             v = apply_contact(v, -n);
         }
     }
-    // A particle still inside a body after the projections (squeezed between the body and the terrain or a
-    // wall, whose projections came later): moved along the terrain's plane away from the body's centre by
-    // r_collide a step, so the film under a body resting on the floor drains instead of staying inside it.
-    for (var k = obstacles.head.first_body; k < obstacles.head.count; k++) {
-        if (obstacle_sample(k, x).x < 0.0) {
-            let tn = terrain_plane(x).n;
-            var out = x - obstacle_at(k).centre.xyz;
-            out -= dot(out, tn) * tn;
-            if (dot(out, out) > 1e-12) {
-                x = clamp(x + rc * normalize(out), lo, hi);
+    // A particle still inside an obstacle after the projections was squeezed between it and the terrain
+    // or a wall, whose projections came later (the film under a body that settles on the floor, or the
+    // water at the foot of a static obstacle moved live along the floor): led out within the constraints
+    // it touches (`escape`), its velocity into the obstacle removed.
+    for (var k = 0u; k < obstacles.head.count; k++) {
+        let o = obstacle_sample(k, x);
+        if (o.x < 0.0) {
+            let e = escape(k, x, o.yzw, lo, hi);
+            x = e.x;
+            let u = body_velocity(k, x);
+            let before = v;
+            v -= min(dot(v - u, e.dir), 0.0) * e.dir;
+            if (k >= obstacles.head.first_body) {
+                add_impulse(k, x, params.mass * (before - v));
             }
         }
     }
@@ -109,6 +122,71 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     vel_store(i, vec4<f32>(v, rp.y));
     atomicMax(&step.max_speed_bits, bitcast<u32>(length(v)));
     note_top(x.y);
+}
+
+// The way out of obstacle k for a particle at x inside it (n: the field's normal there) that is held by the
+// terrain or the walls [lo, hi] it touches: the normal, or where it points into them (a particle under the
+// obstacle's bottom, on the floor) the direction away from the obstacle's centre, with the parts that
+// point into those constraints taken off (x or z for a particle right under the centre). The particle is marched along it through the field until
+// r_collide outside, but at most ESCAPE_STEP r_collide a step: the neighbours it lands among are not
+// kicked apart, and a longer way out is finished in the next steps.
+const ESCAPE_STEP: f32 = 2.0;
+
+struct Escape {
+    x: vec3<f32>,
+    dir: vec3<f32>,
+}
+
+fn escape(k: u32, x: vec3<f32>, n: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> Escape {
+    let rc = params.r_collide;
+    let t = terrain_plane(x);
+    let on_terrain = t.d < 1.01 * rc;
+    let eps = 1e-3 * rc;
+    // The field's normal, else away from the centre, else (a particle right under the centre) along x or z.
+    var candidates = array<vec3<f32>, 4>(n, x - obstacle_at(k).centre.xyz, vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
+    var floors = array<f32, 4>(0.25, 1e-10, 0.25, 0.25);
+    var dir = vec3<f32>(0.0);
+    for (var c = 0; c < 4; c++) {
+        let d = within_contacts(candidates[c], x, t.n, on_terrain, lo + eps, hi - eps);
+        if (dot(d, d) >= floors[c] * dot(candidates[c], candidates[c])) {
+            dir = normalize(d);
+            break;
+        }
+    }
+    if (all(dir == vec3<f32>(0.0))) {
+        return Escape(x, dir);
+    }
+    var y = x;
+    var budget = ESCAPE_STEP * rc;
+    for (var s = 0; s < 4 && budget > 0.0; s++) {
+        let d = obstacle_sample(k, y).x;
+        if (d >= rc) {
+            break;
+        }
+        let step = min(max(rc - d, 0.5 * rc), budget);
+        y = clamp(y + step * dir, lo, hi);
+        budget -= step;
+    }
+    let ty = terrain_plane(y);
+    if (ty.d < rc) {
+        y += (rc - ty.d) * ty.n;
+    }
+    return Escape(y, dir);
+}
+
+// Direction d without its parts into the terrain (normal tn, when `on_terrain`) or into the walls that x
+// lies on (at or past lo or hi).
+fn within_contacts(d: vec3<f32>, x: vec3<f32>, tn: vec3<f32>, on_terrain: bool, lo: vec3<f32>, hi: vec3<f32>) -> vec3<f32> {
+    var r = d;
+    if (on_terrain) {
+        r -= min(dot(r, tn), 0.0) * tn;
+    }
+    for (var a = 0; a < 3; a++) {
+        if ((x[a] <= lo[a] && r[a] < 0.0) || (x[a] >= hi[a] && r[a] > 0.0)) {
+            r[a] = 0.0;
+        }
+    }
+    return r;
 }
 
 // Raises the step's fluid top (time_step.wgsl's pressure bound) to height y, m (non-negative above the

@@ -12,7 +12,7 @@
 use crate::mesh::sdf::{DistanceField, FieldError};
 use crate::mesh::TriangleMesh;
 use bytemuck::{Pod, Zeroable};
-use glam::{Quat, Vec3};
+use glam::{Quat, UVec3, Vec3};
 use std::sync::Arc;
 
 /// Most obstacles in one simulation (the WGSL constant `MAX_OBSTACLES`).
@@ -105,9 +105,11 @@ pub struct ObstacleGpu {
     /// A body's angular velocity in world space (xyz, rad/s); w: the fixed-point scale of its angular
     /// impulse sums, units per N m s.
     pub angular: [f32; 4],
-    /// A body's centre of mass in world space (xyz, m), about which its angular impulse is summed; w: the
-    /// simulated time (s) of this frame, from which the shaders carry it on with the velocities to the
-    /// step's time (`obstacle_at` in shaders/sim/common.wgsl).
+    /// A body's centre of mass in world space (xyz, m), about which its angular impulse is summed; a static
+    /// obstacle's field centre (the middle of its mesh's bounds). A particle trapped inside the obstacle
+    /// is led out away from it (`escape` in shaders/sim/integrate.wgsl). w: the simulated time (s) of
+    /// this frame, from which the shaders carry a body on with its velocities to the step's time
+    /// (`obstacle_at` in shaders/sim/common.wgsl).
     pub centre: [f32; 4],
 }
 
@@ -116,6 +118,8 @@ impl ObstacleGpu {
     pub fn placed(o: &Obstacle, offset: u32) -> Self {
         let f = &o.field;
         let axis = |v: Vec3| [v.x, v.y, v.z, 0.0];
+        let middle = f.min + 0.5 * f.spacing * (f.dims - UVec3::ONE).as_vec3();
+        let centre = o.rotation * middle + o.position;
         Self {
             axis_x: axis(o.rotation * Vec3::X),
             axis_y: axis(o.rotation * Vec3::Y),
@@ -125,6 +129,7 @@ impl ObstacleGpu {
             spacing: f.spacing,
             dims: f.dims.to_array(),
             offset,
+            centre: [centre.x, centre.y, centre.z, 0.0],
             ..Self::default()
         }
     }
