@@ -180,8 +180,8 @@ fn surroundings(dir: vec3<f32>) -> vec3<f32> {
     return far_ground(dir);
 }
 
-// The ground plane under pixel `clip`: where the view ray meets it and how the ground looks and is lit
-// there, the sun's light apart (`ok` false: no ground at this pixel).
+// The ground plane at a pixel's `GroundPoint`: where the view ray meets it and how the ground looks and
+// is lit there, the sun's light apart (`ok` false: no ground at this pixel).
 struct GroundHit {
     ok: bool,
     p: vec3<f32>,
@@ -194,9 +194,19 @@ struct GroundHit {
     sky: vec3<f32>,
 }
 
-fn ground_hit(clip: vec4<f32>) -> GroundHit {
-    var g: GroundHit;
-    g.ok = false;
+// Where the view ray of pixel `clip` meets the ground plane (`ok` false: no ground at this pixel), the
+// cheap part of `ground_hit`.
+struct GroundPoint {
+    ok: bool,
+    p: vec3<f32>,
+    dir: vec3<f32>,
+    t: f32,
+    depth: f32,
+    inside: bool,
+}
+
+fn ground_point(clip: vec4<f32>) -> GroundPoint {
+    var g = GroundPoint(false, vec3<f32>(0.0), vec3<f32>(0.0), 0.0, 0.0, false);
     let ndc = vec2<f32>(clip.x / camera.viewport.x * 2.0 - 1.0, 1.0 - clip.y / camera.viewport.y * 2.0);
     let q = camera.world_from_clip * vec4<f32>(ndc, 1.0, 1.0);
     let dir = normalize(q.xyz / q.w - camera.eye);
@@ -215,6 +225,20 @@ fn ground_hit(clip: vec4<f32>) -> GroundHit {
     if depth <= 0.0 {
         return g; // past the far plane: the sky's
     }
+    return GroundPoint(true, p, dir, t, depth, inside);
+}
+
+fn ground_hit(at: GroundPoint) -> GroundHit {
+    var g: GroundHit;
+    g.ok = false;
+    if !at.ok {
+        return g;
+    }
+    let p = at.p;
+    let dir = at.dir;
+    let t = at.t;
+    let depth = at.depth;
+    let inside = at.inside;
     // The pixel's footprint on the plane, metres, along the view (the longer axis).
     let foot = pixel_size(t) / max(-dir.y, 0.02);
     var albedo: vec3<f32>;
@@ -262,7 +286,7 @@ fn ground_color(g: GroundHit, water: vec3<f32>) -> vec3<f32> {
 
 @fragment
 fn fs_ground(in: GroundIn) -> GroundOut {
-    let g = ground_hit(in.clip);
+    let g = ground_hit(ground_point(in.clip));
     if !g.ok {
         discard;
     }
@@ -275,10 +299,13 @@ fn fs_ground(in: GroundIn) -> GroundOut {
 // a hair nearer, tested GreaterEqual: the far walls drawn over the ground keep their pixels.
 @fragment
 fn fs_ground_water_shadow(in: GroundIn) -> GroundOut {
-    let g = ground_hit(in.clip);
-    if g.ok {
-        let water = water_transmittance(g.p);
+    // The water's transmittance first: most of the ground lies outside the water's shadow, and the
+    // ground's look and its other shadows are needed only inside it.
+    let at = ground_point(in.clip);
+    if at.ok {
+        let water = water_transmittance(at.p);
         if any(water < vec3<f32>(0.999)) {
+            let g = ground_hit(at);
             let dimmed = output_color(ground_color(g, water)).rgb;
             let whole = output_color(ground_color(g, vec3<f32>(1.0))).rgb;
             let ratio = clamp(dimmed / max(whole, vec3<f32>(1e-5)), vec3<f32>(0.0), vec3<f32>(1.0));
