@@ -326,20 +326,19 @@ fn particles_squeezed_under_a_box_on_the_floor_are_led_out() {
     let mut engine = common::engine(&ctx, &scene, None);
     common::run_checked(&ctx, &mut engine, None, Some(0.2));
     let obstacles = engine.sim().obstacles().to_vec();
-    let rc = 0.25 * engine.params().dx; // r_collide (src/sim/gpu_data.rs)
-                                        // Three particles of the pool's far corner on the floor moved under the box, at the floor's contact
-                                        // distance: right under its centre, halfway to a side, and near a corner.
+    // r_collide (src/sim/gpu_data.rs): the floor's contact distance.
+    let rc = 0.25 * engine.params().dx;
+    // Three particles of the pool's far corner on the floor moved under the box, at the floor's contact
+    // distance: right under its centre, halfway to a side, and near a corner.
     let mut state = engine.sim().read_state_blocking(&ctx).expect("the state");
     let spots = [Vec3::new(0.25, rc, 0.25), Vec3::new(0.29, rc, 0.25), Vec3::new(0.19, rc, 0.31)];
-    let mut moved = Vec::new();
     let far = |q: &[f32; 4]| q[3] >= 0.0 && q[0] > 0.45 && q[2] > 0.45 && q[1] < 0.02;
     let corner: Vec<usize> = (0..state.positions.len()).filter(|&i| far(&state.positions[i])).collect();
+    assert!(corner.len() >= spots.len(), "too few particles in the pool's far corner");
     for (&i, spot) in corner.iter().zip(spots) {
         state.positions[i] = [spot.x, spot.y, spot.z, state.positions[i][3]];
         state.velocities[i] = [0.0, 0.0, 0.0, state.velocities[i][3]];
-        moved.push(i);
     }
-    assert_eq!(moved.len(), spots.len(), "too few particles in the pool's far corner");
     let (depth, inside) = deepest(&obstacles, &state.positions);
     assert_eq!(inside, spots.len(), "the particles put under the box are not inside it ({depth} m)");
     engine.sim_mut().restore(&ctx, &state).expect("the state goes back");

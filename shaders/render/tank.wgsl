@@ -180,20 +180,6 @@ fn surroundings(dir: vec3<f32>) -> vec3<f32> {
     return far_ground(dir);
 }
 
-// The ground plane at a pixel's `GroundPoint`: where the view ray meets it and how the ground looks and
-// is lit there, the sun's light apart (`ok` false: no ground at this pixel).
-struct GroundHit {
-    ok: bool,
-    p: vec3<f32>,
-    dir: vec3<f32>,
-    t: f32,
-    depth: f32,
-    albedo: vec3<f32>,
-    // The sun's light (before the water) and the sky's.
-    sun: vec3<f32>,
-    sky: vec3<f32>,
-}
-
 // Where the view ray of pixel `clip` meets the ground plane (`ok` false: no ground at this pixel), the
 // cheap part of `ground_hit`.
 struct GroundPoint {
@@ -206,41 +192,43 @@ struct GroundPoint {
 }
 
 fn ground_point(clip: vec4<f32>) -> GroundPoint {
-    var g = GroundPoint(false, vec3<f32>(0.0), vec3<f32>(0.0), 0.0, 0.0, false);
+    let none = GroundPoint(false, vec3<f32>(0.0), vec3<f32>(0.0), 0.0, 0.0, false);
     let ndc = vec2<f32>(clip.x / camera.viewport.x * 2.0 - 1.0, 1.0 - clip.y / camera.viewport.y * 2.0);
     let q = camera.world_from_clip * vec4<f32>(ndc, 1.0, 1.0);
     let dir = normalize(q.xyz / q.w - camera.eye);
     let height = camera.eye.y - tank.min.y;
     if height <= 0.0 || dir.y >= -1e-6 {
-        return g; // looking up, or from below the ground
+        return none; // looking up, or from below the ground
     }
     let t = height / -dir.y;
     let p = camera.eye + t * dir;
     let inside = all(p.xz > tank.min.xz) && all(p.xz < tank.max.xz);
     if inside && tank.floor == 0u {
-        return g; // the terrain covers the footprint
+        return none; // the terrain covers the footprint
     }
     let c = camera.clip_from_world * vec4<f32>(p, 1.0);
     let depth = c.z / c.w;
     if depth <= 0.0 {
-        return g; // past the far plane: the sky's
+        return none; // past the far plane: the sky's
     }
     return GroundPoint(true, p, dir, t, depth, inside);
 }
 
+// How the ground looks and is lit at a pixel's `GroundPoint`, the sun's light apart.
+struct GroundHit {
+    at: GroundPoint,
+    albedo: vec3<f32>,
+    // The sun's light (before the water) and the sky's.
+    sun: vec3<f32>,
+    sky: vec3<f32>,
+}
+
+// The ground at `at`, which must be `ok`.
 fn ground_hit(at: GroundPoint) -> GroundHit {
-    var g: GroundHit;
-    g.ok = false;
-    if !at.ok {
-        return g;
-    }
     let p = at.p;
-    let dir = at.dir;
-    let t = at.t;
-    let depth = at.depth;
     let inside = at.inside;
     // The pixel's footprint on the plane, metres, along the view (the longer axis).
-    let foot = pixel_size(t) / max(-dir.y, 0.02);
+    let foot = pixel_size(at.t) / max(-at.dir.y, 0.02);
     var albedo: vec3<f32>;
     if inside {
         // Pale tiles with darker grout, a quarter of the grid apart.
@@ -264,33 +252,28 @@ fn ground_hit(at: GroundPoint) -> GroundHit {
     let contact = select(exp(-outside_d / reach), exp(-max(inside_d, 0.0) / (0.5 * reach)), inside);
     let ao = 1.0 - 0.3 * contact;
     let up = vec3<f32>(0.0, 1.0, 0.0);
-    g = GroundHit(
-        true,
-        p,
-        dir,
-        t,
-        depth,
+    return GroundHit(
+        at,
         albedo,
         sun_radiance() * (max(camera.sun_dir.y, 0.0) * glass_shadow(p) * obstacle_shadow(p, up)),
         sky_ambient(up) * ao,
     );
-    return g;
 }
 
 // The ground's radiance with the sun's light times `water` (the water's transmittance, 1 = none).
 fn ground_color(g: GroundHit, water: vec3<f32>) -> vec3<f32> {
     let col = g.albedo * (g.sun * water + g.sky);
-    let fog = 1.0 - exp(-g.t * tank.fog_density);
-    return mix(col, haze(g.dir), fog);
+    let fog = 1.0 - exp(-g.at.t * tank.fog_density);
+    return mix(col, haze(g.at.dir), fog);
 }
 
 @fragment
 fn fs_ground(in: GroundIn) -> GroundOut {
-    let g = ground_hit(ground_point(in.clip));
-    if !g.ok {
+    let at = ground_point(in.clip);
+    if !at.ok {
         discard;
     }
-    return GroundOut(output_color(ground_color(g, vec3<f32>(1.0))), g.depth);
+    return GroundOut(output_color(ground_color(ground_hit(at), vec3<f32>(1.0))), at.depth);
 }
 
 // "tank ground water shadow", over the ground already drawn: the ratio of the ground's output colour
@@ -309,7 +292,7 @@ fn fs_ground_water_shadow(in: GroundIn) -> GroundOut {
             let dimmed = output_color(ground_color(g, water)).rgb;
             let whole = output_color(ground_color(g, vec3<f32>(1.0))).rgb;
             let ratio = clamp(dimmed / max(whole, vec3<f32>(1e-5)), vec3<f32>(0.0), vec3<f32>(1.0));
-            return GroundOut(vec4<f32>(ratio, 1.0), g.depth * (1.0 + 1e-6));
+            return GroundOut(vec4<f32>(ratio, 1.0), at.depth * (1.0 + 1e-6));
         }
     }
     discard;

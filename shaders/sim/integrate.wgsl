@@ -2,9 +2,9 @@
 // x += dt v), then enforces the boundaries as hard constraints: a particle closer than r_collide to the
 // terrain, an obstacle or a body or a wall is moved back onto that distance, its velocity into the
 // boundary removed and its tangential velocity reduced by `friction`; one left inside an obstacle by the
-// later projections (squeezed against the terrain or a wall) is led out along them (`escape`). A wave maker's paddle (common.wgsl, wall_min) is such a wall
-// that moves: a particle behind it is put in front and gets at least the paddle's normal velocity (contact
-// is taken relative to the moving wall). A particle inside a sink is parked (returned to the emitters'
+// later projections (squeezed against the terrain or a wall) is led out along them (`escape`). A wave
+// maker's paddle (common.wgsl, wall_min) is such a wall that moves: a particle behind it is put in front
+// and gets at least the paddle's normal velocity (contact is taken relative to the moving wall). A particle inside a sink is parked (returned to the emitters'
 // pool). It writes the new state unsorted-buffer-style (pos/vel), in the sorted order of this step.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
@@ -127,9 +127,9 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 // The way out of obstacle k for a particle at x inside it (n: the field's normal there) that is held by the
 // terrain or the walls [lo, hi] it touches: the normal, or where it points into them (a particle under the
 // obstacle's bottom, on the floor) the direction away from the obstacle's centre, with the parts that
-// point into those constraints taken off (x or z for a particle right under the centre). The particle is marched along it through the field until
-// r_collide outside, but at most ESCAPE_STEP r_collide a step: the neighbours it lands among are not
-// kicked apart, and a longer way out is finished in the next steps.
+// point into those constraints taken off (x or z for a particle right under the centre). The particle is
+// marched along it through the field until r_collide outside, but at most ESCAPE_STEP r_collide a step:
+// the neighbours it lands among are not kicked apart, and a longer way out is finished in the next steps.
 const ESCAPE_STEP: f32 = 2.0;
 
 struct Escape {
@@ -143,12 +143,15 @@ fn escape(k: u32, x: vec3<f32>, n: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> E
     let on_terrain = t.d < 1.01 * rc;
     let eps = 1e-3 * rc;
     // The field's normal, else away from the centre, else (a particle right under the centre) along x or z.
-    var candidates = array<vec3<f32>, 4>(n, x - obstacle_at(k).centre.xyz, vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
-    var floors = array<f32, 4>(0.25, 1e-10, 0.25, 0.25);
+    // Each is taken if at least the share `least` of its squared length is left within the contacts.
+    var candidates = array<vec3<f32>, 4>(
+        n, x - obstacle_at(k).centre.xyz, vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 0.0, 1.0),
+    );
+    var least = array<f32, 4>(0.25, 1e-10, 0.25, 0.25);
     var dir = vec3<f32>(0.0);
     for (var c = 0; c < 4; c++) {
         let d = within_contacts(candidates[c], x, t.n, on_terrain, lo + eps, hi - eps);
-        if (dot(d, d) >= floors[c] * dot(candidates[c], candidates[c])) {
+        if (dot(d, d) >= least[c] * dot(candidates[c], candidates[c])) {
             dir = normalize(d);
             break;
         }
@@ -176,7 +179,9 @@ fn escape(k: u32, x: vec3<f32>, n: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>) -> E
 
 // Direction d without its parts into the terrain (normal tn, when `on_terrain`) or into the walls that x
 // lies on (at or past lo or hi).
-fn within_contacts(d: vec3<f32>, x: vec3<f32>, tn: vec3<f32>, on_terrain: bool, lo: vec3<f32>, hi: vec3<f32>) -> vec3<f32> {
+fn within_contacts(
+    d: vec3<f32>, x: vec3<f32>, tn: vec3<f32>, on_terrain: bool, lo: vec3<f32>, hi: vec3<f32>,
+) -> vec3<f32> {
     var r = d;
     if (on_terrain) {
         r -= min(dot(r, tn), 0.0) * tn;
