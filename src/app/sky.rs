@@ -6,8 +6,12 @@
 
 use super::Running;
 use crate::render::{load_sky, SkyCube};
-use std::path::PathBuf;
-use std::sync::mpsc;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc};
+
+/// What the worker runs on a path: [`load_sky`] in the app; a test holds it back to show that the poll
+/// never waits for it.
+type Load = Arc<dyn Fn(&Path) -> Result<SkyCube, String> + Send + Sync>;
 
 /// A sky being decoded on its worker thread.
 struct Job {
@@ -19,13 +23,23 @@ struct Job {
 
 /// Decodes skies on a worker thread, one at a time; a sky asked for while another decodes waits for it
 /// (so two large decodes never run at once) and replaces it.
-#[derive(Default)]
 pub(super) struct SkyLoader {
     job: Option<Job>,
     queued: Option<PathBuf>,
+    load: Load,
+}
+
+impl Default for SkyLoader {
+    fn default() -> Self {
+        Self::with_load(Arc::new(|path: &Path| load_sky(path).map_err(|e| e.to_string())))
+    }
 }
 
 impl SkyLoader {
+    fn with_load(load: Load) -> Self {
+        Self { job: None, queued: None, load }
+    }
+
     /// Starts decoding the sky at `path` (or queues it behind the one decoding, whose result is then
     /// dropped).
     pub(super) fn request(&mut self, path: PathBuf) {
@@ -54,9 +68,9 @@ impl SkyLoader {
 
     fn start(&mut self, path: PathBuf) {
         let (tx, rx) = mpsc::channel();
-        let p = path.clone();
+        let (p, load) = (path.clone(), Arc::clone(&self.load));
         let spawned = std::thread::Builder::new().name("sky loader".into()).spawn(move || {
-            let _ = tx.send(load_sky(&p).map_err(|e| e.to_string()));
+            let _ = tx.send(load(&p));
         });
         let rx = match spawned {
             Ok(_) => rx,
@@ -129,16 +143,14 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
     use std::time::{Duration, Instant};
 
-    /// Polls `loader` until it has an outcome (each poll must return at once), failing after 30 s.
+    /// Polls `loader` until it has an outcome, failing after 30 s.
     fn outcome(loader: &mut SkyLoader) -> (PathBuf, Result<SkyCube, String>) {
         let start = Instant::now();
         loop {
-            let t = Instant::now();
-            let r = loader.poll();
-            assert!(t.elapsed() < Duration::from_millis(50), "poll blocked for {:?}", t.elapsed());
-            if let Some(r) = r {
+            if let Some(r) = loader.poll() {
                 return r;
             }
             assert!(start.elapsed() < Duration::from_secs(30), "the sky loader never finished");
@@ -147,7 +159,7 @@ mod tests {
     }
 
     #[test]
-    fn the_worker_reports_a_missing_sky_and_decodes_a_good_one_without_blocking_the_poll() {
+    fn the_worker_reports_a_missing_sky_and_decodes_a_good_one() {
         let dir = std::env::temp_dir().join(format!("waterview_sky_loader_{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -161,7 +173,6 @@ mod tests {
         let e = result.expect_err("a missing file is an error");
         assert!(e.contains("missing.hdr"), "{e}");
 
-        // A 2048 x 1024 sky takes the worker a while; the polls meanwhile return at once (see `outcome`).
         let good = dir.join("good.png");
         image::RgbImage::from_fn(2048, 1024, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 200]))
             .save(&good)
@@ -175,16 +186,47 @@ mod tests {
         let cube = result.expect("a 2:1 PNG loads");
         assert_eq!((cube.face, cube.texels.len()), (512, 6 * 512 * 512 * 4));
         assert!(!loader.busy());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
-        // Cancelled: the result never comes back.
-        loader.request(good);
+    /// The worker is held inside its load until the test lets it go: every poll meanwhile must come back
+    /// empty (a poll that waited for the worker would never return, and the test fails after 30 s
+    /// instead of hanging), and a cancelled sky never comes back.
+    #[test]
+    fn polls_never_wait_for_the_worker_and_a_cancelled_sky_is_dropped() {
+        let gate = Arc::new(Mutex::new(()));
+        let held = gate.lock().unwrap();
+        let worker_gate = Arc::clone(&gate);
+        let load: Load = Arc::new(move |path: &Path| {
+            drop(worker_gate.lock());
+            Err(format!("done {}", path.display()))
+        });
+
+        let (tx, rx) = mpsc::channel();
+        let polls = std::thread::spawn(move || {
+            let mut loader = SkyLoader::with_load(load);
+            loader.request("a.hdr".into());
+            let empty = (0..100).all(|_| loader.poll().is_none());
+            tx.send(empty).unwrap();
+            loader
+        });
+        let empty = rx.recv_timeout(Duration::from_secs(30)).expect("a poll waited for the held worker");
+        assert!(empty, "a poll had an outcome while the worker was held");
+        drop(held);
+        let mut loader = polls.join().unwrap();
+        let (path, result) = outcome(&mut loader);
+        assert_eq!((path, result.unwrap_err()), (PathBuf::from("a.hdr"), "done a.hdr".to_string()));
+
+        let held = gate.lock().unwrap();
+        loader.request("b.hdr".into());
         loader.cancel();
+        assert!(loader.poll().is_none() && loader.busy());
+        drop(held);
         let start = Instant::now();
         while loader.busy() {
             assert!(loader.poll().is_none(), "a cancelled sky is dropped");
-            assert!(start.elapsed() < Duration::from_secs(30));
+            assert!(start.elapsed() < Duration::from_secs(30), "the cancelled sky's worker never finished");
             std::thread::sleep(Duration::from_millis(5));
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
