@@ -184,6 +184,12 @@ fn narrow_range_tiles_in_rows_match_full_screen() {
 /// The DFSPH solves' error sums (which stop each solve) by subgroup operations, where the adapter has
 /// them, and by the workgroup-memory tree: the same tank (30 frames) settles the same way with either (the sums
 /// differ only in their fixed-point rounding, per subgroup instead of per workgroup).
+///
+/// The solve's iteration count is compared where the two runs still follow one trajectory: over the first
+/// 8 frames both paths gave the same counts, frame by frame, in 6 of 6 runs on lavapipe. Later the settling
+/// tank's sloshing is chaotic and the runs' order-dependent float sums part them: the 30-frame mean of one
+/// path varied from 7.0 to 10.0 between runs of the same binary, so the whole run is held only to a wide
+/// bound (a sum off by a subgroup's width would stop every solve at once or run it to the cap).
 #[test]
 fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
     gpu::set_max_groups_x(ROWS_OF);
@@ -204,10 +210,13 @@ fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
     let (with, without) = (run(true), run(false));
     let (a, b) = (with.last().unwrap(), without.last().unwrap());
     println!("subgroups: {a:?}\nworkgroup tree: {b:?}");
-    let mean_iterations =
-        |all: &[SimStats]| all.iter().map(|s| s.density_iterations as f64).sum::<f64>() / all.len() as f64;
-    let (ia, ib) = (mean_iterations(&with), mean_iterations(&without));
-    assert!((ia - ib).abs() <= 0.2 * ib + 1.0, "density iterations per step {ia:.2} vs {ib:.2}");
+    let iterations =
+        |all: &[SimStats], frames: usize| all.iter().take(frames).map(|s| s.density_iterations).sum::<u32>();
+    let (ea, eb) = (iterations(&with, 8), iterations(&without, 8));
+    assert!(ea.abs_diff(eb) * 10 <= eb, "density iterations over the first 8 frames: {ea} vs {eb}");
+    let mean = |all: &[SimStats]| iterations(all, all.len()) as f64 / all.len() as f64;
+    let (ia, ib) = (mean(&with), mean(&without));
+    assert!(ia <= 1.6 * ib && ib <= 1.6 * ia, "density iterations per frame {ia:.2} vs {ib:.2}");
     assert!(
         (a.mean_density_error - b.mean_density_error).abs() <= 0.2 * b.mean_density_error,
         "mean density error {} vs {}",
