@@ -177,7 +177,7 @@ fn the_emitters_pool_counts_toward_the_gpus_limit_before_building() {
     let says =
         format!("scene tall.ron: the fluid blocks hold up to {estimate} particles at dx = 0.01 m plus a pool of");
     assert!(e.to_string().starts_with(&says), "{e}");
-    assert!(took < 1.0, "refused from the estimate, not after building ({took:.1} s)");
+    assert!(took < 3.0, "refused from the estimate, not after building ({took:.1} s)");
     // The spacing the message offers fits, blocks and pool.
     let EngineError::TooManyParticles { fit: Some(fit), .. } = e else { panic!("no spacing offered: {e}") };
     engine::check_fits(&ctx, &scene.at_dx(fit), true, &SimOptions::default()).expect("the offered spacing fits");
@@ -215,7 +215,7 @@ fn the_simulations_one_binding_buffers_bound_the_engine_before_building() {
     assert!(matches!(e, EngineError::TooManyParticles { .. }), "{e:?}");
     let says = format!("more than this GPU can simulate: {} at most ({})", limit.max, limit.why);
     assert!(e.to_string().contains(&says), "{e}");
-    assert!(took < 1.0, "refused from the estimate, not after building ({took:.1} s)");
+    assert!(took < 3.0, "refused from the estimate, not after building ({took:.1} s)");
     // No diffuse pool and one cell per particle: the same scene fits the check.
     let lean = SimOptions { diffuse_pool: 0.0, cells_per_particle: 1.0, ..SimOptions::default() };
     engine::check_fits(&ctx, &scene, false, &lean).expect("fits with leaner buffers");

@@ -54,7 +54,7 @@ fn hostile_particle_files_are_refused_with_the_reason() {
     let started = std::time::Instant::now();
     let e = refused(&dir, "huge.ply", "None");
     assert!(e.contains("declares 999999999999 vertices"), "{e}");
-    assert!(started.elapsed().as_secs_f32() < 1.0, "refused from the sizes, nothing allocated");
+    assert!(started.elapsed().as_secs_f32() < 3.0, "refused from the sizes, nothing allocated");
 
     let mut nan = good.clone();
     nan.positions[2][1] = f32::NAN;

@@ -242,7 +242,7 @@ fn scenes_past_the_gpu_memory_are_refused_at_once() {
         "{msg}"
     );
     assert!(msg.contains("212 bytes per particle") && msg.contains("about 4934 particles fit"), "{msg}");
-    assert!(ms < 500.0, "refused in {ms} ms");
+    assert!(ms < 2000.0, "refused in {ms} ms");
     // The simulation's own check (a caller that builds it directly).
     let setup = scene.build(ctx.is_cpu()).expect("builds");
     let params = SimParams { dx: scene.effective_dx(ctx.is_cpu()), ..scene.solver.clone() };
