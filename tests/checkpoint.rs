@@ -91,15 +91,20 @@ fn a_resumed_run_goes_on_as_the_original() {
     let ctx = common::gpu();
     let dir = scratch("resume");
     let file = dir.join("flume.wvc");
-    let mut original = Engine::new(&ctx, flume(), BuildOptions::default()).expect("builds");
     let (n, m) = (60, 40);
-    steps(&ctx, &mut original, n);
-    let saved = original.checkpoint_blocking(&ctx).expect("checkpoint");
+    // The original: n steps, a checkpoint, m more steps.
+    let run_original = || {
+        let mut original = Engine::new(&ctx, flume(), BuildOptions::default()).expect("builds");
+        steps(&ctx, &mut original, n);
+        let saved = original.checkpoint_blocking(&ctx).expect("checkpoint");
+        steps(&ctx, &mut original, m);
+        let a = original.sim().read_state_blocking(&ctx).expect("state A");
+        (original, saved, a)
+    };
+    let (original, saved, a) = run_original();
     saved.write(&file).expect("written");
     let live = |s: &SimState| s.positions.iter().filter(|p| p[3] >= 0.0).count();
     let at_checkpoint = live(saved.state());
-    steps(&ctx, &mut original, m);
-    let a = original.sim().read_state_blocking(&ctx).expect("state A");
 
     let read = Checkpoint::read_for(&ctx, &file).expect("the checkpoint reads back");
     assert_eq!(read.state(), saved.state(), "the file holds the state exactly");
@@ -143,15 +148,34 @@ fn a_resumed_run_goes_on_as_the_original() {
         bc.3,
         a == b
     );
-    if bc == (0.0, 0.0, 0.0, 0.0) {
-        // The GPU repeats itself (lavapipe here does): the resumed particles are the original's exactly.
-        // Not the whole state bit for bit: the neighbour grid's box follows the statistics as they come
-        // back (a frame or more late, when the read-back lands), and with it the particles' sorted order.
-        assert!(ab == (0.0, 0.0, 0.0, 0.0), "the resumed particles differ from the original's: {ab:?}");
+    const SAME: (f32, f32, f32, f32) = (0.0, 0.0, 0.0, 0.0);
+    // The GPU repeats itself (lavapipe here does): the resumed particles are the original's exactly. Not the
+    // whole state bit for bit: the neighbour grid's box follows the statistics as they come back (a frame
+    // or more late, when the read-back lands), and with it the particles' sorted order. Where it does not
+    // repeat itself (lavapipe's threads can order the grid's atomics differently under load), the runs
+    // agree within its repeatability, far below the spacing.
+    let spread = if ab == SAME {
+        SAME
+    } else if bc != SAME {
+        bc
     } else {
-        // Within the GPU's own repeatability (the two resumes), far below the spacing.
-        assert!(ab.0 <= 1e-4 * dx + 2.0 * bc.0, "positions differ by {} m", ab.0);
-        assert!(ab.1 <= 1e-4 + 2.0 * bc.1, "velocities differ by {} m/s", ab.1);
+        // The resumes agree exactly and the original does not: it may be the one run of three that
+        // parted. A second original decides: the resume's twin (the first was the odd one), or a run
+        // that does not repeat itself either (its spread bounds the difference); an exact repeat of the
+        // first original means the checkpoint lost some state.
+        let (_, _, a2) = run_original();
+        let (a2b, aa2) = (differences(&a2, &b, 0.5 * dx), differences(&a, &a2, 0.5 * dx));
+        println!("a second original: against the resume {a2b:?}, against the first original {aa2:?}");
+        assert!(a2b == SAME || aa2 != SAME, "the resumed particles differ from the original's: {ab:?}");
+        if a2b == SAME {
+            SAME
+        } else {
+            aa2
+        }
+    };
+    if spread != SAME {
+        assert!(ab.0 <= 1e-4 * dx + 2.0 * spread.0, "positions differ by {} m", ab.0);
+        assert!(ab.1 <= 1e-4 + 2.0 * spread.1, "velocities differ by {} m/s", ab.1);
     }
     // Reset still returns to the scene's start, the emitters owing nothing (not the checkpoint's volume).
     assert!(read.state().emit_carry[0] > 0.0, "the fountain owed water at the checkpoint");

@@ -113,24 +113,46 @@ fn options_that_do_not_apply_are_refused_with_the_reason() {
 #[test]
 fn a_long_run_reports_progress_and_stops_cleanly_on_ctrl_c() {
     let dir = scratch("ctrl-c");
-    let child = Command::new(env!("CARGO_BIN_EXE_waterview"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_waterview"))
         .args(["run", "--seconds", "100000", "--stats", "stats.csv", "--out", "last.png"])
         .current_dir(&dir)
         .env("RUST_LOG", "warn")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start waterview");
-    std::thread::sleep(Duration::from_secs_f64(waterview::cli::run::PROGRESS_EVERY_S + 5.0));
+    // Its stderr is read as it comes; the Ctrl-C is sent once the first progress line is out (10 s into
+    // the run, after the device's start and the build, however long a loaded machine takes for those).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pipe = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(pipe)).map_while(Result::ok) {
+            all += &line;
+            all.push('\n');
+            let _ = tx.send(line);
+        }
+        all
+    });
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let progress = loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.starts_with("progress: ") => break line,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no progress line within 300 s ({e}):\n{}", reader.join().unwrap_or_default());
+            }
+        }
+    };
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill -INT");
     assert!(status.success(), "kill -INT failed");
     let started = Instant::now();
-    let out = child.wait_with_output().expect("wait for waterview");
-    let err = stderr(&out);
-    assert!(out.status.success(), "a run stopped by Ctrl-C exits 0: {:?}\n{err}", out.status);
+    let exit = child.wait().expect("wait for waterview");
+    let err = reader.join().expect("the stderr reader");
+    assert!(exit.success(), "a run stopped by Ctrl-C exits 0: {exit:?}\n{err}");
     assert!(started.elapsed() < Duration::from_secs(60), "stopping took {:?}", started.elapsed());
     assert!(err.contains("stopped early, as asked"), "{err}");
-    let progress =
-        err.lines().find(|l| l.starts_with("progress: ")).unwrap_or_else(|| panic!("no progress line:\n{err}"));
     for field in ["particles", "non-finite 0", "outside 0", "below terrain 0", "process memory", "GPU memory"] {
         assert!(progress.contains(field), "`{field}` missing from `{progress}`");
     }
