@@ -364,11 +364,11 @@ fn particles_squeezed_under_a_box_on_the_floor_are_led_out() {
     let out_at = out_at.expect("particles still inside the box after 0.3 s");
     // Led out at most dx/2 a step they are out in 0.07-0.1 s on lavapipe; the pool, still settling, moves
     // at 0.6 m/s, the particles let out among their neighbours at the box's foot up to 1.9 m/s (led out
-    // up to 4 dx in one step, the film under a sinking box was thrown at 6.6 m/s; before the escape
-    // existed they stayed r_collide inside the box for good).
+    // up to 4 dx in one step, the film under a sinking box was thrown at 6.6 m/s, 3.8 v_ref; before
+    // the escape existed they stayed r_collide inside the box for good).
     assert!(out_at < 0.2, "the squeezed particles took {out_at} s to leave the box");
     assert!(
-        fastest < 1.5 * v_ref,
+        fastest < 2.0 * v_ref,
         "a particle was thrown at {fastest} m/s (free fall from the pool's top: {v_ref} m/s)"
     );
     std::fs::remove_dir_all(&dir).ok();
