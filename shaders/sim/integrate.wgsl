@@ -1,5 +1,5 @@
 // Integration (Rust: src/sim/integrate.rs): `integrate` advances with symplectic Euler (v = v* + dt a_p,
-// x += dt v), then enforces the boundaries as hard constraints: a particle closer than r_collide to the
+// x += dt v; under PCISPH and WCSPH the bodies take the opposite of a_p's share from them), then enforces the boundaries as hard constraints: a particle closer than r_collide to the
 // terrain, an obstacle or a body or a wall is moved back onto that distance, its velocity into the
 // boundary removed and its tangential velocity reduced by `friction`; one left inside an obstacle by the
 // later projections (squeezed against the terrain or a wall) is led out along them (`escape`). A wave
@@ -14,6 +14,20 @@ fn apply_contact(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     let vn = dot(v, n);
     let vt = v - vn * n;
     return max(vn, 0.0) * n + (1.0 - per_step(params.friction)) * vt;
+}
+
+// PCISPH's and WCSPH's pressure on the bodies: the opposite of the velocity change the bodies' share of
+// the boundary term in pressure_force (pcisph.wgsl: a = -boundary_factor p_i / rho_i^2 grad rho_b, times
+// grad_correction) gives particle i this step, summed into their impulses as DFSPH's solves do theirs
+// (body_sums.wgsl; the last pressure_force ran with the pressure rho_p holds now).
+fn pressure_impulses_on_bodies(i: u32) {
+    if (obstacles.head.count > obstacles.head.first_body) {
+        let xi = spos_load(i).xyz;
+        let rp = rho_p_load(i);
+        let rho = max(rp.x, 0.5 * params.rho0);
+        let c = params.mass * step.dt * params.grad_correction * params.boundary_factor * rp.y / (rho * rho);
+        add_body_impulses(xi, params.rho0 - boundary_density(xi).rho, c);
+    }
 }
 
 @compute @workgroup_size(WG)
@@ -42,6 +56,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     var v = vstar_load(i).xyz;
     if (params.method != METHOD_DFSPH) {
         v += dt * accel_load(i).xyz;
+        pressure_impulses_on_bodies(i);
     }
     var x = spos_load(i).xyz + dt * v;
     let rc = params.r_collide;

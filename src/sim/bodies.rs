@@ -21,9 +21,10 @@
 //! by the read-back's delay, and an explicit, late coupling makes a light body overshoot: a submerged
 //! body carries an added mass of the water it displaces ([`ADDED_MASS`]), which keeps every static balance
 //! and slows only the response, and it is dragged toward the water's mean velocity around it ([`DAMPING`],
-//! summed on the GPU with the impulses), so a flood carries it and it falls freely in the air. Left out: the water's friction (viscous) force on a body (pressure
-//! and contacts only), the wave maker's paddle as a contact, the pressure on bodies in PCISPH / WCSPH
-//! (only the contacts' impulses reach them there) and decomposed runs.
+//! summed on the GPU with the impulses), so a flood carries it and it falls freely in the air. Under
+//! PCISPH and WCSPH the bodies' share of the last pressure force's boundary term is summed the same way,
+//! once a step (integrate.wgsl's `pressure_impulses_on_bodies`). Left out: the water's friction (viscous)
+//! force on a body (pressure and contacts only), the wave maker's paddle as a contact and decomposed runs.
 
 use super::obstacles::{Obstacle, ObstacleGpu, ObstacleList, MAX_OBSTACLES};
 use super::params::SimParams;
