@@ -1,11 +1,13 @@
 // Integration (Rust: src/sim/integrate.rs): `integrate` advances with symplectic Euler (v = v* + dt a_p,
-// x += dt v; under PCISPH and WCSPH the bodies take the opposite of a_p's share from them), then enforces the boundaries as hard constraints: a particle closer than r_collide to the
-// terrain, an obstacle or a body or a wall is moved back onto that distance, its velocity into the
-// boundary removed and its tangential velocity reduced by `friction`; one left inside an obstacle by the
-// later projections (squeezed against the terrain or a wall) is led out along them (`escape`). A wave
-// maker's paddle (common.wgsl, wall_min) is such a wall that moves: a particle behind it is put in front
-// and gets at least the paddle's normal velocity (contact is taken relative to the moving wall). A particle inside a sink is parked (returned to the emitters'
-// pool). It writes the new state unsorted-buffer-style (pos/vel), in the sorted order of this step.
+// x += dt v; under PCISPH and WCSPH the bodies take the opposite of a_p's share from them), then enforces
+// the boundaries as hard constraints: a particle closer than r_collide to the terrain, an obstacle or a
+// body or a wall is moved back onto that distance, its velocity into the boundary removed and its
+// tangential velocity reduced by `friction`; one left inside an obstacle by the later projections
+// (squeezed against the terrain or a wall) is led out along them (`escape`). A wave maker's paddle
+// (common.wgsl, wall_min) is such a wall that moves: a particle behind it is put in front and gets at
+// least the paddle's normal velocity (contact is taken relative to the moving wall). A particle inside a
+// sink is parked (returned to the emitters' pool). It writes the new state unsorted-buffer-style
+// (pos/vel), in the sorted order of this step.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 #import "sim/body_sums.wgsl"
