@@ -30,21 +30,9 @@ fn scene_in(dir: &Path, text: &str) -> Scene {
 }
 
 /// A 0.6 x 0.6 m pool `depth` deep (dx 0.025 m) with one box `size` m across of `density` kg/m^3 over the
-/// pool's middle, its centre at `centre_y` m, turned `roll_deg` degrees about z.
-fn pool_with_box(dir: &Path, depth: f32, size: f32, centre_y: f32, roll_deg: f32, density: f32) -> Scene {
-    pool_with_box_by(dir, depth, size, centre_y, roll_deg, density, "Dfsph")
-}
-
-/// [`pool_with_box`] with the pressure solver `method` (`Dfsph`, `Pcisph` or `Wcsph`).
-fn pool_with_box_by(
-    dir: &Path,
-    depth: f32,
-    size: f32,
-    centre_y: f32,
-    roll_deg: f32,
-    density: f32,
-    method: &str,
-) -> Scene {
+/// pool's middle, its centre at `centre_y` m, turned `roll_deg` degrees about z, under the pressure solver
+/// `method` (`Dfsph`, `Pcisph` or `Wcsph`).
+fn pool_with_box(dir: &Path, depth: f32, size: f32, centre_y: f32, roll_deg: f32, density: f32, method: &str) -> Scene {
     scene_in(
         dir,
         &format!(
@@ -187,7 +175,7 @@ fn floats_half_submerged(method: &str, tolerance: f32) {
     // A cube of half the water's density is unstable standing on a face (its metacentre lies below its
     // centre of mass) and floats an edge down; released so, centred on the lattice's water level (the
     // particles inside it left out, so the level settles higher and the water must find the equilibrium).
-    let scene = pool_with_box_by(&dir, depth, size, depth, 45.0, 500.0, method);
+    let scene = pool_with_box(&dir, depth, size, depth, 45.0, 500.0, method);
     let ctx = common::gpu();
     let mut engine = common::engine(&ctx, &scene, None);
     let track = run_tracked(&ctx, &mut engine, 3.0);
@@ -247,7 +235,7 @@ fn floats_half_submerged(method: &str, tolerance: f32) {
 fn a_box_of_twice_the_waters_density_sinks_to_the_floor_and_rests() {
     let dir = folder("sink");
     let (size, depth) = (0.16, 0.3);
-    let scene = pool_with_box(&dir, depth, size, 0.1 + 0.5 * size, 0.0, 2000.0);
+    let scene = pool_with_box(&dir, depth, size, 0.1 + 0.5 * size, 0.0, 2000.0, "Dfsph");
     let ctx = common::gpu();
     let mut engine = common::engine(&ctx, &scene, None);
     let track = run_tracked(&ctx, &mut engine, 2.0);
