@@ -176,7 +176,7 @@ impl Simulation {
             });
         }
         let cell_size = params.support() / options.cell_split as f32;
-        let table = GridShape::folded(domain, cell_size, n, options.cells_per_particle);
+        let table = GridShape::folded(domain, cell_size, options.cell_split, n, options.cells_per_particle);
         let cells = table.num_cells();
         let scene_bounds = match source {
             Source::Setup(setup) => setup.bounds().map_or(bounds([]), |(lo, hi)| (lo.to_array(), hi.to_array())),

@@ -177,13 +177,25 @@ impl GridShape {
     }
 
     /// The grid over `domain` folded onto about `cells_per_particle * particles` cells (never more than
-    /// the dense grid, never fewer than one row).
-    pub fn folded(domain: &Aabb, cell_size: f32, particles: u64, cells_per_particle: f64) -> Self {
+    /// the dense grid), with at least [`GridShape::min_rows`] rows for neighbour loops that visit rows
+    /// `reach` cells away in y and z (`reach` = support radius / cell size, 1 to 3).
+    pub fn folded(domain: &Aabb, cell_size: f32, reach: u32, particles: u64, cells_per_particle: f64) -> Self {
         let mut g = Self::new(domain, cell_size);
         let dense_rows = g.dims[1] as u64 * g.dims[2] as u64;
         let want = (cells_per_particle * particles as f64 / g.dims[0] as f64).ceil().max(1.0) as u64;
-        g.table_cells = want.min(dense_rows) * g.dims[0] as u64;
+        let rows = want.max(Self::min_rows(g.dims[1], reach)).min(dense_rows);
+        g.table_cells = rows * g.dims[0] as u64;
         g
+    }
+
+    /// Fewest folded rows that keep the rows of one neighbour loop apart, for a box at most `dims_y` cells
+    /// high: a loop visits rows (y + dy, z + dz), |dy|, |dz| <= `reach`, whose indices z dims.y + y differ
+    /// by at most 2 reach (dims.y + 1); more rows than that never fold two of them onto one table row,
+    /// which the loop would visit twice, counting its particles twice (a 4 x 4 x 4 block of 64 particles
+    /// folded onto 8 rows had twice its density and blew up in its first step). A box that follows the
+    /// fluid ([`GridShape::boxed`]) is never higher and never has fewer rows (its dims.x is never wider).
+    pub fn min_rows(dims_y: u32, reach: u32) -> u64 {
+        2 * reach as u64 * (dims_y as u64 + 1) + 1
     }
 
     /// This grid's box moved onto `lo..hi` (metres, padded by `pad` cells, clamped to `domain`), on the
@@ -292,6 +304,45 @@ impl SimUniforms {
             wave_amplitude: params.wave_maker.map_or(0.0, |w| w.amplitude),
             wave_omega: params.wave_maker.map_or(0.0, |w| w.omega()),
             warm_start: PRESSURE_WARM_START,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows one neighbour loop visits fold onto distinct table rows, for any particle count, cell
+    /// split and box the grid may take.
+    #[test]
+    fn a_neighbour_loop_never_visits_a_folded_row_twice() {
+        let domain = Aabb { min: [0.0, 0.0, 0.0], max: [1.0, 0.6, 0.5] };
+        for reach in 1..=3u32 {
+            let cell = 0.12 / reach as f32;
+            for particles in [1u64, 8, 64, 1000, 100_000] {
+                let table = GridShape::folded(&domain, cell, reach, particles, 2.0);
+                for (lo, hi) in
+                    [([0.4, 0.0, 0.15], [0.6, 0.2, 0.35]), ([0.0; 3], [1.0, 0.6, 0.5]), ([0.9; 3], [0.9; 3])]
+                {
+                    let g = table.boxed(&domain, lo, hi, 3);
+                    let r = reach as i64;
+                    for (y, z) in [(0, 0), (g.dims[1] as i64 / 2, g.dims[2] as i64 / 2), (r, r)] {
+                        let mut rows: Vec<u64> = Vec::new();
+                        for dz in -r..=r {
+                            for dy in -r..=r {
+                                let (yy, zz) = (y + dy, z + dz);
+                                if (0..g.dims[1] as i64).contains(&yy) && (0..g.dims[2] as i64).contains(&zz) {
+                                    rows.push((zz as u64 * g.dims[1] as u64 + yy as u64) % g.rows() as u64);
+                                }
+                            }
+                        }
+                        let n = rows.len();
+                        rows.sort_unstable();
+                        rows.dedup();
+                        assert_eq!(rows.len(), n, "{particles} particles, reach {reach}, grid {g:?}");
+                    }
+                }
+            }
         }
     }
 }
