@@ -50,6 +50,26 @@ impl Heightfield {
         a + (b - a) * f.y
     }
 
+    /// Height (m) and slope (dH/dx, dH/dz) at world (x, z), of the bilinear cell the point lies in, as the
+    /// simulation's terrain plane takes them (`terrain_height_grad` in shaders/sim/common.wgsl; outside the
+    /// grid the edge cell continues).
+    pub fn height_and_slope_at(&self, x: f32, z: f32) -> (f32, Vec2) {
+        let top = Vec2::new((self.nx - 1) as f32, (self.nz - 1) as f32);
+        let g = ((Vec2::new(x, z) - self.origin) / self.spacing()).clamp(Vec2::ZERO, top);
+        let i = g.floor().min(top - 1.0);
+        let f = g - i;
+        let (ix, iz) = (i.x as u32, i.y as u32);
+        let h00 = self.at(ix, iz);
+        let h10 = self.at(ix + 1, iz);
+        let h01 = self.at(ix, iz + 1);
+        let h11 = self.at(ix + 1, iz + 1);
+        let a = h00 + (h10 - h00) * f.x;
+        let b = h01 + (h11 - h01) * f.x;
+        let spacing = self.spacing();
+        let hx = ((h10 - h00) + ((h11 - h01) - (h10 - h00)) * f.y) / spacing.x;
+        (a + (b - a) * f.y, Vec2::new(hx, (b - a) / spacing.y))
+    }
+
     /// Lowest and highest sample, metres.
     pub fn range(&self) -> (f32, f32) {
         self.heights.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &h| (lo.min(h), hi.max(h)))

@@ -100,8 +100,11 @@ fn surface_tension_rounds_a_cube_in_zero_gravity() {
     assert!(off.0 > 1.6, "without surface tension the cube lost its corners: corner ratio {}", off.0);
     for method in ["Dfsph", "Pcisph"] {
         let (_, on) = run_cube(&ctx, method, 0.5, seconds);
+        // 1.46 for DFSPH after 0.6 s (1.65 at the start and without surface tension). It was under 1.4
+        // while the neighbour grid of this small scene (1 728 particles) folded two rows of a loop onto one
+        // and counted their particles twice (`GridShape::min_rows`).
         assert!(
-            on.0 < 1.4,
+            on.0 < 1.5,
             "{method}: with surface tension the cube stays cubic: corner ratio {} (off: {})",
             on.0,
             off.0

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 mod bodies;
+mod crowded;
 mod dropped;
+mod faces;
 mod fluid_files;
 mod heightmap;
 pub mod lattice;
@@ -275,6 +277,40 @@ impl SceneSetup {
         Self { obstacles, bodies, ..Self::from_particles(positions, velocities, self.terrain) }
     }
 
+    /// The fastest initial speed of any particle, m/s (the blocks' velocities and the listed particles').
+    pub fn max_speed(&self) -> f32 {
+        let blocks = self.lattice.blocks.iter().map(|b| b.velocity.length());
+        blocks.chain(self.velocities.iter().map(|v| v.length())).fold(0.0, f32::max)
+    }
+
+    /// This setup without the points that would start denser than rest beside an obstacle or a body
+    /// ([`crowded::MOST`] of rho0, `crowded::start_density`), in the box `domain` at spacing `dx` and
+    /// smoothing length `h`; with the count left out. A setup without obstacles or bodies is unchanged.
+    fn uncrowded(self, domain: &Aabb, dx: f32, h: f32) -> (Self, usize) {
+        if self.obstacles.is_empty() && self.bodies.is_empty() {
+            return (self, 0);
+        }
+        let all: Vec<&crate::sim::obstacles::Obstacle> =
+            self.obstacles.iter().chain(self.bodies.iter().map(|b| &b.obstacle)).collect();
+        let (min, max) = (Vec3::from(domain.min), Vec3::from(domain.max));
+        let density = crowded::start_density(&self.positions, &all, &self.terrain, (min, max), dx, h);
+        let keep: Vec<bool> = density.iter().map(|d| d.is_none_or(|d| d <= crowded::MOST)).collect();
+        let dropped = keep.iter().filter(|k| !**k).count();
+        if dropped == 0 {
+            return (self, 0);
+        }
+        let (positions, velocities): (Vec<Vec3>, Vec<Vec3>) = self
+            .positions
+            .iter()
+            .zip(&self.velocities)
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|((p, v), _)| (*p, *v))
+            .unzip();
+        let (obstacles, bodies) = (self.obstacles, self.bodies);
+        (Self { obstacles, bodies, ..Self::from_particles(positions, velocities, self.terrain) }, dropped)
+    }
+
     /// Particles in all (the blocks' kept lattice points and the listed ones).
     pub fn len(&self) -> u64 {
         self.count
@@ -440,13 +476,16 @@ impl Scene {
     }
 
     /// Builds the initial particles and the terrain. Each block is filled on a cubic lattice of spacing
-    /// [`Scene::effective_dx`] (points at `min + (i + 0.5) dx`), skipping points closer than dx/2 to the
+    /// [`Scene::effective_dx`] (points at `min + (i + 0.5) dx`), its side faces closer to a side wall than
+    /// the kernel's support 2h moved onto the wall (`lattice::Block::snapped_to_walls`: such a gap
+    /// cannot be resolved), skipping points closer than dx/2 to the
     /// terrain, to a domain wall or to a wave maker's paddle at its rest position (and those behind it);
     /// then every particle of each fluid file follows, moved by its offset (read through the bounded
     /// reader; see `fluid_files.rs` for the checks); the obstacles are read and placed
     /// (`obstacles.rs`) and every particle closer than dx/2 to one is dropped. Fails on an invalid scene,
-    /// a bad heightmap, a particle file that cannot be read or holds particles outside the domain, inside
-    /// the terrain or an obstacle, or not finite, more than [`MAX_PARTICLES`] or no particle at all.
+    /// a bad heightmap, blocks whose lattices overlap, a particle file that cannot be read or holds
+    /// particles outside the domain, inside the terrain or an obstacle, or not finite, more than
+    /// [`MAX_PARTICLES`] or no particle at all.
     pub fn build(&self, on_cpu_adapter: bool) -> Result<SceneSetup, SceneError> {
         self.validate()?;
         let dx = self.effective_dx(on_cpu_adapter);
@@ -478,7 +517,9 @@ impl Scene {
             lo[w.axis.index()] += w.rest;
         }
         let hi = Vec3::from(d.max) - (0.5 * dx - eps);
-        let blocks = self
+        let support = self.solver.h_over_dx * dx * 2.0;
+        let paddle = self.solver.wave_maker.map(|w| w.axis.index());
+        let blocks: Vec<lattice::Block> = self
             .fluid_blocks
             .iter()
             .map(|b| lattice::Block {
@@ -487,10 +528,25 @@ impl Scene {
                 velocity: Vec3::from(b.velocity),
             })
             .filter(|b| !b.n.contains(&0))
+            .map(|b| b.snapped_to_walls(Vec3::from(d.min), Vec3::from(d.max), dx, support, paddle))
             .collect();
+        if let Some((k, l, lo, hi)) = lattice::overlapping_blocks(&blocks, dx) {
+            return Err(self.invalid(format!(
+                "fluid blocks {} and {} overlap in ({:.4}, {:.4}, {:.4}) .. ({:.4}, {:.4}, {:.4}) at dx = {dx} m: \
+                 the water there would be counted twice (particles of both closer than dx); let the blocks touch \
+                 instead of overlapping",
+                k + 1,
+                l + 1,
+                lo.x,
+                lo.y,
+                lo.z,
+                hi.x,
+                hi.y,
+                hi.z
+            )));
+        }
         let lattice = lattice::Lattice { blocks, dx, lo, hi, eps };
         let mut count = lattice.count(&terrain);
-        let support = self.solver.h_over_dx * dx * 2.0;
         let obstacles = self.place_obstacles(dx, support)?;
         let bodies = self.place_bodies(dx, support)?;
         let placed: Vec<_> = obstacles.iter().chain(bodies.iter().map(|b| &b.obstacle)).cloned().collect();
@@ -510,6 +566,14 @@ impl Scene {
         let setup =
             SceneSetup { lattice, positions, velocities, count, terrain, obstacles: Vec::new(), bodies: Vec::new() };
         let setup = setup.around(obstacles, bodies, dx);
+        let (setup, crowded) = setup.uncrowded(d, dx, self.solver.h_over_dx * dx);
+        if crowded > 0 {
+            log::info!(
+                "scene {}: {crowded} particles beside obstacles left out: they would start over {} rho0",
+                self.name,
+                crowded::MOST
+            );
+        }
         if setup.is_empty() {
             return Err(self.invalid(format!(
                 "scene \"{}\" builds no particles at dx = {dx} m: every lattice point of its fluid blocks is \

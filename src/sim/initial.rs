@@ -64,6 +64,16 @@ impl Hydrostatic {
         }
         self.rho0 * self.g * (top + 0.5 * self.dx - y).max(0.0)
     }
+
+    /// [`Hydrostatic::pressure`] of a particle `free` metres (horizontally) from the water's nearest free
+    /// face: rho0 g min(depth, free), Pa (see `crate::scene::faces`: the pressure of a released column
+    /// vanishes on its face and grows inward at about rho0 g per metre).
+    pub fn pressure_near_face(&self, top: f32, y: f32, free: f32) -> f32 {
+        if !self.on() {
+            return 0.0;
+        }
+        self.rho0 * self.g * (top + 0.5 * self.dx - y).min(free).max(0.0)
+    }
 }
 
 #[cfg(test)]
