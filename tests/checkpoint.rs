@@ -26,7 +26,7 @@ fn scratch(name: &str) -> PathBuf {
 /// A 1.2 m flume with a wave maker, a fountain over it and a sink at the far end, dx = 0.05 m.
 const FLUME: &str = "(name: \"flume\", domain: (min: (0.0, 0.0, 0.0), max: (1.2, 0.8, 0.4)),
     fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.2, 0.2, 0.4))],
-    emitters: [(center: (0.6, 0.6, 0.2), radius: 0.1, velocity: (0.0, -1.0, 0.0), rate: 0.05)],
+    emitters: [(center: (0.6, 0.6, 0.2), radius: 0.1, velocity: (0.0, -2.0, 0.0), rate: 0.05)],
     sinks: [(min: (1.1, 0.0, 0.0), max: (1.2, 0.8, 0.4))],
     camera: (target: (0.6, 0.2, 0.2), distance: 2.0, yaw_deg: 0.0, pitch_deg: 25.0),
     solver: (dx: 0.05, wave_maker: Some((axis: X, rest: 0.1, amplitude: 0.05, period_s: 1.0))),

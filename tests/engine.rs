@@ -54,9 +54,10 @@ fn an_emitter_added_live_grows_the_pool_and_keeps_the_water() {
     println!("basin: {built} particles built, {} after 30 frames with the emitter", last.particle_count);
     assert!(last.particle_count > built + 100, "the emitter added {} particles", last.particle_count - built);
 
-    // A higher rate needs a larger pool: it grows again, keeping the water.
+    // A higher rate needs a larger pool: it grows again, keeping the water (0.065 m^3/s: within the 0.0707
+    // m^3/s the disc carries at 1 m/s).
     let pool = engine.sim().pool();
-    engine.set_sources(&ctx, &[fountain(0.5)], &[]).expect("the faster emitter is taken");
+    engine.set_sources(&ctx, &[fountain(0.065)], &[]).expect("the faster emitter is taken");
     assert!(engine.sim().pool() > pool, "the pool grew for the higher rate");
     let more = frames(&ctx, &mut engine, 5);
     assert!(more.last().unwrap().particle_count >= last.particle_count, "no water lost in the regrowth");
@@ -64,7 +65,7 @@ fn an_emitter_added_live_grows_the_pool_and_keeps_the_water() {
     // A bad emitter is refused and changes nothing.
     let bad = Emitter { radius: -1.0, ..fountain(0.05) };
     assert!(engine.set_sources(&ctx, &[bad], &[]).is_err());
-    assert_eq!(engine.scene().emitters[0].rate, 0.5, "the refused emitter did not replace the running one");
+    assert_eq!(engine.scene().emitters[0].rate, 0.065, "the refused emitter did not replace the running one");
 }
 
 #[test]
@@ -160,7 +161,7 @@ fn the_emitters_pool_counts_toward_the_gpus_limit_before_building() {
           fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (1.0, {height}, 1.0))],
           camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
           solver: (dx: 0.01), cpu_dx_scale: 1.0,
-          emitters: [(center: (0.5, {top}, 0.5), radius: 0.1, velocity: (0.0, -1.0, 0.0), rate: 1.0)])",
+          emitters: [(center: (0.5, {top}, 0.5), radius: 0.5, velocity: (0.0, -2.0, 0.0), rate: 1.0)])",
         top = height + 0.5
     );
     let scene = Scene::from_str(&text, std::path::Path::new("tall.ron")).expect("test scene parses");

@@ -135,6 +135,13 @@ pub fn layer_points(radius: f32, dx: f32) -> u32 {
     ((std::f32::consts::PI * radius * radius) / (dx * dx)).round().max(1.0) as u32
 }
 
+/// Volume flow, m^3/s, that a disc of `radius` metres carries at `speed` m/s when its layers of
+/// [`layer_points`] particles (dx^3 each) leave one dx apart: layer_points dx^2 speed (pi r^2 speed for a
+/// disc of many particles). An emitter's rate above it would pack its water denser than rest.
+pub fn carried_rate(radius: f32, speed: f32, dx: f32) -> f32 {
+    layer_points(radius, dx) as f32 * dx * dx * speed
+}
+
 /// Highest volume flow, m^3/s, of one emitter or of all of them together at spacing `dx` metres: the
 /// largest pool ([`MAX_POOL`] particles of dx^3) must hold one second of it, so the water it adds stays
 /// within what the GPU holds and every emitted layer has particles to draw from.

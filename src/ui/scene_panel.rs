@@ -305,11 +305,14 @@ fn sources_ui(ui: &mut egui::Ui, state: &mut ScenePanelState, scene: &Scene) -> 
         }
         if ui.button("Add emitter").on_hover_text("A new inflow at the top centre of the domain").clicked() {
             let top = d.max[1] - 0.1 * (d.max[1] - d.min[1]);
+            let radius = 0.05 * size;
             state.emitters.push(Emitter {
                 center: [centre[0], top, centre[2]],
-                radius: 0.05 * size,
+                radius,
                 velocity: [0.0, -1.0, 0.0],
-                rate: 0.1,
+                // Half of what the disc carries at 1 m/s (a faster rate would pack the water; the check
+                // refuses it).
+                rate: 0.5 * std::f32::consts::PI * radius * radius,
             });
             changed = true;
         }
