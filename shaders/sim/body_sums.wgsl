@@ -7,7 +7,7 @@
 // (add_water_velocity), two unused. Summed over the frame's steps, cleared after each copy to the CPU.
 const SUMS_PER_BODY: u32 = 12u;
 struct StatsAndBodies {
-    stats: array<vec4<f32>, 6>,
+    stats: array<vec4<f32>, 7>,
     bodies: array<atomic<i32>, 192>, // MAX_OBSTACLES * SUMS_PER_BODY
 }
 @group(0) @binding(15) var<storage, read_write> stats_bodies: StatsAndBodies;

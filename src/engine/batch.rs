@@ -172,6 +172,15 @@ pub fn render_image_hdr_as(
     render::render_to_image_hdr(ctx, &mut renderer, &camera, Some(engine.particles()), &settings, size)
 }
 
+/// Sets particle `index`'s velocity to `v` (m/s; a queue write, applied before the next submission): for
+/// tests of the blow-up path with finite water that leaves physics. `index` past the particles is ignored.
+pub fn set_particle_velocity(ctx: &GpuContext, engine: &Engine, index: u32, v: [f32; 3]) {
+    let particles = engine.particles();
+    if index < particles.count {
+        particles.velocities.write(&ctx.queue, index as u64, bytemuck::cast_slice(&[v[0], v[1], v[2], 0.0]));
+    }
+}
+
 /// Makes particle `index`'s velocity NaN (a queue write, applied before the next submission): for tests of
 /// the blow-up path ([`crate::sim::Simulation::blow_up`]), which no scene that passes validation is known
 /// to reach. `index` past the particles is ignored.

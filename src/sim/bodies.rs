@@ -44,8 +44,8 @@ pub struct Body {
 }
 
 /// Byte offset of the bodies' impulse sums in the statistics buffer (binding 15), right after the
-/// statistics record (its 96 bytes; `StatsAndBodies` in shaders/sim/body_sums.wgsl).
-pub const BODY_SUMS_OFFSET: u64 = 96;
+/// statistics record (its 112 bytes; `StatsAndBodies` in shaders/sim/body_sums.wgsl).
+pub const BODY_SUMS_OFFSET: u64 = 112;
 
 /// i32 sums per body: impulse (3), angular impulse (3), the water's velocity around it (3) and that sum's
 /// weight, two unused.
@@ -60,8 +60,8 @@ pub const BODY_SUMS_BYTES: u64 = (MAX_OBSTACLES * SUMS_PER_BODY * 4) as u64;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StatsAndBodies {
-    /// The statistics record ([`super::SimStats`]'s 96 bytes).
-    pub stats: [[f32; 4]; 6],
+    /// The statistics record ([`super::SimStats`]'s 112 bytes).
+    pub stats: [[f32; 4]; 7],
     /// The impulse sums of body k at `8 k ..`.
     pub bodies: [i32; SUMS_PER_BODY * MAX_OBSTACLES],
 }

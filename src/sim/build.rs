@@ -26,6 +26,8 @@ pub(super) struct Initial {
     pub(super) scene: usize,
     /// Bounds (min, max) of the scene's particles, metres (the neighbour grid's first box).
     pub(super) bounds: ([f32; 3], [f32; 3]),
+    /// The fastest of the scene's particles at the start, m/s (a blow-up's speed bound, [`BlowUp`]).
+    pub(super) speed: f32,
 }
 
 /// Where a new simulation's initial particles come from.
@@ -41,11 +43,11 @@ pub(super) enum Source<'a> {
 /// Bytes of GPU memory the simulation allocates per particle of capacity (the parked pool included)
 /// with `options`: the state, sorted state and v* (5 x 16), density and pressure (8), the initial state
 /// kept for resets (32), the neighbour grid's table (`cells_per_particle` x 4) and the diffuse pool (two
-/// buffers of 32-byte particles, `diffuse_pool` per particle); the statistics' partials add 64 bytes
+/// buffers of 32-byte particles, `diffuse_pool` per particle); the statistics' partials add 80 bytes
 /// per 128 particles. 144.5 bytes with the default options.
 pub fn bytes_per_particle(options: &SimOptions) -> f64 {
     let diffuse = 2.0 * options.diffuse_pool * size_of::<diffuse::DiffuseParticle>() as f64;
-    5.0 * 16.0 + 8.0 + 32.0 + 4.0 * options.cells_per_particle + diffuse + 64.0 / STATS_WG as f64
+    5.0 * 16.0 + 8.0 + 32.0 + 4.0 * options.cells_per_particle + diffuse + stats::RECORD_BYTES as f64 / STATS_WG as f64
 }
 
 /// Particles written to the initial buffers between two submissions while a simulation is built (so
@@ -183,6 +185,13 @@ impl Simulation {
             Source::Gpu(initial) => initial.bounds,
             Source::Particles(p) => bounds(p.pos.iter().map(|q| [q[0], q[1], q[2]])),
         };
+        let speed = match source {
+            Source::Setup(setup) => setup.max_speed(),
+            Source::Gpu(initial) => initial.speed,
+            Source::Particles(p) => {
+                p.vel.iter().map(|v| glam::Vec3::new(v[0], v[1], v[2]).length()).fold(0.0, f32::max)
+            }
+        };
         let (lo, hi) = scene_bounds;
         let grid_shape = table.boxed(domain, lo, hi, GRID_BOX_PAD);
         if cells > MAX_CELLS || (cells + 2) * 4 > limit {
@@ -311,6 +320,7 @@ impl Simulation {
             vel: split(SplitBuffer::new(device, "sim initial vel", n, 16))?,
             scene: scene as usize,
             bounds: scene_bounds,
+            speed,
         };
         fill_initial(ctx, &initial, source, initial::Hydrostatic::new(params), park, n)?;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sim start") });
@@ -349,13 +359,15 @@ impl Simulation {
             latest: None,
             arrived: Vec::new(),
             blow_up: None,
+            bounds: blow_up::Bounds::new(params, 0.0, 0.0, 0.0, derived.mass),
             fresh_after: 0,
             restored_iterations: None,
             options,
             sources: sources::to_gpu(&[], &[], params.dx)?,
             dispatch,
             ids: options.track_ids.then_some(ids::IdTrack { stepped: false, live: 0 }),
-        })
+        }
+        .with_bounds())
     }
 }
 

@@ -45,7 +45,7 @@ mod surface_tension;
 mod time_step;
 
 pub use advance::{Advance, PRESSURE_SQRT_N};
-pub use blow_up::{BlowUp, Cause};
+pub use blow_up::{BlowUp, Bounds, Cause};
 pub use border::{BorderRange, BorderSelection};
 pub use diffuse::{DiffuseBuffers, DiffuseKind, DiffuseParticle, DiffuseState, DIFFUSE_POOL};
 pub use diffuse_params::DiffuseParams;
@@ -255,8 +255,10 @@ pub struct Simulation {
     latest: Option<SimStats>,
     /// Every record the last [`Simulation::poll_stats`] took, oldest first ([`Simulation::arrived_stats`]).
     arrived: Vec<SimStats>,
-    /// The first record of this run with non-finite particles ([`Simulation::blow_up`]).
+    /// The first record of this run whose water left physics ([`Simulation::blow_up`]).
     blow_up: Option<BlowUp>,
+    /// What the water can physically do in this scene ([`Simulation::update_bounds`]).
+    bounds: blow_up::Bounds,
     /// Records of frames up to this one were recorded before the last reset: ignored when they land.
     fresh_after: u64,
     /// Solver iteration counts (density, divergence) of a restored state, bounding the iterations
@@ -288,6 +290,7 @@ impl Simulation {
         }
         let diffuse_off = self.params.diffuse.enabled && !params.diffuse.enabled;
         self.params = params.clone();
+        self.update_bounds();
         self.upload_uniforms(ctx);
         if let Some(b) = &mut self.bodies {
             b.set_gravity(glam::Vec3::from(self.params.gravity));
@@ -336,7 +339,31 @@ impl Simulation {
         self.dispatch.emit = emit;
         ctx.queue.write_buffer(&self.buffers.sources, 0, bytemuck::bytes_of(&self.sources));
         self.follow_fluid();
+        self.update_bounds();
         Ok(())
+    }
+
+    /// This simulation with its blow-up bounds set ([`Simulation::update_bounds`]).
+    fn with_bounds(mut self) -> Self {
+        self.update_bounds();
+        self
+    }
+
+    /// Sets the bounds a blow-up breaks ([`BlowUp`]) from the scene as it is now: its height range (the
+    /// domain's top over the lowest ground), the fastest speed its water is given (the initial particles,
+    /// the emitters, a wave maker's paddle), the solver and the particle mass.
+    fn update_bounds(&mut self) {
+        let height = self.domain.max[1] - self.terrain.range().0.max(self.domain.min[1]);
+        let emitters = self.sources.emitters[..self.sources.num_emitters as usize].iter();
+        let emitted = emitters.map(|e| glam::Vec3::from(e.velocity).length()).fold(0.0, f32::max);
+        let sound = gpu_data::wcsph_sound_speed(&self.params, &self.domain);
+        let speed = self.initial.speed.max(emitted);
+        self.bounds = blow_up::Bounds::new(&self.params, height, speed, sound, self.derived.mass);
+    }
+
+    /// The bounds a blow-up breaks in this scene ([`BlowUp`]).
+    pub fn bounds(&self) -> &blow_up::Bounds {
+        &self.bounds
     }
 
     /// The scene's particles (the leading part of the buffers; the pool follows): what a reset returns to.
@@ -480,7 +507,7 @@ impl Simulation {
                 }
             }
             if self.blow_up.is_none() {
-                self.blow_up = BlowUp::diagnose(self.latest.as_ref(), &stats, &self.params);
+                self.blow_up = BlowUp::diagnose(self.latest.as_ref(), &stats, &self.params, &self.bounds);
             }
             self.latest = Some(stats.clone());
             self.arrived.push(stats);

@@ -22,7 +22,7 @@ impl StatsStage {
 
     /// Bytes of the buffer of per-workgroup records for `capacity` particles (4 vec4 per workgroup).
     pub fn partials_bytes(capacity: u64) -> u64 {
-        capacity.div_ceil(STATS_WG as u64) * 64
+        capacity.div_ceil(STATS_WG as u64) * RECORD_BYTES
     }
 }
 
@@ -71,6 +71,8 @@ pub struct SimStats {
     pub density_iterations: u32,
     /// DFSPH: iterations of the last divergence-free solve (0 for the other solvers).
     pub divergence_iterations: u32,
+    /// Position of the fastest particle (the one moving at `max_speed`), metres.
+    pub fastest: [f32; 3],
     /// The diffuse particles after the frame's run (zeros without a pool or while they are off).
     pub diffuse: DiffuseCounts,
 }
@@ -85,13 +87,16 @@ pub struct DiffuseCounts {
     pub bubbles: u32,
 }
 
-/// Bytes of the statistics record read back per frame: 5 vec4 from shaders/sim/stats.wgsl, then the
+/// Bytes of the statistics record read back per frame: 6 vec4 from shaders/sim/stats.wgsl, then the
 /// diffuse pool's counters (count, spray, foam, bubbles: 4 u32 copied from its state at
 /// [`DIFFUSE_OFFSET`]).
-pub(super) const STATS_BYTES: u64 = 96;
+pub(super) const STATS_BYTES: u64 = 112;
 
 /// Byte offset of the diffuse counters in the statistics record.
-pub(super) const DIFFUSE_OFFSET: u64 = 80;
+pub(super) const DIFFUSE_OFFSET: u64 = 96;
+
+/// Bytes of one workgroup's partial record (`RECORD` vec4 in shaders/sim/stats.wgsl).
+pub(super) const RECORD_BYTES: u64 = 80;
 
 /// Decodes the record of frame `frame` (at least [`STATS_BYTES`] bytes).
 pub(super) fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
@@ -113,6 +118,7 @@ pub(super) fn decode_stats(frame: u64, bytes: &[u8]) -> SimStats {
         non_finite: f[6] as u32,
         density_iterations: f[18] as u32,
         divergence_iterations: f[19] as u32,
+        fastest: [f[20], f[21], f[22]],
         diffuse: {
             let d: &[u32] = bytemuck::cast_slice(&bytes[DIFFUSE_OFFSET as usize..STATS_BYTES as usize]);
             DiffuseCounts { count: d[0], spray: d[1], foam: d[2], bubbles: d[3] }
