@@ -50,6 +50,9 @@ pub enum FileKind {
     /// A simulation checkpoint, at most 2 GiB: 32 bytes per particle (position, density, velocity,
     /// pressure) for the 32 M particles an H200 simulates, plus a small header.
     Checkpoint,
+    /// A benchmark's `bench.csv` used as the gate's baseline, at most 16 MiB (a sweep of every count and
+    /// workgroup size is a few hundred rows).
+    BenchCsv,
 }
 
 impl FileKind {
@@ -63,6 +66,7 @@ impl FileKind {
             FileKind::Mesh => 256 * MIB,
             FileKind::Particles => 1024 * MIB,
             FileKind::Checkpoint => 2048 * MIB,
+            FileKind::BenchCsv => 16 * MIB,
         }
     }
 
@@ -77,6 +81,7 @@ impl FileKind {
             FileKind::Mesh => "mesh",
             FileKind::Particles => "particle file",
             FileKind::Checkpoint => "checkpoint",
+            FileKind::BenchCsv => "benchmark baseline",
         }
     }
 
@@ -91,6 +96,7 @@ impl FileKind {
             FileKind::Mesh => "meshes",
             FileKind::Particles => "particle files",
             FileKind::Checkpoint => "checkpoints",
+            FileKind::BenchCsv => "benchmark baselines",
         }
     }
 }

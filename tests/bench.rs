@@ -63,6 +63,7 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         workgroup_sizes: vec![64, 128],
         frames: 3,
         warmup: 2,
+        seconds: None,
         size: (64, 48),
         cell_split: 1,
         cells_per_particle: 1.0,
@@ -197,6 +198,7 @@ fn bad_input_is_an_error() {
         workgroup_sizes: vec![128],
         frames: 1,
         warmup: 0,
+        seconds: None,
         size: (8, 8),
         max_particles: 1 << 20,
         cell_split: 1,
@@ -209,6 +211,8 @@ fn bad_input_is_an_error() {
         depth_filter: None,
         out: file.clone(),
         gpus: waterview::cluster::GpuCount::N(1),
+        baseline: None,
+        tolerance: 0.05,
     };
     let err = bench::run(None, &args.plan(), &args.out).expect_err("unwritable output folder");
     assert!(format!("{err:#}").contains("not a folder"), "{err:#}");
@@ -221,9 +225,9 @@ fn bad_input_is_an_error() {
 }
 
 /// The optimisation experiments' options run: half-size cells, a folded table of a quarter cell per
-/// particle, one submission per step. The smaller table shows in the memory figure.
+/// particle, one submission per step.
 #[test]
-fn experiment_options_run_and_shrink_the_table() {
+fn experiment_options_run() {
     let ctx = common::gpu();
     let scene = Scene::builtin("valley").expect("built-in valley");
     let base = Plan {
@@ -233,6 +237,7 @@ fn experiment_options_run_and_shrink_the_table() {
         workgroup_sizes: vec![64],
         frames: 2,
         warmup: 1,
+        seconds: None,
         size: (64, 48),
         cell_split: 1,
         cells_per_particle: 1.0,
@@ -263,8 +268,8 @@ fn experiment_options_run_and_shrink_the_table() {
     check_frame_times(&b);
     assert_eq!(a.particles, b.particles, "same scene, same count");
     assert!(b.ms_per_step() > 0.0 && b.ms_per_step().is_finite(), "ms/step {}", b.ms_per_step());
-    let saved = (a.bytes_allocated as f64 - b.bytes_allocated as f64) / a.particles as f64;
-    assert!(saved > 2.0, "0.25 instead of 1 cell per particle saves about 3 bytes per particle, saved {saved:.2}");
+    // (At 800 particles the table's least rows bind, GridShape::min_rows: its cells per particle change no
+    // memory here; tests/sim_kernels.rs checks a table folded below them.)
 }
 
 /// A count past the GPU's particle limit (125 M on lavapipe's 8 388 608), asked for or the scene's own, is
@@ -300,6 +305,7 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             workgroup_sizes: vec![128],
             frames: 1,
             warmup: 0,
+            seconds: None,
             size: (8, 8),
             max_particles: 1 << 20,
             cell_split: 1,
@@ -312,6 +318,8 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             depth_filter: None,
             out: temp_dir("bench-limit"),
             gpus: waterview::cluster::GpuCount::N(1),
+            baseline: None,
+            tolerance: 0.05,
         };
         let started = std::time::Instant::now();
         let report = bench::run_plan(&ctx, scene, &args.plan()).expect("the plan runs");
@@ -338,4 +346,37 @@ fn a_target_at_the_limit_builds_within_it() {
         println!("limit {max}: {} particles at dx = {dx} m", setup.len());
         assert!(setup.len() <= max && setup.len() as f64 >= 0.97 * max as f64, "{} for {max}", setup.len());
     }
+}
+
+/// `--seconds`: the timed frames stop once that much simulated time has passed after the warm-up, and the
+/// real-time factor is the simulated over the wall-clock seconds of those frames.
+#[test]
+fn seconds_times_frames_until_that_simulated_time_and_gives_the_realtime_factor() {
+    let ctx = common::gpu();
+    let scene = Scene::builtin("valley").expect("built-in valley");
+    let plan = Plan {
+        targets: Some(vec![500]),
+        sweep: false,
+        max_particles: 1 << 24,
+        workgroup_sizes: vec![64],
+        frames: 1000,
+        warmup: 0,
+        seconds: Some(0.1),
+        size: (64, 48),
+        cell_split: 1,
+        cells_per_particle: 1.0,
+        submit_per_step: false,
+        splats: SplatMethod::Compute,
+        redraw_background: false,
+        no_water_shadow: false,
+        no_subgroups: false,
+        depth_filter: Default::default(),
+    };
+    let report = waterview::bench::run_plan(&ctx, &scene, &plan).expect("the bench runs");
+    let r = &report.results[0];
+    println!("{} s simulated in {} s wall: {}", r.sim_seconds, r.wall_seconds, r.realtime_factor());
+    // Frames of at most 1/60 s: 0.1 s is 6 frames or more, and it stopped within a frame or two of it.
+    assert!(r.sim_seconds >= 0.1 && r.sim_seconds < 0.1 + 3.0 / 60.0, "simulated {} s", r.sim_seconds);
+    assert!(r.wall_seconds > 0.0 && (r.realtime_factor() - r.sim_seconds / r.wall_seconds).abs() < 1e-12);
+    assert!(r.dt_median_ms > 0.0 && r.dt_median_ms <= 1e3 / 60.0, "dt {} ms", r.dt_median_ms);
 }

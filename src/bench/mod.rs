@@ -33,6 +33,7 @@
 //!
 //! Outputs ([`report`], [`plot`]): `bench.csv`, `bench.md` and `bench.png` in the output folder.
 
+pub mod gate;
 pub mod plot;
 pub mod report;
 
@@ -66,6 +67,8 @@ pub struct Plan {
     /// Timed and untimed frames per configuration.
     pub frames: u32,
     pub warmup: u32,
+    /// Time frames until this many simulated seconds have passed after the warm-up (at most `frames`).
+    pub seconds: Option<f32>,
     /// Render target size, pixels.
     pub size: (u32, u32),
     /// Neighbour-grid cells per support radius and folded-table cells per particle ([`SimOptions`]).
@@ -132,12 +135,27 @@ pub struct ConfigResult {
     pub density_iterations: f64,
     pub divergence_iterations: f64,
     pub dt_ms: f64,
+    /// The median of the timed frames' last time steps, ms.
+    pub dt_median_ms: f64,
+    /// Simulated seconds over the timed frames (from the end of the warm-up to the last timed record).
+    pub sim_seconds: f64,
+    /// Wall-clock seconds of the timed frames in all (encode, submit, wait; rendering included).
+    pub wall_seconds: f64,
 }
 
 impl ConfigResult {
     /// Whether the times come from GPU timestamp queries (otherwise from the wall clock).
     pub fn gpu_timed(&self) -> bool {
         !self.passes.is_empty()
+    }
+    /// Simulated seconds per wall-clock second over the timed frames, rendering included (the first seed's
+    /// "simulation time / computation time"); 0 when nothing was timed.
+    pub fn realtime_factor(&self) -> f64 {
+        if self.wall_seconds > 0.0 {
+            self.sim_seconds / self.wall_seconds
+        } else {
+            0.0
+        }
     }
     /// Simulation milliseconds per step: the sum over passes, or wall clock / substeps without timestamps.
     pub fn ms_per_step(&self) -> f64 {
@@ -432,6 +450,9 @@ pub fn run_config(
     let (mut sim_samples, mut render_samples, mut spans_ms) = (Vec::new(), Vec::new(), Vec::new());
     let (mut wall_ms, mut encode_ms) = (Vec::new(), Vec::new());
     let mut solver = Vec::new();
+    // Simulated time at the end of the warm-up and at the last timed record, seconds; the timed frames'
+    // wall clock in all.
+    let (mut t_start, mut t_end, mut wall_s) = (0.0f64, None::<f64>, 0.0f64);
     let total = plan.warmup + plan.frames + 1;
     for i in 0..total {
         let started = Instant::now();
@@ -469,11 +490,23 @@ pub fn run_config(
             .context("waiting for the GPU")?;
         let timed = (plan.warmup..plan.warmup + plan.frames).contains(&i);
         if timed {
-            wall_ms.push(1e3 * started.elapsed().as_secs_f64());
+            let elapsed = started.elapsed().as_secs_f64();
+            wall_ms.push(1e3 * elapsed);
             encode_ms.push(1e3 * encoded);
+            wall_s += elapsed;
         }
-        if let Some(s) = engine.sim_mut().poll_stats().filter(|_| timed) {
-            solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
+        let _ = engine.sim_mut().poll_stats();
+        for s in engine.sim().arrived_stats() {
+            if timed && s.frame > plan.warmup as u64 {
+                solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
+                t_end = Some(s.time as f64);
+            } else if s.frame <= plan.warmup as u64 {
+                t_start = s.time as f64;
+            }
+        }
+        if timed && plan.seconds.is_some_and(|secs| t_end.is_some_and(|t| t >= t_start + secs as f64)) {
+            // Simulated the asked time: the timings of this last frame are not collected.
+            break;
         }
         if i > plan.warmup {
             // Frame i-1 (a timed frame) arrived: its passes per profiler and the span over both.
@@ -513,6 +546,7 @@ pub fn run_config(
     }
     let stats = |samples: &[Vec<PassTime>]| medians(samples, substeps);
     let mean = |k: usize| solver.iter().map(|s| s[k]).sum::<f64>() / solver.len().max(1) as f64;
+    let dts: Vec<f64> = solver.iter().map(|s| s[2]).collect();
     Ok(ConfigResult {
         target_particles: setup.len(),
         particles: n,
@@ -530,6 +564,9 @@ pub fn run_config(
         density_iterations: mean(0),
         divergence_iterations: mean(1),
         dt_ms: mean(2),
+        dt_median_ms: median(&dts).unwrap_or(0.0),
+        sim_seconds: t_end.map_or(0.0, |t| t - t_start),
+        wall_seconds: wall_s,
     })
 }
 

@@ -21,9 +21,11 @@ use std::path::Path;
 /// `gpu_span_ms_per_frame` (GPU span of a frame, first to last timestamp, idle gaps included; median over
 /// the timed frames; empty without timestamp queries), `wall_ms_per_frame` (median wall clock per frame,
 /// submit and wait), `wall_mean_ms_per_frame` (its mean) and `encode_ms_per_frame` (median CPU time from the
-/// start of encoding to the return of the submission). A configuration that
+/// start of encoding to the return of the submission), the median time step `dt_median_ms`, and the
+/// simulated and wall-clock seconds of the timed frames with their ratio, the `realtime_factor`
+/// (rendering included). A configuration that
 /// could not run has one row with `pass` = `error` and the reason in `error`.
-pub const CSV_HEADER: [&str; 20] = [
+pub const CSV_HEADER: [&str; 24] = [
     "adapter",
     "scene",
     "target_particles",
@@ -43,6 +45,10 @@ pub const CSV_HEADER: [&str; 20] = [
     "wall_ms_per_frame",
     "wall_mean_ms_per_frame",
     "encode_ms_per_frame",
+    "dt_median_ms",
+    "sim_seconds",
+    "wall_seconds",
+    "realtime_factor",
     "error",
 ];
 
@@ -86,6 +92,8 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
             rec.extend(
                 [r.wall_ms_per_frame, r.wall_mean_ms_per_frame, r.encode_ms_per_frame].map(|v| format!("{v:.6}")),
             );
+            rec.push(format!("{:.4}", r.dt_median_ms));
+            rec.extend([r.sim_seconds, r.wall_seconds, r.realtime_factor()].map(|v| format!("{v:.4}")));
             rec.push(String::new());
             w.write_record(&rec)?;
         }
@@ -182,13 +190,13 @@ pub fn summary_markdown(report: &Report) -> String {
     s.push_str(FRAME_TIMES_LEGEND);
     s.push_str(
         "| particles | workgroup | ms/step | steps/frame | render ms/frame | pass sum ms/frame | GPU span ms/frame | median wall ms/frame \
-         | particle-steps/s | bytes/particle | iterations (density + divergence) | dt ms |\n",
+         | particle-steps/s | bytes/particle | iterations (density + divergence) | dt ms | real-time factor |\n",
     );
-    s.push_str("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    s.push_str("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for r in &report.results {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {} | {:.3} | {:.3e} | {:.0} | {:.1} + {:.1} | {:.2} |",
+            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {} | {:.3} | {:.3e} | {:.0} | {:.1} + {:.1} | {:.2} | {:.3} |",
             count(r.particles as u64),
             r.workgroup_size,
             r.ms_per_step(),
@@ -201,7 +209,8 @@ pub fn summary_markdown(report: &Report) -> String {
             r.bytes_per_particle(),
             r.density_iterations,
             r.divergence_iterations,
-            r.dt_ms
+            r.dt_ms,
+            r.realtime_factor()
         );
     }
     let slopes = report.slopes();

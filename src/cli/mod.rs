@@ -40,7 +40,18 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Bench(args)) if crate::cluster::devices::resolve(args.gpus) > 1 => {
             bench_multi(cli.scene.as_deref(), &args)
         }
-        Some(Command::Bench(args)) => crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out),
+        Some(Command::Bench(args)) => {
+            let tolerances = crate::bench::gate::Tolerances { time: args.tolerance, ..Default::default() };
+            if let Some(b) = &args.baseline {
+                // Refused before the (long) run when it cannot be read.
+                crate::files::read(b, crate::files::FileKind::BenchCsv).map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+            crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out)?;
+            match &args.baseline {
+                Some(b) => crate::bench::gate::gate(&args.out, b, &tolerances),
+                None => Ok(()),
+            }
+        }
         Some(Command::Capture(a)) if crate::cluster::devices::resolve(a.gpus) > 1 => {
             let ranks = crate::cluster::devices::resolve(a.gpus);
             multi::capture(cli.scene.as_deref(), a, ranks)
@@ -259,6 +270,14 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses a tolerance, a fraction in 0 ..= 10.
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=10.0).contains(&v) => Ok(v),
+        _ => Err(format!("tolerance `{s}` must be a fraction in 0 ..= 10 (0.05 = 5 %)")),
+    }
+}
+
 /// Parses a frame rate in 2 ..= 240 frames per second.
 fn parse_fps(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
@@ -402,6 +421,11 @@ pub struct BenchArgs {
     /// Untimed frames run first in each configuration.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub warmup: u32,
+    /// Time frames until this many simulated seconds have passed after the warm-up (at most --frames
+    /// frames), for the real-time factor of a scene's first seconds (e.g. --warmup 0 --seconds 0.5
+    /// --frames 100000).
+    #[arg(long, value_parser = parse_seconds)]
+    pub seconds: Option<f64>,
     /// Size of the off-screen render target, WIDTHxHEIGHT.
     #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -444,6 +468,14 @@ pub struct BenchArgs {
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
+    /// The gate: compare this run with a baseline bench.csv of the same card (docs/bench-baseline-h100.csv
+    /// on an H100) and exit non-zero when a figure is worse than its tolerance (times by --tolerance,
+    /// iterations by 25 %, the time step by 10 %); writes gate.md beside bench.csv.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// The gate's tolerance on times and the real-time factor, a fraction (0.05 = 5 %).
+    #[arg(long, default_value_t = 0.05, value_parser = parse_tolerance)]
+    pub tolerance: f64,
     /// GPUs to decompose the simulation over: a count or `all` (the discrete GPUs). More than one
     /// benches the scene's own count, `--frames` steps after `--warmup`, and writes cluster.csv and
     /// cluster.md (src/cluster).
@@ -461,6 +493,7 @@ impl BenchArgs {
             workgroup_sizes: self.workgroup_sizes.clone(),
             frames: self.frames,
             warmup: self.warmup,
+            seconds: self.seconds.map(|s| s as f32),
             size: self.size,
             cell_split: self.cell_split,
             cells_per_particle: self.cells_per_particle,
