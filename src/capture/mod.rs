@@ -463,14 +463,13 @@ fn save_via_part(path: &Path, write: impl FnOnce(&Path) -> image::ImageResult<()
     let mut part = path.as_os_str().to_owned();
     part.push(".part");
     let part = PathBuf::from(part);
+    // The encoder opens the temporary file itself (and would wait on a FIFO there).
+    crate::files::check_replaceable(&part).map_err(|e| CaptureError::write(path, e))?;
     if let Err(e) = write(&part) {
         let _ = std::fs::remove_file(&part);
         return Err(CaptureError::write(path, e));
     }
-    std::fs::rename(&part, path).map_err(|e| {
-        let _ = std::fs::remove_file(&part);
-        CaptureError::rename(&part, path, e)
-    })
+    crate::files::replace(&part, path).map_err(|e| CaptureError::rename(&part, path, e))
 }
 
 /// `out_dir/waterview-YYYYMMDD-HHMMSS-mmm.EXTENSION` (UTC now, e.g. `exr`), with `-2`, `-3`, .. appended

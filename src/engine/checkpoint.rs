@@ -350,7 +350,7 @@ impl Checkpoint {
         let mut part = path.as_os_str().to_owned();
         part.push(".part");
         let part = PathBuf::from(part);
-        let result = std::fs::File::create(&part)
+        let result = files::create(&part)
             .and_then(|file| {
                 let mut w = std::io::BufWriter::new(file);
                 w.write_all(MAGIC)?;
@@ -361,7 +361,7 @@ impl Checkpoint {
                 w.write_all(&crc.to_le_bytes())?;
                 w.into_inner().map_err(|e| e.into_error())?.sync_all()
             })
-            .and_then(|()| std::fs::rename(&part, path));
+            .and_then(|()| files::replace(&part, path));
         result.map_err(|cause| {
             let _ = std::fs::remove_file(&part);
             CheckpointError::Write { path: path.to_path_buf(), cause }

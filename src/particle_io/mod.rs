@@ -160,9 +160,9 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), ParticleFileError> {
     let mut part = path.as_os_str().to_owned();
     part.push(".part");
     let part = PathBuf::from(part);
-    let result = std::fs::File::create(&part)
+    let result = files::create(&part)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
-        .and_then(|()| std::fs::rename(&part, path));
+        .and_then(|()| files::replace(&part, path));
     result.map_err(|cause| {
         let _ = std::fs::remove_file(&part);
         ParticleFileError::Write { path: path.to_path_buf(), cause }

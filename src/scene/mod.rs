@@ -380,10 +380,7 @@ impl Scene {
         tmp_name.push(format!(".{}.tmp", std::process::id()));
         let tmp = path.with_file_name(tmp_name);
         std::fs::write(&tmp, text + "\n").map_err(|cause| SceneError::Io { path: tmp.clone(), cause })?;
-        std::fs::rename(&tmp, path).map_err(|cause| {
-            let _ = std::fs::remove_file(&tmp);
-            SceneError::Io { path: path.to_path_buf(), cause }
-        })
+        crate::files::replace(&tmp, path).map_err(|cause| SceneError::Io { path: path.to_path_buf(), cause })
     }
 
     /// The built-in scene `name` (one of [`BUILTIN_SCENES`]), parsed from the text embedded in the
