@@ -252,16 +252,22 @@ fn read_within(path: &Path, kind: FileKind, limit: u64) -> Result<Vec<u8>, ReadE
 }
 
 /// Checks that whatever is at `path` may be replaced by a file written there: nothing, or a regular file
-/// (symbolic links followed). Errors (kind [`io::ErrorKind::AlreadyExists`]) say what is there instead:
-/// "/dev/full is a character device, not a regular file; it is not replaced".
+/// (symbolic links followed). Errors (kind [`io::ErrorKind::AlreadyExists`]) say what is there instead,
+/// for a message that names the path already: "it is a character device, not a regular file (it is not
+/// replaced)".
 pub fn check_replaceable(path: &Path) -> io::Result<()> {
     match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() => Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} is {}, not a regular file; it is not replaced", path.display(), what_is(meta.file_type())),
-        )),
+        Ok(meta) if !meta.is_file() => Err(not_regular(meta.file_type())),
         _ => Ok(()),
     }
+}
+
+/// The error of [`check_replaceable`] for a file of `file_type`.
+fn not_regular(file_type: std::fs::FileType) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("it is {}, not a regular file (it is not replaced)", what_is(file_type)),
+    )
 }
 
 /// Renames the finished temporary file `part` over `path`, once [`check_replaceable`] says `path` is
@@ -292,10 +298,7 @@ pub fn create(path: &Path) -> io::Result<File> {
     let file = options.open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{} is {}, not a regular file", path.display(), what_is(meta.file_type())),
-        ));
+        return Err(not_regular(meta.file_type()));
     }
     file.set_len(0)?;
     Ok(file)
@@ -378,7 +381,7 @@ mod tests {
         let part = dir.join("x.part");
         std::fs::write(&part, b"new").expect("write");
         let e = replace(&part, Path::new("/dev/null")).expect_err("a device is not replaced").to_string();
-        assert_eq!(e, "/dev/null is a character device, not a regular file; it is not replaced");
+        assert_eq!(e, "it is a character device, not a regular file (it is not replaced)");
         assert!(!part.exists(), "the temporary file is removed");
         use std::os::unix::fs::FileTypeExt;
         assert!(std::fs::metadata("/dev/null").expect("still there").file_type().is_char_device());
@@ -387,9 +390,9 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         // Opening a FIFO for writing without a reader would block: refused at once instead.
         let e = create(&fifo).expect_err("a FIFO").to_string();
-        assert!(e.ends_with("is a FIFO (named pipe), not a regular file; it is not replaced"), "{e}");
+        assert_eq!(e, "it is a FIFO (named pipe), not a regular file (it is not replaced)");
         let e = create(&dir).expect_err("a folder").to_string();
-        assert!(e.ends_with("is a directory, not a regular file; it is not replaced"), "{e}");
+        assert_eq!(e, "it is a directory, not a regular file (it is not replaced)");
         let file = dir.join("out.csv");
         std::fs::write(&file, b"old contents").expect("write");
         drop(create(&file).expect("a regular file"));
