@@ -197,7 +197,7 @@ impl Soup {
         let mut welded: Vec<Vec3> = Vec::new();
         let mut seen: HashMap<[u32; 3], u32> = HashMap::new();
         for (i, v) in self.vertices.iter().enumerate() {
-            if i % crate::cancel::CHECK_EVERY == 0 {
+            if i.is_multiple_of(crate::cancel::CHECK_EVERY) {
                 check_cancel(path)?;
             }
             let key = v.map(|c| if c == 0.0 { 0 } else { c.to_bits() });

@@ -49,7 +49,7 @@ pub(super) fn decode(bytes: &[u8], path: &Path) -> Result<Soup, MeshError> {
         if soup.triangles.len() >= MAX_TRIANGLES {
             return Err(MeshError::TooManyTriangles { path: path.to_path_buf(), count: MAX_TRIANGLES as u64 + 1 });
         }
-        if soup.triangles.len() % crate::cancel::CHECK_EVERY == 0 {
+        if soup.triangles.len().is_multiple_of(crate::cancel::CHECK_EVERY) {
             super::check_cancel(path)?;
         }
         let base = soup.vertices.len() as u32;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 mod bodies;
+pub mod coincident;
 mod dropped;
 mod fluid_files;
 mod heightmap;
@@ -214,6 +215,9 @@ pub enum SceneError {
     /// size limit; the message names the file).
     #[error(transparent)]
     File(#[from] crate::files::ReadError),
+    /// The build was cancelled while it read a fluid file or a mesh ([`crate::cancel`]).
+    #[error("the build was cancelled")]
+    Cancelled,
 }
 
 /// What a scene builds into: its initial particles in world space and the terrain. The fluid blocks'

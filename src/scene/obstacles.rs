@@ -154,7 +154,10 @@ impl Scene {
         support: f32,
     ) -> Result<Obstacle, SceneError> {
         let path = self.base_dir.join(&o.mesh);
-        let mesh = load_mesh(&path).map_err(|e| self.invalid(format!("{item}: {e}")))?;
+        let mesh = load_mesh(&path).map_err(|e| match e {
+            crate::mesh::MeshError::Cancelled { .. } => SceneError::Cancelled,
+            e => self.invalid(format!("{item}: {e}")),
+        })?;
         let mesh = self.scaled_mesh(item, o, &mesh, dx)?;
         let spacing = 0.5 * dx;
         let margin = support + 2.0 * spacing;
