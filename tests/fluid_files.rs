@@ -211,9 +211,11 @@ fn lattice(corner: [f32; 3], n: usize) -> Particles {
 }
 
 /// Coincident particles explode the simulation (2 000 at one point: a density error of 40 000 % and
-/// 177 000 m/s), so a fluid file with particles that share a cell of dx / 8 is refused, naming the file,
-/// how many particles share one and the first; so are two files that overlap, and a file whose particles
-/// sit on a fluid block's lattice points. Files beside each other and beside a block build.
+/// 177 000 m/s), so a fluid file with a pile of particles in cells of dx / 8 (three in one, two at one
+/// position, more than 1 % in pairs) is refused, naming the file, how many particles share a cell and the
+/// first; so are two files that overlap, and a file whose particles sit on a fluid block's lattice points.
+/// A single pair among many (as the simulation's own frames have) builds; so do files beside each other
+/// and beside a block.
 #[test]
 fn coincident_and_overlapping_fluid_files_are_refused_naming_the_count() {
     let dir = scratch("coincident");
@@ -226,18 +228,33 @@ fn coincident_and_overlapping_fluid_files_are_refused_naming_the_count() {
     assert!(
         e.starts_with(&format!(
             "{prefix}1 (pile.ply): 2000 of 2000 particles share a cell of dx/8 = 0.00625 m with another particle of \
-             the file"
+             the file (2000 in one cell at most)"
         )) && e.ends_with("the first is particle 0 at (0.5, 0.5, 0.5)"),
         "{e}"
     );
-    // Two particles 1 mm apart among a lattice: the pair is counted, not the lattice.
-    let mut pair = lattice([0.1, 0.1, 0.1], 200);
-    pair.positions.push([0.1005, 0.1, 0.1]);
-    pair.velocities.push([0.0; 3]);
-    particle_io::write(&dir.join("pair.vtu"), &pair, ParticleFormat::Vtu, 0.0).expect("write");
-    let e = build("[]", &[("pair.vtu", [0.0; 3])]).expect_err("a pair").to_string();
+    // Two particles 0.5 mm apart among 200 on a lattice: one pair, as a simulation leaves a few, is water;
+    // the same pair among 100 (2 %), or two particles at one position, is not.
+    let with = |n: usize, extra: [f32; 3]| {
+        let mut c = lattice([0.1, 0.1, 0.1], n);
+        c.positions.push(extra);
+        c.velocities.push([0.0; 3]);
+        c
+    };
+    particle_io::write(&dir.join("pair.vtu"), &with(200, [0.1005, 0.1, 0.1]), ParticleFormat::Vtu, 0.0).expect("write");
+    assert_eq!(build("[]", &[("pair.vtu", [0.0; 3])]).expect("one pair in 201"), 201);
+    particle_io::write(&dir.join("crowded.vtu"), &with(99, [0.1005, 0.1, 0.1]), ParticleFormat::Vtu, 0.0)
+        .expect("write");
+    let e = build("[]", &[("crowded.vtu", [0.0; 3])]).expect_err("a pair in 100").to_string();
     assert!(
-        e.contains("(pair.vtu): 2 of 201 particles share a cell") && e.contains("particle 0 at (0.1, 0.1, 0.1)"),
+        e.contains("(crowded.vtu): 2 of 100 particles share a cell") && e.contains("particle 0 at (0.1, 0.1, 0.1)"),
+        "{e}"
+    );
+    particle_io::write(&dir.join("twins.ply"), &with(200, [0.1, 0.15, 0.1]), ParticleFormat::Ply, 0.0).expect("write");
+    let e = build("[]", &[("twins.ply", [0.0; 3])]).expect_err("two at one position").to_string();
+    assert!(
+        e.contains("2 of 201 particles share a cell")
+            && e.contains("two at the same position")
+            && e.contains("particle 10 at"),
         "{e}"
     );
 

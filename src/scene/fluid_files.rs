@@ -2,9 +2,10 @@
 //! ([`crate::particle_io::read`]: its declared count bounded before a particle is decoded, the build's
 //! Cancel honoured while decoding), moved by its offset and checked particle by particle before anything
 //! reaches the GPU: positions and velocities finite, positions inside the domain and not inside the terrain
-//! or an obstacle, speeds at most [`MAX_SPEED`], and no particle coincident with another
-//! ([`super::coincident`]: in one cell of edge dx / 8) of the same file, of an earlier file, or within
-//! dx / 8 of a lattice point a fluid block keeps. A failed check names the scene, the file (1-based, as in
+//! or an obstacle, speeds at most [`MAX_SPEED`], and no pile of coincident particles ([`super::coincident`]:
+//! sharing cells of edge dx / 8, three in one, two at one position or more than 1 % of the file), no
+//! particle in a cell of an earlier file's (the files overlap), and none within dx / 8 of a lattice point
+//! a fluid block keeps (the file and the block overlap). A failed check names the scene, the file (1-based, as in
 //! the scene file), how many particles fail it and the first of them, e.g. ``scene s.ron: fluid file 1
 //! (cache.ply): 3 of 1000 particles lie outside the domain (0, 0, 0) .. (1, 1, 1); the first is particle
 //! 17 at (1.5, 0.2, 0.3)``.
@@ -176,11 +177,15 @@ impl Scene {
         let cells = Cells::new(lo, dx);
         let at = |i: usize| format!("at {}", tuple(&positions[i].to_array()));
         let cell = format!("dx/8 = {} m", fmt_f32(cells.edge));
-        let keys = cells.sorted_keys(positions.iter().copied());
-        if let Some(c) = cells.within(&positions, &keys) {
+        let (within, keys) = cells.within(&positions);
+        if let Some(c) = within.filter(|c| c.is_pile(n)) {
             let pile = Failures { count: c.count, first: Some((c.first, at(c.first))) };
             return Err(fail(
-                format!("share a cell of {cell} with another particle of the file (coincident particles: the kernel sees one of twice the mass, and the water explodes)"),
+                format!(
+                    "share a cell of {cell} with another particle of the file ({}): piles of coincident \
+                     particles explode, the kernel seeing one particle of their summed mass",
+                    c.describe()
+                ),
                 pile,
             ));
         }
