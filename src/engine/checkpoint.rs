@@ -415,14 +415,23 @@ impl Checkpoint {
     fn read_limited(path: &Path, limit: Option<crate::sim::ParticleLimit>) -> Result<Checkpoint, CheckpointError> {
         let file = files::open(path, FileKind::Checkpoint)?;
         let size = file.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
-        Self::from_reader(std::io::BufReader::new(file), size, path, limit)
+        Self::guarded(path, || Self::from_reader(std::io::BufReader::new(file), size, path, limit))
+    }
+
+    /// `read` run under [`files::guarded`]: a panic while reading is an error naming the checkpoint.
+    fn guarded(
+        path: &Path,
+        read: impl FnOnce() -> Result<Checkpoint, CheckpointError>,
+    ) -> Result<Checkpoint, CheckpointError> {
+        files::guarded(read)
+            .unwrap_or_else(|message| Err(CheckpointError::Invalid { path: path.to_path_buf(), message }))
     }
 
     /// A checkpoint from the `bytes` of a checkpoint file (`path` names it in errors), with
     /// [`Checkpoint::read`]'s checks: what the file path runs once the file is open (the fuzz target's
     /// entry point).
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
-        Self::from_reader(bytes, bytes.len() as u64, path, None)
+        Self::guarded(path, || Self::from_reader(bytes, bytes.len() as u64, path, None))
     }
 
     /// A checkpoint from `reader`, a file of `size` bytes (see the module docs for the checks, in order),
