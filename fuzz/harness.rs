@@ -2,13 +2,15 @@
 //! corpus replay test (`tests/fuzz_corpus.rs`), so CI runs the seeds through exactly what the fuzzer
 //! runs. Each function goes through the library's byte-level entry points, the ones its file paths use
 //! (`Scene::from_bytes`, `heightfield_from_bytes`, `equirect_from_bytes` / `face_from_bytes`,
-//! `mesh::from_bytes`), checks
+//! `mesh::from_bytes`, `particle_io::decode`, `Checkpoint::from_bytes`), checks
 //! what a success promises (panicking if not: the fuzzer reports that as a crash) and returns the
 //! library's error otherwise. None needs a GPU.
 #![allow(dead_code)]
 
 use std::path::Path;
-use waterview::mesh::{from_bytes, MeshError, MeshFormat, MAX_TRIANGLES};
+use waterview::engine::{Checkpoint, CheckpointError};
+use waterview::mesh::{from_bytes, MeshError, MeshFormat, MAX_TRIANGLES, MAX_VERTICES};
+use waterview::particle_io::{ParticleFileError, MAX_FILE_PARTICLES};
 use waterview::render::sky_image::{cube_from_faces, equirect_from_bytes, face_from_bytes, LOADED_FACE};
 use waterview::render::SkyError;
 use waterview::scene::{heightfield_from_bytes, Aabb, Scene, SceneError, TerrainDesc};
@@ -111,9 +113,31 @@ pub fn sky_image(data: &[u8]) -> Result<(), SkyError> {
 /// within them, and be closed (every edge in two triangles).
 pub fn mesh_bytes(data: &[u8]) -> Result<(), MeshError> {
     let Some((&mode, bytes)) = data.split_first() else { return Ok(()) };
-    let path = Path::new("fuzz").join(["fuzz.obj", "fuzz.stl", "fuzz.gltf", "fuzz.glb"][mode as usize & 3]);
+    mesh_file(bytes, ["fuzz.obj", "fuzz.stl", "fuzz.gltf", "fuzz.glb"][mode as usize & 3])
+}
+
+/// glTF or GLB bytes (as `fuzz/fuzz.gltf`: the crate tells GLB from JSON by its magic) -> a checked mesh,
+/// as [`mesh_bytes`] checks it.
+pub fn gltf_mesh(data: &[u8]) -> Result<(), MeshError> {
+    mesh_file(data, "fuzz.gltf")
+}
+
+/// OBJ bytes -> a checked mesh, as [`mesh_bytes`] checks it.
+pub fn obj_mesh(data: &[u8]) -> Result<(), MeshError> {
+    mesh_file(data, "fuzz.obj")
+}
+
+/// STL bytes (ASCII or binary) -> a checked mesh, as [`mesh_bytes`] checks it.
+pub fn stl_mesh(data: &[u8]) -> Result<(), MeshError> {
+    mesh_file(data, "fuzz.stl")
+}
+
+/// `bytes` decoded as the mesh file `name` in `fuzz/`, and what a mesh that loads promises checked.
+fn mesh_file(bytes: &[u8], name: &str) -> Result<(), MeshError> {
+    let path = Path::new("fuzz").join(name);
     let format = MeshFormat::from_path(&path).expect("a mesh extension");
     let mesh = from_bytes(bytes, format, &path)?;
+    assert!(mesh.vertices.len() <= MAX_VERTICES, "{} vertices", mesh.vertices.len());
     assert!(!mesh.triangles.is_empty() && mesh.triangles.len() <= MAX_TRIANGLES);
     assert!(mesh.vertices.iter().all(|v| v.is_finite()), "a vertex is not finite");
     let mut edges = std::collections::HashMap::new();
@@ -125,5 +149,68 @@ pub fn mesh_bytes(data: &[u8]) -> Result<(), MeshError> {
         }
     }
     assert!(edges.values().all(|&n| n == 2), "a loaded mesh is not closed");
+    Ok(())
+}
+
+/// PLY or VTU bytes -> particles (`particle_io::decode`, what reading a fluid file runs). Particles that
+/// load come as arrays of one length (densities empty or of that length too), at most
+/// `MAX_FILE_PARTICLES`, and no more than the input's bytes could describe (4 bytes a particle at the
+/// least).
+pub fn particles(data: &[u8]) -> Result<(), ParticleFileError> {
+    let p = waterview::particle_io::decode(data, Path::new("fuzz/fuzz.particles"))?;
+    assert_eq!(p.positions.len(), p.velocities.len());
+    assert!(p.densities.is_empty() || p.densities.len() == p.positions.len());
+    assert!(p.len() as u64 <= MAX_FILE_PARTICLES);
+    assert!(p.len() <= data.len() / 4 + 1, "{} particles from {} bytes", p.len(), data.len());
+    Ok(())
+}
+
+/// Makes a checkpoint file's two CRC-32s agree with its bytes (`WVCHECKP`, version, header length,
+/// header, its CRC, the state, its CRC), where the bytes are long enough to hold them: what lets the
+/// fuzzer past the checksums to the header's and the state's checks.
+pub fn fix_checkpoint_checksums(bytes: &mut [u8]) {
+    let Some(len) = bytes.get(12..16).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize) else {
+        return;
+    };
+    let Some(header_end) = 16usize.checked_add(len).filter(|&e| e + 4 <= bytes.len()) else { return };
+    let crc = crc32(&bytes[..header_end]);
+    bytes[header_end..header_end + 4].copy_from_slice(&crc.to_le_bytes());
+    let state = header_end + 4;
+    if bytes.len() >= state + 4 {
+        let end = bytes.len() - 4;
+        let crc = crc32(&bytes[state..end]);
+        bytes[end..].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// CRC-32 (IEEE, as crc32fast computes it), bit by bit: the harness needs no dependency of its own.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// `[mode: u8][checkpoint file]` -> a checkpoint (`Checkpoint::from_bytes`, what `--resume` and the
+/// window's Resume read). Bit 0 of the mode set: the file's checksums are made to agree first
+/// ([`fix_checkpoint_checksums`]), so the header's and the state's checks are reached. A checkpoint that
+/// loads holds finite positions and velocities, as many as its capacity, and its scene.
+pub fn checkpoint_bytes(data: &[u8]) -> Result<(), CheckpointError> {
+    let Some((&mode, bytes)) = data.split_first() else { return Ok(()) };
+    let mut bytes = bytes.to_vec();
+    if mode & 1 != 0 {
+        fix_checkpoint_checksums(&mut bytes);
+    }
+    let c = Checkpoint::from_bytes(&bytes, Path::new("fuzz/fuzz.wvc"))?;
+    let s = c.state();
+    assert_eq!(s.positions.len(), c.capacity() as usize);
+    assert_eq!(s.velocities.len(), c.capacity() as usize);
+    assert!(s.positions.iter().chain(&s.velocities).all(|v| v.iter().all(|x| x.is_finite())));
+    assert!(c.time().is_finite() && c.time() >= 0.0);
+    c.scene().expect("a checkpoint that loads has a scene that parses");
     Ok(())
 }

@@ -16,6 +16,13 @@
 //!
 //! Decoders of what is read have limits of their own (image size and decoded bytes: see
 //! `scene::heightmap` and `render::sky_image`); the limits are listed in README.md ("Limits").
+//!
+//! Writing goes through here too ([`create`], [`replace`], [`check_replaceable`]): what is written
+//! replaces only a regular file, so an output path naming a device (`/dev/null`, `/dev/full`), a FIFO, a
+//! socket or a folder is refused instead of being renamed over (as root, a rename turns `/dev/full` into
+//! a regular file), and a file is opened for writing without blocking, so a FIFO never stalls a run.
+//! Decoding a user's file runs under [`guarded`], which turns a panic of the decoder (a dependency's
+//! assertion) into an error naming the file.
 
 use std::fmt;
 use std::fs::File;
@@ -166,7 +173,7 @@ impl ReadError {
 }
 
 /// What a file that is not a regular one is, for messages ("a directory", "a FIFO (named pipe)", ...).
-fn what_is(file_type: std::fs::FileType) -> &'static str {
+pub fn what_is(file_type: std::fs::FileType) -> &'static str {
     if file_type.is_dir() {
         return "a directory";
     }
@@ -250,6 +257,81 @@ fn read_within(path: &Path, kind: FileKind, limit: u64) -> Result<Vec<u8>, ReadE
     Ok(bytes)
 }
 
+/// Checks that whatever is at `path` may be replaced by a file written there: nothing, or a regular file
+/// (symbolic links followed). Errors (kind [`io::ErrorKind::AlreadyExists`]) say what is there instead,
+/// for a message that names the path already: "it is a character device, not a regular file (it is not
+/// replaced)".
+pub fn check_replaceable(path: &Path) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(not_regular(meta.file_type())),
+        _ => Ok(()),
+    }
+}
+
+/// The error of [`check_replaceable`] for a file of `file_type`.
+fn not_regular(file_type: std::fs::FileType) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("it is {}, not a regular file (it is not replaced)", what_is(file_type)),
+    )
+}
+
+/// Renames the finished temporary file `part` over `path`, once [`check_replaceable`] says `path` is
+/// nothing or a regular file; `part` is removed when the rename does not happen. Errors: what is at
+/// `path` is not a regular file, or the rename failed.
+pub fn replace(part: &Path, path: &Path) -> io::Result<()> {
+    let result = check_replaceable(path).and_then(|()| std::fs::rename(part, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(part);
+    }
+    result
+}
+
+/// Creates (or empties) the regular file at `path` for writing, without ever blocking: whatever is there
+/// must be nothing or a regular file ([`check_replaceable`]), and the file is opened with `O_NONBLOCK |
+/// O_NOCTTY` on Unix (a FIFO swapped in after the check fails to open instead of waiting for a reader)
+/// and checked again on the open handle before it is emptied. Errors: not a regular file, or the
+/// system's reason.
+pub fn create(path: &Path) -> io::Result<File> {
+    check_replaceable(path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    file.set_len(0)?;
+    Ok(file)
+}
+
+/// Runs `decode` (the decoding of a user's file) and returns its result, or, when it panics (an assertion
+/// in a dependency's reader that a hostile file reaches), `Err` with the panic's message, so the caller
+/// reports the file instead of the process exiting with status 101. Under `cfg(fuzzing)` (cargo-fuzz)
+/// the panic is not caught, so the fuzzer reports it as the crash it is.
+pub fn guarded<T>(decode: impl FnOnce() -> T) -> Result<T, String> {
+    #[cfg(fuzzing)]
+    {
+        Ok(decode())
+    }
+    #[cfg(not(fuzzing))]
+    {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).map_err(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_string());
+            format!("its decoder failed ({})", message.lines().next().unwrap_or_default())
+        })
+    }
+}
+
 /// `bytes` without a leading UTF-8 byte-order mark (EF BB BF), which some editors write at the start of
 /// text files and parsers such as serde_json reject.
 pub fn without_bom(bytes: &[u8]) -> &[u8] {
@@ -294,6 +376,44 @@ mod tests {
         assert!(e.ends_with("is a directory, not a regular file"), "{e}");
         let e = read(Path::new("/no/such/file.ron"), FileKind::Scene).unwrap_err();
         assert!(e.is_not_found() && e.to_string().starts_with("cannot read scene file /no/such/file.ron: "), "{e}");
+    }
+
+    /// Devices, FIFOs and folders are never replaced or opened for writing; regular files are.
+    #[test]
+    fn outputs_replace_only_regular_files() {
+        let dir = std::env::temp_dir().join(format!("waterview-files-out-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        let part = dir.join("x.part");
+        std::fs::write(&part, b"new").expect("write");
+        let e = replace(&part, Path::new("/dev/null")).expect_err("a device is not replaced").to_string();
+        assert_eq!(e, "it is a character device, not a regular file (it is not replaced)");
+        assert!(!part.exists(), "the temporary file is removed");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata("/dev/null").expect("still there").file_type().is_char_device());
+        let fifo = dir.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("no NUL");
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Opening a FIFO for writing without a reader would block: refused at once instead.
+        let e = create(&fifo).expect_err("a FIFO").to_string();
+        assert_eq!(e, "it is a FIFO (named pipe), not a regular file (it is not replaced)");
+        let e = create(&dir).expect_err("a folder").to_string();
+        assert_eq!(e, "it is a directory, not a regular file (it is not replaced)");
+        let file = dir.join("out.csv");
+        std::fs::write(&file, b"old contents").expect("write");
+        drop(create(&file).expect("a regular file"));
+        assert_eq!(std::fs::read(&file).expect("read"), b"", "emptied");
+        std::fs::write(&part, b"new").expect("write");
+        replace(&part, &file).expect("a regular file is replaced");
+        assert_eq!(std::fs::read(&file).expect("read"), b"new");
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn a_panicking_decoder_is_an_error_with_its_message() {
+        assert_eq!(guarded(|| 7), Ok(7));
+        let e = guarded(|| -> u32 { panic!("assertion failed: stride >= size") }).expect_err("caught");
+        assert_eq!(e, "its decoder failed (assertion failed: stride >= size)");
     }
 
     #[test]

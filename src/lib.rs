@@ -6,6 +6,7 @@
 //! and plain data; `sim` and `render` are siblings over the GPU plumbing ([`gpu`]) and know nothing of
 //! each other. Every file the app reads goes through one bounded reader ([`files`]).
 
+pub mod cancel;
 pub mod files;
 pub mod gpu;
 pub mod mesh;

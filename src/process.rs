@@ -25,6 +25,15 @@ pub fn resident_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Memory the host has available for new allocations (`MemAvailable` of `/proc/meminfo`), bytes; `None`
+/// where it cannot be read (not Linux).
+pub fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

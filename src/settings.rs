@@ -82,10 +82,7 @@ impl AppSettings {
         let text = serde_json::to_string_pretty(self).map_err(SettingsError::Encode)?;
         let tmp = crate::capture::video::part_path(path);
         std::fs::write(&tmp, text).map_err(|cause| SettingsError::Write { path: tmp.clone(), cause })?;
-        std::fs::rename(&tmp, path).map_err(|cause| {
-            let _ = std::fs::remove_file(&tmp);
-            SettingsError::Write { path: path.into(), cause }
-        })
+        crate::files::replace(&tmp, path).map_err(|cause| SettingsError::Write { path: path.into(), cause })
     }
 }
 

@@ -278,12 +278,21 @@ fn bad_bodies_are_refused_naming_the_file_the_body_and_the_field() {
         )
     };
     std::fs::write(dir.join("box.obj"), TriangleMesh::cuboid(Vec3::ZERO, Vec3::ONE).to_obj()).unwrap();
+    std::fs::write(dir.join("big.obj"), TriangleMesh::cuboid(Vec3::ZERO, Vec3::splat(10.0)).to_obj()).unwrap();
     let file = dir.join("scene.ron");
     for (body, expect) in [
-        ("(mesh: \"box.obj\", scale: 0.2, density: 0)", "body 2: `density` = 0 must be > 0 kg/m^3 and finite"),
-        ("(mesh: \"box.obj\", scale: 0.2, density: -5)", "body 2: `density` = -5 must be > 0"),
-        ("(mesh: \"box.obj\", scale: 0.2, density: inf)", "body 2: `density` = inf must be > 0"),
-        ("(mesh: \"box.obj\", scale: 0.2, density: NaN)", "body 2: `density` = NaN must be > 0"),
+        ("(mesh: \"box.obj\", scale: 0.2, density: 0)", "body 2: `density` = 0 must be 1 ..= 100000 kg/m^3"),
+        ("(mesh: \"box.obj\", scale: 0.2, density: -5)", "body 2: `density` = -5 must be 1 ..= 100000"),
+        ("(mesh: \"box.obj\", scale: 0.2, density: inf)", "body 2: `density` = inf must be 1 ..= 100000"),
+        ("(mesh: \"box.obj\", scale: 0.2, density: NaN)", "body 2: `density` = NaN must be 1 ..= 100000"),
+        // 1e24 kg/m^3 hung in the air (rapier took the crate for immovable); 1e5 falls.
+        ("(mesh: \"box.obj\", scale: 0.2, density: 1e24)", "body 2: `density` = 1e24 must be 1 ..= 100000"),
+        ("(mesh: \"box.obj\", scale: 0.2, density: 1e6)", "body 2: `density` = 1000000 must be 1 ..= 100000"),
+        // A scale whose vertices overflow to infinity passed the size and domain checks.
+        (
+            "(mesh: \"big.obj\", scale: 1e38, density: 500)",
+            "`scale` = 1e38 with `position` (0, 0, 0) places a vertex at",
+        ),
         ("(mesh: \"box.obj\", scale: 0.2)", "missing field named `density`"),
         ("(mesh: \"box.obj\", scale: 0, density: 500)", "body 2: `scale` = 0 must be > 0"),
         ("(mesh: \"\", density: 500)", "body 2: `mesh`"),
@@ -306,5 +315,22 @@ fn bad_bodies_are_refused_naming_the_file_the_body_and_the_field() {
     let many = vec!["(mesh: \"box.obj\", position: (0.6, 0, 0.6), scale: 0.2, density: 500)"; 16].join(", ");
     let message = Scene::from_str(&with(&many), &file).map(|_| ()).expect_err("17 bodies").to_string();
     assert!(message.contains("bodies: `count` = 17"), "{message}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The densest body a scene may have (1e5 kg/m^3, the top of rho0's range) falls freely through the air
+/// onto the water: 0.25 s after its release 0.35 m above the pool's floor it has fallen onto it (before the
+/// range was capped, one of 1e24 kg/m^3 stayed where it was released, unmoved).
+#[test]
+fn the_densest_body_allowed_falls() {
+    let dir = folder("densest");
+    let scene = pool_with_box(&dir, 0.1, 0.1, 0.4, 0.0, 1e5, "Dfsph");
+    let ctx = common::gpu();
+    let mut engine = common::engine(&ctx, &scene, None);
+    let y0 = engine.sim().bodies().expect("the body").state(0).position.y;
+    common::run_checked(&ctx, &mut engine, None, Some(0.25));
+    let y = engine.sim().bodies().expect("the body").state(0).position.y;
+    println!("a 1e5 kg/m^3 box released at {y0} m is at {y} m after 0.25 s");
+    assert!(y0 - y > 0.25, "it fell {} m in 0.25 s (free fall: 0.31 m)", y0 - y);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -185,6 +185,52 @@ fn a_resumed_run_goes_on_as_the_original() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A checkpoint file taken apart: the header's text and the state's bytes, put back together with their
+/// checksums made anew (a crafted file, not a damaged one).
+struct Parts {
+    header: String,
+    state: Vec<u8>,
+}
+
+impl Parts {
+    fn of(bytes: &[u8]) -> Self {
+        let len = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+        let header = String::from_utf8(bytes[16..16 + len].to_vec()).expect("UTF-8 header");
+        Parts { header, state: bytes[16 + len + 4..bytes.len() - 4].to_vec() }
+    }
+
+    fn with_header(mut self, header: &str) -> Self {
+        self.header = header.to_string();
+        self
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = b"WVCHECKP".to_vec();
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&(self.header.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.header.as_bytes());
+        out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
+        out.extend_from_slice(&self.state);
+        out.extend_from_slice(&crc32fast::hash(&self.state).to_le_bytes());
+        out
+    }
+
+    /// Applies `edit` to particle `i`'s position (`velocity` false) or velocity (4 floats) of `n`.
+    fn edit(mut self, n: usize, i: usize, velocity: bool, edit: impl FnOnce(&mut [f32; 4])) -> Self {
+        let at = 64 + (i + if velocity { n } else { 0 }) * 16;
+        let mut v: [f32; 4] = bytemuck::pod_read_unaligned(&self.state[at..at + 16]);
+        edit(&mut v);
+        self.state[at..at + 16].copy_from_slice(bytemuck::bytes_of(&v));
+        self
+    }
+
+    /// Applies `edit` to the state's bytes before the particles (the step state, the owed volumes).
+    fn edit_fixed(mut self, edit: impl FnOnce(&mut [u8])) -> Self {
+        edit(&mut self.state[..64]);
+        self
+    }
+}
+
 /// The error reading `bytes` as a checkpoint gives (through the file, as a user's would).
 fn read_error(ctx: &GpuContext, dir: &Path, name: &str, bytes: &[u8]) -> String {
     let path = dir.join(name);
@@ -213,9 +259,16 @@ fn hostile_checkpoints_and_other_scenes_are_refused_with_the_reason() {
     );
     let e = read_error(&ctx, &dir, "png.wvc", b"\x89PNG\r\n\x1a\n0000000000000000");
     assert!(e.contains("is not a waterview checkpoint"), "{e}");
-    let mut v2 = bytes.clone();
-    v2[8] = 2;
-    assert!(read_error(&ctx, &dir, "v2.wvc", &v2).contains("is format version 2; this waterview reads version 1"));
+    let mut v3 = bytes.clone();
+    v3[8] = 3;
+    assert!(read_error(&ctx, &dir, "v3.wvc", &v3).contains("is format version 3; this waterview reads version 2"));
+    let mut v1 = bytes.clone();
+    v1[8] = 1;
+    let e = read_error(&ctx, &dir, "v1.wvc", &v1);
+    assert!(
+        e.contains("is format version 1 (written before headers had a checksum); this waterview reads version 2"),
+        "{e}"
+    );
     let mut flipped = bytes.clone();
     let n = flipped.len();
     flipped[n - 40] ^= 0x10;
@@ -230,11 +283,7 @@ fn hostile_checkpoints_and_other_scenes_are_refused_with_the_reason() {
     let capacity = engine.sim().capacity();
     let huge = header.replace(&format!("capacity:{capacity}"), "capacity:2000000000");
     assert_ne!(huge, header, "the header names the capacity: {header}");
-    let mut forged = bytes[..12].to_vec();
-    forged.extend_from_slice(&(huge.len() as u32).to_le_bytes());
-    forged.extend_from_slice(huge.as_bytes());
-    forged.extend_from_slice(&bytes[16 + len..]);
-    let e = read_error(&ctx, &dir, "huge.wvc", &forged);
+    let e = read_error(&ctx, &dir, "huge.wvc", &Parts::of(&bytes).with_header(&huge).bytes());
     assert!(e.contains("it holds 2000000000 particles, more than this GPU can simulate"), "{e}");
     let e = match Checkpoint::read_for(&ctx, &dir) {
         Ok(_) => panic!("a folder was read"),
@@ -374,4 +423,154 @@ fn checkpoints_keep_the_bodies_motion() {
     let plain = common::engine(&ctx, &dam, None).checkpoint_blocking(&ctx).expect("a checkpoint of the dam break");
     assert!(Engine::resume(&ctx, Some(crates), &plain, BuildOptions::default()).is_err(), "no bodies, refused");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The header has a checksum of its own: a digit changed in it (the spacing, here) or any bit flipped
+/// anywhere is refused as damage, naming the checkpoint and never the scene file its header names (5 of
+/// 24 flips did before, and a changed digit silently changed the physics).
+#[test]
+fn a_damaged_header_is_refused_by_its_checksum() {
+    let ctx = common::gpu();
+    let dir = scratch("header-checksum");
+    let mut engine = Engine::new(&ctx, flume(), BuildOptions::default()).expect("builds");
+    steps(&ctx, &mut engine, 4);
+    let good = dir.join("good.wvc");
+    engine.checkpoint_blocking(&ctx).expect("checkpoint").write(&good).expect("write");
+    let bytes = std::fs::read(&good).expect("read");
+    let text = String::from_utf8_lossy(&bytes);
+    let at = text.find("dx:0.05").expect("the header names the spacing") + "dx:0.0".len();
+    let mut digit = bytes.clone();
+    digit[at] = b'6';
+    let e = read_error(&ctx, &dir, "digit.wvc", &digit);
+    assert!(e.ends_with("digit.wvc: its header does not match its checksum (the file is damaged)"), "{e}");
+    let len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    for k in 0..24 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        // Half in the header (where the flips that blamed the scene file were), half anywhere.
+        let at = if k % 2 == 0 { 16 + (state as usize % len) } else { state as usize % bytes.len() };
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 1 << ((state >> 32) % 8);
+        let name = format!("flip{k}.wvc");
+        let e = read_error(&ctx, &dir, &name, &flipped);
+        assert!(e.starts_with(&format!("checkpoint {}: ", dir.join(&name).display())), "byte {at}: {e}");
+        assert!(!e.contains("flume.ron") && !e.contains("scene file"), "byte {at} blames the scene: {e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Crafted values with checksums made anew are range-checked as a scene's are, each refused naming the
+/// value (before, a particle at 1e6 m/s, one outside the domain, a time of 1e30 s, a negative owed volume
+/// and iterations past the solver's limits were resumed).
+#[test]
+fn crafted_checkpoint_values_are_refused_naming_them() {
+    let ctx = common::gpu();
+    let dir = scratch("crafted");
+    let mut engine = Engine::new(&ctx, flume(), BuildOptions::default()).expect("builds");
+    steps(&ctx, &mut engine, 4);
+    let good = dir.join("good.wvc");
+    engine.checkpoint_blocking(&ctx).expect("checkpoint").write(&good).expect("write");
+    let bytes = std::fs::read(&good).expect("read");
+    let n = engine.sim().capacity() as usize;
+    let live = engine.sim().read_state_blocking(&ctx).expect("state").positions.iter().position(|p| p[3] >= 0.0);
+    let i = live.expect("a live particle");
+    Checkpoint::read_for(&ctx, &good).expect("the file as written reads");
+    let parts = || Parts::of(&bytes);
+    let header = parts().header;
+    let cases: Vec<(&str, Parts, String)> = vec![
+        ("fast", parts().edit(n, i, true, |v| v[1] = 1e6), format!("particle {i} at (")),
+        ("outside", parts().edit(n, i, false, |p| p[0] = 50.0), "lies outside its domain".into()),
+        ("dense", parts().edit(n, i, false, |p| p[3] = 1e30), "more than 100 rho0".into()),
+        ("late", parts().edit_fixed(|f| f[4..8].copy_from_slice(&1e30f32.to_le_bytes())), "its time (1000000".into()),
+        (
+            "owed",
+            parts().edit_fixed(|f| f[32..36].copy_from_slice(&(-1f32).to_le_bytes())),
+            "emitter 1's owed volume -1".into(),
+        ),
+        (
+            "iterations",
+            parts().with_header(&header.replace("iterations:None", "iterations:Some((100000,100000))")),
+            "its `iterations` (100000, 100000) pass".into(),
+        ),
+        (
+            "grid",
+            parts().with_header(&{
+                // grid_dims:(X,Y,Z) -> grid_dims:(0,Y,Z)
+                let at = header.find("grid_dims:(").expect("the grid's dims") + "grid_dims:(".len();
+                let comma = at + header[at..].find(',').expect("a comma");
+                format!("{}0{}", &header[..at], &header[comma..])
+            }),
+            "its neighbour grid".into(),
+        ),
+        (
+            "spacing",
+            parts().with_header(&header.replace("dx:0.05", "dx:-0.05")),
+            "at its spacing `dx` = -0.05 m".into(),
+        ),
+    ];
+    for (name, crafted, reason) in cases {
+        let e = read_error(&ctx, &dir, &format!("{name}.wvc"), &crafted.bytes());
+        assert!(e.contains(&reason), "{name}: `{reason}` missing from: {e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Particles moved onto one point (with the checksums made anew) are refused, naming how many share a
+/// cell of dx / 8 and where; the checkpoints of a running scene (with an emitter, its parked pool all at
+/// one place) resume, as `a_resumed_run_goes_on_as_the_original` shows.
+#[test]
+fn a_checkpoint_of_coincident_particles_is_refused() {
+    let ctx = common::gpu();
+    let dir = scratch("coincident");
+    let mut engine = Engine::new(&ctx, flume(), BuildOptions::default()).expect("builds");
+    steps(&ctx, &mut engine, 8);
+    let good = dir.join("good.wvc");
+    engine.checkpoint_blocking(&ctx).expect("checkpoint").write(&good).expect("write");
+    let read = Checkpoint::read_for(&ctx, &good).expect("an ordinary checkpoint reads");
+    Engine::resume(&ctx, None, &read, BuildOptions::default()).expect("and resumes");
+    let state = engine.sim().read_state_blocking(&ctx).expect("state");
+    let n = state.positions.len();
+    let live: Vec<usize> = (0..n).filter(|&i| state.positions[i][3] >= 0.0).collect();
+    let mut parts = Parts::of(&std::fs::read(&good).expect("read"));
+    for &i in &live {
+        parts = parts.edit(n, i, false, |p| p[..3].copy_from_slice(&[0.6, 0.1, 0.2]));
+    }
+    let e = read_error(&ctx, &dir, "piled.wvc", &parts.bytes());
+    let want = format!(
+        "{0} of its {0} live particles share a cell of dx/8 = 0.00625 m with another ({0} in one cell at most): \
+         piles of coincident particles explode; the first lies at (0.6, 0.1, 0.2)",
+        live.len()
+    );
+    assert!(e.ends_with(&want), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A resume into a scene whose obstacles or bodies differ from the checkpoint's is refused naming the item,
+/// the field and both values (before it was accepted, and the saved water started inside the moved box).
+#[test]
+fn a_resume_into_other_obstacles_is_refused_naming_the_field() {
+    let ctx = common::gpu();
+    let with_box = |x: f32| {
+        let text = FLUME.replace(
+            "    camera:",
+            &format!("    obstacles: [(mesh: \"crate.obj\", position: ({x}, 0.2, 0.2), scale: 0.5)],\n    camera:"),
+        );
+        Scene::from_str(&text, Path::new("boxed.ron")).expect("scene")
+    };
+    let mut engine = Engine::new(&ctx, with_box(0.6), BuildOptions::default()).expect("builds");
+    steps(&ctx, &mut engine, 4);
+    let saved = engine.checkpoint_blocking(&ctx).expect("checkpoint");
+    Engine::resume(&ctx, Some(with_box(0.6)), &saved, BuildOptions::default()).expect("the same scene resumes");
+    let e = match Engine::resume(&ctx, Some(with_box(0.9)), &saved, BuildOptions::default()) {
+        Ok(_) => panic!("resumed with the box elsewhere"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("its obstacle 1 has `position` = (0.6, 0.2, 0.2); the scene's has (0.9, 0.2, 0.2)"), "{e}");
+    let e = match Engine::resume(&ctx, Some(flume()), &saved, BuildOptions::default()) {
+        Ok(_) => panic!("resumed without the box"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("it was saved with 1 obstacles; the scene has 0"), "{e}");
 }

@@ -51,6 +51,75 @@ fn unwritable_outputs_are_refused_before_any_work() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Outputs that exist and are not regular files (a device, a FIFO with no reader, a socket) are refused
+/// by name before any work, and stay what they were: the writers rename their finished file over the
+/// path, which would turn `/dev/full` (as root) or a FIFO into a regular file, and a CSV opened on a FIFO
+/// with no reader would block the run (and its Ctrl-C) for ever.
+#[test]
+fn outputs_that_are_devices_fifos_or_sockets_are_refused_and_left_alone() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("special-outputs");
+    let fifo = dir.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("no NUL");
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let c = std::ffi::CString::new(dir.join("video.mp4").to_str().expect("utf-8")).expect("no NUL");
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let _socket = std::os::unix::net::UnixListener::bind(dir.join("socket")).expect("a socket");
+    let cases: [(&[&str], &str); 6] = [
+        (&["run", "--steps", "3", "--out", "/dev/null"], "/dev/null: it is a character device, not a regular file"),
+        (&["run", "--steps", "3", "--save-checkpoint", "/dev/full"], "/dev/full: it is a character device"),
+        (&["run", "--steps", "3", "--stats", "pipe"], "pipe: it is a FIFO (named pipe), not a regular file"),
+        (&["run", "--steps", "3", "--out", "pipe"], "it is a FIFO (named pipe)"),
+        (&["run", "--steps", "3", "--save-checkpoint", "socket"], "socket: it is a socket, not a regular file"),
+        (&["capture", "--seconds", "0.1", "--out", "video.mp4"], "video.mp4: it is a FIFO (named pipe)"),
+    ];
+    for (args, reason) in cases {
+        let (out, took) = waterview(&dir, args);
+        let text = stderr(&out);
+        assert!(!out.status.success(), "{args:?} succeeded: {text}");
+        assert!(text.contains(reason), "{args:?}: `{reason}` missing from: {text}");
+        assert!(!text.contains("adapter:"), "{args:?} opened the GPU before refusing: {text}");
+        assert!(took < Duration::from_secs(10), "{args:?} took {took:?} to refuse");
+    }
+    let kind = |p: &str| std::fs::metadata(p).expect("still there").file_type();
+    assert!(kind("/dev/null").is_char_device() && kind("/dev/full").is_char_device());
+    assert!(std::fs::symlink_metadata(&fifo).expect("still there").file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(dir.join("socket")).expect("still there").file_type().is_socket());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An image the GPU cannot render (on lavapipe a target past 8192 x 4096 pixels: its splat buffer passes
+/// the 128 MiB storage binding) ends `run` with the
+/// GPU's report and a non-zero status, and no image is written, as `capture` does; before, `run` wrote an
+/// all-black PNG and exited 0.
+#[test]
+fn a_gpu_error_while_rendering_the_image_fails_the_run() {
+    let dir = scratch("gpu-error-image");
+    std::fs::write(
+        dir.join("small.ron"),
+        "(name: \"small\", domain: (min: (0.0, 0.0, 0.0), max: (0.5, 0.5, 0.5)),
+          fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.5, 0.1, 0.5))],
+          camera: (target: (0.25, 0.1, 0.25), distance: 1.5, yaw_deg: 0.0, pitch_deg: 25.0),
+          solver: (dx: 0.05), cpu_dx_scale: 1.0)",
+    )
+    .expect("write scene");
+    // A splat target of 4 bytes a pixel past the largest storage binding (128 MiB on lavapipe).
+    let binding = common::gpu().device.limits().max_storage_buffer_binding_size;
+    let height = binding / (4 * 16384) + 8;
+    assert!(
+        height <= 16384,
+        "this adapter binds {binding} bytes; the test needs one that refuses a 16384 x 16384 target"
+    );
+    let size = format!("16384x{height}");
+    let (out, _) =
+        waterview(&dir, &["--scene", "small.ron", "run", "--steps", "1", "--size", &size, "--out", "big.png"]);
+    let text = stderr(&out);
+    assert!(!out.status.success(), "the run succeeded: {text}");
+    assert!(text.contains("rendering the image big.png: the GPU reported an error"), "{text}");
+    assert!(!dir.join("big.png").exists() && !dir.join("big.png.part").exists(), "an image was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A scene whose name holds an escape sequence (clear screen) and a bell: printed escaped, never raw.
 #[test]
 fn control_characters_in_a_scene_name_are_printed_escaped() {

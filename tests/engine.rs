@@ -168,7 +168,7 @@ fn the_emitters_pool_counts_toward_the_gpus_limit_before_building() {
     let estimate = scene.estimate_particle_count_at(0.01);
     assert_eq!(estimate, ny * 10_000);
     assert_eq!(sources::pool_size(&scene.emitters, 0.01), sources::MAX_POOL, "one m^3/s fills the largest pool");
-    engine::check_fits(&ctx, &scene, false, &SimOptions::default()).expect("the blocks alone fit");
+    engine::check_fits(&ctx, &scene, false, 0, &SimOptions::default()).expect("the blocks alone fit");
     let started = std::time::Instant::now();
     let e =
         Engine::new(&ctx, scene.clone(), BuildOptions::default()).err().expect("blocks and pool are past the limit");
@@ -181,7 +181,7 @@ fn the_emitters_pool_counts_toward_the_gpus_limit_before_building() {
     assert!(took < 3.0, "refused from the estimate, not after building ({took:.1} s)");
     // The spacing the message offers fits, blocks and pool.
     let EngineError::TooManyParticles { fit: Some(fit), .. } = e else { panic!("no spacing offered: {e}") };
-    engine::check_fits(&ctx, &scene.at_dx(fit), true, &SimOptions::default()).expect("the offered spacing fits");
+    engine::check_fits(&ctx, &scene.at_dx(fit), true, 0, &SimOptions::default()).expect("the offered spacing fits");
 }
 
 /// Past the split renderer's and simulation's arrays (4 and 3 chunks on lavapipe: 33.5 M and 25 M
@@ -219,5 +219,5 @@ fn the_simulations_one_binding_buffers_bound_the_engine_before_building() {
     assert!(took < 3.0, "refused from the estimate, not after building ({took:.1} s)");
     // No diffuse pool and one cell per particle: the same scene fits the check.
     let lean = SimOptions { diffuse_pool: 0.0, cells_per_particle: 1.0, ..SimOptions::default() };
-    engine::check_fits(&ctx, &scene, false, &lean).expect("fits with leaner buffers");
+    engine::check_fits(&ctx, &scene, false, 0, &lean).expect("fits with leaner buffers");
 }

@@ -183,3 +183,125 @@ fn fluid_files_are_validated_with_the_scene() {
     assert!(e.contains("fluid file 1: `offset` = (0, inf, 0) must be finite"), "{e}");
     parse("fluid_files: [(path: \"a.ply\")],").expect("a fluid file alone is water enough");
 }
+
+/// A scene of `blocks` (RON list) and `files` (paths, with offsets) in `dir`, dx = 0.05 m.
+fn scene_of(dir: &Path, blocks: &str, files: &[(&str, [f32; 3])]) -> Scene {
+    let files: Vec<String> =
+        files.iter().map(|(f, o)| format!("(path: \"{f}\", offset: ({}, {}, {}))", o[0], o[1], o[2])).collect();
+    let text = format!(
+        "(name: \"piles\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 1.0)),
+          fluid_blocks: {blocks}, fluid_files: [{}],
+          camera: (target: (0.5, 0.3, 0.5), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+          solver: (dx: 0.05), cpu_dx_scale: 1.0)",
+        files.join(", ")
+    );
+    Scene::from_str(&text, &dir.join("piles.ron")).expect("the scene file itself is valid")
+}
+
+/// `n` particles on a lattice of spacing 0.05 m from `corner`, 10 a row, 10 rows a layer.
+fn lattice(corner: [f32; 3], n: usize) -> Particles {
+    cloud(
+        &(0..n)
+            .map(|i| {
+                let (x, y, z) = ((i % 10) as f32, (i / 10 % 10) as f32, (i / 100) as f32);
+                [corner[0] + 0.05 * x, corner[1] + 0.05 * y, corner[2] + 0.05 * z]
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Coincident particles explode the simulation (2 000 at one point: a density error of 40 000 % and
+/// 177 000 m/s), so a fluid file with a pile of particles in cells of dx / 8 (three in one, two at one
+/// position, more than 1 % in pairs) is refused, naming the file, how many particles share a cell and the
+/// first; so are two files that overlap, and a file whose particles sit on a fluid block's lattice points.
+/// A single pair among many (as the simulation's own frames have) builds; so do files beside each other
+/// and beside a block.
+#[test]
+fn coincident_and_overlapping_fluid_files_are_refused_naming_the_count() {
+    let dir = scratch("coincident");
+    let build = |blocks: &str, files: &[(&str, [f32; 3])]| scene_of(&dir, blocks, files).build(false).map(|s| s.len());
+    let prefix = format!("scene {}: fluid file ", dir.join("piles.ron").display());
+
+    particle_io::write(&dir.join("pile.ply"), &cloud(&[[0.5, 0.5, 0.5]; 2000]), ParticleFormat::Ply, 0.0)
+        .expect("write");
+    let e = build("[]", &[("pile.ply", [0.0; 3])]).expect_err("a pile").to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{prefix}1 (pile.ply): 2000 of 2000 particles share a cell of dx/8 = 0.00625 m with another particle of \
+             the file (2000 in one cell at most)"
+        )) && e.ends_with("the first is particle 0 at (0.5, 0.5, 0.5)"),
+        "{e}"
+    );
+    // Two particles 0.5 mm apart among 200 on a lattice: one pair, as a simulation leaves a few, is water;
+    // the same pair among 100 (2 %), or two particles at one position, is not.
+    let with = |n: usize, extra: [f32; 3]| {
+        let mut c = lattice([0.1, 0.1, 0.1], n);
+        c.positions.push(extra);
+        c.velocities.push([0.0; 3]);
+        c
+    };
+    particle_io::write(&dir.join("pair.vtu"), &with(200, [0.1005, 0.1, 0.1]), ParticleFormat::Vtu, 0.0).expect("write");
+    assert_eq!(build("[]", &[("pair.vtu", [0.0; 3])]).expect("one pair in 201"), 201);
+    particle_io::write(&dir.join("crowded.vtu"), &with(99, [0.1005, 0.1, 0.1]), ParticleFormat::Vtu, 0.0)
+        .expect("write");
+    let e = build("[]", &[("crowded.vtu", [0.0; 3])]).expect_err("a pair in 100").to_string();
+    assert!(
+        e.contains("(crowded.vtu): 2 of 100 particles share a cell") && e.contains("particle 0 at (0.1, 0.1, 0.1)"),
+        "{e}"
+    );
+    particle_io::write(&dir.join("twins.ply"), &with(200, [0.1, 0.15, 0.1]), ParticleFormat::Ply, 0.0).expect("write");
+    let e = build("[]", &[("twins.ply", [0.0; 3])]).expect_err("two at one position").to_string();
+    assert!(
+        e.contains("2 of 201 particles share a cell")
+            && e.contains("two at the same position")
+            && e.contains("particle 10 at"),
+        "{e}"
+    );
+
+    // Two copies of one file: the second overlaps the first everywhere; moved by 0.5 m, it does not.
+    particle_io::write(&dir.join("cube.ply"), &lattice([0.025, 0.5, 0.025], 500), ParticleFormat::Ply, 0.0)
+        .expect("write");
+    let e = build("[]", &[("cube.ply", [0.0; 3]), ("cube.ply", [0.0; 3])]).expect_err("overlap").to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{prefix}2 (cube.ply): 500 of 500 particles share a cell of dx/8 = 0.00625 m with a particle of fluid \
+             file 1 (cube.ply): the files overlap"
+        )),
+        "{e}"
+    );
+    assert_eq!(build("[]", &[("cube.ply", [0.0; 3]), ("cube.ply", [0.5, 0.0, 0.5])]).expect("beside"), 1000);
+
+    // On a block's lattice points (min + (i + 0.5) dx: 0.025, 0.075, ...): refused; between them, and
+    // above the block, built.
+    let block = "[(min: (0.0, 0.0, 0.0), max: (1.0, 0.5, 1.0))]";
+    let on = lattice([0.025, 0.025, 0.025], 100);
+    particle_io::write(&dir.join("on.ply"), &on, ParticleFormat::Ply, 0.0).expect("write");
+    let e = build(block, &[("on.ply", [0.0; 3])]).expect_err("on the lattice").to_string();
+    assert!(
+        e.contains("(on.ply): 100 of 100 particles lie within dx/8 = 0.00625 m of a lattice point of fluid block 1")
+            && e.contains("the first is particle 0 at (0.025, 0.025, 0.025), 0 m from its point (0.025, 0.025, 0.025)"),
+        "{e}"
+    );
+    let e = build(block, &[("on.ply", [0.004, 0.0, 0.0])]).expect_err("4 mm off the lattice").to_string();
+    assert!(e.contains("100 of 100 particles lie within dx/8"), "{e}");
+    let blocks = 20 * 10 * 20;
+    assert_eq!(build(block, &[("on.ply", [0.0, 0.5, 0.0])]).expect("above the block"), blocks + 100);
+    assert_eq!(build(block, &[("on.ply", [0.025, 0.025, 0.025])]).expect("between its points"), blocks + 100);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A build cancelled while it reads a fluid file stops with `SceneError::Cancelled` (the window's Cancel
+/// reaches the decoder through the build's scope, `waterview::cancel`).
+#[test]
+fn a_cancelled_build_stops_reading_a_fluid_file() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let dir = scratch("cancelled");
+    particle_io::write(&dir.join("cube.ply"), &lattice([0.025, 0.5, 0.025], 500), ParticleFormat::Ply, 0.0)
+        .expect("write");
+    let scene = scene_of(&dir, "[]", &[("cube.ply", [0.0; 3])]);
+    let e = waterview::cancel::scope(Arc::new(AtomicBool::new(true)), || scene.build(false)).expect_err("cancelled");
+    assert!(matches!(e, waterview::scene::SceneError::Cancelled), "{e:?}");
+    assert_eq!(scene.build(false).expect("outside the scope it builds").len(), 500);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -64,6 +64,52 @@ fn mesh_bytes_corpus() {
 }
 
 #[test]
+fn gltf_mesh_corpus() {
+    replay("gltf_mesh", harness::gltf_mesh);
+}
+
+#[test]
+fn obj_mesh_corpus() {
+    replay("obj_mesh", harness::obj_mesh);
+}
+
+#[test]
+fn stl_mesh_corpus() {
+    replay("stl_mesh", harness::stl_mesh);
+}
+
+#[test]
+fn particles_ply_corpus() {
+    replay("particles_ply", harness::particles);
+}
+
+#[test]
+fn particles_vtu_corpus() {
+    replay("particles_vtu", harness::particles);
+}
+
+#[test]
+fn checkpoint_bytes_corpus() {
+    replay("checkpoint_bytes", harness::checkpoint_bytes);
+}
+
+/// The harness's checksum repair makes a checkpoint's CRC-32s what the writer computes (crc32fast).
+#[test]
+fn checkpoint_checksums_are_repaired_as_written() {
+    let seed = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/checkpoint_bytes/ok_tiny"))
+        .expect("the seed");
+    let written = &seed[1..];
+    let mut damaged = written.to_vec();
+    let n = damaged.len();
+    damaged[n - 4..].fill(0);
+    let len = u32::from_le_bytes(written[12..16].try_into().expect("4 bytes")) as usize;
+    damaged[16 + len..20 + len].fill(0);
+    harness::fix_checkpoint_checksums(&mut damaged);
+    assert_eq!(&damaged[16 + len..20 + len], &written[16 + len..20 + len], "the header's CRC");
+    assert_eq!(&damaged[n - 4..], &written[n - 4..], "the state's CRC");
+}
+
+#[test]
 fn heightmap_inputs_split_as_documented() {
     let (units, crop, png) =
         harness::split_heightmap_input(&[2, 0, b'{', b'}', 1, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 9]);

@@ -354,6 +354,77 @@ fn window_cancels_a_build_and_keeps_the_current_scene() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A scene loaded as from the Scene panel whose obstacle is a glTF that gltf 1.4.1's reader asserted on
+/// (a POSITION byte stride of 4, shorter than a vertex): the banner names the mesh file and why, and the
+/// window goes on with the scene it had. Before, the builder thread died and the banner said only "the
+/// scene builder stopped without a result".
+#[test]
+fn window_reports_a_hostile_mesh_and_keeps_the_current_scene() {
+    require_xvfb_run();
+    let dir = scratch("hostile-mesh");
+    let small = small_scene(&dir);
+    std::fs::write(dir.join("strided.gltf"), common::cube_gltf(Some(4), 1, 0)).expect("write mesh");
+    let bad = dir.join("bad.ron");
+    std::fs::write(
+        &bad,
+        r#"(
+    name: "Strided",
+    domain: (min: (0.0, 0.0, 0.0), max: (2.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.5, 0.5, 1.0))],
+    obstacles: [(mesh: "strided.gltf", position: (1.2, 0.0, 0.3), scale: 0.4)],
+    camera: (target: (1.0, 0.3, 0.5), distance: 3.0, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.025),
+)
+"#,
+    )
+    .expect("write scene");
+    let bad_path = bad.display().to_string();
+    let text = run_app(&dir, &["--scene".as_ref(), small.as_os_str()], &[("WATERVIEW_TEST_LOAD_SCENE", &bad_path)]);
+    let banner = text
+        .lines()
+        .find(|l| l.contains(" ERROR ") && l.contains("strided.gltf"))
+        .unwrap_or_else(|| panic!("no error naming the mesh; the app's log:\n{text}"));
+    assert!(banner.contains("byteStride 4, shorter than its 12-byte elements"), "{banner}");
+    assert!(!text.contains("stopped without a result"), "the builder died; the app's log:\n{text}");
+    assert!(
+        text.contains("WATERVIEW_TEST_LOAD_SCENE: scene `Window test` with 2000 particles"),
+        "the window did not keep its scene; the app's log:\n{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The window started on a scene whose obstacle gltf 1.4.1's reader asserted on (exit status 101 before)
+/// shows why in its banner, runs the built-in valley instead, and records and quits as asked.
+#[test]
+fn window_starts_on_a_hostile_mesh_scene_and_says_why() {
+    require_xvfb_run();
+    let dir = scratch("hostile-mesh-start");
+    std::fs::write(dir.join("strided.gltf"), common::cube_gltf(Some(8), 1, 0)).expect("write mesh");
+    let scene = dir.join("bad.ron");
+    std::fs::write(
+        &scene,
+        r#"(
+    name: "Strided",
+    domain: (min: (0.0, 0.0, 0.0), max: (2.0, 1.0, 1.0)),
+    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.5, 0.5, 1.0))],
+    obstacles: [(mesh: "strided.gltf", position: (1.2, 0.0, 0.3), scale: 0.4)],
+    camera: (target: (1.0, 0.3, 0.5), distance: 3.0, yaw_deg: 0.0, pitch_deg: 25.0),
+    solver: (dx: 0.025),
+)
+"#,
+    )
+    .expect("write scene");
+    let out = dir.join("start.mp4");
+    let text = run_app(&dir, &record_args(&scene, &out, "0.5", "10"), &[]);
+    let banner = text
+        .lines()
+        .find(|l| l.contains(" ERROR ") && l.contains("strided.gltf"))
+        .unwrap_or_else(|| panic!("no error naming the mesh; the app's log:\n{text}"));
+    assert!(banner.contains("byteStride 8, shorter than its 12-byte elements"), "{banner}");
+    assert!(out.exists(), "the window did not go on to record; the app's log:\n{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Runs the window on the small scene in `dir`, loading a scene of 256 000 particles at frame 5
 /// (`WATERVIEW_TEST_LOAD_SCENE`, with `envs` too) until the app quits on its own; returns its log.
 fn load_larger_scene(dir: &Path, envs: &[(&str, &str)]) -> String {

@@ -31,7 +31,13 @@ pub(super) struct SkyLoader {
 
 impl Default for SkyLoader {
     fn default() -> Self {
-        Self::with_load(Arc::new(|path: &Path| load_sky(path).map_err(|e| e.to_string())))
+        // A decoder's panic (src/render's image decoders on a hostile file) is the file's error, not the
+        // loader's death.
+        Self::with_load(Arc::new(|path: &Path| {
+            crate::files::guarded(|| load_sky(path))
+                .map_err(|m| format!("sky image {}: {m}", path.display()))?
+                .map_err(|e| e.to_string())
+        }))
     }
 }
 

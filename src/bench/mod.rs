@@ -305,7 +305,11 @@ pub fn run_plan(ctx: &GpuContext, scene: &Scene, plan: &Plan) -> Result<Report> 
             None => {
                 let dx = scene.effective_dx(ctx.is_cpu());
                 // The scene's own size, refused from its estimate before it is laid out.
-                engine::check_fits(ctx, &scene.at_dx(dx), false, &options)
+                let at_dx = scene.at_dx(dx);
+                at_dx
+                    .declared_file_particles()
+                    .map_err(engine::EngineError::from)
+                    .and_then(|files| engine::check_fits(ctx, &at_dx, false, files, &options))
                     .map_err(anyhow::Error::from)
                     .and_then(|()| scene_at(scene, dx))
                     .map(|s| (dx, s))

@@ -463,14 +463,15 @@ fn save_via_part(path: &Path, write: impl FnOnce(&Path) -> image::ImageResult<()
     let mut part = path.as_os_str().to_owned();
     part.push(".part");
     let part = PathBuf::from(part);
+    // The encoder opens the temporary file itself (and would wait on a FIFO there).
+    crate::files::check_replaceable(path)
+        .and_then(|()| crate::files::check_replaceable(&part))
+        .map_err(|e| CaptureError::write(path, e))?;
     if let Err(e) = write(&part) {
         let _ = std::fs::remove_file(&part);
         return Err(CaptureError::write(path, e));
     }
-    std::fs::rename(&part, path).map_err(|e| {
-        let _ = std::fs::remove_file(&part);
-        CaptureError::rename(&part, path, e)
-    })
+    crate::files::replace(&part, path).map_err(|e| CaptureError::rename(&part, path, e))
 }
 
 /// `out_dir/waterview-YYYYMMDD-HHMMSS-mmm.EXTENSION` (UTC now, e.g. `exr`), with `-2`, `-3`, .. appended
@@ -576,14 +577,14 @@ mod tests {
         std::fs::write(&blocker, b"x").unwrap();
         let img = image::RgbaImage::from_pixel(2, 2, image::Rgba([1, 2, 3, 255]));
         // A folder that cannot be made, and a file that cannot be written (a folder is in the way).
-        for path in [blocker.join("sub").join("x.png"), dir.clone()] {
+        for (path, cause) in [(blocker.join("sub").join("x.png"), "os error"), (dir.clone(), "it is a directory")] {
             let e = save_png_blocking(&img, &path).expect_err("must fail");
             let message = e.to_string();
-            assert!(message.starts_with("cannot ") && message.contains("os error"), "{message}");
+            assert!(message.starts_with("cannot ") && message.contains(cause), "{message}");
             // With its chain, as the command line prints it: the cause still once.
             let chain = format!("{:#}", anyhow::Error::from(e));
             assert_eq!(chain, message);
-            assert_eq!(chain.matches("os error").count(), 1, "{chain}");
+            assert_eq!(chain.matches(cause).count(), 1, "{chain}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

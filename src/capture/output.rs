@@ -1,6 +1,9 @@
 //! Outputs checked before the work that fills them starts: a run of minutes must not end in "cannot write".
 //! [`check_writable`] looks at the path and proves the folder that will hold it writable by creating (and
 //! removing) a probe file there; it creates no folder itself (the writers create missing ones later).
+//! A file's path must name nothing yet or a regular file: a device (`/dev/null`, `/dev/full`), a FIFO, a
+//! socket or a folder is refused, since the writers rename their finished file over the path (and the
+//! writers check again, [`crate::files::replace`]).
 
 use super::CaptureError;
 use std::io::ErrorKind;
@@ -9,7 +12,8 @@ use std::path::{Path, PathBuf};
 /// What will be written at a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
-    /// A file (an image, a video, a CSV): the path must not be a folder.
+    /// A file (an image, a video, a CSV, a checkpoint): the path must name nothing yet or a regular file
+    /// (not a folder, device, FIFO or socket).
     File,
     /// A folder of files (screenshots, a report), new or existing: the path must not be a file.
     Folder,
@@ -17,11 +21,12 @@ pub enum Output {
     NewFolder,
 }
 
-/// Checks that `path` can be written as `what` before any work starts: not a folder where a file goes
-/// (or the reverse), and the nearest existing folder above it (or the folder itself) writable, proved by
-/// creating and removing a probe file in it.
-/// Errors: [`CaptureError::Write`] naming `path` and why (a folder, a file, a missing or read-only
-/// folder, or whatever the probe hit); [`CaptureError::Exists`] for a [`Output::NewFolder`] that exists.
+/// Checks that `path` can be written as `what` before any work starts: nothing or a regular file where a
+/// file goes (no folder, device, FIFO or socket), no file where a folder goes, and the nearest existing
+/// folder above it (or the folder itself) writable, proved by creating and removing a probe file in it.
+/// Errors: [`CaptureError::Write`] naming `path` and why (a folder, a device, a FIFO, a socket, a file, a
+/// missing or read-only folder, or whatever the probe hit); [`CaptureError::Exists`] for a
+/// [`Output::NewFolder`] that exists.
 pub fn check_writable(path: &Path, what: Output) -> Result<(), CaptureError> {
     let fail = |cause: String| Err(CaptureError::write(path, cause));
     if path.as_os_str().is_empty() {
@@ -29,6 +34,12 @@ pub fn check_writable(path: &Path, what: Output) -> Result<(), CaptureError> {
     }
     match (std::fs::metadata(path), what) {
         (Ok(m), Output::File) if m.is_dir() => return fail("it is a folder".into()),
+        (Ok(m), Output::File) if !m.is_file() => {
+            return fail(format!(
+                "it is {}, not a regular file (a finished output is renamed over its path)",
+                crate::files::what_is(m.file_type())
+            ))
+        }
         (Ok(m), Output::Folder) if !m.is_dir() => return fail("it is a file, not a folder".into()),
         (Ok(_), Output::NewFolder) => return Err(CaptureError::Exists { path: path.to_path_buf() }),
         _ => {}
@@ -105,6 +116,17 @@ mod tests {
         let m = message(Path::new("/proc/waterview-test/out.png"), Output::File);
         assert!(m.contains("/proc/waterview-test/out.png") && m.contains("no file can be created in /proc"), "{m}");
         assert!(message(&dir, Output::NewFolder).contains("already exists"));
+        for device in ["/dev/null", "/dev/full"] {
+            let m = message(Path::new(device), Output::File);
+            assert!(m.contains(device) && m.contains("it is a character device, not a regular file"), "{m}");
+        }
+        let fifo = dir.join("stats.csv");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("no NUL");
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(message(&fifo, Output::File).contains("it is a FIFO (named pipe), not a regular file"));
+        let socket = dir.join("out.png");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("a socket");
+        assert!(message(&socket, Output::File).contains("it is a socket, not a regular file"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -176,7 +176,7 @@ pub struct Mp4Sink {
 impl Mp4Sink {
     fn create(path: &Path, fps: f32) -> Result<Self, CaptureError> {
         let part = part_path(path);
-        let file = File::create(&part).map_err(|e| CaptureError::write(path, e))?;
+        let file = crate::files::create(&part).map_err(|e| CaptureError::write(path, e))?;
         let config = mp4::Mp4Config {
             major_brand: mp4::FourCC { value: *b"isom" },
             minor_version: 512,
@@ -338,7 +338,7 @@ impl Mp4Sink {
         file.sync_all().map_err(|e| CaptureError::write(path, e))?;
         drop(file);
         let bytes = std::fs::metadata(&self.part).map(|m| m.len()).unwrap_or(0);
-        std::fs::rename(&self.part, path).map_err(|e| CaptureError::write(path, e))?;
+        crate::files::replace(&self.part, path).map_err(|e| CaptureError::write(path, e))?;
         Ok(VideoSummary {
             path: self.path.clone(),
             frames: self.frames,

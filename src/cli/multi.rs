@@ -101,7 +101,7 @@ fn build(mut scene: Scene, opts: &MultiRun, cpu: bool) -> Result<Job> {
 fn open_csv(opts: &MultiRun) -> Result<Mutex<Option<std::io::BufWriter<std::fs::File>>>> {
     let mut csv = match opts.csv {
         Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
+            crate::files::create(p).with_context(|| format!("cannot write {}", p.display()))?,
         )),
         None => None,
     };

@@ -125,7 +125,9 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
     let mut profiler = Profiler::new(&ctx.device);
     let mut writer = match &args.stats {
         Some(p) => {
-            let mut w = csv::Writer::from_path(p).with_context(|| format!("cannot write {}", p.display()))?;
+            // Opened without blocking: a FIFO (with no reader) never stalls the run (nor its Ctrl-C).
+            let file = crate::files::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+            let mut w = csv::Writer::from_writer(file);
             w.write_record(CSV_HEADER)?;
             Some(w)
         }
@@ -254,7 +256,8 @@ fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
 /// Renders the engine's current state from the scene's camera at `size` pixels and writes it to `out`: an
 /// OpenEXR file of the linear image ([`batch::render_image_hdr`]) when `out` ends in `.exr` (any case),
 /// else a PNG ([`batch::render_image`]). Written under a temporary name and renamed; an error names the
-/// file and the cause and leaves no file behind. Blocking; headless only.
+/// file and the cause and leaves no file behind, a GPU error while rendering (the device's report)
+/// included. Blocking; headless only.
 pub fn write_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32), out: &Path) -> Result<()> {
     write_image_as(ctx, engine, size, ImageOptions::default(), out)
 }
@@ -269,10 +272,17 @@ pub fn write_image_as(
     out: &Path,
 ) -> Result<()> {
     let exr = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"));
+    // An image the GPU refused to render (a target past its size limits: 8192 pixels a side on lavapipe)
+    // reads back black: the device's errors are checked before anything is written, as `capture` does.
+    let what = format!("rendering the image {}", out.display());
     if exr {
-        crate::capture::save_exr_blocking(&batch::render_image_hdr_as(ctx, engine, size, options), out)?;
+        let image = batch::render_image_hdr_as(ctx, engine, size, options);
+        ctx.check(&what)?;
+        crate::capture::save_exr_blocking(&image, out)?;
     } else {
-        crate::capture::save_png_blocking(&batch::render_image_as(ctx, engine, size, options), out)?;
+        let image = batch::render_image_as(ctx, engine, size, options);
+        ctx.check(&what)?;
+        crate::capture::save_png_blocking(&image, out)?;
     }
     Ok(())
 }

@@ -15,12 +15,19 @@
 //! resume into another scene is refused with the difference named.
 //!
 //! The file (little-endian): the magic `WVCHECKP`, a `u32` version ([`VERSION`]), a `u32` header length
-//! (at most [`MAX_HEADER`] bytes), the header (RON text), then the state: the 32-byte step state, eight
-//! `f32` owed volumes, `capacity` positions and `capacity` velocities (`[f32; 4]` each), and a CRC-32 of
-//! the state. Reading is bounded ([`crate::files`], kind [`FileKind::Checkpoint`]): the magic, version,
-//! header length and header are checked first, then the file's size against the counts in the header
-//! (exact), then the particle count against the GPU's limit before anything of that size is allocated;
-//! the state's checksum and its values (finite) are checked before it reaches the GPU.
+//! (at most [`MAX_HEADER`] bytes), the header (RON text), a CRC-32 of everything before it (magic,
+//! version, length and header), then the state: the 32-byte step state, eight `f32` owed volumes,
+//! `capacity` positions and `capacity` velocities (`[f32; 4]` each), and a CRC-32 of the state. Reading is
+//! bounded ([`crate::files`], kind [`FileKind::Checkpoint`]) and checks, in order: the magic, version and
+//! header length, the header's checksum (a changed digit in the header changed the physics silently, and
+//! a flipped bit blamed the scene file it names), the header's values ([`check_header`]: its scene parsed
+//! and validated at its spacing as a scene file's is, and every other field against its range), the
+//! particle count against the GPU's limit, the file's size against the counts (exact) before anything of
+//! that size is allocated, the state's checksum, and the state's values ([`check_state`]: finite, inside
+//! the domain, speeds, densities, the step state, the emitters' owed volumes, and no pile of coincident
+//! live particles, [`crate::scene::coincident`]). A resume ([`Engine::resume`]) then refuses a
+//! scene that differs from the checkpoint's in its domain, terrain, initial water, obstacles or bodies,
+//! naming the field. Version 1 files (no header checksum) are refused by their version.
 
 use super::{BuildOptions, Engine, EngineError};
 use crate::files::{self, FileKind, ReadError};
@@ -35,13 +42,25 @@ use thiserror::Error;
 
 /// The first bytes of a checkpoint file.
 pub const MAGIC: &[u8; 8] = b"WVCHECKP";
-/// The format version written (and the only one read).
-pub const VERSION: u32 = 1;
+/// The format version written (and the only one read): 2, with a checksum of the header (version 1 had
+/// none).
+pub const VERSION: u32 = 2;
 /// Most bytes of a checkpoint's header (the scene's RON and a few numbers: a few KiB).
 pub const MAX_HEADER: u32 = 1 << 20;
 
 /// Bytes of the state before the particles: the step state and the owed volumes.
 const STATE_FIXED: u64 = size_of::<StepState>() as u64 + 4 * crate::sim::sources::MAX_SOURCES as u64;
+
+/// Latest simulated time a checkpoint may hold, s: an f32 clock there no longer advances by the
+/// millisecond steps of a simulation (its spacing is 1 s at 1e7 s).
+pub const MAX_TIME: f32 = 1e7;
+
+/// Fastest particle or body a checkpoint may hold, m/s: ten times what a scene may start with
+/// ([`crate::sim::params::MAX_SPEED`]); a block at 1 000 m/s blows up within a frame.
+pub const MAX_SAVED_SPEED: f32 = 10.0 * crate::sim::params::MAX_SPEED;
+
+/// Largest density a live particle may have in a checkpoint, in units of the scene's rest density.
+pub const MAX_DENSITY_RHO0: f32 = 100.0;
 
 /// Why a checkpoint could not be written, read or resumed. Messages name the file.
 #[derive(Debug, Error)]
@@ -230,6 +249,12 @@ impl Engine {
         let saved = checkpoint.scene()?;
         let scene = match scene {
             Some(mut s) => {
+                // The water was saved around the checkpoint's obstacles and bodies: another placement
+                // would start particles inside them.
+                if let Some(difference) = placements_differ(&saved, &s) {
+                    let name = crate::text::printable(&s.name).into_owned();
+                    return Err(mismatch(format!("{difference} (scene `{name}`)")).into());
+                }
                 s.solver = saved.solver.clone();
                 s.emitters = saved.emitters.clone();
                 s.sinks = saved.sinks.clone();
@@ -350,18 +375,20 @@ impl Checkpoint {
         let mut part = path.as_os_str().to_owned();
         part.push(".part");
         let part = PathBuf::from(part);
-        let result = std::fs::File::create(&part)
+        let result = files::create(&part)
             .and_then(|file| {
                 let mut w = std::io::BufWriter::new(file);
-                w.write_all(MAGIC)?;
-                w.write_all(&VERSION.to_le_bytes())?;
-                w.write_all(&(header.len() as u32).to_le_bytes())?;
-                w.write_all(header.as_bytes())?;
+                let mut prefix = MAGIC.to_vec();
+                prefix.extend_from_slice(&VERSION.to_le_bytes());
+                prefix.extend_from_slice(&(header.len() as u32).to_le_bytes());
+                prefix.extend_from_slice(header.as_bytes());
+                w.write_all(&prefix)?;
+                w.write_all(&crc32fast::hash(&prefix).to_le_bytes())?;
                 w.write_all(&state)?;
                 w.write_all(&crc.to_le_bytes())?;
                 w.into_inner().map_err(|e| e.into_error())?.sync_all()
             })
-            .and_then(|()| std::fs::rename(&part, path));
+            .and_then(|()| files::replace(&part, path));
         result.map_err(|cause| {
             let _ = std::fs::remove_file(&part);
             CheckpointError::Write { path: path.to_path_buf(), cause }
@@ -386,36 +413,66 @@ impl Checkpoint {
     }
 
     fn read_limited(path: &Path, limit: Option<crate::sim::ParticleLimit>) -> Result<Checkpoint, CheckpointError> {
-        let invalid = |message: String| CheckpointError::Invalid { path: path.to_path_buf(), message };
-        let mut file = files::open(path, FileKind::Checkpoint)?;
+        let file = files::open(path, FileKind::Checkpoint)?;
         let size = file.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
+        Self::guarded(path, || Self::from_reader(std::io::BufReader::new(file), size, path, limit))
+    }
+
+    /// `read` run under [`files::guarded`]: a panic while reading is an error naming the checkpoint.
+    fn guarded(
+        path: &Path,
+        read: impl FnOnce() -> Result<Checkpoint, CheckpointError>,
+    ) -> Result<Checkpoint, CheckpointError> {
+        files::guarded(read)
+            .unwrap_or_else(|message| Err(CheckpointError::Invalid { path: path.to_path_buf(), message }))
+    }
+
+    /// A checkpoint from the `bytes` of a checkpoint file (`path` names it in errors), with
+    /// [`Checkpoint::read`]'s checks: what the file path runs once the file is open (the fuzz target's
+    /// entry point).
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> {
+        Self::guarded(path, || Self::from_reader(bytes, bytes.len() as u64, path, None))
+    }
+
+    /// A checkpoint from `reader`, a file of `size` bytes (see the module docs for the checks, in order),
+    /// with at most `limit`'s particles when given.
+    fn from_reader(
+        mut reader: impl Read,
+        size: u64,
+        path: &Path,
+        limit: Option<crate::sim::ParticleLimit>,
+    ) -> Result<Checkpoint, CheckpointError> {
+        let invalid = |message: String| CheckpointError::Invalid { path: path.to_path_buf(), message };
         let io = |cause: std::io::Error| invalid(format!("cannot be read: {cause}"));
         let mut fixed = [0u8; 16];
         if size < fixed.len() as u64 {
             return Err(invalid(format!("is {size} bytes, too short for a checkpoint")));
         }
-        file.read_exact(&mut fixed).map_err(io)?;
+        reader.read_exact(&mut fixed).map_err(io)?;
         if &fixed[..8] != MAGIC {
             return Err(invalid("is not a waterview checkpoint (it does not start with `WVCHECKP`)".into()));
         }
         let version = u32::from_le_bytes([fixed[8], fixed[9], fixed[10], fixed[11]]);
         if version != VERSION {
-            return Err(invalid(format!("is format version {version}; this waterview reads version {VERSION}")));
+            let why = if version == 1 { " (written before headers had a checksum)" } else { "" };
+            return Err(invalid(format!("is format version {version}{why}; this waterview reads version {VERSION}")));
         }
         let header_len = u32::from_le_bytes([fixed[12], fixed[13], fixed[14], fixed[15]]);
-        if header_len > MAX_HEADER || 16 + header_len as u64 > size {
+        if header_len > MAX_HEADER || 16 + header_len as u64 + 4 > size {
             return Err(invalid(format!("declares a header of {header_len} bytes; the file is {size} bytes")));
         }
-        let mut text = vec![0u8; header_len as usize];
-        file.read_exact(&mut text).map_err(io)?;
+        let mut text = vec![0u8; header_len as usize + 4];
+        reader.read_exact(&mut text).map_err(io)?;
+        let crc = text.split_off(header_len as usize);
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&fixed);
+        hasher.update(&text);
+        if hasher.finalize().to_le_bytes() != crc[..] {
+            return Err(invalid("its header does not match its checksum (the file is damaged)".into()));
+        }
         let text = String::from_utf8(text).map_err(|_| invalid("its header is not UTF-8 text".into()))?;
         let header: Header = ron::from_str(&text).map_err(|e| invalid(format!("its header is malformed: {e}")))?;
-        if header.scene_particles > header.capacity {
-            return Err(invalid(format!(
-                "its header says {} scene particles of {} in all",
-                header.scene_particles, header.capacity
-            )));
-        }
+        let scene = check_header(&header).map_err(invalid)?;
         let n = header.capacity as u64;
         if let Some(l) = limit.filter(|l| n > l.max) {
             return Err(CheckpointError::Mismatch {
@@ -426,20 +483,20 @@ impl Checkpoint {
                 ),
             });
         }
-        let expected = 16 + header_len as u64 + STATE_FIXED + n * 32 + 4;
+        let expected = 16 + header_len as u64 + 4 + STATE_FIXED + n * 32 + 4;
         if size != expected {
             return Err(invalid(format!(
                 "is {size} bytes; a checkpoint of {n} particles with this header is {expected} bytes (truncated or damaged)"
             )));
         }
         let mut fixed_state = [0u8; STATE_FIXED as usize];
-        file.read_exact(&mut fixed_state).map_err(io)?;
+        reader.read_exact(&mut fixed_state).map_err(io)?;
         let mut positions = vec![[0f32; 4]; n as usize];
         let mut velocities = vec![[0f32; 4]; n as usize];
-        file.read_exact(bytemuck::cast_slice_mut(&mut positions)).map_err(io)?;
-        file.read_exact(bytemuck::cast_slice_mut(&mut velocities)).map_err(io)?;
+        reader.read_exact(bytemuck::cast_slice_mut(&mut positions)).map_err(io)?;
+        reader.read_exact(bytemuck::cast_slice_mut(&mut velocities)).map_err(io)?;
         let mut crc = [0u8; 4];
-        file.read_exact(&mut crc).map_err(io)?;
+        reader.read_exact(&mut crc).map_err(io)?;
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&fixed_state);
         hasher.update(bytemuck::cast_slice(&positions));
@@ -450,14 +507,6 @@ impl Checkpoint {
         let step: StepState = bytemuck::pod_read_unaligned(&fixed_state[..size_of::<StepState>()]);
         let emit_carry: [f32; crate::sim::sources::MAX_SOURCES] =
             bytemuck::pod_read_unaligned(&fixed_state[size_of::<StepState>()..]);
-        if !(step.time.is_finite() && step.time >= 0.0 && step.dt.is_finite() && step.dt >= 0.0) {
-            return Err(invalid(format!("its time ({} s) or time step ({} s) is not valid", step.time, step.dt)));
-        }
-        let bad = positions.iter().chain(&velocities).position(|v| !v.iter().all(|x| x.is_finite()));
-        if let Some(i) = bad {
-            let (what, k) = if i < n as usize { ("position", i) } else { ("velocity", i - n as usize) };
-            return Err(invalid(format!("particle {k} has a {what} that is not finite")));
-        }
         let state = SimState {
             step,
             emit_carry,
@@ -467,8 +516,217 @@ impl Checkpoint {
             grid_dims: header.grid_dims,
             iterations: header.iterations,
         };
+        check_state(&state, &header, &scene).map_err(invalid)?;
         Ok(Checkpoint { header, state, path: path.to_path_buf() })
     }
+}
+
+/// The header's scene, parsed and validated at the header's spacing as a scene file is, after checking the
+/// header's other values against their ranges and the scene; `Err` names the field and the value.
+fn check_header(h: &Header) -> Result<Scene, String> {
+    let file = if h.scene_file.is_empty() { PathBuf::from("checkpoint") } else { PathBuf::from(&h.scene_file) };
+    let scene =
+        Scene::from_str(&h.scene, &file).map_err(|e| format!("its scene is not valid: {}", scene_message(e)))?;
+    scene
+        .at_dx(h.dx)
+        .validate()
+        .map_err(|e| format!("its scene at its spacing `dx` = {} m: {}", h.dx, scene_message(e)))?;
+    let t = |a: &Aabb| format!("{} .. {}", crate::scene::tuple(&a.min), crate::scene::tuple(&a.max));
+    if h.domain != scene.domain {
+        return Err(format!("its `domain` {} is not its scene's, {}", t(&h.domain), t(&scene.domain)));
+    }
+    if h.capacity == 0 || h.scene_particles > h.capacity {
+        return Err(format!(
+            "its header says {} scene particles of {} in all (`scene_particles`, `capacity`)",
+            h.scene_particles, h.capacity
+        ));
+    }
+    let max = crate::scene::MAX_HEIGHTMAP_SIZE;
+    if h.terrain_samples.iter().any(|&n| n < 2 || n > max) {
+        return Err(format!("its `terrain_samples` {:?} are not 2 ..= {max} per axis", h.terrain_samples));
+    }
+    if !h.grid_origin.iter().all(|v| v.is_finite()) || h.grid_dims.contains(&0) {
+        return Err(format!(
+            "its neighbour grid (`grid_origin` {:?}, `grid_dims` {:?}) is not valid",
+            h.grid_origin, h.grid_dims
+        ));
+    }
+    if let Some((density, divergence)) = h.iterations {
+        let p = &scene.solver;
+        if density > p.density_iterations.max(p.solver_iterations) || divergence > p.divergence_iterations {
+            return Err(format!(
+                "its `iterations` ({density}, {divergence}) pass its solver's limits ({}, {})",
+                p.density_iterations.max(p.solver_iterations),
+                p.divergence_iterations
+            ));
+        }
+    }
+    let bodies = h.bodies.as_ref().map_or(0, |b| b.bodies.len());
+    if bodies != scene.bodies.len() {
+        return Err(format!("it holds the motion of {bodies} bodies; its scene has {}", scene.bodies.len()));
+    }
+    if let Some(b) = &h.bodies {
+        check_bodies(b, &scene.domain)?;
+    }
+    Ok(scene)
+}
+
+/// A scene error's message without the scene file it names (a checkpoint's header is what is wrong).
+fn scene_message(e: SceneError) -> String {
+    match e {
+        SceneError::Invalid { message, .. } | SceneError::Parse { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
+/// The bodies' saved motion: finite, inside `domain` (with a margin of its size), unit rotations, speeds
+/// at most [`MAX_SAVED_SPEED`], a wet share in 0 ..= 1, a time in 0 ..= [`MAX_TIME`].
+fn check_bodies(b: &crate::sim::bodies::BodiesSnapshot, domain: &Aabb) -> Result<(), String> {
+    if !(b.time.is_finite() && (0.0..=MAX_TIME).contains(&b.time)) {
+        return Err(format!("its bodies' `time` = {} s is not 0 ..= {MAX_TIME} s", b.time));
+    }
+    let (lo, hi) = (glam::Vec3::from(domain.min), glam::Vec3::from(domain.max));
+    let reach = hi - lo;
+    for (k, s) in b.bodies.iter().enumerate() {
+        let item = format!("its body {}", k + 1);
+        let values = [&s.position[..], &s.rotation, &s.velocity, &s.angular, &s.force, &s.torque];
+        let more = [&s.smoothed_force[..], &s.smoothed_torque, &s.water_velocity, &[s.wet]];
+        if !values.iter().chain(&more).all(|a| a.iter().all(|x| x.is_finite())) {
+            return Err(format!("{item}'s saved motion is not finite"));
+        }
+        let p = glam::Vec3::from(s.position);
+        if p.cmplt(lo - reach).any() || p.cmpgt(hi + reach).any() {
+            return Err(format!("{item}'s `position` {} is far outside the domain", crate::scene::tuple(&s.position)));
+        }
+        let r = glam::Quat::from_array(s.rotation).length();
+        if (r - 1.0).abs() > 1e-3 {
+            return Err(format!("{item}'s `rotation` {} is not a unit quaternion", crate::scene::tuple(&s.rotation)));
+        }
+        for (field, v) in [("velocity", s.velocity), ("water_velocity", s.water_velocity)] {
+            if glam::Vec3::from(v).length() > MAX_SAVED_SPEED {
+                return Err(format!(
+                    "{item}'s `{field}` {} is faster than {MAX_SAVED_SPEED} m/s",
+                    crate::scene::tuple(&v)
+                ));
+            }
+        }
+        if !(0.0..=1.0).contains(&s.wet) {
+            return Err(format!("{item}'s `wet` = {} is not 0 ..= 1", s.wet));
+        }
+    }
+    Ok(())
+}
+
+/// The state's values against their ranges (see the module docs); `Err` names the value and the particle.
+fn check_state(state: &SimState, h: &Header, scene: &Scene) -> Result<(), String> {
+    let step = &state.step;
+    if !((0.0..=MAX_TIME).contains(&step.time) && step.dt.is_finite() && step.dt >= 0.0) {
+        return Err(format!("its time ({} s) or time step ({} s) is not valid", step.time, step.dt));
+    }
+    if step.dt > scene.solver.frame_dt {
+        return Err(format!(
+            "its time step {} s is longer than its scene's `frame_dt` {} s",
+            step.dt, scene.solver.frame_dt
+        ));
+    }
+    let speed = f32::from_bits(step.max_speed_bits);
+    if !(speed.is_finite() && (0.0..=MAX_SAVED_SPEED).contains(&speed)) {
+        return Err(format!("its step's largest speed {speed} m/s is not 0 ..= {MAX_SAVED_SPEED} m/s"));
+    }
+    let top = f32::from_bits(step.fluid_top_bits);
+    if !top.is_finite() {
+        return Err(format!("its step's water top {top} m is not finite"));
+    }
+    if let Some((k, c)) = state.emit_carry.iter().enumerate().find(|(_, c)| !(c.is_finite() && **c >= 0.0)) {
+        return Err(format!("emitter {}'s owed volume {c} m^3 is not a finite, non-negative number", k + 1));
+    }
+    let n = state.positions.len();
+    let bad = state.positions.iter().chain(&state.velocities).position(|v| !v.iter().all(|x| x.is_finite()));
+    if let Some(i) = bad {
+        let (what, k) = if i < n { ("position", i) } else { ("velocity", i - n) };
+        return Err(format!("particle {k} has a {what} that is not finite"));
+    }
+    // Live particles (density >= 0; the emitters' parked pool has w < 0): inside the domain (with a
+    // margin of dx), at most MAX_SAVED_SPEED, a density up to MAX_DENSITY_RHO0 rho0.
+    let (lo, hi) = (glam::Vec3::from(h.domain.min) - h.dx, glam::Vec3::from(h.domain.max) + h.dx);
+    let rho_max = MAX_DENSITY_RHO0 * scene.solver.rho0;
+    let live = |i: &usize| state.positions[*i][3] >= 0.0;
+    let at = |i: usize| {
+        let p = state.positions[i];
+        format!("particle {i} at {}", crate::scene::tuple(&p[..3]))
+    };
+    for i in (0..n).filter(live) {
+        let (p, v) = (state.positions[i], state.velocities[i]);
+        let q = glam::Vec3::new(p[0], p[1], p[2]);
+        if q.cmplt(lo).any() || q.cmpgt(hi).any() {
+            return Err(format!("{} lies outside its domain", at(i)));
+        }
+        let speed = glam::Vec3::new(v[0], v[1], v[2]).as_dvec3().length();
+        if speed > MAX_SAVED_SPEED as f64 {
+            return Err(format!("{} moves at {speed} m/s, faster than {MAX_SAVED_SPEED} m/s", at(i)));
+        }
+        if p[3] > rho_max {
+            return Err(format!("{} has a density of {} kg/m^3, more than {MAX_DENSITY_RHO0} rho0", at(i), p[3]));
+        }
+    }
+    let cells = crate::scene::coincident::Cells::new(glam::Vec3::from(h.domain.min), h.dx);
+    let live_positions: Vec<glam::Vec3> = (0..n)
+        .filter(live)
+        .map(|i| glam::Vec3::new(state.positions[i][0], state.positions[i][1], state.positions[i][2]))
+        .collect();
+    if let Some(c) = cells.within(&live_positions).0.filter(|c| c.is_pile(live_positions.len())) {
+        let p = live_positions[c.first];
+        return Err(format!(
+            "{} of its {} live particles share a cell of dx/8 = {} m with another ({}): piles of coincident \
+             particles explode; the first lies at {}",
+            c.count,
+            live_positions.len(),
+            crate::sim::params::fmt_f32(cells.edge),
+            c.describe(),
+            crate::scene::tuple(&p.to_array())
+        ));
+    }
+    Ok(())
+}
+
+/// The first difference between the obstacles and bodies `saved` in a checkpoint and those of `scene`,
+/// naming the item and the field with both values; `None` when they are the same.
+fn placements_differ(saved: &Scene, scene: &Scene) -> Option<String> {
+    use crate::scene::tuple;
+    let (a, b) = (&saved.obstacles, &scene.obstacles);
+    if a.len() != b.len() {
+        return Some(format!("it was saved with {} obstacles; the scene has {}", a.len(), b.len()));
+    }
+    let bodies = |s: &Scene| s.bodies.iter().map(|b| (b.placement(), b.density)).collect::<Vec<_>>();
+    let (c, d) = (bodies(saved), bodies(scene));
+    if c.len() != d.len() {
+        return Some(format!("it was saved with {} bodies; the scene has {}", c.len(), d.len()));
+    }
+    let obstacles = a.iter().zip(b).map(|(x, y)| (x, 1.0, y, 1.0));
+    let all =
+        obstacles.map(|t| ("obstacle", t)).chain(c.iter().zip(&d).map(|((x, p), (y, q))| ("body", (x, *p, y, *q))));
+    let mut index = [0usize; 2];
+    for (kind, (x, density_x, y, density_y)) in all {
+        let k = &mut index[(kind == "body") as usize];
+        *k += 1;
+        let field = if x.mesh != y.mesh {
+            Some(("mesh", format!("{:?}", x.mesh), format!("{:?}", y.mesh)))
+        } else if x.position != y.position {
+            Some(("position", tuple(&x.position), tuple(&y.position)))
+        } else if x.rotation_deg != y.rotation_deg {
+            Some(("rotation_deg", tuple(&x.rotation_deg), tuple(&y.rotation_deg)))
+        } else if x.scale != y.scale {
+            Some(("scale", x.scale.to_string(), y.scale.to_string()))
+        } else if density_x != density_y {
+            Some(("density", density_x.to_string(), density_y.to_string()))
+        } else {
+            None
+        };
+        if let Some((field, was, is)) = field {
+            return Some(format!("its {kind} {k} has `{field}` = {was}; the scene's has {is}"));
+        }
+    }
+    None
 }
 
 /// Bodies in `engine`'s simulation.

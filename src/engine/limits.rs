@@ -98,10 +98,7 @@ pub fn host_bytes(particles: u64) -> u64 {
 /// The host's available memory, bytes (`MemAvailable` of `/proc/meminfo`); `None` where it cannot be
 /// read (not Linux).
 pub fn host_memory_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    crate::process::memory_available()
 }
 
 /// Checks, before anything is built, that `count` particles fit the GPU memory `options.memory` (when
@@ -164,14 +161,26 @@ fn fitting_dx(scene: &Scene, dx: f32, sources: bool, max: u64) -> Option<f32> {
 
 /// Checks, before anything is built, that `scene` at its spacing `solver.dx` (as [`Scene::at_dx`]
 /// gives it) fits the engine on `ctx` with simulation `options`: its lattice estimate
-/// ([`Scene::estimate_particle_count_at`], an upper bound) plus the emitters' pool when `sources`, against
-/// [`particle_limit_with`]. The error says the estimate, the limit and the spacing that would fit.
-pub fn check_fits(ctx: &GpuContext, scene: &Scene, sources: bool, options: &SimOptions) -> Result<(), EngineError> {
+/// ([`Scene::estimate_particle_count_at`], an upper bound) plus the emitters' pool when `sources`, then
+/// with the `files` particles its fluid files declare ([`Scene::declared_file_particles`]), against
+/// [`particle_limit_with`]. The error says the estimate (or the files' count), the limit and, for the
+/// blocks, the spacing that would fit.
+pub fn check_fits(
+    ctx: &GpuContext,
+    scene: &Scene,
+    sources: bool,
+    files: u64,
+    options: &SimOptions,
+) -> Result<(), EngineError> {
     let limit = particle_limit_with(ctx, options);
     let dx = scene.solver.dx;
     let (estimate, pool) = needed(scene, dx, sources);
-    if estimate.saturating_add(pool) <= limit.max {
-        return Ok(());
+    let blocks = estimate.saturating_add(pool);
+    if blocks <= limit.max {
+        if blocks.saturating_add(files) <= limit.max {
+            return Ok(());
+        }
+        return Err(EngineError::TooManyFileParticles { file: scene.origin(), files, blocks, limit });
     }
     Err(EngineError::TooManyParticles {
         file: scene.origin(),

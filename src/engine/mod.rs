@@ -76,6 +76,26 @@ pub enum EngineError {
         /// A spacing that fits, metres.
         fit: Option<f32>,
     },
+    /// The scene's fluid files declare more particles than the GPU can simulate with its blocks' lattice
+    /// estimate and the emitters' pool (`blocks`), checked from the files' headers before any of them is
+    /// decoded ([`limits::check_fits`]).
+    #[error(
+        "scene {}: its fluid files hold {files} particles{}, more than this GPU can simulate: {} at most ({})",
+        file.display(),
+        if *blocks > 0 { format!(" besides up to {blocks} of its fluid blocks and emitters") } else { String::new() },
+        limit.max,
+        limit.why
+    )]
+    TooManyFileParticles {
+        /// The scene file (or the scene's name).
+        file: PathBuf,
+        /// Particles the fluid files declare.
+        files: u64,
+        /// The blocks' lattice estimate plus the emitters' pool.
+        blocks: u64,
+        /// The GPU's limit and what sets it.
+        limit: ParticleLimit,
+    },
     /// A live move ([`Engine::move_obstacles`]) was given another list of obstacles than the scene's (one
     /// added, removed or given another mesh): that needs a rebuild.
     #[error(
@@ -369,17 +389,24 @@ impl Engine {
 }
 
 /// The particles of `scene` (at its own `solver.dx`, on the full-resolution lattice), after checking its
-/// values at that spacing and its estimate against the GPU's limits ([`check_fits`]: the bindings;
+/// values at that spacing and its estimate and its fluid files' declared counts against the GPU's limits
+/// ([`check_fits`]: the bindings;
 /// [`check_memory`]: the GPU's memory when known, the host's for the build's chunks): nothing is counted
 /// or generated for a scene the GPU would refuse. The particles themselves are never laid out: the
 /// simulation receives them in chunks ([`SceneSetup::for_each_chunk`]).
 fn checked_build(ctx: &GpuContext, scene: &Scene, options: &BuildOptions) -> Result<SceneSetup, EngineError> {
     scene.validate()?;
-    check_fits(ctx, scene, options.sources, &options.sim)?;
+    let files = scene.declared_file_particles()?;
+    check_fits(ctx, scene, options.sources, files, &options.sim)?;
     let dx = scene.solver.dx;
     let pool = if options.sources { sources::pool_size(&scene.emitters, dx) as u64 } else { 0 };
-    check_memory(&scene.origin(), scene.estimate_particle_count_at(dx).saturating_add(pool), &options.sim)?;
-    Ok(scene.build(false)?)
+    let count = scene.estimate_particle_count_at(dx).saturating_add(pool).saturating_add(files);
+    check_memory(&scene.origin(), count, &options.sim)?;
+    match scene.build(false) {
+        Ok(setup) => Ok(setup),
+        Err(SceneError::Cancelled) => Err(EngineError::Cancelled),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The spacing `options` build `scene` at on `ctx`.

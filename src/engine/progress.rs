@@ -2,12 +2,14 @@
 //! builds a scene on a worker thread and shows a [`BuildProgress`] in its panel while the running scene
 //! goes on. The builder moves through the [`BuildPhase`]s and updates a per-mille counter (atomics, read
 //! from any thread without locking); it looks at the cancel flag between phases (and wherever a phase
-//! reports progress), answering [`EngineError::Cancelled`].
+//! reports progress), answering [`EngineError::Cancelled`], and the decoders of the fluid files and meshes
+//! the build reads look at it as they go ([`crate::cancel`]: the build runs in the flag's scope).
 
 use super::{checked_build, spacing, BuildOptions, Engine, EngineError};
 use crate::gpu::GpuContext;
 use crate::scene::Scene;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// What a build is doing, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +65,8 @@ pub struct BuildProgress {
     permille: AtomicU32,
     /// The scene's particle estimate (its lattice points plus the emitters' pool), 0 until known.
     particles: AtomicU64,
-    cancelled: AtomicBool,
+    /// Shared with the decoders of the build's files ([`crate::cancel::scope`]).
+    cancelled: Arc<AtomicBool>,
 }
 
 impl BuildProgress {
@@ -119,8 +122,8 @@ impl BuildProgress {
 
 impl Engine {
     /// As [`Engine::new`], reporting to `progress` (phases, the particle estimate) and stopping with
-    /// [`EngineError::Cancelled`] at the first check after [`BuildProgress::cancel`] (what was built so far
-    /// is dropped). Runs on any thread (the window builds on a worker; `ctx` is a clone of its context).
+    /// [`EngineError::Cancelled`] at the first check after [`BuildProgress::cancel`], inside the decoding
+    /// of a fluid file or a mesh too (what was built so far is dropped). Runs on any thread (the window builds on a worker; `ctx` is a clone of its context).
     /// Errors: as [`Engine::new`], and [`EngineError::Cancelled`].
     pub fn new_with_progress(
         ctx: &GpuContext,
@@ -134,7 +137,8 @@ impl Engine {
         let pool = if options.sources { crate::sim::sources::pool_size(&at_dx.emitters, dx) as u64 } else { 0 };
         progress.particles.store(at_dx.estimate_particle_count_at(dx).saturating_add(pool), Ordering::Relaxed);
         progress.enter(BuildPhase::LayingOut)?;
-        let setup = checked_build(ctx, &at_dx, &options)?;
+        // The fluid files' and meshes' decoders look at the flag as they go.
+        let setup = crate::cancel::scope(progress.cancelled.clone(), || checked_build(ctx, &at_dx, &options))?;
         progress.enter(BuildPhase::Uploading)?;
         let engine = Self::with_setup(ctx, scene, &setup, options)?;
         progress.enter(BuildPhase::Done)?;

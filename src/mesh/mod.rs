@@ -6,16 +6,21 @@
 //! hands the bytes to [`from_bytes`], which every decoder shares. What comes out is checked before
 //! anything else sees it:
 //!
-//! - at most [`MAX_TRIANGLES`] triangles, counted while decoding (a binary STL's declared count is
-//!   checked against the file's length before anything is read; a glTF accessor's count before its data);
+//! - at most [`MAX_TRIANGLES`] triangles and [`MAX_VERTICES`] vertices, counted before they are decoded
+//!   wherever the file says how many (a binary STL's declared count against the file's length; an OBJ's
+//!   `v` and `f` lines before `tobj` parses them; a glTF's accessor counts times the nodes that instance
+//!   each mesh, and every accessor's stride and extent within its buffer, before any buffer is read), and
+//!   counted while decoding otherwise (ASCII STL);
 //! - every vertex finite, at least one triangle;
 //! - vertices at the same position welded (glTF and STL repeat them per face), triangles that collapse to
 //!   an edge or a point dropped;
 //! - **watertight**: every edge shared by exactly two triangles, wound consistently (each directed edge
 //!   once), so the inside is well defined; a mesh wound inward is turned outward (by its signed volume).
 //!
-//! An error names the file and what is wrong ([`MeshError`]). Sizes against the simulation's spacing and
-//! domain are checked where the mesh is placed (`scene`).
+//! An error names the file and what is wrong ([`MeshError`]); a decoder that panics on a hostile file (an
+//! assertion in a dependency) is an error naming the file too ([`crate::files::guarded`]). Decoding
+//! stops with [`MeshError::Cancelled`] when the build it belongs to is cancelled ([`crate::cancel`]).
+//! Sizes against the simulation's spacing and domain are checked where the mesh is placed (`scene`).
 
 mod gltf_mesh;
 mod obj;
@@ -31,6 +36,10 @@ use thiserror::Error;
 /// Most triangles a mesh may have: the obstacles' distance fields are computed on the CPU once per build
 /// with a bounding-volume hierarchy, about a second per million triangles on a desktop CPU.
 pub const MAX_TRIANGLES: usize = 1 << 20;
+
+/// Most vertices a mesh may have as decoded (before welding; 12 bytes each): three per triangle, as an
+/// STL file or an unindexed glTF has them, so 36 MiB at most.
+pub const MAX_VERTICES: usize = 3 * MAX_TRIANGLES;
 
 /// A closed, outward-wound triangle mesh: positions in the file's units (metres once placed) and
 /// triangles as indices into them, counter-clockwise seen from outside.
@@ -91,6 +100,16 @@ pub enum MeshError {
     /// More than [`MAX_TRIANGLES`] triangles (`count`: as many as were counted or declared).
     #[error("mesh {}: has {count} triangles or more; meshes are limited to {MAX_TRIANGLES} triangles", path.display())]
     TooManyTriangles { path: PathBuf, count: u64 },
+    /// More than [`MAX_VERTICES`] vertices as stored (`count`: as many as were counted or declared, a
+    /// glTF mesh's once for every node that instances it).
+    #[error(
+        "mesh {}: has {count} vertices or more (instances included); meshes are limited to {MAX_VERTICES} vertices",
+        path.display()
+    )]
+    TooManyVertices { path: PathBuf, count: u64 },
+    /// The build reading the mesh was cancelled ([`crate::cancel`]).
+    #[error("mesh {}: reading it was cancelled", path.display())]
+    Cancelled { path: PathBuf },
     /// No triangle (after dropping those that collapse to an edge or a point).
     #[error("mesh {}: holds no triangles", path.display())]
     Empty { path: PathBuf },
@@ -129,13 +148,26 @@ pub fn load(path: &Path) -> Result<TriangleMesh, MeshError> {
 
 /// Decodes and checks the bytes of a mesh file of `format`; `path` names it in errors (and locates a
 /// glTF's external buffers). What [`load`] does once the file is read.
+/// A decoder that panics (a dependency's assertion) gives [`MeshError::Parse`] naming the file.
 pub fn from_bytes(bytes: &[u8], format: MeshFormat, path: &Path) -> Result<TriangleMesh, MeshError> {
-    let soup = match format {
-        MeshFormat::Obj => obj::decode(bytes, path)?,
-        MeshFormat::Stl => stl::decode(bytes, path)?,
-        MeshFormat::Gltf => gltf_mesh::decode(bytes, path)?,
+    let decode = || {
+        let soup = match format {
+            MeshFormat::Obj => obj::decode(bytes, path)?,
+            MeshFormat::Stl => stl::decode(bytes, path)?,
+            MeshFormat::Gltf => gltf_mesh::decode(bytes, path)?,
+        };
+        soup.checked(path)
     };
-    soup.checked(path)
+    files::guarded(decode)
+        .unwrap_or_else(|message| Err(MeshError::Parse { path: path.to_path_buf(), format: format.name(), message }))
+}
+
+/// [`MeshError::Cancelled`] when the build this runs in was cancelled ([`crate::cancel::requested`]).
+pub(crate) fn check_cancel(path: &Path) -> Result<(), MeshError> {
+    if crate::cancel::requested() {
+        return Err(MeshError::Cancelled { path: path.to_path_buf() });
+    }
+    Ok(())
 }
 
 /// Triangles as decoded, before the checks: positions (possibly repeated) and index triples.
@@ -146,13 +178,12 @@ pub(crate) struct Soup {
 }
 
 impl Soup {
-    /// [`MeshError::TooManyTriangles`] once the triangles decoded so far plus `more` pass [`MAX_TRIANGLES`].
-    pub(crate) fn room_for(&self, more: u64, path: &Path) -> Result<(), MeshError> {
-        let count = self.triangles.len() as u64 + more;
-        if count > MAX_TRIANGLES as u64 {
-            return Err(MeshError::TooManyTriangles { path: path.to_path_buf(), count });
-        }
-        Ok(())
+    /// [`MeshError::TooManyTriangles`] or [`MeshError::TooManyVertices`] once the triangles and vertices
+    /// decoded so far plus `triangles` and `vertices` more pass [`MAX_TRIANGLES`] or [`MAX_VERTICES`]; also
+    /// [`MeshError::Cancelled`] when the build was cancelled (decoders call this as they go).
+    pub(crate) fn room_for(&self, triangles: u64, vertices: u64, path: &Path) -> Result<(), MeshError> {
+        check_limits(self.triangles.len() as u64 + triangles, self.vertices.len() as u64 + vertices, path)?;
+        check_cancel(path)
     }
 
     /// The checked mesh (see the module docs): finite, welded, not empty, watertight, outward.
@@ -165,7 +196,10 @@ impl Soup {
         let mut remap = Vec::with_capacity(self.vertices.len());
         let mut welded: Vec<Vec3> = Vec::new();
         let mut seen: HashMap<[u32; 3], u32> = HashMap::new();
-        for v in &self.vertices {
+        for (i, v) in self.vertices.iter().enumerate() {
+            if i.is_multiple_of(crate::cancel::CHECK_EVERY) {
+                check_cancel(path)?;
+            }
             let key = v.map(|c| if c == 0.0 { 0 } else { c.to_bits() });
             let index = *seen.entry(key).or_insert_with(|| {
                 welded.push(Vec3::from(*v));
@@ -210,6 +244,18 @@ impl Soup {
         }
         Ok(TriangleMesh { vertices: welded, triangles })
     }
+}
+
+/// [`MeshError::TooManyTriangles`] or [`MeshError::TooManyVertices`] when `triangles` or `vertices` pass
+/// [`MAX_TRIANGLES`] or [`MAX_VERTICES`].
+pub(crate) fn check_limits(triangles: u64, vertices: u64, path: &Path) -> Result<(), MeshError> {
+    if triangles > MAX_TRIANGLES as u64 {
+        return Err(MeshError::TooManyTriangles { path: path.to_path_buf(), count: triangles });
+    }
+    if vertices > MAX_VERTICES as u64 {
+        return Err(MeshError::TooManyVertices { path: path.to_path_buf(), count: vertices });
+    }
+    Ok(())
 }
 
 /// Every undirected edge in exactly two triangles, each direction once.

@@ -15,7 +15,7 @@ pub(super) fn decode(bytes: &[u8], path: &Path) -> Result<Soup, MeshError> {
     let owned;
     let bytes = match declared {
         Some(count) if binary => {
-            soup.room_for(count, path)?;
+            soup.room_for(count, 3 * count, path)?;
             if bytes.starts_with(b"solid ") {
                 // A binary file whose free-form header starts as ASCII STL does (some CAD programs write
                 // "solid NAME"): `stl_io` decides by that word, so hand it the triangles under a blank header.
@@ -48,6 +48,9 @@ pub(super) fn decode(bytes: &[u8], path: &Path) -> Result<Soup, MeshError> {
         let triangle = triangle.map_err(|e| parse(e.to_string()))?;
         if soup.triangles.len() >= MAX_TRIANGLES {
             return Err(MeshError::TooManyTriangles { path: path.to_path_buf(), count: MAX_TRIANGLES as u64 + 1 });
+        }
+        if soup.triangles.len().is_multiple_of(crate::cancel::CHECK_EVERY) {
+            super::check_cancel(path)?;
         }
         let base = soup.vertices.len() as u32;
         soup.vertices.extend(triangle.vertices.iter().map(|v| [v[0], v[1], v[2]]));

@@ -242,3 +242,94 @@ fn mutated_files_never_panic_the_decoders() {
     println!("mutated meshes: {} refused, {} loaded", outcomes[0], outcomes[1]);
     assert!(outcomes[0] > 100, "mutations are refused ({outcomes:?})");
 }
+
+/// A glTF JSON whose POSITION accessor (float VEC3, `count` vertices, in bufferView 0 of `stride` bytes
+/// when given) and indices (u16, one triangle) lie in one buffer of `uri` declaring room for them, with
+/// `nodes` nodes that each instance mesh 0 (children of node 0).
+fn gltf_instanced(count: u64, stride: Option<u32>, nodes: usize, uri: &str) -> String {
+    let positions = count * u64::from(stride.unwrap_or(12).max(12));
+    let stride = stride.map_or(String::new(), |s| format!(",\"byteStride\":{s}"));
+    let children: Vec<String> = (1..=nodes).map(|k| k.to_string()).collect();
+    let leaves = vec!["{\"mesh\":0}"; nodes].join(",");
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],
+        "nodes":[{{"children":[{}]}},{leaves}],
+        "meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1}}]}}],
+        "buffers":[{{"byteLength":{},"uri":"{uri}"}}],
+        "bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":{positions}{stride}}},
+                       {{"buffer":0,"byteOffset":{positions},"byteLength":6}}],
+        "accessors":[{{"bufferView":0,"componentType":5126,"count":{count},"type":"VEC3","min":[0,0,0],"max":[1,1,1]}},
+                     {{"bufferView":1,"componentType":5123,"count":3,"type":"SCALAR"}}]}}"#,
+        children.join(","),
+        positions + 6,
+    )
+}
+
+/// A mesh of a million vertices instanced by many nodes is refused from its accessor's count times the
+/// nodes, before its buffer is read (here a file that does not exist: reading it would fail otherwise;
+/// 65 535 instances and their parent are the most node visits read).
+/// Before, each node visit appended all the mesh's positions and only triangles were counted: 65 536
+/// nodes grew the process past 8 GB.
+#[test]
+fn instanced_vertices_are_counted_before_any_buffer_is_read() {
+    for (nodes, total) in [(4usize, 4_000_000u64), (65_535, 65_535_000_000)] {
+        let text = gltf_instanced(1_000_000, None, nodes, "absent.bin");
+        let e = decode(text.as_bytes(), "dir/bomb.gltf").expect_err("refused");
+        assert!(matches!(e, MeshError::TooManyVertices { count, .. } if count == total), "{nodes} nodes: {e:?}");
+        assert!(e.to_string().starts_with(&format!("mesh dir/bomb.gltf: has {total} vertices or more")), "{e}");
+    }
+    // One instance of a million vertices is within the limit: the buffer is then read (and is missing).
+    let e = decode(gltf_instanced(1_000_000, None, 1, "absent.bin").as_bytes(), "one.gltf").expect_err("no buffer");
+    assert!(matches!(e, MeshError::File(_)), "{e:?}");
+}
+
+/// A POSITION buffer view whose byte stride is shorter than a VEC3 of floats (4 or 8 bytes) is refused
+/// naming the file, the accessor and the stride; gltf 1.4.1's reader asserted on it (exit 101 in `run`,
+/// "the scene builder stopped without a result" in the window).
+#[test]
+fn a_position_stride_shorter_than_a_vertex_is_refused_not_a_panic() {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    for stride in [4u32, 8] {
+        let data = b64.encode(vec![0u8; 3 * 12 + 6]);
+        let text = gltf_instanced(3, Some(stride), 1, &format!("data:application/octet-stream;base64,{data}"));
+        let e = decode(text.as_bytes(), "strided.gltf").expect_err("refused").to_string();
+        assert!(
+            e.starts_with(
+                "mesh strided.gltf: not a valid glTF file: mesh 0 primitive 0: POSITION (accessor 0) lies in \
+                           bufferView 0 of byteStride "
+            ) && e.contains(&format!("byteStride {stride}, shorter than its 12-byte elements")),
+            "{e}"
+        );
+    }
+}
+
+/// A decoder that panics all the same (a dependency's assertion nobody has found yet) is an error naming
+/// the file; `from_bytes` catches it ([`crate::files::guarded`]).
+#[test]
+fn a_panic_in_a_decoder_names_the_file() {
+    let e = files::guarded(|| -> Result<TriangleMesh, MeshError> { panic!("assertion failed: slice.len() >= 12") })
+        .map_or_else(|m| MeshError::Parse { path: "x.glb".into(), format: "glTF", message: m }, |_| unreachable!());
+    assert_eq!(
+        e.to_string(),
+        "mesh x.glb: not a valid glTF file: its decoder failed (assertion failed: slice.len() >= 12)"
+    );
+}
+
+/// A build that is cancelled stops a mesh's decoding with [`MeshError::Cancelled`].
+#[test]
+fn a_cancelled_build_stops_decoding() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let obj = cube().to_obj();
+    let e = crate::cancel::scope(Arc::new(AtomicBool::new(true)), || decode(obj.as_bytes(), "c.obj")).unwrap_err();
+    assert!(matches!(e, MeshError::Cancelled { .. }), "{e:?}");
+    decode(obj.as_bytes(), "c.obj").expect("outside the scope it loads");
+}
+
+/// An OBJ of more `v` lines than the vertex limit is refused before `tobj` lays them out.
+#[test]
+fn too_many_obj_vertices_are_refused_before_they_are_parsed() {
+    let text = "v 0 0 0\n".repeat(MAX_VERTICES + 1) + "f 1 2 3\n";
+    let e = decode(text.as_bytes(), "points.obj").unwrap_err();
+    assert!(matches!(e, MeshError::TooManyVertices { count, .. } if count == MAX_VERTICES as u64 + 1), "{e:?}");
+}

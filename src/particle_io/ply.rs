@@ -6,9 +6,12 @@
 //!
 //! Read: ASCII or binary (either byte order) files whose first element is `vertex` with scalar `x`, `y`,
 //! `z` (float or double; any other properties are skipped) and optionally `vx`, `vy`, `vz` and `density`.
-//! Before the body is read, the declared count is checked against the bytes after the header (binary: N
-//! times the vertex's size must fit; ASCII: N lines of at least two bytes per property), so a header
-//! declaring more vertices than the file can hold is refused without allocating for them.
+//! The header (at most [`MAX_HEADER`] bytes) is parsed from a stream; before the body is read, the
+//! declared count is checked against the bytes after the header (binary: N times the vertex's size must
+//! fit; ASCII: N lines of at least two bytes per property), so a header declaring more vertices than the
+//! file can hold is refused without allocating for them, and against the limits of
+//! [`super::check_count`]. The body is then read one vertex at a time (the crate's element readers; an
+//! ASCII line at most [`MAX_LINE`] bytes) straight into the output arrays, reserved once.
 
 use super::{ParticleFileError, Particles};
 use ply_rs_bw::parser::{Parser, Reader};
@@ -16,10 +19,17 @@ use ply_rs_bw::ply::{
     Addable, ElementDef, Encoding, Ply, PropertyAccess, PropertyAccessResult, PropertyDef, PropertyType, ScalarType,
 };
 use ply_rs_bw::writer::Writer;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 /// The header comment that carries the simulated time: `comment time_s 0.033333335`.
 pub const TIME_COMMENT: &str = "time_s";
+
+/// Most bytes of a header read (a few lines of elements, properties and comments).
+pub const MAX_HEADER: u64 = 1 << 20;
+
+/// Most bytes of one ASCII vertex line (a few dozen numbers).
+pub const MAX_LINE: u64 = 1 << 16;
 
 /// Property names of a written vertex, in file order.
 const PROPERTIES: [&str; 7] = ["x", "y", "z", "vx", "vy", "vz", "density"];
@@ -99,13 +109,43 @@ fn scalar_size(t: &ScalarType) -> u64 {
     }
 }
 
+/// The header of the PLY stream `source` (read through a reader that counts the bytes: at most
+/// [`MAX_HEADER`]) and how many bytes it took.
+fn read_header<R: BufRead>(
+    source: R,
+    path: &Path,
+) -> Result<(Header, Reader<std::io::Take<R>>, u64), ParticleFileError> {
+    let mut reader = Reader::new(source.take(MAX_HEADER));
+    let header = Parser::<Vertex>::new()
+        .read_header(&mut reader)
+        .map_err(|e| ParticleFileError::malformed(path, format!("its PLY header is malformed: {e}")))?;
+    let used = MAX_HEADER - reader.get_ref().limit();
+    Ok((header, reader, used))
+}
+
+use ply_rs_bw::ply::Header;
+
+/// The vertex count the PLY stream `source` declares (`element vertex N`, its first element), from its
+/// header alone. Errors: a malformed header, or a first element that is not `vertex`.
+pub fn declared_count<R: BufRead>(source: R, path: &Path) -> Result<u64, ParticleFileError> {
+    let (header, _, _) = read_header(source, path)?;
+    match header.elements.iter().next() {
+        Some((_, v)) if v.name == "vertex" => Ok(v.count as u64),
+        _ => Err(ParticleFileError::malformed(path, "declares no first element `vertex`")),
+    }
+}
+
 /// The particles of a PLY file's bytes (see the module docs). `path` names the file in errors.
 pub fn decode(bytes: &[u8], path: &Path) -> Result<Particles, ParticleFileError> {
+    decode_from(bytes, bytes.len() as u64, path)
+}
+
+/// The particles of a PLY stream of `len` bytes (see the module docs): the header, the checks, then one
+/// vertex at a time into the arrays. `path` names the file in errors.
+pub fn decode_from<R: BufRead>(source: R, len: u64, path: &Path) -> Result<Particles, ParticleFileError> {
     let bad = |m: String| ParticleFileError::malformed(path, m);
-    let mut reader = Reader::new(bytes);
-    let parser = Parser::<Vertex>::new();
-    let header = parser.read_header(&mut reader).map_err(|e| bad(format!("its PLY header is malformed: {e}")))?;
-    let body = reader.get_ref().len() as u64;
+    let (header, reader, used) = read_header(source, path)?;
+    let body = len.saturating_sub(used);
     let Some((_, vertex)) = header.elements.iter().next() else {
         return Err(bad("declares no element (`element vertex N`)".into()));
     };
@@ -140,27 +180,47 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Particles, ParticleFileError>
         }
     }
     let n = vertex.count as u64;
-    let (need, per) = match header.encoding {
-        Encoding::Ascii => {
-            (n.saturating_mul(2 * vertex.properties.len() as u64).saturating_sub(1), "2 bytes per value")
-        }
-        _ => (n.saturating_mul(size), "its binary size"),
+    let ascii = header.encoding == Encoding::Ascii;
+    let (need, per) = match ascii {
+        true => (n.saturating_mul(2 * vertex.properties.len() as u64).saturating_sub(1), "2 bytes per value"),
+        false => (n.saturating_mul(size), "its binary size"),
     };
     if need > body {
         return Err(bad(format!(
             "declares {n} vertices, which need at least {need} bytes ({per}), but only {body} bytes follow its header"
         )));
     }
-    let vertices = parser
-        .read_payload_for_element(&mut reader, vertex, &header)
-        .map_err(|e| bad(format!("its vertices cannot be read: {e}")))?;
-    let mut out = Particles {
-        positions: Vec::with_capacity(vertices.len()),
-        velocities: Vec::with_capacity(vertices.len()),
-        densities: Vec::new(),
-    };
-    for v in &vertices {
-        let a = &v.values;
+    super::check_count(n, ascii, path)?;
+    let parser = Parser::<Vertex>::new();
+    let mut input = reader.into_inner();
+    input.set_limit(u64::MAX);
+    let mut out = Particles::with_capacity(n as usize, density);
+    let mut line = String::new();
+    for i in 0..n as usize {
+        if i.is_multiple_of(crate::cancel::CHECK_EVERY) {
+            super::check_cancel(path)?;
+        }
+        let read = match header.encoding {
+            Encoding::Ascii => {
+                line.clear();
+                let got = (&mut input).take(MAX_LINE).read_line(&mut line);
+                match got {
+                    Ok(0) => {
+                        return Err(bad(format!("its vertices cannot be read: the file ends at vertex {i} of {n}")))
+                    }
+                    Ok(k) if k as u64 == MAX_LINE && !line.ends_with('\n') => {
+                        return Err(bad(format!("vertex {i} is a line of more than {MAX_LINE} bytes")))
+                    }
+                    Ok(_) => parser.read_ascii_element(&line, vertex).map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            Encoding::BinaryLittleEndian => {
+                parser.read_little_endian_element(&mut input, vertex).map_err(|e| e.to_string())
+            }
+            Encoding::BinaryBigEndian => parser.read_big_endian_element(&mut input, vertex).map_err(|e| e.to_string()),
+        };
+        let a = read.map_err(|e| bad(format!("its vertices cannot be read: vertex {i}: {e}")))?.values;
         out.positions.push([a[0], a[1], a[2]]);
         out.velocities.push([a[3], a[4], a[5]]);
         if density {

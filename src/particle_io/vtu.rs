@@ -13,12 +13,17 @@
 //! UInt64 headers, whose points (and point data `velocity` and `density`, if present; other arrays are
 //! skipped) are Float32 or Float64 arrays in `ascii`, inline `binary` (base64) or `appended` (raw or
 //! base64) format. Compressed files are refused by name. Every count and offset from the file is checked
-//! against the bytes there before it is used.
+//! against the bytes there before it is used, the point count against [`super::check_count`] (text
+//! arrays against the ASCII limit) before a value is decoded; inline arrays are not copied out of the
+//! file's bytes (their extent is noted and skipped by the XML reader), and every array is decoded
+//! straight into the output: ASCII a word at a time, base64 a few KiB at a time, raw in place.
 
 use super::{ParticleFileError, Particles};
 use base64::Engine as _;
 use quick_xml::events::{BytesStart, Event};
 use std::fmt::Write as _;
+use std::io::BufRead;
+use std::ops::Range;
 use std::path::Path;
 
 /// `VTK_VERTEX`, the cell type of one point.
@@ -91,8 +96,8 @@ pub fn encode(particles: &Particles, time: f32) -> Vec<u8> {
 /// Where an array's values are.
 #[derive(Clone, Debug)]
 enum Source {
-    /// Inside its element: `ascii` numbers or `binary` base64.
-    Inline { binary: bool, text: String },
+    /// Inside its element (this range of the file's bytes): `ascii` numbers or `binary` base64.
+    Inline { binary: bool, text: Range<usize> },
     /// In the appended data at this offset (bytes, or base64 characters for base64 appended data).
     Appended(usize),
 }
@@ -128,6 +133,33 @@ enum Slot {
     Density,
 }
 
+/// Most bytes read to find the `Piece` and its `NumberOfPoints` ([`declared_count`]).
+const MAX_PROLOGUE: u64 = 16 << 20;
+
+/// The point count a VTU stream declares (its `Piece`'s `NumberOfPoints`), read from the XML up to that
+/// element (at most 16 MiB of it). Errors: malformed XML, no `Piece` with a count there.
+pub fn declared_count<R: BufRead>(source: R, path: &Path) -> Result<u64, ParticleFileError> {
+    let bad = |m: String| ParticleFileError::malformed(path, m);
+    let mut reader = quick_xml::Reader::from_reader(source.take(MAX_PROLOGUE));
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_event_into(&mut buf).map_err(|e| bad(format!("is not well-formed XML: {e}")))? {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"Piece" => {
+                let n = attr(&e, "NumberOfPoints").and_then(|v| v.trim().parse::<u64>().ok());
+                return n.ok_or_else(|| bad("has a `Piece` without a valid `NumberOfPoints`".into()));
+            }
+            Event::Eof => {
+                return Err(bad(format!(
+                    "has no `Piece` with `NumberOfPoints` in its first {}",
+                    super::files::human_bytes(MAX_PROLOGUE)
+                )))
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The particles of a `.vtu` (or `.vtp`) file's bytes (see the module docs). `path` names the file.
 pub fn decode(bytes: &[u8], path: &Path) -> Result<Particles, ParticleFileError> {
     let bad = |m: String| ParticleFileError::malformed(path, m);
@@ -138,21 +170,51 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Particles, ParticleFileError>
         return Err(bad(format!("declares {n} points, more than its {} bytes can hold", bytes.len())));
     }
     let positions = layout.positions.as_ref().ok_or_else(|| bad("has no `Points` data array".into()))?;
-    let read = |a: &Array, name: &str, components: usize| -> Result<Vec<f32>, ParticleFileError> {
-        if a.components != components {
-            return Err(bad(format!("`{name}` has {} components; it must have {components}", a.components)));
+    let arrays = [Some(positions), layout.velocity.as_ref(), layout.density.as_ref()];
+    let text = arrays.iter().flatten().any(|a| matches!(a.source, Source::Inline { binary: false, .. }));
+    super::check_count(n as u64, text, path)?;
+    fn read<const C: usize>(
+        bytes: &[u8],
+        layout: &Layout,
+        a: &Array,
+        n: usize,
+        name: &str,
+        path: &Path,
+    ) -> Result<Vec<[f32; C]>, ParticleFileError> {
+        let bad = |m: String| ParticleFileError::malformed(path, format!("`{name}`: {m}"));
+        if a.components != C {
+            return Err(ParticleFileError::malformed(
+                path,
+                format!("`{name}` has {} components; it must have {C}", a.components),
+            ));
         }
-        values(bytes, &layout, a, n * components).map_err(|m| bad(format!("`{name}`: {m}")))
+        let mut out = Vec::with_capacity(n);
+        let (mut item, mut k) = ([0f32; C], 0);
+        values(bytes, layout, a, n * C, path, &mut |v| {
+            item[k] = v;
+            k += 1;
+            if k == C {
+                out.push(item);
+                k = 0;
+            }
+        })
+        .map_err(|e| match e {
+            Stop::Malformed(m) => bad(m),
+            Stop::Cancelled(cancelled) => cancelled,
+        })?;
+        Ok(out)
+    }
+    let positions = read::<3>(bytes, &layout, positions, n, "Points", path)?;
+    let velocities = match &layout.velocity {
+        Some(a) => read::<3>(bytes, &layout, a, n, "velocity", path)?,
+        None => vec![[0.0; 3]; n],
     };
-    let p = read(positions, "Points", 3)?;
-    let v = layout.velocity.as_ref().map(|a| read(a, "velocity", 3)).transpose()?;
-    let d = layout.density.as_ref().map(|a| read(a, "density", 1)).transpose()?;
-    let triples = |v: &[f32]| v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect::<Vec<_>>();
-    Ok(Particles {
-        positions: triples(&p),
-        velocities: v.as_deref().map_or_else(|| vec![[0.0; 3]; n], triples),
-        densities: d.unwrap_or_default(),
-    })
+    let densities = match &layout.density {
+        // One-element arrays to values, in place.
+        Some(a) => read::<1>(bytes, &layout, a, n, "density", path)?.into_iter().map(|[d]| d).collect(),
+        None => Vec::new(),
+    };
+    Ok(Particles { positions, velocities, densities })
 }
 
 /// An attribute's value as text (`None` when absent or not UTF-8).
@@ -166,8 +228,6 @@ fn parse_layout(bytes: &[u8]) -> Result<Layout, String> {
     let mut reader = quick_xml::Reader::from_reader(bytes);
     let mut layout = Layout { header: 4, ..Layout::default() };
     let mut path: Vec<Vec<u8>> = Vec::new();
-    // The DataArray being read, if it is one the reader wants, and its text so far.
-    let mut open: Option<(Slot, Array)> = None;
     loop {
         let event = reader.read_event().map_err(|e| format!("is not well-formed XML: {e}"))?;
         let (start, empty) = match &event {
@@ -216,12 +276,17 @@ fn parse_layout(bytes: &[u8]) -> Result<Layout, String> {
                         _ => None,
                     };
                     if let Some(slot) = slot {
-                        let array = data_array(e)?;
-                        if empty {
-                            finish(&mut layout, slot, array)?;
-                        } else {
-                            open = Some((slot, array));
+                        let mut array = data_array(e)?;
+                        if !empty {
+                            // The content is skipped, not copied: its extent is what is kept.
+                            let span =
+                                reader.read_to_end(e.name()).map_err(|e| format!("is not well-formed XML: {e}"))?;
+                            if let Source::Inline { text, .. } = &mut array.source {
+                                *text = span.start as usize..span.end as usize;
+                            }
                         }
+                        finish(&mut layout, slot, array)?;
+                        continue;
                     }
                 }
                 b"AppendedData" => {
@@ -243,16 +308,8 @@ fn parse_layout(bytes: &[u8]) -> Result<Layout, String> {
             }
         }
         match event {
-            Event::Text(t) => {
-                if let Some((_, Array { source: Source::Inline { text, .. }, .. })) = open.as_mut() {
-                    text.push_str(&t.decode().map_err(|e| format!("has a data array that is not text: {e}"))?);
-                }
-            }
             Event::End(_) => {
                 path.pop();
-                if let Some((slot, array)) = open.take() {
-                    finish(&mut layout, slot, array)?;
-                }
             }
             Event::Eof => return Ok(layout),
             _ => {}
@@ -284,8 +341,8 @@ fn data_array(e: &BytesStart) -> Result<Array, String> {
         Some(c) => c.trim().parse::<usize>().map_err(|_| format!("array `{name}` has NumberOfComponents `{c}`"))?,
     };
     let source = match attr(e, "format").as_deref() {
-        Some("ascii") => Source::Inline { binary: false, text: String::new() },
-        Some("binary") => Source::Inline { binary: true, text: String::new() },
+        Some("ascii") => Source::Inline { binary: false, text: 0..0 },
+        Some("binary") => Source::Inline { binary: true, text: 0..0 },
         Some("appended") => {
             let offset = attr(e, "offset").and_then(|o| o.trim().parse::<usize>().ok());
             Source::Appended(offset.ok_or(format!("appended array `{name}` has no valid offset"))?)
@@ -295,55 +352,151 @@ fn data_array(e: &BytesStart) -> Result<Array, String> {
     Ok(Array { size, components, source })
 }
 
-/// The `count` values of array `a` as f32.
-fn values(bytes: &[u8], layout: &Layout, a: &Array, count: usize) -> Result<Vec<f32>, String> {
-    let raw: Vec<u8> = match &a.source {
+/// Why decoding an array stopped.
+enum Stop {
+    /// The array does not hold exactly the values its points need, or its bytes are malformed.
+    Malformed(String),
+    /// The build reading the file was cancelled.
+    Cancelled(ParticleFileError),
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Self {
+        Stop::Malformed(message)
+    }
+}
+
+/// Hands the `count` values of array `a`, as f32, to `push`, in order. Errors: [`Stop`].
+fn values(
+    bytes: &[u8],
+    layout: &Layout,
+    a: &Array,
+    count: usize,
+    path: &Path,
+    push: &mut dyn FnMut(f32),
+) -> Result<(), Stop> {
+    let cancelled = |done: usize| match done.is_multiple_of(crate::cancel::CHECK_EVERY) {
+        true => super::check_cancel(path).map_err(Stop::Cancelled),
+        false => Ok(()),
+    };
+    let mut elements = Elements { size: a.size, big_endian: layout.big_endian, partial: [0; 8], filled: 0, done: 0 };
+    match &a.source {
         Source::Inline { binary: false, text } => {
-            let mut out = Vec::with_capacity(count.min(text.len() / 2 + 1));
-            for word in text.split_ascii_whitespace() {
-                if out.len() == count {
-                    return Err(format!("holds more than the {count} values its points need"));
+            let text = bytes.get(text.clone()).unwrap_or_default();
+            let mut done = 0;
+            for word in text.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty()) {
+                if done == count {
+                    return Err(Stop::Malformed(format!("holds more than the {count} values its points need")));
                 }
-                out.push(word.parse::<f64>().map_err(|_| format!("`{word}` is not a number"))? as f32);
+                let number = std::str::from_utf8(word).ok().and_then(|w| w.parse::<f64>().ok());
+                let number = number
+                    .ok_or_else(|| Stop::Malformed(format!("`{}` is not a number", String::from_utf8_lossy(word))))?;
+                cancelled(done)?;
+                push(number as f32);
+                done += 1;
             }
-            if out.len() < count {
-                return Err(format!("holds {} values; its points need {count}", out.len()));
+            if done < count {
+                return Err(Stop::Malformed(format!("holds {done} values; its points need {count}")));
             }
-            return Ok(out);
+            return Ok(());
         }
-        Source::Inline { binary: true, text } => base64_block(text.as_bytes(), layout)?,
+        Source::Inline { binary: true, text } => {
+            base64_block(bytes.get(text.clone()).unwrap_or_default(), layout, count, a.size, &mut |chunk| {
+                elements.feed(chunk, push);
+                cancelled(elements.done)
+            })?;
+        }
         Source::Appended(offset) => {
-            let (start, base64) = layout.appended.ok_or("is appended but the file has no AppendedData")?;
-            let at = start.checked_add(*offset).filter(|&at| at <= bytes.len()).ok_or("its offset is past the end")?;
+            let (start, base64) =
+                layout.appended.ok_or(Stop::Malformed("is appended but the file has no AppendedData".to_string()))?;
+            let at = start
+                .checked_add(*offset)
+                .filter(|&at| at <= bytes.len())
+                .ok_or(Stop::Malformed("its offset is past the end".to_string()))?;
             if base64 {
-                base64_block(&bytes[at..], layout)?
+                base64_block(&bytes[at..], layout, count, a.size, &mut |chunk| {
+                    elements.feed(chunk, push);
+                    cancelled(elements.done)
+                })?;
             } else {
                 let h = layout.header;
-                let header = bytes.get(at..at + h).ok_or("its header is past the end of the file")?;
+                let header = bytes
+                    .get(at..at + h)
+                    .ok_or(Stop::Malformed("its header is past the end of the file".to_string()))?;
                 let len = header_len(header, layout.big_endian);
-                let len = usize::try_from(len).map_err(|_| "its byte count is too large".to_string())?;
+                let len =
+                    usize::try_from(len).map_err(|_| Stop::Malformed("its byte count is too large".to_string()))?;
                 let data = at.checked_add(h).and_then(|s| Some(s..s.checked_add(len)?));
-                data.and_then(|r| bytes.get(r))
-                    .ok_or(format!("declares {len} bytes, past the end of the file"))?
-                    .to_vec()
+                let data = data
+                    .and_then(|r| bytes.get(r))
+                    .ok_or_else(|| Stop::Malformed(format!("declares {len} bytes, past the end of the file")))?;
+                check_length(len as u64, count, a.size)?;
+                for chunk in data.chunks(crate::cancel::CHECK_EVERY * a.size) {
+                    elements.feed(chunk, push);
+                    cancelled(elements.done)?;
+                }
             }
         }
-    };
-    let need = count.checked_mul(a.size).ok_or("its size overflows")?;
-    if raw.len() != need {
-        return Err(format!("holds {} bytes; its points need {need}", raw.len()));
     }
-    Ok(raw
-        .chunks_exact(a.size)
-        .map(|c| match (a.size, layout.big_endian) {
+    Ok(())
+}
+
+/// `Err` unless a block of `len` bytes holds exactly `count` values of `size` bytes.
+fn check_length(len: u64, count: usize, size: usize) -> Result<(), Stop> {
+    let need = (count as u64).checked_mul(size as u64).ok_or(Stop::Malformed("its size overflows".to_string()))?;
+    if len != need {
+        return Err(Stop::Malformed(format!("holds {len} bytes; its points need {need}")));
+    }
+    Ok(())
+}
+
+/// Bytes turned into f32 values as they come, in chunks that may split a value.
+struct Elements {
+    /// 4 (Float32) or 8 (Float64).
+    size: usize,
+    big_endian: bool,
+    /// A value split by the end of the last chunk, and how many of its bytes came.
+    partial: [u8; 8],
+    filled: usize,
+    /// Values handed out so far.
+    done: usize,
+}
+
+impl Elements {
+    fn feed(&mut self, mut chunk: &[u8], push: &mut dyn FnMut(f32)) {
+        if self.filled > 0 {
+            let take = (self.size - self.filled).min(chunk.len());
+            self.partial[self.filled..self.filled + take].copy_from_slice(&chunk[..take]);
+            self.filled += take;
+            chunk = &chunk[take..];
+            if self.filled < self.size {
+                return;
+            }
+            let value = self.partial;
+            self.value(&value[..self.size], push);
+            self.filled = 0;
+        }
+        let mut values = chunk.chunks_exact(self.size);
+        for c in &mut values {
+            self.value(c, push);
+        }
+        let rest = values.remainder();
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.filled = rest.len();
+    }
+
+    fn value(&mut self, c: &[u8], push: &mut dyn FnMut(f32)) {
+        let v = match (self.size, self.big_endian) {
             (4, false) => f32::from_le_bytes([c[0], c[1], c[2], c[3]]),
             (4, true) => f32::from_be_bytes([c[0], c[1], c[2], c[3]]),
             (_, big) => {
                 let b: [u8; 8] = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
                 (if big { f64::from_be_bytes(b) } else { f64::from_le_bytes(b) }) as f32
             }
-        })
-        .collect())
+        };
+        self.done += 1;
+        push(v);
+    }
 }
 
 /// A binary block's byte count from its header (4 or 8 bytes).
@@ -362,37 +515,77 @@ fn header_len(h: &[u8], big_endian: bool) -> u64 {
     }
 }
 
-/// The data of a base64 block (a header of `layout.header` bytes, then that many bytes), whether the
-/// writer encoded the header and the data together or separately (VTK does the latter: the header's
-/// base64 then ends in padding). The block ends at the first character that is not base64.
-fn base64_block(text: &[u8], layout: &Layout) -> Result<Vec<u8>, String> {
-    let engine = base64::engine::general_purpose::STANDARD;
-    let chars: Vec<u8> = text
-        .iter()
+/// Base64 characters of `text` from its first non-blank one to the first that is neither base64 nor
+/// blank, blanks skipped.
+fn base64_chars(text: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    text.iter()
         .copied()
         .skip_while(u8::is_ascii_whitespace)
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=') || c.is_ascii_whitespace())
         .filter(|c| !c.is_ascii_whitespace())
-        .collect();
+}
+
+/// Decodes a base64 block (a header of `layout.header` bytes giving the data's byte count, then the data)
+/// whether the writer encoded the header and the data together or separately (VTK does the latter: the
+/// header's base64 then ends in padding), handing the data to `sink` a few KiB at a time. The byte count
+/// must be `count` values of `size` bytes, checked before any data is decoded; the block's characters end
+/// there (more may follow: the next appended array) or at the first that is neither base64 nor blank.
+fn base64_block(
+    text: &[u8],
+    layout: &Layout,
+    count: usize,
+    size: usize,
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), Stop>,
+) -> Result<(), Stop> {
+    const CHUNK: usize = 4096;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let malformed =
+        |what: &str, e: base64::DecodeSliceError| Stop::Malformed(format!("its base64 {what} is malformed: {e}"));
     let h = layout.header;
     let header_chars = h.div_ceil(3) * 4;
-    let head = chars.get(..header_chars).ok_or("its base64 block is shorter than its header")?;
-    let decoded_head = engine.decode(head).map_err(|e| format!("its base64 header is malformed: {e}"))?;
-    let len = header_len(decoded_head.get(..h).ok_or("its base64 header is too short")?, layout.big_endian);
-    let separate = head.ends_with(b"=");
-    let data = if separate {
-        // The data's own base64: ceil(len / 3) * 4 characters (more may follow: the next appended array).
-        let rest = &chars[header_chars..];
-        let want = usize::try_from(len).ok().and_then(|l| l.checked_add(2)).map_or(usize::MAX, |l| l / 3 * 4);
-        engine.decode(&rest[..rest.len().min(want)]).map_err(|e| format!("its base64 data is malformed: {e}"))?
-    } else {
-        let all = engine.decode(&chars).map_err(|e| format!("its base64 data is malformed: {e}"))?;
-        all.get(h..).unwrap_or_default().to_vec()
-    };
-    if (data.len() as u64) < len {
-        return Err(format!("declares {len} bytes but its base64 holds {}", data.len()));
+    let mut chars = base64_chars(text);
+    let head: Vec<u8> = chars.by_ref().take(header_chars).collect();
+    if head.len() < header_chars {
+        return Err(Stop::Malformed("its base64 block is shorter than its header".into()));
     }
-    Ok(data[..len as usize].to_vec())
+    let mut decoded_head = [0u8; 12];
+    let got = engine.decode_slice(&head, &mut decoded_head).map_err(|e| malformed("header", e))?;
+    if got < h {
+        return Err(Stop::Malformed("its base64 header is too short".into()));
+    }
+    let len = header_len(&decoded_head[..h], layout.big_endian);
+    check_length(len, count, size)?;
+    // Separately: the data's own characters follow; together: the header's characters began the data.
+    let separate = head.ends_with(b"=");
+    let (mut remaining, data_chars) = match separate {
+        true => (len, len.div_ceil(3) * 4),
+        false => {
+            let first = (got - h) as u64;
+            let first = first.min(len);
+            sink(&decoded_head[h..h + first as usize])?;
+            (len - first, ((h as u64 + len).div_ceil(3) * 4).saturating_sub(header_chars as u64))
+        }
+    };
+    let mut chars = chars.take(usize::try_from(data_chars).unwrap_or(usize::MAX));
+    let (mut quad, mut out) = (Vec::with_capacity(CHUNK), vec![0u8; CHUNK / 4 * 3]);
+    while remaining > 0 {
+        quad.clear();
+        quad.extend(chars.by_ref().take(CHUNK));
+        if quad.is_empty() {
+            break;
+        }
+        let got = engine.decode_slice(&quad, &mut out).map_err(|e| malformed("data", e))?;
+        let take = (got as u64).min(remaining) as usize;
+        remaining -= take as u64;
+        sink(&out[..take])?;
+        if quad.len() < CHUNK {
+            break;
+        }
+    }
+    if remaining > 0 {
+        return Err(Stop::Malformed(format!("declares {len} bytes but its base64 holds {}", len - remaining)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

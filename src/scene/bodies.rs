@@ -1,15 +1,15 @@
 //! A scene's floating and sinking bodies (`bodies: [(mesh: "crate.obj", position: (x, y, z), rotation_deg:
 //! (x, y, z), scale: s, density: 500.0)]`): a body is an obstacle whose frame moves. Its placement is
 //! checked and placed exactly as an obstacle's (`obstacles.rs`: the same loader, size and domain checks,
-//! the same signed distance field); its density (kg/m^3, > 0 and finite) gives its mass and inertia
-//! ([`crate::sim::bodies`]). Errors name the scene file, the body (1-based), its mesh file and the field.
+//! the same signed distance field); its density (kg/m^3, 1 ..= 1e5 as the water's rho0) gives its mass
+//! and inertia ([`crate::sim::bodies`]). Errors name the scene file, the body (1-based), its mesh file and the field.
 
 use super::obstacles::{check_placement, ObstacleDesc};
 use super::validate::InvalidValue;
 use super::{Scene, SceneError};
 use crate::sim::bodies::Body;
 use crate::sim::obstacles::MAX_OBSTACLES;
-use crate::sim::params::fmt_f32;
+use crate::sim::params::{fmt_f32, RHO0_RANGE};
 use serde::{Deserialize, Serialize};
 
 /// A rigid body: a closed mesh placed in the domain that the water carries (floating, sinking) and that
@@ -29,7 +29,8 @@ pub struct BodyDesc {
     /// Uniform scale applied to the mesh's coordinates (about its origin) before the rotation; > 0.
     #[serde(default = "super::one")]
     pub scale: f32,
-    /// Density of the body, kg/m^3 (> 0, finite): below the water's rho0 it floats, above it sinks.
+    /// Density of the body, kg/m^3 (1 ..= 1e5, the range of the water's rho0): below the water's rho0 it
+    /// floats, above it sinks.
     pub density: f32,
 }
 
@@ -46,7 +47,10 @@ impl BodyDesc {
 }
 
 /// The bodies' fields: obstacles and bodies together at most [`MAX_OBSTACLES`] (they share the GPU's
-/// list), each body placed as an obstacle ([`crate::scene::check_obstacles`] checks the same fields) with a density > 0 and finite.
+/// list), each body placed as an obstacle ([`crate::scene::check_obstacles`] checks the same fields) with a
+/// density in [`RHO0_RANGE`] (1 ..= 1e5 kg/m^3): a body of 1e24 kg/m^3 or more hung in the air (rapier
+/// took its mass of about 1e21 kg for an immovable one), and a range shared with the water keeps their
+/// ratio within 1e5.
 pub fn check_bodies(bodies: &[BodyDesc], obstacles: usize) -> Result<(), InvalidValue> {
     if bodies.len() + obstacles > MAX_OBSTACLES {
         return Err(InvalidValue::new(
@@ -59,8 +63,14 @@ pub fn check_bodies(bodies: &[BodyDesc], obstacles: usize) -> Result<(), Invalid
     for (k, b) in bodies.iter().enumerate() {
         let item = format!("body {}", k + 1);
         check_placement(&item, &b.placement())?;
-        if !(b.density.is_finite() && b.density > 0.0) {
-            return Err(InvalidValue::new(item, "density", fmt_f32(b.density), "must be > 0 kg/m^3 and finite"));
+        let (lo, hi) = RHO0_RANGE;
+        if !(lo..=hi).contains(&b.density) {
+            return Err(InvalidValue::new(
+                item,
+                "density",
+                fmt_f32(b.density),
+                format!("must be {lo} ..= {hi} kg/m^3 (the range of the water's rho0)"),
+            ));
         }
     }
     Ok(())

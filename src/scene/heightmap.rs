@@ -126,7 +126,9 @@ pub fn heightfield_from_bytes(
     limits.max_image_height = Some(MAX_HEIGHTMAP_DECODE_SIZE);
     limits.max_alloc = Some(MAX_HEIGHTMAP_DECODE_BYTES);
     reader.limits(limits);
-    let image = reader.decode().map_err(|e| match e {
+    // A decoder's panic (a hostile PNG reaching an assertion) is an error naming the file.
+    let decoded = crate::files::guarded(|| reader.decode()).map_err(err)?;
+    let image = decoded.map_err(|e| match e {
         image::ImageError::Limits(l) => err(format!(
             "refused by the decoder's limits ({l}): heightmaps are limited to {MAX_HEIGHTMAP_DECODE_SIZE} x {MAX_HEIGHTMAP_DECODE_SIZE} \
              pixels and {} decoded",

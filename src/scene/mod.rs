@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 mod bodies;
+pub mod coincident;
 mod crowded;
 mod dropped;
 mod faces;
@@ -216,6 +217,9 @@ pub enum SceneError {
     /// size limit; the message names the file).
     #[error(transparent)]
     File(#[from] crate::files::ReadError),
+    /// The build was cancelled while it read a fluid file or a mesh ([`crate::cancel`]).
+    #[error("the build was cancelled")]
+    Cancelled,
 }
 
 /// What a scene builds into: its initial particles in world space and the terrain. The fluid blocks'
@@ -416,10 +420,7 @@ impl Scene {
         tmp_name.push(format!(".{}.tmp", std::process::id()));
         let tmp = path.with_file_name(tmp_name);
         std::fs::write(&tmp, text + "\n").map_err(|cause| SceneError::Io { path: tmp.clone(), cause })?;
-        std::fs::rename(&tmp, path).map_err(|cause| {
-            let _ = std::fs::remove_file(&tmp);
-            SceneError::Io { path: path.to_path_buf(), cause }
-        })
+        crate::files::replace(&tmp, path).map_err(|cause| SceneError::Io { path: path.to_path_buf(), cause })
     }
 
     /// The built-in scene `name` (one of [`BUILTIN_SCENES`]), parsed from the text embedded in the

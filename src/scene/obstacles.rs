@@ -154,7 +154,10 @@ impl Scene {
         support: f32,
     ) -> Result<Obstacle, SceneError> {
         let path = self.base_dir.join(&o.mesh);
-        let mesh = load_mesh(&path).map_err(|e| self.invalid(format!("{item}: {e}")))?;
+        let mesh = load_mesh(&path).map_err(|e| match e {
+            crate::mesh::MeshError::Cancelled { .. } => SceneError::Cancelled,
+            e => self.invalid(format!("{item}: {e}")),
+        })?;
         let mesh = self.scaled_mesh(item, o, &mesh, dx)?;
         let spacing = 0.5 * dx;
         let margin = support + 2.0 * spacing;
@@ -181,6 +184,19 @@ impl Scene {
         for v in &mut mesh.vertices {
             *v *= o.scale;
         }
+        let rotation = o.rotation();
+        let position = Vec3::from(o.position);
+        // A scale (or position) that carries a vertex past the f32 range passed every check below (the
+        // bounds' differences are NaN then) and reached the distance field as infinite.
+        let placed = |v: Vec3| rotation * v + position;
+        if let Some(v) = mesh.vertices.iter().find(|&&v| !(v.is_finite() && placed(v).is_finite())) {
+            return Err(fail(format!(
+                "`scale` = {} with `position` {} places a vertex at {}, past the f32 range",
+                fmt_f32(o.scale),
+                tuple(&o.position),
+                tuple(&placed(*v).to_array())
+            )));
+        }
         let (lo, hi) = mesh.bounds();
         let thinnest = (hi - lo).min_element();
         if thinnest < MIN_SIZE_DX * dx {
@@ -192,10 +208,7 @@ impl Scene {
                 fmt_f32(MIN_SIZE_DX * dx)
             )));
         }
-        let rotation = o.rotation();
-        let position = Vec3::from(o.position);
-        let (wlo, whi) =
-            crate::mesh::bounds(&mesh.vertices.iter().map(|&v| rotation * v + position).collect::<Vec<_>>());
+        let (wlo, whi) = crate::mesh::bounds(&mesh.vertices.iter().map(|&v| placed(v)).collect::<Vec<_>>());
         let domain = format!("{} .. {}", tuple(&d.min), tuple(&d.max));
         if let Some(a) = (0..3).find(|&a| whi[a] - wlo[a] > dhi[a] - dlo[a]) {
             return Err(fail(format!(

@@ -1,4 +1,5 @@
-//! Simulation panel: play/pause, single step, reset, save a checkpoint and resume one; particle spacing dx with a live particle-count
+//! Simulation panel: play/pause, single step, reset, save a checkpoint and resume one (through a file dialog
+//! or a typed path); particle spacing dx with a live particle-count
 //! estimate and an explicit "Apply (rebuild)" (new buffers, the scene restarts from its initial state at
 //! the new spacing, as do h / dx and rho0); and the solver parameters that apply live through
 //! `Simulation::set_params`, each with its unit, hover help and a reset to the scene file's value,
@@ -10,6 +11,7 @@ use crate::scene::{Aabb, Scene};
 use crate::sim::params::{WaveAxis, WaveMaker};
 use crate::sim::{SimParams, Simulation};
 use crate::text::thousands;
+use std::path::PathBuf;
 
 /// State of the simulation panel.
 pub struct SimPanelState {
@@ -36,6 +38,8 @@ pub struct SimPanelState {
     pub checkpoint_busy: bool,
     /// The last checkpoint saved or resumed (or why not), shown under its buttons.
     pub checkpoint_status: Option<Result<String, String>>,
+    /// Checkpoint path typed by the user (for machines without a file dialog, as the Scene panel's path).
+    pub checkpoint_path: String,
 }
 
 impl SimPanelState {
@@ -59,6 +63,7 @@ impl SimPanelState {
             estimate: None,
             checkpoint_busy: false,
             checkpoint_status: None,
+            checkpoint_path: String::new(),
         }
     }
 
@@ -153,6 +158,26 @@ fn checkpoint_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<
             ui.add(egui::Spinner::new());
         }
     });
+    // A typed path, for machines without a file dialog (the Scene panel has one for scenes).
+    ui.horizontal(|ui| {
+        let edit = ui.add(
+            egui::TextEdit::singleline(&mut state.checkpoint_path)
+                .hint_text("path/to/checkpoint.wvc")
+                .desired_width(150.0),
+        );
+        let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        let typed = !state.checkpoint_path.trim().is_empty() && !state.checkpoint_busy;
+        let resume = ui
+            .add_enabled(typed, egui::Button::new("Resume"))
+            .on_hover_text("Resume the checkpoint at the typed path (Enter does too)")
+            .clicked();
+        let can_save = typed && info.sim.is_some();
+        let save = ui
+            .add_enabled(can_save, egui::Button::new("Save"))
+            .on_hover_text("Save a checkpoint to the typed path")
+            .clicked();
+        actions.extend(typed_checkpoint_action(&state.checkpoint_path, resume || enter, save, can_save));
+    });
     match &state.checkpoint_status {
         Some(Ok(m)) => {
             ui.weak(m);
@@ -161,6 +186,22 @@ fn checkpoint_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
         None => {}
+    }
+}
+
+/// What the typed checkpoint path asks for: resume it (its button or Enter) or save to it (when the
+/// simulation can be saved); nothing for an empty path.
+fn typed_checkpoint_action(path: &str, resume: bool, save: bool, can_save: bool) -> Option<UiAction> {
+    let path = path.trim();
+    if path.is_empty() {
+        return None;
+    }
+    if resume {
+        Some(UiAction::Resume(PathBuf::from(path)))
+    } else if save && can_save {
+        Some(UiAction::SaveCheckpoint(PathBuf::from(path)))
+    } else {
+        None
     }
 }
 
@@ -395,4 +436,26 @@ fn rebuild_params_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameI
         });
     });
     info.sim.is_some_and(|s| s.params().h_over_dx != p.h_over_dx || s.params().rho0 != p.rho0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A typed checkpoint path resumes (button or Enter) or saves (when there is a simulation to save),
+    /// trimmed; an empty one does nothing. Before, a machine without a file dialog could not resume.
+    #[test]
+    fn a_typed_checkpoint_path_resumes_or_saves() {
+        let path = |a: Option<UiAction>| match a {
+            Some(UiAction::Resume(p)) => format!("resume {}", p.display()),
+            Some(UiAction::SaveCheckpoint(p)) => format!("save {}", p.display()),
+            Some(_) => "another action".into(),
+            None => "nothing".into(),
+        };
+        assert_eq!(path(typed_checkpoint_action("  runs/a.wvc ", true, false, true)), "resume runs/a.wvc");
+        assert_eq!(path(typed_checkpoint_action("runs/a.wvc", false, true, true)), "save runs/a.wvc");
+        assert_eq!(path(typed_checkpoint_action("runs/a.wvc", false, true, false)), "nothing");
+        assert_eq!(path(typed_checkpoint_action("   ", true, true, true)), "nothing");
+        assert_eq!(path(typed_checkpoint_action("runs/a.wvc", false, false, true)), "nothing");
+    }
 }

@@ -274,3 +274,39 @@ pub fn box_mesh(lo: glam::Vec3, hi: glam::Vec3) -> waterview::render::ObstacleMe
     let triangles = faces.iter().flat_map(|&[a, b, c, d]| [[a, b, c], [a, c, d]]).collect();
     waterview::render::ObstacleMesh { vertices, triangles }
 }
+
+/// A glTF of a unit cube (8 vertices, 12 triangles) with its positions in bufferView 0 of `stride`
+/// bytes (12 when `None`), `nodes` nodes instancing it, and `extra` vertices after the cube's (never
+/// indexed) in its POSITION accessor; the buffer is a `data:` URI.
+pub fn cube_gltf(stride: Option<u32>, nodes: usize, extra: usize) -> String {
+    let corners: Vec<[f32; 3]> =
+        (0..8).map(|i| [(i & 1) as f32, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32]).collect();
+    let quads = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
+    let triangles: Vec<u16> = quads.iter().flat_map(|q| [q[0], q[1], q[2], q[0], q[2], q[3]]).collect();
+    let step = stride.unwrap_or(12).max(12) as usize;
+    let count = 8 + extra;
+    let mut buffer = vec![0u8; count * step];
+    for (i, c) in corners.iter().enumerate() {
+        for (k, v) in c.iter().enumerate() {
+            buffer[i * step + 4 * k..i * step + 4 * k + 4].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    let positions = buffer.len();
+    buffer.extend(triangles.iter().flat_map(|i| i.to_le_bytes()));
+    let stride = stride.map_or(String::new(), |s| format!(",\"byteStride\":{s}"));
+    let children: Vec<String> = (1..=nodes).map(|k| k.to_string()).collect();
+    let leaves = vec!["{\"mesh\":0}"; nodes].join(",");
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],
+        "nodes":[{{"children":[{}]}},{leaves}],
+        "meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1}}]}}],
+        "buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}],
+        "bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":{positions}{stride}}},
+                       {{"buffer":0,"byteOffset":{positions},"byteLength":72}}],
+        "accessors":[{{"bufferView":0,"componentType":5126,"count":{count},"type":"VEC3","min":[0,0,0],"max":[1,1,1]}},
+                     {{"bufferView":1,"componentType":5123,"count":36,"type":"SCALAR"}}]}}"#,
+        children.join(","),
+        buffer.len(),
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &buffer),
+    )
+}

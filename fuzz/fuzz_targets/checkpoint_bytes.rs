@@ -1,0 +1,10 @@
+//! Fuzz target `checkpoint_bytes`: what it does with its input is `harness::checkpoint_bytes` (`fuzz/harness.rs`); how to
+//! run it for N minutes is in README.md, "Fuzzing".
+#![no_main]
+
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = harness::checkpoint_bytes(data);
+});
