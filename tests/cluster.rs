@@ -214,10 +214,13 @@ fn dam_break_dfsph_on_2_and_3_ranks_matches_1() {
     // kinetic energy and 4.4e-4 m in a position after 15 steps (tests/mpi.rs in CI), and 2 ranks against
     // one by up to 2.6e-7 m, 3.2e-4 and 4.4e-4 m (session 10: the border exchange compacts the kept
     // particles in workgroup order, another order of the sums each run). The energy now spreads as much as
-    // the missing exchange this test caught moved it (6e-6 m in centroid, 2.6e-4 in energy): the centroid,
-    // 4 times above its spread and 6 times below that failure, is what catches it; the energy bound only
-    // catches gross errors.
-    compare(&builtin("dam_break"), 0.06, Method::Dfsph, 15, (1e-6, 1e-3, 1e-3), 0);
+    // the missing exchange this test caught moved it (6e-6 m in centroid, 2.6e-4 in energy): the centroid
+    // is what catches it; the energy bound only catches gross errors. Since the neighbour loops count each
+    // particle once (GridShape::min_rows) and the first pressure ramps from the free faces, the collapse
+    // amplifies the order of the sums more: 3 ranks against one, 1e-7 to 1.21e-6 m in centroid and up to
+    // 2.8e-4 m in a position over 9 runs (lavapipe; 2 ranks up to 1.4e-7 m). The bound, 2.5 times that
+    // spread, is half the failure.
+    compare(&builtin("dam_break"), 0.06, Method::Dfsph, 15, (3e-6, 1e-3, 1e-3), 0);
 }
 
 /// The same at 5 steps, before the collapse amplifies the order of the sums: every particle within
