@@ -20,10 +20,10 @@
 //! `capacity` positions and `capacity` velocities (`[f32; 4]` each), and a CRC-32 of the state. Reading is
 //! bounded ([`crate::files`], kind [`FileKind::Checkpoint`]) and checks, in order: the magic, version and
 //! header length, the header's checksum (a changed digit in the header changed the physics silently, and
-//! a flipped bit blamed the scene file it names), the header's values ([`check_header`]: its scene parsed
+//! a flipped bit blamed the scene file it names), the header's values (`check_header`: its scene parsed
 //! and validated at its spacing as a scene file's is, and every other field against its range), the
 //! particle count against the GPU's limit, the file's size against the counts (exact) before anything of
-//! that size is allocated, the state's checksum, and the state's values ([`check_state`]: finite, inside
+//! that size is allocated, the state's checksum, and the state's values (`check_state`: finite, inside
 //! the domain, speeds, densities, the step state, the emitters' owed volumes, and no pile of coincident
 //! live particles, [`crate::scene::coincident`]). A resume ([`Engine::resume`]) then refuses a
 //! scene that differs from the checkpoint's in its domain, terrain, initial water, obstacles or bodies,
