@@ -180,14 +180,26 @@ pub fn check_emitter(k: usize, e: &Emitter, domain: &Aabb, dx: f32) -> Result<()
                 "m^3/s is more than the disc carries at its speed: {} m^3/s (radius {} m, |velocity| {} m/s, at \
                  dx = {dx} m); the water would pack denser than rest. Lower the rate, or raise the speed to {} m/s \
                  or the radius",
-                fmt_f32(carried),
+                three_digits(carried, false),
                 fmt_f32(r),
                 fmt_f32(speed),
-                fmt_f32(needed)
+                three_digits(needed, true)
             ),
         ));
     }
     Ok(())
+}
+
+/// `v` (> 0) to three significant digits for a message, rounded up when `up` (a value that must then
+/// suffice when typed back) or to the nearest: "0.146", "14.2".
+fn three_digits(v: f32, up: bool) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return fmt_f32(v);
+    }
+    let decimals = (2 - v.log10().floor() as i32).clamp(0, 12);
+    let scale = 10f64.powi(decimals);
+    let x = v as f64 * scale;
+    format!("{:.*}", decimals as usize, if up { x.ceil() } else { x.round() } / scale)
 }
 
 /// A volume flow, m^3/s: finite, >= 0 and at most [`sources::max_rate`] at `dx`.
@@ -485,7 +497,7 @@ mod tests {
         // The message gives the speed that would carry the rate; at that speed the emitter is taken.
         let packed = Emitter { radius: 0.15, velocity: [0.0, -2.06, 0.0], rate: 1.0, ..fountain() };
         let e = check_emitter(0, &packed, &domain, 0.05).unwrap_err().to_string();
-        assert!(e.contains("raise the speed to 14.28"), "{e}");
+        assert!(e.contains("raise the speed to 14.3 m/s"), "{e}");
         check_emitter(0, &Emitter { velocity: [0.0, -14.3, 0.0], ..packed }, &domain, 0.05).expect("fast enough");
     }
 
