@@ -36,15 +36,7 @@ impl Heightfield {
 
     /// Bilinear height at world (x, z); outside the grid the edge value continues.
     pub fn height_at(&self, x: f32, z: f32) -> f32 {
-        let g = ((Vec2::new(x, z) - self.origin) / self.spacing())
-            .clamp(Vec2::ZERO, Vec2::new((self.nx - 1) as f32, (self.nz - 1) as f32));
-        let i = g.floor();
-        let f = g - i;
-        let (ix, iz) = (i.x as u32, i.y as u32);
-        let h00 = self.at(ix, iz);
-        let h10 = self.at(ix + 1, iz);
-        let h01 = self.at(ix, iz + 1);
-        let h11 = self.at(ix + 1, iz + 1);
+        let (f, [h00, h10, h01, h11]) = self.cell_at(x, z, false);
         let a = h00 + (h10 - h00) * f.x;
         let b = h01 + (h11 - h01) * f.x;
         a + (b - a) * f.y
@@ -54,20 +46,24 @@ impl Heightfield {
     /// simulation's terrain plane takes them (`terrain_height_grad` in shaders/sim/common.wgsl; outside the
     /// grid the edge cell continues).
     pub fn height_and_slope_at(&self, x: f32, z: f32) -> (f32, Vec2) {
-        let top = Vec2::new((self.nx - 1) as f32, (self.nz - 1) as f32);
-        let g = ((Vec2::new(x, z) - self.origin) / self.spacing()).clamp(Vec2::ZERO, top);
-        let i = g.floor().min(top - 1.0);
-        let f = g - i;
-        let (ix, iz) = (i.x as u32, i.y as u32);
-        let h00 = self.at(ix, iz);
-        let h10 = self.at(ix + 1, iz);
-        let h01 = self.at(ix, iz + 1);
-        let h11 = self.at(ix + 1, iz + 1);
+        let (f, [h00, h10, h01, h11]) = self.cell_at(x, z, true);
         let a = h00 + (h10 - h00) * f.x;
         let b = h01 + (h11 - h01) * f.x;
         let spacing = self.spacing();
         let hx = ((h10 - h00) + ((h11 - h01) - (h10 - h00)) * f.y) / spacing.x;
         (a + (b - a) * f.y, Vec2::new(hx, (b - a) / spacing.y))
+    }
+
+    /// The grid cell under world (x, z), clamped to the grid: the point's fraction across it and its corner
+    /// heights (h00, h10, h01, h11), metres. On the grid's far edges the cell is the one past the last
+    /// sample (fraction 0) unless `last_cell`, which keeps the last cell (fraction 1) for its slope.
+    fn cell_at(&self, x: f32, z: f32, last_cell: bool) -> (Vec2, [f32; 4]) {
+        let top = Vec2::new((self.nx - 1) as f32, (self.nz - 1) as f32);
+        let g = ((Vec2::new(x, z) - self.origin) / self.spacing()).clamp(Vec2::ZERO, top);
+        let i = if last_cell { g.floor().min(top - 1.0) } else { g.floor() };
+        let f = g - i;
+        let (ix, iz) = (i.x as u32, i.y as u32);
+        (f, [self.at(ix, iz), self.at(ix + 1, iz), self.at(ix, iz + 1), self.at(ix + 1, iz + 1)])
     }
 
     /// Lowest and highest sample, metres.

@@ -52,17 +52,16 @@ fn check_frame_times(r: &ConfigResult) {
     assert!(span >= largest * (1.0 - 1e-9), "GPU span {span} ms shorter than the pass {label} ({largest} ms)");
 }
 
-#[test]
-fn tiny_sweep_writes_csv_markdown_and_plot() {
-    let ctx = common::gpu();
-    let scene = Scene::builtin("valley").expect("built-in valley");
-    let plan = Plan {
-        targets: Some(vec![500, 1000]),
+/// A plan for lavapipe: 800 particles, workgroup 64, 2 frames after 1 of warm-up, a 64 x 48 target and
+/// every option at its default.
+fn tiny_plan() -> Plan {
+    Plan {
+        targets: Some(vec![800]),
         sweep: false,
         max_particles: 1 << 24,
-        workgroup_sizes: vec![64, 128],
-        frames: 3,
-        warmup: 2,
+        workgroup_sizes: vec![64],
+        frames: 2,
+        warmup: 1,
         seconds: None,
         size: (64, 48),
         cell_split: 1,
@@ -73,7 +72,15 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
         no_water_shadow: false,
         no_subgroups: false,
         depth_filter: Default::default(),
-    };
+    }
+}
+
+#[test]
+fn tiny_sweep_writes_csv_markdown_and_plot() {
+    let ctx = common::gpu();
+    let scene = Scene::builtin("valley").expect("built-in valley");
+    let plan =
+        Plan { targets: Some(vec![500, 1000]), workgroup_sizes: vec![64, 128], frames: 3, warmup: 2, ..tiny_plan() };
     let report = bench::run_plan(&ctx, &scene, &plan).expect("benchmark runs");
     assert!(report.failures.is_empty(), "configurations failed: {:?}", report.failures);
     assert_eq!(report.results.len(), 4, "2 counts x 2 workgroup sizes");
@@ -230,24 +237,7 @@ fn bad_input_is_an_error() {
 fn experiment_options_run() {
     let ctx = common::gpu();
     let scene = Scene::builtin("valley").expect("built-in valley");
-    let base = Plan {
-        targets: Some(vec![800]),
-        sweep: false,
-        max_particles: 1 << 24,
-        workgroup_sizes: vec![64],
-        frames: 2,
-        warmup: 1,
-        seconds: None,
-        size: (64, 48),
-        cell_split: 1,
-        cells_per_particle: 1.0,
-        submit_per_step: false,
-        splats: SplatMethod::Compute,
-        redraw_background: false,
-        no_water_shadow: false,
-        no_subgroups: false,
-        depth_filter: Default::default(),
-    };
+    let base = Plan { targets: Some(vec![800]), ..tiny_plan() };
     let small = Plan {
         cell_split: 2,
         cells_per_particle: 0.25,
@@ -354,24 +344,7 @@ fn a_target_at_the_limit_builds_within_it() {
 fn seconds_times_frames_until_that_simulated_time_and_gives_the_realtime_factor() {
     let ctx = common::gpu();
     let scene = Scene::builtin("valley").expect("built-in valley");
-    let plan = Plan {
-        targets: Some(vec![500]),
-        sweep: false,
-        max_particles: 1 << 24,
-        workgroup_sizes: vec![64],
-        frames: 1000,
-        warmup: 0,
-        seconds: Some(0.1),
-        size: (64, 48),
-        cell_split: 1,
-        cells_per_particle: 1.0,
-        submit_per_step: false,
-        splats: SplatMethod::Compute,
-        redraw_background: false,
-        no_water_shadow: false,
-        no_subgroups: false,
-        depth_filter: Default::default(),
-    };
+    let plan = Plan { targets: Some(vec![500]), frames: 1000, warmup: 0, seconds: Some(0.1), ..tiny_plan() };
     let report = waterview::bench::run_plan(&ctx, &scene, &plan).expect("the bench runs");
     let r = &report.results[0];
     println!("{} s simulated in {} s wall: {}", r.sim_seconds, r.wall_seconds, r.realtime_factor());
