@@ -363,21 +363,7 @@ fn window_reports_a_hostile_mesh_and_keeps_the_current_scene() {
     require_xvfb_run();
     let dir = scratch("hostile-mesh");
     let small = small_scene(&dir);
-    std::fs::write(dir.join("strided.gltf"), common::cube_gltf(Some(4), 1, 0)).expect("write mesh");
-    let bad = dir.join("bad.ron");
-    std::fs::write(
-        &bad,
-        r#"(
-    name: "Strided",
-    domain: (min: (0.0, 0.0, 0.0), max: (2.0, 1.0, 1.0)),
-    fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.5, 0.5, 1.0))],
-    obstacles: [(mesh: "strided.gltf", position: (1.2, 0.0, 0.3), scale: 0.4)],
-    camera: (target: (1.0, 0.3, 0.5), distance: 3.0, yaw_deg: 0.0, pitch_deg: 25.0),
-    solver: (dx: 0.025),
-)
-"#,
-    )
-    .expect("write scene");
+    let bad = strided_mesh_scene(&dir, 4);
     let bad_path = bad.display().to_string();
     let text = run_app(&dir, &["--scene".as_ref(), small.as_os_str()], &[("WATERVIEW_TEST_LOAD_SCENE", &bad_path)]);
     let banner = text
@@ -399,7 +385,22 @@ fn window_reports_a_hostile_mesh_and_keeps_the_current_scene() {
 fn window_starts_on_a_hostile_mesh_scene_and_says_why() {
     require_xvfb_run();
     let dir = scratch("hostile-mesh-start");
-    std::fs::write(dir.join("strided.gltf"), common::cube_gltf(Some(8), 1, 0)).expect("write mesh");
+    let scene = strided_mesh_scene(&dir, 8);
+    let out = dir.join("start.mp4");
+    let text = run_app(&dir, &record_args(&scene, &out, "0.5", "10"), &[]);
+    let banner = text
+        .lines()
+        .find(|l| l.contains(" ERROR ") && l.contains("strided.gltf"))
+        .unwrap_or_else(|| panic!("no error naming the mesh; the app's log:\n{text}"));
+    assert!(banner.contains("byteStride 8, shorter than its 12-byte elements"), "{banner}");
+    assert!(out.exists(), "the window did not go on to record; the app's log:\n{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Writes `dir`/bad.ron, a scene whose obstacle `strided.gltf` (also written) gives its POSITION
+/// accessor a byte stride of `stride` (shorter than a vertex: gltf 1.4.1's reader asserted on it).
+fn strided_mesh_scene(dir: &Path, stride: u32) -> std::path::PathBuf {
+    std::fs::write(dir.join("strided.gltf"), common::cube_gltf(Some(stride), 1, 0)).expect("write mesh");
     let scene = dir.join("bad.ron");
     std::fs::write(
         &scene,
@@ -414,15 +415,7 @@ fn window_starts_on_a_hostile_mesh_scene_and_says_why() {
 "#,
     )
     .expect("write scene");
-    let out = dir.join("start.mp4");
-    let text = run_app(&dir, &record_args(&scene, &out, "0.5", "10"), &[]);
-    let banner = text
-        .lines()
-        .find(|l| l.contains(" ERROR ") && l.contains("strided.gltf"))
-        .unwrap_or_else(|| panic!("no error naming the mesh; the app's log:\n{text}"));
-    assert!(banner.contains("byteStride 8, shorter than its 12-byte elements"), "{banner}");
-    assert!(out.exists(), "the window did not go on to record; the app's log:\n{text}");
-    let _ = std::fs::remove_dir_all(&dir);
+    scene
 }
 
 /// Runs the window on the small scene in `dir`, loading a scene of 256 000 particles at frame 5
