@@ -6,19 +6,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::scratch;
-
-/// Runs `waterview ARGS` in `dir`; returns its output and how long it took.
-fn waterview(dir: &Path, args: &[&str]) -> (Output, Duration) {
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_waterview"))
-        .args(args)
-        .current_dir(dir)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run waterview");
-    (out, started.elapsed())
-}
+use common::{scratch, waterview};
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

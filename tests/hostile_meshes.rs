@@ -3,24 +3,11 @@
 //! 101) and a mesh of a million vertices instanced by many nodes (each node visit appended all its
 //! positions: `run` grew past 8 GB). Each is refused with exit status 1 and a message naming the mesh
 //! file, in `run`, in `run --gpus 2` and in `run --resume` of a checkpoint whose scene names the mesh.
-use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 mod common;
-use common::{cube_gltf, scratch};
-
-/// Runs `waterview ARGS` in `dir`; returns its output and how long it took.
-fn waterview(dir: &Path, args: &[&str]) -> (Output, Duration) {
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_waterview"))
-        .args(args)
-        .current_dir(dir)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run waterview");
-    (out, started.elapsed())
-}
+use common::{cube_gltf, scratch, waterview};
 
 /// A 2 m box of water with the cube `mesh` as an obstacle, dx = 0.1 m (a few hundred particles).
 fn scene(mesh: &str) -> String {

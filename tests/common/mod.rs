@@ -310,3 +310,15 @@ pub fn cube_gltf(stride: Option<u32>, nodes: usize, extra: usize) -> String {
         base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &buffer),
     )
 }
+
+/// Runs `waterview ARGS` in `dir` (RUST_LOG=warn); returns its output and how long it took.
+pub fn waterview(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_waterview"))
+        .args(args)
+        .current_dir(dir)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run waterview");
+    (out, started.elapsed())
+}
