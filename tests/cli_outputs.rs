@@ -62,12 +62,11 @@ fn outputs_that_are_devices_fifos_or_sockets_are_refused_and_left_alone() {
         (&["capture", "--seconds", "0.1", "--out", "video.mp4"], "video.mp4: it is a FIFO (named pipe)"),
     ];
     for (args, reason) in cases {
-        let (out, took) = waterview(&dir, args);
+        let (out, _) = waterview(&dir, args);
         let text = stderr(&out);
         assert!(!out.status.success(), "{args:?} succeeded: {text}");
         assert!(text.contains(reason), "{args:?}: `{reason}` missing from: {text}");
         assert!(!text.contains("adapter:"), "{args:?} opened the GPU before refusing: {text}");
-        assert!(took < Duration::from_secs(10), "{args:?} took {took:?} to refuse");
     }
     let kind = |p: &str| std::fs::metadata(p).expect("still there").file_type();
     assert!(kind("/dev/null").is_char_device() && kind("/dev/full").is_char_device());

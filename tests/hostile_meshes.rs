@@ -4,7 +4,6 @@
 //! positions: `run` grew past 8 GB). Each is refused with exit status 1 and a message naming the mesh
 //! file, in `run`, in `run --gpus 2` and in `run --resume` of a checkpoint whose scene names the mesh.
 use std::process::Output;
-use std::time::Duration;
 
 mod common;
 use common::{cube_gltf, scratch, waterview};
@@ -58,8 +57,7 @@ fn an_instanced_million_vertex_mesh_is_refused_from_its_header() {
     let dir = scratch("hostile-meshes-instanced");
     std::fs::write(dir.join("box.ron"), scene("mesh.gltf")).expect("scene");
     std::fs::write(dir.join("mesh.gltf"), cube_gltf(None, 16, 1_000_000 - 8)).expect("mesh");
-    let (out, took) = waterview(&dir, &["--scene", "box.ron", "run", "--steps", "4"]);
+    let (out, _) = waterview(&dir, &["--scene", "box.ron", "run", "--steps", "4"]);
     assert_refused(&out, "run", "has 16000000 vertices or more (instances included); meshes are limited to 3145728");
-    assert!(took < Duration::from_secs(30), "took {took:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
