@@ -201,6 +201,7 @@ fn twins() -> Vec<Twin> {
     use render::foam::FoamUniform;
     use render::frame::CameraUniform;
     use render::ghosts::GhostUniform;
+    use render::heightfield::TerrainUniform;
     use render::narrow_range::NarrowRangeUniform;
     use render::obstacle_shadow::ObstacleShadowUniform;
     use render::obstacles::{ObstacleCorner, ObstacleStyle};
@@ -208,7 +209,6 @@ fn twins() -> Vec<Twin> {
     use render::sky::SkyGenUniform;
     use render::splat::SplatUniform;
     use render::tank::TankUniform;
-    use render::terrain::TerrainUniform;
     use render::terrain_ao::{AoLevel, AoUniform};
     use render::water_shadow::{WaterLightUniform, WaterShadowUniform};
     use render::wave_maker::PaddleUniform;

@@ -1,7 +1,7 @@
 // The terrain's heightfield as the render passes read it (terrain.wgsl, terrain_shadow.wgsl): grid
 // uniform and f32 heights in bind group 1, point and bilinear height lookups, and the soft shadow
 // toward the sun.
-// Rust twin: TerrainUniform in src/render/terrain.rs (64 bytes).
+// Rust twin: TerrainUniform in src/render/heightfield.rs (64 bytes).
 struct Terrain {
     origin: vec2<f32>,
     spacing: vec2<f32>,

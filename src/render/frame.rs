@@ -60,6 +60,11 @@ pub struct CameraUniform {
 }
 const _: () = assert!(size_of::<CameraUniform>() == 304);
 
+/// Bytes of the obstacles' sun-shadow uniform, binding 1 of bind group 0 (`ObstacleShadowUniform` of
+/// [`super::obstacle_shadow`], which asserts it; named here by size, so that this module, which every
+/// pass imports, imports no pass).
+pub const OBSTACLE_SHADOW_BYTES: usize = 80;
+
 /// Layout of bind group 0: the frame's [`CameraUniform`] (vertex, fragment and compute stages) and the
 /// obstacles' sun shadow (fragment: its uniform, map and comparison sampler, read by
 /// `shaders/common/obstacle_shadow.wgsl`; [`super::obstacle_shadow`]). Every pass builds its pipeline
@@ -71,7 +76,7 @@ pub fn frame_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
         label: Some("frame bind group layout"),
         entries: &[
             gpu::uniform_entry::<CameraUniform>(0, stages),
-            gpu::uniform_entry::<super::obstacle_shadow::ObstacleShadowUniform>(1, fs),
+            gpu::uniform_entry::<[u8; OBSTACLE_SHADOW_BYTES]>(1, fs),
             depth_texture_entry(2, fs),
             wgpu::BindGroupLayoutEntry {
                 binding: 3,
@@ -83,13 +88,14 @@ pub fn frame_bind_group_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
     })
 }
 
-/// Bind group 0 over `camera` (a [`CameraUniform`] buffer) and `shadow`'s uniform, map and sampler.
+/// Bind group 0 over `camera` (a [`CameraUniform`] buffer) and the obstacles' sun shadow: its uniform,
+/// depth map and comparison sampler (`ObstacleShadowPass::frame_resources`).
 pub fn frame_bind_group(
     device: &wgpu::Device,
     camera: &wgpu::Buffer,
-    shadow: &super::obstacle_shadow::ObstacleShadowPass,
+    shadow: (&wgpu::Buffer, &wgpu::TextureView, &wgpu::Sampler),
 ) -> wgpu::BindGroup {
-    let (uniform, map, sampler) = shadow.frame_resources();
+    let (uniform, map, sampler) = shadow;
     device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("frame bind group"),
         layout: &frame_bind_group_layout(device),

@@ -55,6 +55,7 @@ pub mod fluid_tiles;
 pub mod foam;
 pub mod frame;
 pub mod ghosts;
+pub mod heightfield;
 pub mod layers;
 pub mod narrow_range;
 pub mod obstacle_shadow;
@@ -163,7 +164,7 @@ impl Renderer {
             bytemuck::bytes_of(&OrbitCamera::default().uniform((1, 1), glam::Vec3::Y, 1.0, 0.0)),
         );
         let obstacle_shadow = ObstacleShadowPass::new(ctx);
-        let frame_bind_group = frame::frame_bind_group(&ctx.device, &camera_buffer, &obstacle_shadow);
+        let frame_bind_group = frame::frame_bind_group(&ctx.device, &camera_buffer, obstacle_shadow.frame_resources());
         let mut terrain_pass = TerrainPass::new(ctx, color_format);
         terrain_pass.set_heightfield(ctx, terrain);
         let obstacles = ObstaclesPass::new(ctx, color_format, terrain_pass.heightfield());

@@ -35,6 +35,8 @@ pub struct ObstacleShadowUniform {
     pub _pad: f32,
 }
 
+const _: () = assert!(size_of::<ObstacleShadowUniform>() == super::frame::OBSTACLE_SHADOW_BYTES);
+
 impl ObstacleShadowUniform {
     /// Nothing casts a shadow.
     pub const NONE: Self =

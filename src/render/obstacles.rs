@@ -14,11 +14,11 @@
 //!
 //! Bind groups: 0 the frame, 1 the heightfield's uniform and heights ([`super::TerrainPass::heightfield`],
 //! bindings 0 and 1 as the terrain's), the style and the corners, 2 the water's light (the water-shadow
-//! draw only), 3 the terrain's sky cubemap ([`super::terrain::sky_layout`]).
+//! draw only), 3 the terrain's sky cubemap ([`super::heightfield::sky_layout`]).
 
 use super::frame;
+use super::heightfield::HeightfieldBuffers;
 use super::pass::{Frame, Pass};
-use super::terrain::HeightfieldBuffers;
 use crate::gpu::{self, GpuContext};
 use glam::Vec3;
 
@@ -125,14 +125,14 @@ impl ObstaclesPass {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("obstacles bind group layout"),
             entries: &[
-                gpu::uniform_entry::<super::terrain::TerrainUniform>(0, fs),
+                gpu::uniform_entry::<super::heightfield::TerrainUniform>(0, fs),
                 gpu::storage_entry::<f32>(1, true, fs),
                 gpu::uniform_entry::<ObstacleStyle>(2, vis),
                 gpu::storage_entry::<ObstacleCorner>(3, true, wgpu::ShaderStages::VERTEX),
             ],
         });
         let frame_layout = frame::frame_bind_group_layout(device);
-        let sky_layout = super::terrain::sky_layout(device);
+        let sky_layout = super::heightfield::sky_layout(device);
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("obstacles pipeline layout"),
             bind_group_layouts: &[Some(&frame_layout), Some(&layout), None, Some(&sky_layout)],

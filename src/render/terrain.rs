@@ -16,71 +16,12 @@
 //! The "terrain" pass clears the frame's colour and depth and draws the mesh into them.
 
 use super::frame;
+use super::heightfield::{sky_layout, HeightfieldBuffers, TerrainUniform};
 use super::pass::{Frame, Pass};
 use super::terrain_ao::{AoData, AoMethod, TerrainAo};
 use super::wetness::{WetInput, WetnessUpdate, DRY_SECONDS};
 use crate::gpu::{self, GpuContext};
 use crate::terrain::Heightfield;
-
-/// Steps of the shadow ray march toward the sun per height sample.
-const SHADOW_STEPS: u32 = 40;
-
-/// Grid description and shading constants of the terrain, bind group 1 binding 0.
-/// WGSL twin: `Terrain` in `shaders/render/terrain.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct TerrainUniform {
-    /// World (x, z) of sample (0, 0), metres.
-    pub origin: [f32; 2],
-    /// Sample spacing along (x, z), metres.
-    pub spacing: [f32; 2],
-    /// Samples along x and z.
-    pub nx: u32,
-    pub nz: u32,
-    /// Lowest and highest height, metres.
-    pub h_min: f32,
-    pub h_max: f32,
-    /// Fog extinction, 1/m.
-    pub fog_density: f32,
-    /// Shadow ray-march steps.
-    pub shadow_steps: u32,
-    /// Radiance multiplier of the sky cubemap the fog fades toward ([`super::SkyPass::exposure`]).
-    pub sky_exposure: f32,
-    pub _pad: u32,
-    /// Unit vector toward the sun the shadows are computed for.
-    pub sun_dir: [f32; 3],
-    pub _pad2: f32,
-}
-const _: () = assert!(size_of::<TerrainUniform>() == 64);
-
-impl TerrainUniform {
-    /// Grid and shading constants for `hf`; fog thins with the terrain's size (about 6% at one
-    /// terrain extent away).
-    pub fn from_heightfield(hf: &Heightfield) -> Self {
-        let spacing = hf.spacing();
-        let (h_min, h_max) = hf.range();
-        let size = hf.extent.x.max(hf.extent.y).max(h_max - h_min).max(1e-3);
-        Self {
-            origin: hf.origin.to_array(),
-            spacing: spacing.to_array(),
-            nx: hf.nx,
-            nz: hf.nz,
-            h_min,
-            h_max,
-            fog_density: 0.06 / size,
-            shadow_steps: SHADOW_STEPS,
-            sky_exposure: 1.0,
-            _pad: 0,
-            sun_dir: [0.0, 1.0, 0.0],
-            _pad2: 0.0,
-        }
-    }
-}
-
-/// A heightfield's buffers as the things standing on it read them (bind group 1 bindings 0 and 1, as
-/// `shaders/render/heightfield.wgsl` declares them): the grid uniform ([`TerrainUniform`]) and the heights
-/// (f32, metres).
-pub type HeightfieldBuffers<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer);
 
 /// The terrain pass: pipelines, and the heights, grid uniform and shadow factors of the current heightfield.
 pub struct TerrainPass {
@@ -399,16 +340,6 @@ impl Pass for TerrainPass {
             pass.draw(0..2 * nx, 0..nz - 1);
         }
     }
-}
-
-/// Layout of bind group 3 of the terrain's pipelines (and the obstacles'): the sky cubemap the distance
-/// fog fades toward and its filtering sampler (`shaders/render/surface_light.wgsl`).
-pub fn sky_layout(device: &wgpu::Device) -> wgpu::BindGroupLayout {
-    let fs = wgpu::ShaderStages::FRAGMENT;
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("terrain sky bind group layout"),
-        entries: &[frame::texture_entry(0, fs, true, wgpu::TextureViewDimension::Cube), frame::sampler_entry(1, fs)],
-    })
 }
 
 fn upload(

@@ -123,7 +123,7 @@ impl TerrainAo {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("terrain ao bind group layout"),
             entries: &[
-                gpu::uniform_entry::<super::terrain::TerrainUniform>(0, cs),
+                gpu::uniform_entry::<super::heightfield::TerrainUniform>(0, cs),
                 gpu::storage_entry::<f32>(1, true, cs),
                 gpu::uniform_entry::<AoUniform>(2, cs),
                 gpu::storage_entry::<f32>(3, false, cs),
@@ -242,7 +242,7 @@ pub fn bake_blocking(
     repeats: u32,
 ) -> Result<(Vec<f32>, f64), gpu::DispatchError> {
     let device = &ctx.device;
-    let uniform = super::terrain::TerrainUniform::from_heightfield(hf);
+    let uniform = super::heightfield::TerrainUniform::from_heightfield(hf);
     let terrain = gpu::uniform_buffer_init(device, "terrain uniform", bytemuck::bytes_of(&uniform));
     let heights = gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
     let ao = TerrainAo::new(device);

@@ -81,7 +81,7 @@ impl WetnessUpdate {
             label: Some("terrain wetness bind group layout"),
             entries: &[
                 [
-                    gpu::uniform_entry::<super::terrain::TerrainUniform>(0, cs),
+                    gpu::uniform_entry::<super::heightfield::TerrainUniform>(0, cs),
                     gpu::storage_entry::<f32>(1, true, cs),
                     gpu::uniform_entry::<WetnessUniform>(2, cs),
                     gpu::storage_entry::<f32>(3, false, cs),

@@ -81,7 +81,7 @@ pub fn default_camera(size: (u32, u32)) -> CameraUniform {
 pub fn record_frame(ctx: &GpuContext, target: &Offscreen, camera: &CameraUniform, record: impl FnOnce(&mut Frame<'_>)) {
     let buffer = waterview::gpu::uniform_buffer_init(&ctx.device, "test camera", bytemuck::bytes_of(camera));
     let shadow = waterview::render::ObstacleShadowPass::new(ctx);
-    let group = waterview::render::frame::frame_bind_group(&ctx.device, &buffer, &shadow);
+    let group = waterview::render::frame::frame_bind_group(&ctx.device, &buffer, shadow.frame_resources());
     let profiler = Profiler::new(&ctx.device);
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
     let mut frame = Frame {
