@@ -4,8 +4,8 @@
 //! the same signed distance field); its density (kg/m^3, 1 ..= 1e5 as the water's rho0) gives its mass
 //! and inertia ([`crate::sim::bodies`]). Errors name the scene file, the body (1-based), its mesh file and the field.
 
+use super::invalid::InvalidValue;
 use super::obstacles::{check_placement, ObstacleDesc};
-use super::validate::InvalidValue;
 use super::{Scene, SceneError};
 use crate::sim::bodies::Body;
 use crate::sim::obstacles::MAX_OBSTACLES;

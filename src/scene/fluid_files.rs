@@ -17,8 +17,8 @@
 //! are kept on the building thread until the last file has been checked against them.
 
 use super::coincident::Cells;
+use super::invalid::tuple;
 use super::lattice::{self, Lattice};
-use super::validate::tuple;
 use super::{FluidFile, Scene, SceneError};
 use crate::particle_io::ParticleFileError;
 use crate::sim::obstacles::Obstacle;

@@ -19,6 +19,7 @@ mod dropped;
 mod faces;
 mod fluid_files;
 mod heightmap;
+mod invalid;
 pub mod lattice;
 mod obstacles;
 mod validate;

@@ -7,7 +7,7 @@
 //! Errors name the scene file, the obstacle (1-based, as in the Scene panel), its mesh file and the
 //! field.
 
-use super::validate::{tuple, InvalidValue};
+use super::invalid::{tuple, InvalidValue};
 use super::{Scene, SceneError};
 use crate::sim::obstacles::{Obstacle, MAX_OBSTACLES, MAX_TOTAL_SAMPLES};
 use crate::sim::params::fmt_f32;

@@ -7,47 +7,15 @@
 //! origin the domain may lie (f32 positions). An error names the item ("emitter 2", 1-based as in the
 //! Scene panel), the field and its value as written (f32 in its shortest round-trip form).
 
+pub use super::invalid::{tuple, InvalidValue};
 use super::{Aabb, Emitter, Scene, SceneError, Sink};
 use crate::sim::params::{fmt_f32, MAX_SPEED, MAX_SPEED_RANGE};
 use crate::sim::sources::{self, MAX_LAYER_POINTS, MAX_POOL, MAX_SOURCES};
 use glam::Vec3;
-use thiserror::Error;
 
 /// How far from the origin a domain may reach, in particle spacings: f32 positions there still resolve
 /// dx / 128 (2^16 dx: an f32 of magnitude below 2^16 dx has a spacing of at most 2^-7 dx).
 pub const MAX_DOMAIN_REACH_DX: f32 = 65_536.0;
-
-/// A value of a scene out of its range: the item it belongs to ("emitter 1", "domain"), the field, the
-/// value as written and what was expected. Printed as ``emitter 1: `rate` = inf must be finite``.
-#[derive(Clone, Debug, Error, PartialEq)]
-#[error("{item}: `{field}` = {value} {problem}")]
-pub struct InvalidValue {
-    /// "domain", "fluid block 2", "emitter 1", "sink 3", "terrain", "camera", "emitters", ...
-    pub item: String,
-    /// The field's name in the scene file ("center", "radius", "velocity", ...).
-    pub field: &'static str,
-    /// The value: a number, or a vector written as a RON tuple ("(1, NaN, 0.5)").
-    pub value: String,
-    /// What is wrong, with the range expected ("must be > 0 m").
-    pub problem: String,
-}
-
-impl InvalidValue {
-    pub(super) fn new(
-        item: impl Into<String>,
-        field: &'static str,
-        value: impl ToString,
-        problem: impl Into<String>,
-    ) -> Self {
-        Self { item: item.into(), field, value: value.to_string(), problem: problem.into() }
-    }
-}
-
-/// A vector as a RON tuple with each f32 in its shortest round-trip form ([`fmt_f32`]): `(1, 0.025, NaN)`.
-pub fn tuple(v: &[f32]) -> String {
-    let parts: Vec<String> = v.iter().map(|&x| fmt_f32(x)).collect();
-    format!("({})", parts.join(", "))
-}
 
 /// `Err` naming `item` and `field` when a component of `v` is not finite.
 fn finite(item: &str, field: &'static str, v: &[f32]) -> Result<(), InvalidValue> {

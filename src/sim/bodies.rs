@@ -28,7 +28,6 @@
 
 use super::obstacles::{Obstacle, ObstacleGpu, ObstacleList, MAX_OBSTACLES};
 use super::params::SimParams;
-use crate::scene::Aabb;
 use crate::terrain::Heightfield;
 use glam::{Quat, Vec3};
 use rapier3d::prelude as rp;
@@ -228,14 +227,15 @@ fn gq(r: &rp::Rotation) -> Quat {
 
 impl Bodies {
     /// The rapier world of `bodies` (dynamic; mass and inertia from each mesh's convex hull and its
-    /// density) among fixed colliders: the domain's side walls and ceiling (boxes outside `domain`), the
+    /// density) among fixed colliders: the domain's side walls and ceiling (boxes outside `domain`, its
+    /// (min, max) corners, metres), the
     /// `terrain` as a heightfield (the floor) and the `statics` as triangle meshes; the water's gravity,
     /// rest density and the particles a submerged body's shell holds (its mesh's area times the support
     /// radius 2h over dx^3) from `water`. `entries` are the bodies' GPU entries as built (after the
     /// `first` static obstacles).
     /// Errors: a body's mesh without a convex hull, a static mesh rapier refuses.
     pub fn new(
-        domain: &Aabb,
+        domain: (Vec3, Vec3),
         terrain: &Heightfield,
         statics: &[Obstacle],
         bodies: &[Body],
@@ -250,7 +250,7 @@ impl Bodies {
             world.colliders.insert(c.build());
         };
         // Walls: boxes 1 m thick just outside the domain on the four sides and over the top.
-        let (lo, hi) = (Vec3::from(domain.min), Vec3::from(domain.max));
+        let (lo, hi) = domain;
         let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
         let t = 0.5;
         for (centre, size) in [

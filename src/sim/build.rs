@@ -55,6 +55,37 @@ pub fn bytes_per_particle(options: &SimOptions) -> f64 {
 const UPLOAD_BATCH: u64 = 8 * crate::scene::lattice::CHUNK_POINTS;
 
 impl Simulation {
+    /// A simulation of the particles `start` (at least one) with room for `capacity` in all (the rest
+    /// parked), ids tracked ([`SimOptions::track_ids`]); no pool for emitters beyond that room, no
+    /// sources. `params.dx` must be the spacing the particles were built with; `boundary` is the terrain
+    /// and the static obstacles (every rank holds them all).
+    /// `options.track_ids` is set here.
+    /// Errors: as [`Simulation::new_with`]; [`SimError::NoParticles`] when `start` is empty,
+    /// [`SimError::TooManyParticles`] when `capacity` is less than `start` holds.
+    pub fn for_rank(
+        ctx: &GpuContext,
+        domain: &Aabb,
+        boundary: (&Heightfield, &[super::obstacles::Obstacle]),
+        params: &SimParams,
+        options: SimOptions,
+        capacity: u32,
+        start: &RankParticles,
+    ) -> Result<Self, SimError> {
+        if start.is_empty() {
+            return Err(SimError::NoParticles);
+        }
+        let n = start.len() as u64;
+        if n > capacity as u64 {
+            let why = "the rank's capacity";
+            return Err(SimError::TooManyParticles { count: n, max: capacity as u64, why });
+        }
+        let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, track_ids: true, ..options };
+        let mut sim =
+            Self::from_initial(ctx, domain, (boundary.0, boundary.1, &[]), params, options, Source::Particles(start))?;
+        sim.write_rank_particles(ctx, start)?;
+        Ok(sim)
+    }
+
     /// The most particles (the pool included) a simulation holds on `ctx`: its per-particle arrays,
     /// one `vec4<f32>` each at most, are split over up to [`gpu::split::MAX_CHUNKS`] storage bindings of
     /// [`gpu::split::per_binding`] particles each (4 x 134 M = 536 M on NVIDIA's Vulkan), as many as the
@@ -241,7 +272,14 @@ impl Simulation {
             let head: obstacles::ObstacleList =
                 bytemuck::pod_read_unaligned(&obstacle_bytes[..std::mem::size_of::<obstacles::ObstacleList>()]);
             let entries = &head.list[first_body..(first_body + body_list.len()).min(obstacles::MAX_OBSTACLES)];
-            let b = bodies::Bodies::new(domain, &terrain, obstacle_list, body_list, params, entries)?;
+            let b = bodies::Bodies::new(
+                (domain.min.into(), domain.max.into()),
+                &terrain,
+                obstacle_list,
+                body_list,
+                params,
+                entries,
+            )?;
             b.write_into(&mut obstacle_bytes);
             Some(b)
         };

@@ -7,8 +7,6 @@
 //! writes and blocking reads with the ids. A simulation without ids (every single-GPU one, the default
 //! [`SimOptions::track_ids`] = false) records exactly what it did before.
 
-use super::build::Source;
-use super::obstacles::Obstacle;
 use super::*;
 
 /// Whether the ids of `pos` are in the buffer's first half (as written) or second (sorted by a step).
@@ -56,37 +54,6 @@ impl RankParticles {
 }
 
 impl Simulation {
-    /// A simulation of the particles `start` (at least one) with room for `capacity` in all (the rest
-    /// parked), ids tracked ([`SimOptions::track_ids`]); no pool for emitters beyond that room, no
-    /// sources. `params.dx` must be the spacing the particles were built with; `boundary` is the terrain
-    /// and the static obstacles (every rank holds them all).
-    /// `options.track_ids` is set here.
-    /// Errors: as [`Simulation::new_with`]; [`SimError::NoParticles`] when `start` is empty,
-    /// [`SimError::TooManyParticles`] when `capacity` is less than `start` holds.
-    pub fn for_rank(
-        ctx: &GpuContext,
-        domain: &Aabb,
-        boundary: (&Heightfield, &[Obstacle]),
-        params: &SimParams,
-        options: SimOptions,
-        capacity: u32,
-        start: &RankParticles,
-    ) -> Result<Self, SimError> {
-        if start.is_empty() {
-            return Err(SimError::NoParticles);
-        }
-        let n = start.len() as u64;
-        if n > capacity as u64 {
-            let why = "the rank's capacity";
-            return Err(SimError::TooManyParticles { count: n, max: capacity as u64, why });
-        }
-        let options = SimOptions { pool: capacity - n as u32, diffuse_pool: 0.0, track_ids: true, ..options };
-        let mut sim =
-            Self::from_initial(ctx, domain, (boundary.0, boundary.1, &[]), params, options, Source::Particles(start))?;
-        sim.write_rank_particles(ctx, start)?;
-        Ok(sim)
-    }
-
     /// Puts `particles` into slots `0..len` and parks every other slot; the ids ride along when tracked.
     /// Errors: [`SimError::State`] when the arrays differ in length or exceed the capacity.
     pub fn write_rank_particles(&mut self, ctx: &GpuContext, particles: &RankParticles) -> Result<(), SimError> {

@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn a_body_falls_when_the_static_box_under_it_moves_away() {
         use crate::sim::bodies::{Bodies, Body};
-        let domain = crate::scene::Aabb { min: [0.0; 3], max: [2.0, 2.0, 2.0] };
+        let domain = (Vec3::ZERO, Vec3::splat(2.0));
         let floor = crate::terrain::Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::splat(2.0), 0.0);
         let cube = |size: f32| TriangleMesh::cuboid(Vec3::ZERO, Vec3::splat(size));
         let place = |mesh, at: Vec3| Obstacle::new("box".into(), mesh, Quat::IDENTITY, at, 0.05, 0.05).expect("a box");
@@ -304,7 +304,7 @@ mod tests {
         let entries = [ObstacleGpu::placed(&body.obstacle, 0)];
         let water = crate::sim::params::SimParams { gravity: [0.0, -9.81, 0.0], ..Default::default() };
         let mut bodies =
-            Bodies::new(&domain, &floor, std::slice::from_ref(&pedestal), &[body], &water, &entries).expect("bodies");
+            Bodies::new(domain, &floor, std::slice::from_ref(&pedestal), &[body], &water, &entries).expect("bodies");
         let sums = [0i32; 8];
         bodies.advance(0.5, &sums);
         let resting = bodies.state(0).position.y;
