@@ -108,9 +108,14 @@ fn kinetic(p: &RankParticles, mass: f32) -> f64 {
     p.vel.iter().map(|v| 0.5 * mass as f64 * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) as f64).sum()
 }
 
+/// Particles allowed beyond the position bound of [`compare`] (up to 100 times it): one whose rounding
+/// tipped a branch. 3 ranks against one at 5 steps: 0 particles beyond 1e-6 m in most runs, once one at
+/// 8.9e-6 m (lavapipe, 9 runs); the wrong split below moved 521 particles beyond it (2 ranks, up to 3.2e-5 m).
+const OUTLIERS: usize = 2;
+
 /// `ranks` ranks against one on `name`: exact count, mass and ids, positions in the domain, centroid
-/// within `centroid_tol` m, kinetic energy within `ke_tol` (relative), every particle within `pos_tol` m
-/// of its single-rank position.
+/// within `centroid_tol` m, kinetic energy within `ke_tol` (relative), every particle but [`OUTLIERS`]
+/// within `pos_tol` m of its single-rank position.
 /// At most `flips` steps may take other DFSPH iteration counts than the single rank (see
 /// `dfsph_ranks_converge_jointly_on_the_dam_break_and_the_valley`); the ranks always agree.
 fn compare(scene: &Scene, dx: f32, method: Method, steps: usize, tols: (f64, f64, f32), flips: usize) {
@@ -151,15 +156,20 @@ fn compare(scene: &Scene, dx: f32, method: Method, steps: usize, tols: (f64, f64
         let dc = (0..3).map(|a| (c1[a] - cn[a]).abs()).fold(0.0, f64::max);
         let (k1, kn) = (kinetic(&one.particles, one.mass), kinetic(&many.particles, many.mass));
         let dk = (k1 - kn).abs() / k1.max(1e-12);
-        let dp = reference
-            .iter()
-            .zip(&pos)
-            .map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f32::max))
-            .fold(0.0, f32::max);
-        println!("{what}: {n} particles, centroid off by {dc:e} m, kinetic energy {k1:e} J off by {dk:e}, largest position difference {dp:e} m");
+        let offsets: Vec<f32> =
+            reference.iter().zip(&pos).map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f32::max)).collect();
+        let dp = offsets.iter().copied().fold(0.0, f32::max);
+        let beyond = offsets.iter().filter(|d| **d > tols.2).count();
+        println!("{what}: {n} particles, centroid off by {dc:e} m, kinetic energy {k1:e} J off by {dk:e}, largest position difference {dp:e} m, {beyond} beyond {:e} m", tols.2);
         assert!(dc <= tols.0, "{what}: centroid {cn:?} vs {c1:?}");
         assert!(dk <= tols.1, "{what}: kinetic energy {kn} vs {k1}");
-        assert!(dp <= tols.2, "{what}: a particle is {dp} m from its single-rank position");
+        // A particle whose rounding tips a branch (a wall's projection, the collision distance) may land
+        // further off: at most OUTLIERS particles beyond the bound, none beyond 100 times it.
+        assert!(
+            beyond <= OUTLIERS && dp <= 100.0 * tols.2,
+            "{what}: {beyond} particles beyond {} m of their single-rank positions, the furthest {dp} m",
+            tols.2
+        );
     }
 }
 
@@ -227,7 +237,8 @@ fn dam_break_dfsph_on_2_and_3_ranks_matches_1() {
 /// rounding of its single-rank position. Each iteration's update of the owned particles next to a slab
 /// border waits for the ghosts' kappa / rho, the inner ones run while it travels (src/sim/ranked_step.rs);
 /// updating them all before it arrives (the inner region not shrunk by the support radius) put a particle
-/// 2.9e-6 m off by step 5 (measured on lavapipe; the right split: bitwise equal).
+/// 2.9e-6 m off by step 5 (measured on lavapipe; the right split: bitwise equal), and since the neighbour
+/// loops count each particle once, 521 particles beyond 1e-6 m and the energy 1.8e-5 off (2 ranks).
 #[test]
 fn dam_break_dfsph_on_2_and_3_ranks_matches_1_to_rounding() {
     FIXED_ITERATIONS.with(|f| f.set(Some((2, 4))));
