@@ -143,6 +143,13 @@ pub fn compare(now: &str, baseline: &str, tol: &Tolerances) -> Result<Vec<Check>
     Ok(checks)
 }
 
+/// The text of the baseline `path` (a bench.csv of at most 16 MiB, UTF-8), read through the bounded
+/// reader: before the run, so that a baseline that cannot be read is refused before the (long) benchmark.
+pub fn read_baseline(path: &Path) -> Result<String> {
+    let bytes = files::read(path, FileKind::BenchCsv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    String::from_utf8(bytes).with_context(|| format!("baseline {} is not UTF-8 text", path.display()))
+}
+
 /// The checks as a Markdown table, the worse ones marked.
 pub fn markdown(checks: &[Check]) -> String {
     let mut s =
@@ -163,13 +170,12 @@ pub fn markdown(checks: &[Check]) -> String {
     s
 }
 
-/// Compares the run in `out_dir/bench.csv` with the baseline file, writes `out_dir/gate.md`, prints the
-/// table and fails naming the figures that are worse. The baseline is read through [`crate::files`].
-pub fn gate(out_dir: &Path, baseline: &Path, tol: &Tolerances) -> Result<()> {
+/// Compares the run in `out_dir/bench.csv` with `base`, the text of the baseline file `baseline`
+/// ([`read_baseline`]), writes `out_dir/gate.md`, prints the table and fails naming the figures that are
+/// worse.
+pub fn gate(out_dir: &Path, baseline: &Path, base: &str, tol: &Tolerances) -> Result<()> {
     let now = std::fs::read_to_string(out_dir.join("bench.csv")).context("reading this run's bench.csv")?;
-    let base = files::read(baseline, FileKind::BenchCsv).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let base = String::from_utf8(base).with_context(|| format!("baseline {} is not UTF-8 text", baseline.display()))?;
-    let checks = compare(&now, &base, tol).with_context(|| format!("baseline {}", baseline.display()))?;
+    let checks = compare(&now, base, tol).with_context(|| format!("baseline {}", baseline.display()))?;
     let table = markdown(&checks);
     std::fs::write(out_dir.join("gate.md"), &table).context("writing gate.md")?;
     println!("\nAgainst the baseline {}:\n\n{table}", baseline.display());

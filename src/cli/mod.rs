@@ -41,14 +41,13 @@ pub fn run(cli: Cli) -> Result<()> {
             bench_multi(cli.scene.as_deref(), &args)
         }
         Some(Command::Bench(args)) => {
-            let tolerances = crate::bench::gate::Tolerances { time: args.tolerance, ..Default::default() };
-            if let Some(b) = &args.baseline {
-                // Refused before the (long) run when it cannot be read.
-                crate::files::read(b, crate::files::FileKind::BenchCsv).map_err(|e| anyhow::anyhow!("{e}"))?;
-            }
+            use crate::bench::gate;
+            let tolerances = gate::Tolerances { time: args.tolerance, ..Default::default() };
+            let baseline = args.baseline.as_deref().map(|b| Ok::<_, anyhow::Error>((b, gate::read_baseline(b)?)));
+            let baseline = baseline.transpose()?;
             crate::bench::run(cli.scene.as_deref(), &args.plan(), &args.out)?;
-            match &args.baseline {
-                Some(b) => crate::bench::gate::gate(&args.out, b, &tolerances),
+            match baseline {
+                Some((path, text)) => gate::gate(&args.out, path, &text, &tolerances),
                 None => Ok(()),
             }
         }
