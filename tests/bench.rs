@@ -71,6 +71,7 @@ fn tiny_plan() -> Plan {
         redraw_background: false,
         no_water_shadow: false,
         no_subgroups: false,
+        no_neighbour_list: false,
         depth_filter: Default::default(),
     }
 }
@@ -215,6 +216,7 @@ fn bad_input_is_an_error() {
         redraw_background: false,
         no_water_shadow: false,
         no_subgroups: false,
+        no_neighbour_list: false,
         depth_filter: None,
         out: file.clone(),
         gpus: waterview::cluster::GpuCount::N(1),
@@ -245,6 +247,7 @@ fn experiment_options_run() {
         splats: SplatMethod::Raster,
         redraw_background: true,
         no_subgroups: true,
+        no_neighbour_list: false,
         depth_filter: waterview::render::DepthFilter::CurvatureFlow,
         ..base.clone()
     };
@@ -305,6 +308,7 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             redraw_background: false,
             no_water_shadow: false,
             no_subgroups: false,
+            no_neighbour_list: false,
             depth_filter: None,
             out: temp_dir("bench-limit"),
             gpus: waterview::cluster::GpuCount::N(1),

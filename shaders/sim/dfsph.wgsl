@@ -19,6 +19,7 @@
 // fraction of it warm-starts the next step's density solve.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
+#import "sim/neighbours.wgsl"
 #import "sim/surface_tension.wgsl"
 #import "sim/body_sums.wgsl"
 
@@ -161,7 +162,11 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     var f = ForceSums(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
     let ki_rho = warm_kappa_over_rho(svel_load(i).w, spos_load(i).w);
     let k = wendland(h);
+    // This loop writes the step's neighbour lists (neighbours.wgsl) that the solves read.
+    var list = list_builder();
+    let end = active_end();
     for (var dz = -reach(); dz <= reach(); dz++) {
+        let plane = u32(dz + reach());
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
             for (var j = range.x; j < range.y; j++) {
@@ -169,6 +174,9 @@ fn factor_and_divergence_source(i: u32) -> f32 {
                 let xij = xi - xj.xyz;
                 let r2 = dot(xij, xij);
                 if (r2 < 4.0 * h * h) {
+                    if (j != i) {
+                        list_add(i, &list, plane, j, end);
+                    }
                     let r = sqrt(r2);
                     let w = wendland_w(k, r);
                     rho += w;
@@ -184,7 +192,9 @@ fn factor_and_divergence_source(i: u32) -> f32 {
                 }
             }
         }
+        list_end_plane(&list, plane);
     }
+    list_finish(i, &list);
     // The loop summed W, gradW, |gradW|^2 and v_ij . gradW; the mass multiplies them here.
     rho *= m;
     grad_sum *= m;
@@ -267,15 +277,31 @@ fn nonpressure_change(f: ForceSums, ki_rho: f32, push: vec3<f32>) -> vec3<f32> {
 // plus the boundary's (v_i - v_b) . grad rho_b (v_b: a moving body's surface velocity, zero elsewhere).
 fn density_rate(i: u32, use_vstar: bool) -> f32 {
     let h = params.h;
-    let m = params.mass;
     let xi = spos_load(i).xyz;
     var vi = svel_load(i).xyz;
     if (use_vstar) {
         vi = vstar_load(i).xyz;
     }
-    let c = cell_coord(xi);
     let k = wendland(h);
     var rate = 0.0;
+    let head = list_header(i);
+    if (head != LIST_NONE) {
+        let end = active_end();
+        var cur = list_cursor();
+        for (var p = 0u; p < list_planes(); p++) {
+            let n = plane_count(head, p);
+            if (n == 0u) {
+                continue;
+            }
+            let base = list_word(i, 1u + p);
+            for (var e = 0u; e < n; e++) {
+                let j = list_index(base, list_next(i, &cur), end);
+                rate += rate_term(xi - spos_load(j).xyz, vi, j, use_vstar, k);
+            }
+        }
+        return density_rate_total(xi, vi, rate);
+    }
+    let c = cell_coord(xi);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -286,18 +312,28 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
                 let r2 = dot(xij, xij);
                 // j = i adds nothing: v_ii and x_ii vanish.
                 if (r2 < 4.0 * h * h) {
-                    var vj = svel_load(j).xyz;
-                    if (use_vstar) {
-                        vj = vstar_load(j).xyz;
-                    }
-                    let t = wendland_t(k, sqrt(r2));
-                    rate += t * t * t * dot(vi - vj, xij);
+                    rate += rate_term(xij, vi, j, use_vstar, k);
                 }
             }
         }
     }
+    return density_rate_total(xi, vi, rate);
+}
+
+// Neighbour j's t^3 v_ij . x_ij (|x_ij| < 2h) in density_rate.
+fn rate_term(xij: vec3<f32>, vi: vec3<f32>, j: u32, use_vstar: bool, k: Wendland) -> f32 {
+    var vj = svel_load(j).xyz;
+    if (use_vstar) {
+        vj = vstar_load(j).xyz;
+    }
+    let t = wendland_t(k, sqrt(dot(xij, xij)));
+    return t * t * t * dot(vi - vj, xij);
+}
+
+// D rho / Dt from the neighbours' sum of t^3 v_ij . x_ij and the boundary's term.
+fn density_rate_total(xi: vec3<f32>, vi: vec3<f32>, rate: f32) -> f32 {
     let b = boundary_density(xi);
-    return m * k.g_coef * rate + dot(vi, b.grad) - b.moving;
+    return params.mass * wendland(params.h).g_coef * rate + dot(vi, b.grad) - b.moving;
 }
 
 #ifdef SUBGROUPS
@@ -339,12 +375,29 @@ fn kappa_term(xij: vec3<f32>, r2: f32, k_sum: f32, k: Wendland) -> vec3<f32> {
 // (divergence solve) or boundary_push (density solve); (x_j, k_j/rho_j) from `accel`.
 fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let h = params.h;
-    let m = params.mass;
     let own = accel_load(i);
     let xi = own.xyz;
-    let c = cell_coord(xi);
     let k = wendland(h);
     var dv = vec3<f32>(0.0);
+    let head = list_header(i);
+    if (head != LIST_NONE) {
+        let end = active_end();
+        var cur = list_cursor();
+        for (var p = 0u; p < list_planes(); p++) {
+            let n = plane_count(head, p);
+            if (n == 0u) {
+                continue;
+            }
+            let base = list_word(i, 1u + p);
+            for (var e = 0u; e < n; e++) {
+                let q = accel_load(list_index(base, list_next(i, &cur), end));
+                let x = xi - q.xyz;
+                dv += kappa_term(x, dot(x, x), own.w + q.w, k);
+            }
+        }
+        return kappa_total(xi, own.w, dv, use_kappa_v);
+    }
+    let c = cell_coord(xi);
     for (var dz = -reach(); dz <= reach(); dz++) {
         for (var dy = -reach(); dy <= reach(); dy++) {
             let range = row_range(xi, c, dy, dz);
@@ -376,14 +429,20 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
             }
         }
     }
-    dv *= m * k.g_coef;
+    return kappa_total(xi, own.w, dv, use_kappa_v);
+}
+
+// The velocity change of kappa_velocity_change from the neighbours' sum `sum` of its kappa_terms and
+// particle i's k_i/rho_i `ki_rho`: the mass and gradient constant, the boundary's term and its impulses.
+fn kappa_total(xi: vec3<f32>, ki_rho: f32, sum: vec3<f32>, use_kappa_v: bool) -> vec3<f32> {
+    var dv = sum * (params.mass * wendland(params.h).g_coef);
     let b = boundary_density(xi);
     if (use_kappa_v) {
-        dv -= own.w * b.grad;
-        body_impulses_of(xi, b.rho, own.w, 1.0);
+        dv -= ki_rho * b.grad;
+        body_impulses_of(xi, b.rho, ki_rho, 1.0);
     } else {
-        dv -= own.w * boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
-        body_impulses_of(xi, b.rho, own.w, WALL_FACTOR);
+        dv -= ki_rho * boundary_push(b, FLOOR_FACTOR, WALL_FACTOR);
+        body_impulses_of(xi, b.rho, ki_rho, WALL_FACTOR);
     }
     return step.dt * params.grad_correction * dv;
 }

@@ -84,6 +84,8 @@ pub struct Plan {
     pub no_water_shadow: bool,
     /// DFSPH error sums without subgroup operations.
     pub no_subgroups: bool,
+    /// DFSPH loops over the grid's rows instead of the step's neighbour lists.
+    pub no_neighbour_list: bool,
     /// The filter that smooths the fluid's depth ("curvature flow" or "narrow range" in the pass table).
     pub depth_filter: crate::render::DepthFilter,
 }
@@ -431,6 +433,7 @@ pub fn run_config(
         cell_split: plan.cell_split,
         cells_per_particle: plan.cells_per_particle,
         subgroups: !plan.no_subgroups,
+        neighbour_list: !plan.no_neighbour_list,
         ..SimOptions::default()
     };
     let options = BuildOptions { dx: Some(dx), sim: sim_options, sources: false };

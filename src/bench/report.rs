@@ -173,9 +173,10 @@ pub fn summary_markdown(report: &Report) -> String {
     let background = if p.redraw_background { "drawn every frame" } else { "cached while the camera stands still" };
     let sums = if p.no_subgroups { "workgroup tree" } else { "subgroups where the GPU has them" };
     let shadow = if p.no_water_shadow { "off" } else { "on" };
+    let lists = if p.no_neighbour_list { "off (grid rows)" } else { "on where they fit" };
     let _ = writeln!(
         s,
-        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}; depth filter: {}; terrain and sky: {background}; water shadow: {shadow}; DFSPH error sums: {sums}",
+        "- grid: {} cell(s) per support radius, {} table cells per particle; submissions: {submit}; splats: {:?}; depth filter: {}; terrain and sky: {background}; water shadow: {shadow}; DFSPH error sums: {sums}; neighbour lists: {lists}",
         p.cell_split, p.cells_per_particle, p.splats, p.depth_filter.name()
     );
     if report.is_cpu {

@@ -464,6 +464,10 @@ pub struct BenchArgs {
     /// operations (an optimisation experiment; the app uses subgroups when present).
     #[arg(long)]
     pub no_subgroups: bool,
+    /// Walk the neighbour grid's rows in every DFSPH loop instead of the step's neighbour lists (an
+    /// optimisation experiment; the app builds the lists where they fit, src/sim/neighbours.rs).
+    #[arg(long)]
+    pub no_neighbour_list: bool,
     /// Output directory (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
@@ -501,6 +505,7 @@ impl BenchArgs {
             redraw_background: self.redraw_background,
             no_water_shadow: self.no_water_shadow,
             no_subgroups: self.no_subgroups,
+            no_neighbour_list: self.no_neighbour_list,
             depth_filter: self.depth_filter.unwrap_or_default(),
         }
     }

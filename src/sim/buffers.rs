@@ -28,11 +28,14 @@ pub(super) struct Buffers {
     pub(super) ids: wgpu::Buffer,
     /// The static obstacles: their list and distance samples (src/sim/obstacles.rs).
     pub(super) obstacles: wgpu::Buffer,
+    /// DFSPH's neighbour lists, [`super::neighbours::LIST_WORDS`] u32 per particle of capacity, or a
+    /// stand-in of one particle's words when there are none (src/sim/neighbours.rs).
+    pub(super) neighbours: wgpu::Buffer,
 }
 
 impl Buffers {
-    /// (binding, buffer) for every binding of the simulation's bind group 0 (bindings 9 and 10 are
-    /// unused; 7 holds the particle ids). The per-particle arrays are split ([`SplitBuffer::bindings`]): their chunks past the first
+    /// (binding, buffer) for every binding of the simulation's bind group 0 (binding 10 is unused; 7
+    /// holds the particle ids, 9 the neighbour lists). The per-particle arrays are split ([`SplitBuffer::bindings`]): their chunks past the first
     /// sit at `binding + k * gpu::split::BINDING_STRIDE`. Scratch that lives only between the grid's
     /// scatter and `integrate` uses the unsorted state's buffers, dead in that window (the scatter has read
     /// them, integrate rewrites them): `pred` (PCISPH predicted positions, DFSPH alpha and kappas) is
@@ -40,7 +43,8 @@ impl Buffers {
     /// shaders/sim/common.wgsl). Saves 32 bytes per particle.
     pub(super) fn all(&self) -> Vec<(u32, &wgpu::Buffer)> {
         let chunks = self.chunks();
-        let mut all = vec![(0, &self.uniforms), (1, &self.step), (6, &self.cell_start), (7, &self.ids)];
+        let mut all =
+            vec![(0, &self.uniforms), (1, &self.step), (6, &self.cell_start), (7, &self.ids), (9, &self.neighbours)];
         let split =
             [(2, &self.pos), (3, &self.vel), (4, &self.spos), (5, &self.svel), (8, &self.vstar), (11, &self.rho_p)];
         all.extend(split.into_iter().flat_map(|(b, s)| s.bindings(b, chunks)));
@@ -73,7 +77,7 @@ impl Buffers {
                 match b % gpu::split::BINDING_STRIDE {
                     0 => gpu::storage_entry::<SimUniforms>(0, true, vis),
                     1 => gpu::storage_entry::<StepState>(b, ro, vis),
-                    6 | 7 => gpu::storage_entry::<u32>(b, ro, vis),
+                    6 | 7 | 9 => gpu::storage_entry::<u32>(b, ro, vis),
                     11 | 13 => gpu::storage_entry::<[f32; 2]>(b, ro, vis),
                     12 => gpu::storage_entry::<f32>(b, ro, vis),
                     15 => gpu::storage_entry::<super::bodies::StatsAndBodies>(b, ro, vis),

@@ -10,10 +10,11 @@ const SPLIT_WHY: &str = "its per-particle arrays hold 16 bytes per particle in t
 /// Split per-particle arrays bound by the simulation's kernels (pos, vel, spos, svel, vstar, rho_p).
 const SPLIT_ARRAYS: u32 = 6;
 
-/// Other storage buffers a simulation kernel binds at most: 9 of bind group 0 (params, step, cell_start,
-/// heights, boundary table, partials, stats, sources, obstacles) and 3 of a stage's group 1 (DFSPH,
-/// diffuse). The parameters are a storage buffer for lavapipe's sake (shaders/sim/common.wgsl).
-const OTHER_STORAGE: u32 = 12;
+/// Other storage buffers a simulation kernel binds at most: 11 of bind group 0 (params, step, cell_start,
+/// ids, neighbour lists, heights, boundary table, partials, stats, sources, obstacles) and 3 of a stage's
+/// group 1 (DFSPH, diffuse). The parameters are a storage buffer for lavapipe's sake
+/// (shaders/sim/common.wgsl).
+const OTHER_STORAGE: u32 = 14;
 
 /// The particles a simulation starts from (and a reset returns to), kept on the GPU: the scene's, then
 /// the parked pool, as the simulation's own buffers hold them (positions with density in w, velocities
@@ -44,7 +45,9 @@ pub(super) enum Source<'a> {
 /// with `options`: the state, sorted state and v* (5 x 16), density and pressure (8), the initial state
 /// kept for resets (32), the neighbour grid's table (`cells_per_particle` x 4) and the diffuse pool (two
 /// buffers of 32-byte particles, `diffuse_pool` per particle); the statistics' partials add 80 bytes
-/// per 128 particles. 144.5 bytes with the default options.
+/// per 128 particles. 144.5 bytes with the default options. DFSPH's neighbour lists
+/// ([`super::neighbours`], 160 bytes) come on top where they fit one storage binding and the memory left;
+/// they are left out, not refused, where they do not, so this is what a simulation needs at least.
 pub fn bytes_per_particle(options: &SimOptions) -> f64 {
     let diffuse = 2.0 * options.diffuse_pool * size_of::<diffuse::DiffuseParticle>() as f64;
     5.0 * 16.0 + 8.0 + 32.0 + 4.0 * options.cells_per_particle + diffuse + stats::RECORD_BYTES as f64 / STATS_WG as f64
@@ -242,6 +245,12 @@ impl Simulation {
         if let Some(memory) = options.memory.filter(|&m| bytes > m) {
             return Err(SimError::OutOfMemory { count: n, bytes, memory: Some(memory) });
         }
+        // The neighbour lists only where they fit what is left: without them the loops walk the grid.
+        let list_bytes = options
+            .neighbour_list
+            .then(|| neighbours::list_bytes(n, &ctx.device.limits(), options.memory.map(|m| m - bytes)))
+            .flatten()
+            .unwrap_or(neighbours::STAND_IN_BYTES);
         // Everything below runs inside two error scopes: an allocation the GPU refuses is an error here,
         // and so is what follows from it (a bind group over a buffer that could not be made fails
         // validation), never the uncaptured-error panic.
@@ -306,6 +315,7 @@ impl Simulation {
             ),
             ids: gpu::storage_buffer(device, "sim ids", if options.track_ids { n * 12 } else { 8 }),
             obstacles: gpu::storage_buffer_init(device, "sim obstacles", &obstacle_bytes),
+            neighbours: gpu::storage_buffer(device, "sim neighbour lists", list_bytes),
         };
         // Two layouts over the same buffers: the grid build writes the sorted positions (4) and the cell
         // table (6); every later kernel only reads them, and declaring them read-only there lets the

@@ -32,6 +32,7 @@ pub mod initial;
 mod integrate;
 pub mod kernel;
 pub mod live_obstacles;
+pub mod neighbours;
 pub mod obstacles;
 pub mod params;
 mod pcisph;
@@ -192,6 +193,10 @@ pub struct SimOptions {
     /// it refuses is [`SimError::OutOfMemory`] all the same). Checked against [`bytes_per_particle`]
     /// before any buffer is made.
     pub memory: Option<u64>,
+    /// Build DFSPH's neighbour lists once a step and read them in the solves ([`neighbours`], 160 bytes
+    /// per particle where they fit one storage binding and [`SimOptions::memory`]); false walks the
+    /// grid's rows in every loop (`waterview bench --no-neighbour-list`).
+    pub neighbour_list: bool,
     /// Carry a particle id through every step's sort and leave ghosts out of the DFSPH errors (the ranks
     /// of src/cluster, [`Simulation::for_rank`]); false (the default) records exactly as before.
     pub track_ids: bool,
@@ -216,6 +221,7 @@ impl Default for SimOptions {
             limit: None,
             diffuse_pool: DIFFUSE_POOL,
             memory: None,
+            neighbour_list: true,
             track_ids: false,
         }
     }
@@ -682,6 +688,16 @@ impl Simulation {
     /// Blocking read of (density, pressure) per sorted particle from the last step. For tests.
     pub fn read_density_blocking(&self, ctx: &GpuContext) -> Vec<[f32; 2]> {
         bytemuck::cast_slice(&self.buffers.rho_p.read_blocking(ctx)).to_vec()
+    }
+
+    /// Blocking read of the last step's neighbour lists ([`neighbours::decode`]): per sorted particle its
+    /// neighbours' sorted indices, or `None` where it walked the grid; empty without lists. For tests.
+    pub fn read_neighbour_lists_blocking(&self, ctx: &GpuContext) -> Vec<Option<Vec<u32>>> {
+        let words: Vec<u32> =
+            bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.neighbours)).to_vec();
+        let planes = 2 * self.options.cell_split + 1;
+        let active = self.read_grid_blocking(ctx).0.last().copied().unwrap_or(0);
+        neighbours::decode(&words, self.capacity() as usize, self.capacity() as usize, planes, active)
     }
 
     /// Records only the grid build (for tests of the counting sort).

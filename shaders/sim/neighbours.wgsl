@@ -1,0 +1,145 @@
+// Neighbour lists built once a step (Verlet-style lists without a skin: positions do not change between
+// DFSPH's first neighbour loop and `integrate`, so the list of each sorted particle holds exactly its
+// neighbours j != i within the support radius 2h). `df_factor` walks the grid's rows (common.wgsl,
+// row_range) once and writes the list; every later loop of the step (the solves' sources and updates)
+// reads it instead of visiting about 145 candidates in 25 row ranges per particle to keep about 57.
+//
+// Layout (decoded on the CPU by src/sim/neighbours.rs), word s of particle i at neighbours[s * stride + i] (one
+// coalesced word per thread), stride = the particle capacity:
+//   word 0:               header: the neighbours found in each plane dz = -reach ..= reach of the row loop,
+//                         `32 / planes` bits each (6 bits for the default 5 planes), or LIST_NONE
+//   words 1 ..= planes:   each plane's base: the sorted index of its first neighbour
+//   words LIST_FIRST ..:  the neighbours as 16-bit offsets from their plane's base, two per word, low half
+//                         first, in the order the row loop found them. Offsets count modulo the active
+//                         particles: a plane's rows are consecutive rows of the grid's folded table, so
+//                         they follow each other in the sorted order except where the table wraps from
+//                         its last row to its first, where the sorted order wraps from the end to 0.
+// A particle whose neighbours do not fit (more than LIST_ENTRIES, more than a plane's header field holds,
+// or an offset past 65535) gets LIST_NONE and its loops walk the grid as before.
+// Without a list (a stand-in binding shorter than the capacity: `SimOptions::neighbour_list` off, or
+// the list past one storage binding) every particle walks the grid.
+
+// Words per particle and neighbours per list (LIST_WORDS and LIST_ENTRIES in src/sim/neighbours.rs).
+const LIST_WORDS: u32 = 40u;
+const LIST_FIRST: u32 = 6u;
+const LIST_ENTRIES: u32 = 68u;
+const LIST_NONE: u32 = 0xffffffffu;
+
+@group(0) @binding(9) var<storage, read_write> neighbours: array<u32>;
+
+// Particles per word row of the list (its capacity), or fewer than the particles when there is none.
+fn list_stride() -> u32 {
+    return arrayLength(&neighbours) / LIST_WORDS;
+}
+
+fn list_word(i: u32, s: u32) -> u32 {
+    return neighbours[s * list_stride() + i];
+}
+
+fn list_store(i: u32, s: u32, v: u32) {
+    neighbours[s * list_stride() + i] = v;
+}
+
+// Planes of the row loop (dz = -reach ..= reach) and the header's bits per plane.
+fn list_planes() -> u32 {
+    return u32(2 * reach() + 1);
+}
+
+fn plane_bits() -> u32 {
+    return 32u / list_planes();
+}
+
+// Particle i's header, LIST_NONE when it has no list (walk the grid).
+fn list_header(i: u32) -> u32 {
+    if (list_stride() < params.num_particles) {
+        return LIST_NONE;
+    }
+    return list_word(i, 0u);
+}
+
+// Neighbours of plane p in a header.
+fn plane_count(head: u32, p: u32) -> u32 {
+    let bits = plane_bits();
+    return (head >> (p * bits)) & ((1u << bits) - 1u);
+}
+
+// Reading a list: the next word and which half of the current one comes next.
+struct ListCursor {
+    word: u32,
+    slot: u32,
+    half: u32,
+}
+
+fn list_cursor() -> ListCursor {
+    return ListCursor(0u, LIST_FIRST, 0u);
+}
+
+// The next neighbour's offset from its plane's base.
+fn list_next(i: u32, c: ptr<function, ListCursor>) -> u32 {
+    if ((*c).half == 0u) {
+        (*c).word = list_word(i, (*c).slot);
+        (*c).slot += 1u;
+    }
+    let off = ((*c).word >> (16u * (*c).half)) & 0xffffu;
+    (*c).half ^= 1u;
+    return off;
+}
+
+// Sorted index of the neighbour at offset `off` from `base`, modulo the `end` active particles.
+fn list_index(base: u32, off: u32, end: u32) -> u32 {
+    let j = base + off;
+    return select(j, j - end, j >= end);
+}
+
+// Writing a list during the row loop (`end` = the active particles): `list_add` per neighbour of plane p,
+// `list_end_plane` after each plane's rows, `list_finish` once.
+struct ListBuilder {
+    head: u32,
+    base: u32,
+    in_plane: u32,
+    entries: u32,
+    pending: u32,
+    full: bool,
+}
+
+fn list_builder() -> ListBuilder {
+    return ListBuilder(0u, 0u, 0u, 0u, 0u, list_stride() < params.num_particles);
+}
+
+fn list_add(i: u32, b: ptr<function, ListBuilder>, p: u32, j: u32, end: u32) {
+    if ((*b).full) {
+        return;
+    }
+    if ((*b).in_plane == 0u) {
+        (*b).base = j;
+        list_store(i, 1u + p, j);
+    }
+    let off = select(j - (*b).base, j + end - (*b).base, j < (*b).base);
+    let cap = (1u << plane_bits()) - 1u;
+    if (off > 0xffffu || (*b).in_plane >= cap || (*b).entries >= LIST_ENTRIES) {
+        (*b).full = true;
+        return;
+    }
+    if (((*b).entries & 1u) == 0u) {
+        (*b).pending = off;
+    } else {
+        list_store(i, LIST_FIRST + (*b).entries / 2u, (*b).pending | (off << 16u));
+    }
+    (*b).entries += 1u;
+    (*b).in_plane += 1u;
+}
+
+fn list_end_plane(b: ptr<function, ListBuilder>, p: u32) {
+    (*b).head |= (*b).in_plane << (p * plane_bits());
+    (*b).in_plane = 0u;
+}
+
+fn list_finish(i: u32, b: ptr<function, ListBuilder>) {
+    if (list_stride() < params.num_particles) {
+        return;
+    }
+    if (!(*b).full && ((*b).entries & 1u) == 1u) {
+        list_store(i, LIST_FIRST + (*b).entries / 2u, (*b).pending);
+    }
+    list_store(i, 0u, select((*b).head, LIST_NONE, (*b).full));
+}
