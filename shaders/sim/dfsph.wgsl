@@ -389,7 +389,17 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
                 continue;
             }
             let base = list_word(i, 1u + p);
-            for (var e = 0u; e < n; e++) {
+            // Two neighbours per turn, both loaded before either is summed (as the grid walk below).
+            var e = 0u;
+            for (; e + 1u < n; e += 2u) {
+                let q0 = accel_load(list_index(base, list_next(i, &cur), end));
+                let q1 = accel_load(list_index(base, list_next(i, &cur), end));
+                let x0 = xi - q0.xyz;
+                let x1 = xi - q1.xyz;
+                dv += kappa_term(x0, dot(x0, x0), own.w + q0.w, k);
+                dv += kappa_term(x1, dot(x1, x1), own.w + q1.w, k);
+            }
+            if (e < n) {
                 let q = accel_load(list_index(base, list_next(i, &cur), end));
                 let x = xi - q.xyz;
                 dv += kappa_term(x, dot(x, x), own.w + q.w, k);

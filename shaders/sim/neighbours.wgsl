@@ -27,9 +27,14 @@ const LIST_NONE: u32 = 0xffffffffu;
 
 @group(0) @binding(9) var<storage, read_write> neighbours: array<u32>;
 
-// Particles per word row of the list (its capacity), or fewer than the particles when there is none.
+// True when the binding holds a list for every particle of the capacity (not the stand-in).
+fn list_on() -> bool {
+    return arrayLength(&neighbours) / LIST_WORDS >= params.num_particles;
+}
+
+// Particles per word row of the list: the capacity.
 fn list_stride() -> u32 {
-    return arrayLength(&neighbours) / LIST_WORDS;
+    return params.num_particles;
 }
 
 fn list_word(i: u32, s: u32) -> u32 {
@@ -51,7 +56,7 @@ fn plane_bits() -> u32 {
 
 // Particle i's header, LIST_NONE when it has no list (walk the grid).
 fn list_header(i: u32) -> u32 {
-    if (list_stride() < params.num_particles) {
+    if (!list_on()) {
         return LIST_NONE;
     }
     return list_word(i, 0u);
@@ -103,7 +108,7 @@ struct ListBuilder {
 }
 
 fn list_builder() -> ListBuilder {
-    return ListBuilder(0u, 0u, 0u, 0u, 0u, list_stride() < params.num_particles);
+    return ListBuilder(0u, 0u, 0u, 0u, 0u, !list_on());
 }
 
 fn list_add(i: u32, b: ptr<function, ListBuilder>, p: u32, j: u32, end: u32) {
@@ -135,7 +140,7 @@ fn list_end_plane(b: ptr<function, ListBuilder>, p: u32) {
 }
 
 fn list_finish(i: u32, b: ptr<function, ListBuilder>) {
-    if (list_stride() < params.num_particles) {
+    if (!list_on()) {
         return;
     }
     if (!(*b).full && ((*b).entries & 1u) == 1u) {
