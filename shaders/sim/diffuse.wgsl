@@ -28,6 +28,7 @@
 // `scratch` then holds the pool: the Rust side swaps the two buffers for the next run. Nothing is read back.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
+#import "sim/neighbours.wgsl"
 #import "common/diffuse.wgsl"
 
 // Rust twin: DiffuseUniform in src/sim/diffuse_params.rs.
@@ -143,17 +144,33 @@ fn diffuse_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     }
     let h = params.h;
     let xi = spos_load(i).xyz;
-    let c = cell_coord(xi);
     let k = wendland(h);
     var g = vec3<f32>(0.0);
-    for (var dz = -reach(); dz <= reach(); dz++) {
-        for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(xi, c, dy, dz);
-            for (var j = range.x; j < range.y; j++) {
-                let xij = xi - spos_load(j).xyz;
+    let head = step_list_header(i);
+    if (head != LIST_NONE) {
+        let end = active_end();
+        var cur = list_cursor();
+        for (var p = 0u; p < list_planes(); p++) {
+            let base = list_word(i, 1u + p);
+            for (var e = 0u; e < plane_count(head, p); e++) {
+                let xij = xi - spos_load(list_index(base, list_next(i, &cur), end)).xyz;
                 let r2 = dot(xij, xij);
-                if (r2 < 4.0 * h * h && r2 > 0.0) {
+                if (r2 > 0.0) {
                     g += wendland_grad(k, xij, sqrt(r2));
+                }
+            }
+        }
+    } else {
+        let c = cell_coord(xi);
+        for (var dz = -reach(); dz <= reach(); dz++) {
+            for (var dy = -reach(); dy <= reach(); dy++) {
+                let range = row_range(xi, c, dy, dz);
+                for (var j = range.x; j < range.y; j++) {
+                    let xij = xi - spos_load(j).xyz;
+                    let r2 = dot(xij, xij);
+                    if (r2 < 4.0 * h * h && r2 > 0.0) {
+                        g += wendland_grad(k, xij, sqrt(r2));
+                    }
                 }
             }
         }
@@ -175,40 +192,77 @@ fn expected_new(i: u32) -> f32 {
     let ni = vstar_load(i).xyz;
     let surface = length(ni) > SURFACE_NORMAL;
     let nhat = select(vec3<f32>(0.0), normalize(ni), surface);
-    let c = cell_coord(xi);
-    var ta = 0.0;
-    var wc = 0.0;
-    for (var dz = -reach(); dz <= reach(); dz++) {
-        for (var dy = -reach(); dy <= reach(); dy++) {
-            let range = row_range(xi, c, dy, dz);
-            for (var j = range.x; j < range.y; j++) {
+    var pot = Potentials(0.0, 0.0);
+    let head = step_list_header(i);
+    if (head != LIST_NONE) {
+        let end = active_end();
+        var cur = list_cursor();
+        for (var p = 0u; p < list_planes(); p++) {
+            let base = list_word(i, 1u + p);
+            for (var e = 0u; e < plane_count(head, p); e++) {
+                let j = list_index(base, list_next(i, &cur), end);
                 let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
-                if (r2 < 4.0 * h * h && r2 > 0.0) {
-                    let r = sqrt(r2);
-                    let w = 1.0 - r / (2.0 * h);
-                    let vij = vi - svel_load(j).xyz;
-                    let s = length(vij);
-                    if (s > 1e-6) {
-                        ta += s * (1.0 - dot(vij / s, xij / r)) * w;
-                    }
-                    let nj = vstar_load(j).xyz;
-                    // x_ji . n_i < 0: j lies below i's surface (a convex crest).
-                    if (surface && dot(xij, nhat) > 0.0 && length(nj) > SURFACE_NORMAL) {
-                        wc += (1.0 - dot(nhat, normalize(nj))) * w;
+                if (r2 > 0.0) {
+                    pot = add_potentials(pot, j, xij, r2, vi, surface, nhat);
+                }
+            }
+        }
+    } else {
+        let c = cell_coord(xi);
+        for (var dz = -reach(); dz <= reach(); dz++) {
+            for (var dy = -reach(); dy <= reach(); dy++) {
+                let range = row_range(xi, c, dy, dz);
+                for (var j = range.x; j < range.y; j++) {
+                    let xij = xi - spos_load(j).xyz;
+                    let r2 = dot(xij, xij);
+                    if (r2 < 4.0 * h * h && r2 > 0.0) {
+                        pot = add_potentials(pot, j, xij, r2, vi, surface, nhat);
                     }
                 }
             }
         }
     }
-    ta /= diffuse.weight_sum;
-    wc /= diffuse.weight_sum;
+    var ta = pot.ta / diffuse.weight_sum;
+    var wc = pot.wc / diffuse.weight_sum;
     let speed = length(vi);
     if (!surface || speed <= 0.0 || dot(vi / speed, nhat) < 0.6) {
         wc = 0.0;
     }
     let rate = diffuse.trapped_air_rate * phi(ta, diffuse.trapped_air) + diffuse.wave_crest_rate * phi(wc, diffuse.wave_crest);
     return ik * rate * state.dt;
+}
+
+// The last step's neighbour list of sorted particle i (neighbours.wgsl), LIST_NONE where its loops walk
+// the grid: the diffuse stage runs after the frame's steps, over the last step's sorted positions, which
+// the list was built from when that step was DFSPH's (the other solvers build none).
+fn step_list_header(i: u32) -> u32 {
+    return select(LIST_NONE, list_header(i), params.method == METHOD_DFSPH);
+}
+
+// Sums of the trapped-air and wave-crest potentials over the neighbours (before the weight's normalisation).
+struct Potentials {
+    ta: f32,
+    wc: f32,
+}
+
+// Adds neighbour j at x_ij (0 < r2 = |x_ij|^2 < 4h^2) of a particle with velocity vi and, at the surface,
+// unit normal nhat.
+fn add_potentials(acc: Potentials, j: u32, xij: vec3<f32>, r2: f32, vi: vec3<f32>, surface: bool, nhat: vec3<f32>) -> Potentials {
+    var pot = acc;
+    let r = sqrt(r2);
+    let w = 1.0 - r / (2.0 * params.h);
+    let vij = vi - svel_load(j).xyz;
+    let s = length(vij);
+    if (s > 1e-6) {
+        pot.ta += s * (1.0 - dot(vij / s, xij / r)) * w;
+    }
+    let nj = vstar_load(j).xyz;
+    // x_ji . n_i < 0: j lies below i's surface (a convex crest).
+    if (surface && dot(xij, nhat) > 0.0 && length(nj) > SURFACE_NORMAL) {
+        pot.wc += (1.0 - dot(nhat, normalize(nj))) * w;
+    }
+    return pot;
 }
 
 // Two unit vectors perpendicular to unit `a` and to each other.
