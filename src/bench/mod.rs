@@ -548,6 +548,10 @@ pub fn run_config(
         list(&encode_ms)
     );
     let n = engine.sim().capacity();
+    // After the timed frames (it waits for the GPU): how many particles read lists rather than the grid.
+    if let Some(share) = engine.sim().neighbour_list_share_blocking(ctx) {
+        eprint!("neighbour lists: {:.1} % of the particles; ", 100.0 * share);
+    }
     if let Some(s) = engine.sim_mut().poll_stats().filter(|s| s.non_finite > 0) {
         log::warn!("bench: {} non-finite particles of {n}; timings may not be representative", s.non_finite);
     }

@@ -700,6 +700,23 @@ impl Simulation {
         neighbours::decode(&words, self.capacity() as usize, self.capacity() as usize, planes, active)
     }
 
+    /// The share of the active particles whose last step read a neighbour list rather than the grid
+    /// (0 ..= 1), `None` without lists or before any step. Blocking (reads the lists' headers and the
+    /// grid's count back): for the benchmark's report after its timed frames, never inside a frame.
+    pub fn neighbour_list_share_blocking(&self, ctx: &GpuContext) -> Option<f64> {
+        let capacity = self.capacity() as u64;
+        if self.buffers.neighbours.size() < capacity * neighbours::LIST_BYTES_PER_PARTICLE {
+            return None;
+        }
+        let end = self.grid_shape.num_cells() as u64;
+        let active = gpu::readback::read_range_blocking(ctx, &self.buffers.cell_start, (end - 1) * 4, 4);
+        let active = u32::from_le_bytes(active.get(..4)?.try_into().ok()?) as usize;
+        let heads = gpu::readback::read_range_blocking(ctx, &self.buffers.neighbours, 0, capacity * 4);
+        let heads: &[u32] = bytemuck::try_cast_slice(&heads).ok()?;
+        let listed = heads.get(..active)?.iter().filter(|&&h| h != u32::MAX).count();
+        (active > 0).then(|| listed as f64 / active as f64)
+    }
+
     /// Records only the grid build (for tests of the counting sort).
     pub fn encode_grid(&self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
         self.stages.grid.encode(&mut self.step_context(encoder, profiler), ());
