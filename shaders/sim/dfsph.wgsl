@@ -284,16 +284,16 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
     }
     let k = wendland(h);
     var rate = 0.0;
-    let head = list_head(i);
-    if (head.x != LIST_NONE) {
+    let head = list_header(i);
+    if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor(i, head);
+        var cur = list_cursor();
         for (var p = 0u; p < list_planes(); p++) {
-            let n = plane_count(head.x, p);
+            let n = plane_count(head, p);
             if (n == 0u) {
                 continue;
             }
-            let base = plane_base(&cur, p);
+            let base = list_word(i, 1u + p);
             for (var e = 0u; e < n; e++) {
                 let j = list_index(base, list_next(i, &cur), end);
                 rate += rate_term(xi - spos_load(j).xyz, vi, j, use_vstar, k);
@@ -379,16 +379,16 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let xi = own.xyz;
     let k = wendland(h);
     var dv = vec3<f32>(0.0);
-    let head = list_head(i);
-    if (head.x != LIST_NONE) {
+    let head = list_header(i);
+    if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor(i, head);
+        var cur = list_cursor();
         for (var p = 0u; p < list_planes(); p++) {
-            let n = plane_count(head.x, p);
+            let n = plane_count(head, p);
             if (n == 0u) {
                 continue;
             }
-            let base = plane_base(&cur, p);
+            let base = list_word(i, 1u + p);
             // Two neighbours per turn, both loaded before either is summed (as the grid walk below).
             var e = 0u;
             for (; e + 1u < n; e += 2u) {

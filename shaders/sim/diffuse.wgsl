@@ -146,13 +146,13 @@ fn diffuse_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let xi = spos_load(i).xyz;
     let k = wendland(h);
     var g = vec3<f32>(0.0);
-    let head = step_list_head(i);
-    if (head.x != LIST_NONE) {
+    let head = step_list_header(i);
+    if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor(i, head);
+        var cur = list_cursor();
         for (var p = 0u; p < list_planes(); p++) {
-            let base = plane_base(&cur, p);
-            for (var e = 0u; e < plane_count(head.x, p); e++) {
+            let base = list_word(i, 1u + p);
+            for (var e = 0u; e < plane_count(head, p); e++) {
                 let xij = xi - spos_load(list_index(base, list_next(i, &cur), end)).xyz;
                 let r2 = dot(xij, xij);
                 if (r2 > 0.0) {
@@ -193,13 +193,13 @@ fn expected_new(i: u32) -> f32 {
     let surface = length(ni) > SURFACE_NORMAL;
     let nhat = select(vec3<f32>(0.0), normalize(ni), surface);
     var pot = Potentials(0.0, 0.0);
-    let head = step_list_head(i);
-    if (head.x != LIST_NONE) {
+    let head = step_list_header(i);
+    if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor(i, head);
+        var cur = list_cursor();
         for (var p = 0u; p < list_planes(); p++) {
-            let base = plane_base(&cur, p);
-            for (var e = 0u; e < plane_count(head.x, p); e++) {
+            let base = list_word(i, 1u + p);
+            for (var e = 0u; e < plane_count(head, p); e++) {
                 let j = list_index(base, list_next(i, &cur), end);
                 let xij = xi - spos_load(j).xyz;
                 let r2 = dot(xij, xij);
@@ -233,11 +233,11 @@ fn expected_new(i: u32) -> f32 {
     return ik * rate * state.dt;
 }
 
-// The last step's list head of sorted particle i (neighbours.wgsl), header LIST_NONE where its loops walk
+// The last step's neighbour list of sorted particle i (neighbours.wgsl), LIST_NONE where its loops walk
 // the grid: the diffuse stage runs after the frame's steps, over the last step's sorted positions, which
 // the list was built from when that step was DFSPH's (the other solvers build none).
-fn step_list_head(i: u32) -> vec4<u32> {
-    return select(vec4<u32>(LIST_NONE), list_head(i), params.method == METHOD_DFSPH);
+fn step_list_header(i: u32) -> u32 {
+    return select(LIST_NONE, list_header(i), params.method == METHOD_DFSPH);
 }
 
 // Sums of the trapped-air and wave-crest potentials over the neighbours (before the weight's normalisation).

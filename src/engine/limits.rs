@@ -84,7 +84,7 @@ pub const RENDER_BYTES_PER_PARTICLE: f64 = 32.0 + 16.0 + 4.0 + 16.0;
 /// Bytes of GPU memory the engine allocates per particle (the emitters' pool included) with `options`:
 /// the simulation's ([`crate::sim::bytes_per_particle`], the diffuse pool and the initial state kept for
 /// resets included) and the renderer's ([`RENDER_BYTES_PER_PARTICLE`]). 212.5 bytes with the defaults;
-/// 388.5 with DFSPH's neighbour lists, which the simulation adds only where they fit.
+/// 372.5 with DFSPH's neighbour lists, which the simulation adds only where they fit.
 pub fn bytes_per_particle(options: &SimOptions) -> f64 {
     crate::sim::bytes_per_particle(options) + RENDER_BYTES_PER_PARTICLE
 }

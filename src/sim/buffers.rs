@@ -28,7 +28,7 @@ pub(super) struct Buffers {
     pub(super) ids: wgpu::Buffer,
     /// The static obstacles: their list and distance samples (src/sim/obstacles.rs).
     pub(super) obstacles: wgpu::Buffer,
-    /// DFSPH's neighbour lists, [`super::neighbours::LIST_QUADS`] `vec4<u32>` per particle of capacity, or a
+    /// DFSPH's neighbour lists, [`super::neighbours::LIST_WORDS`] u32 per particle of capacity, or a
     /// stand-in of one particle's words when there are none (src/sim/neighbours.rs).
     pub(super) neighbours: wgpu::Buffer,
 }
@@ -77,7 +77,7 @@ impl Buffers {
                 match b % gpu::split::BINDING_STRIDE {
                     0 => gpu::storage_entry::<SimUniforms>(0, true, vis),
                     1 => gpu::storage_entry::<StepState>(b, ro, vis),
-                    6 | 7 => gpu::storage_entry::<u32>(b, ro, vis),
+                    6 | 7 | 9 => gpu::storage_entry::<u32>(b, ro, vis),
                     11 | 13 => gpu::storage_entry::<[f32; 2]>(b, ro, vis),
                     12 => gpu::storage_entry::<f32>(b, ro, vis),
                     15 => gpu::storage_entry::<super::bodies::StatsAndBodies>(b, ro, vis),

@@ -46,7 +46,7 @@ pub(super) enum Source<'a> {
 /// kept for resets (32), the neighbour grid's table (`cells_per_particle` x 4) and the diffuse pool (two
 /// buffers of 32-byte particles, `diffuse_pool` per particle); the statistics' partials add 80 bytes
 /// per 128 particles. 144.5 bytes with the default options. DFSPH's neighbour lists
-/// ([`super::neighbours`], 176 bytes) come on top where they fit one storage binding and the memory left;
+/// ([`super::neighbours`], 160 bytes) come on top where they fit one storage binding and the memory left;
 /// they are left out, not refused, where they do not, so this is what a simulation needs at least.
 pub fn bytes_per_particle(options: &SimOptions) -> f64 {
     let diffuse = 2.0 * options.diffuse_pool * size_of::<diffuse::DiffuseParticle>() as f64;

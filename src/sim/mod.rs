@@ -193,7 +193,7 @@ pub struct SimOptions {
     /// it refuses is [`SimError::OutOfMemory`] all the same). Checked against [`bytes_per_particle`]
     /// before any buffer is made.
     pub memory: Option<u64>,
-    /// Build DFSPH's neighbour lists once a step and read them in the solves ([`neighbours`], 176 bytes
+    /// Build DFSPH's neighbour lists once a step and read them in the solves ([`neighbours`], 160 bytes
     /// per particle where they fit one storage binding and [`SimOptions::memory`]); false walks the
     /// grid's rows in every loop (`waterview bench --no-neighbour-list`).
     pub neighbour_list: bool,
@@ -708,13 +708,12 @@ impl Simulation {
         if self.buffers.neighbours.size() < capacity * neighbours::LIST_BYTES_PER_PARTICLE {
             return None;
         }
-        let end = self.grid_shape.num_cells();
+        let end = self.grid_shape.num_cells() as u64;
         let active = gpu::readback::read_range_blocking(ctx, &self.buffers.cell_start, (end - 1) * 4, 4);
         let active = u32::from_le_bytes(active.get(..4)?.try_into().ok()?) as usize;
-        // The first quad row: (header, bases) per particle.
-        let heads = gpu::readback::read_range_blocking(ctx, &self.buffers.neighbours, 0, capacity * 16);
-        let heads: &[[u32; 4]] = bytemuck::try_cast_slice(&heads).ok()?;
-        let listed = heads.get(..active)?.iter().filter(|h| h[0] != u32::MAX).count();
+        let heads = gpu::readback::read_range_blocking(ctx, &self.buffers.neighbours, 0, capacity * 4);
+        let heads: &[u32] = bytemuck::try_cast_slice(&heads).ok()?;
+        let listed = heads.get(..active)?.iter().filter(|&&h| h != u32::MAX).count();
         (active > 0).then(|| listed as f64 / active as f64)
     }
 

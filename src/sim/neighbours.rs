@@ -5,19 +5,19 @@
 //! A particle whose neighbours do not fit walks the grid as before, and so does every particle when the
 //! list is off or would not fit one storage binding.
 
-/// Quads (four `u32` words) per particle: the header and up to 7 plane bases in two, then
-/// [`LIST_ENTRIES`] 16-bit offsets, eight per quad (`LIST_QUADS` in shaders/sim/neighbours.wgsl).
-pub const LIST_QUADS: u64 = 11;
+/// Words (`u32`) per particle: a header, a base per plane (5 with the default cells of h) and
+/// [`LIST_ENTRIES`] 16-bit offsets (`LIST_WORDS` in shaders/sim/neighbours.wgsl).
+pub const LIST_WORDS: u64 = 40;
 
 /// Neighbours a list holds at most (about 57 on the rest lattice with h = 1.2 dx;
 /// `LIST_ENTRIES` in the shaders).
-pub const LIST_ENTRIES: u64 = 72;
+pub const LIST_ENTRIES: u64 = 68;
 
 /// Bytes of GPU memory the lists take per particle of capacity.
-pub const LIST_BYTES_PER_PARTICLE: u64 = 16 * LIST_QUADS;
+pub const LIST_BYTES_PER_PARTICLE: u64 = 4 * LIST_WORDS;
 
 /// Bytes of the list buffer for `capacity` particles on a device with `limits`: `None` when the list
-/// would not fit one storage binding (past 12.2 M particles on wgpu's Vulkan, whose bindings hold
+/// would not fit one storage binding (past 13.4 M particles on wgpu's Vulkan, whose bindings hold
 /// 2^31 - 1 bytes), or when `memory` (bytes the simulation may still allocate) is known and too small.
 /// The simulation then walks the grid in every loop (the same results, slower).
 pub fn list_bytes(capacity: u64, limits: &wgpu::Limits, memory: Option<u64>) -> Option<u64> {
@@ -26,23 +26,26 @@ pub fn list_bytes(capacity: u64, limits: &wgpu::Limits, memory: Option<u64>) -> 
     (bytes <= binding && memory.is_none_or(|m| bytes <= m)).then_some(bytes)
 }
 
-/// The stand-in bound when there is no list: one quad, shorter than any particle's list.
-pub const STAND_IN_BYTES: u64 = 16;
+/// The stand-in bound when there is no list: one particle's words, shorter than any capacity the
+/// shaders compare it with.
+pub const STAND_IN_BYTES: u64 = LIST_BYTES_PER_PARTICLE;
 
 /// Header of a particle whose neighbours do not fit its list (`LIST_NONE` in the shaders).
 const LIST_NONE: u32 = u32::MAX;
 
+/// First word of the offsets (`LIST_FIRST` in the shaders): the header, then a base per plane of at most 5.
+const LIST_FIRST: u64 = 6;
+
 /// The lists of the first `particles` sorted particles, decoded from the list buffer's `words` (a buffer
-/// for `capacity` particles: [`LIST_QUADS`] rows of `capacity` quads) as the shaders read them, for a row
+/// for `capacity` particles, [`LIST_WORDS`] rows of `capacity` words) as the shaders read them, for a row
 /// loop over `planes` planes (2 x the cells per support radius + 1) and `active` active particles (the
 /// offsets count modulo them): per particle its neighbours' sorted indices, or `None` where the particle
 /// walks the grid. Empty when `words` holds no list for them.
 pub fn decode(words: &[u32], capacity: usize, particles: usize, planes: u32, active: u32) -> Vec<Option<Vec<u32>>> {
-    if capacity < particles || words.len() < 4 * LIST_QUADS as usize * capacity {
+    if capacity < particles || words.len() < LIST_WORDS as usize * capacity {
         return Vec::new();
     }
-    // Word w of particle i: component w % 4 of quad w / 4.
-    let word = |i: usize, w: usize| words[4 * ((w / 4) * capacity + i) + w % 4];
+    let word = |i: usize, s: usize| words[s * capacity + i];
     let bits = 32 / planes;
     (0..particles)
         .map(|i| {
@@ -55,7 +58,7 @@ pub fn decode(words: &[u32], capacity: usize, particles: usize, planes: u32, act
             for p in 0..planes {
                 let base = word(i, 1 + p as usize);
                 for _ in 0..(head >> (p * bits)) & ((1 << bits) - 1) {
-                    let w = word(i, 8 + entry / 2);
+                    let w = word(i, LIST_FIRST as usize + entry / 2);
                     let j = base.wrapping_add((w >> (16 * (entry % 2))) & 0xffff);
                     list.push(if j >= active { j - active } else { j });
                     entry += 1;
@@ -77,18 +80,18 @@ mod tests {
             let line = src.lines().find(|l| l.starts_with(&format!("const {name}: u32 = "))).expect(name);
             line.split('=').nth(1).unwrap().trim().trim_end_matches(';').trim_end_matches('u').parse().unwrap()
         };
-        assert_eq!(constant("LIST_QUADS"), LIST_QUADS);
+        assert_eq!(constant("LIST_WORDS"), LIST_WORDS);
         assert_eq!(constant("LIST_ENTRIES"), LIST_ENTRIES);
-        // The header and the bases in two quads, then eight offsets per quad.
-        assert_eq!(2 + LIST_ENTRIES / 8, LIST_QUADS);
+        // Header, five plane bases, then two offsets per word.
+        assert_eq!(constant("LIST_FIRST") + LIST_ENTRIES / 2, LIST_WORDS);
     }
 
     #[test]
     fn a_list_past_one_binding_or_the_memory_is_left_out() {
         let limits = wgpu::Limits { max_storage_buffer_binding_size: 1 << 20, ..wgpu::Limits::default() };
-        assert_eq!(list_bytes(1000, &limits, None), Some(176_000));
+        assert_eq!(list_bytes(1000, &limits, None), Some(160_000));
         assert_eq!(list_bytes(10_000, &limits, None), None);
-        assert_eq!(list_bytes(1000, &limits, Some(170_000)), None);
+        assert_eq!(list_bytes(1000, &limits, Some(100_000)), None);
         assert_eq!(list_bytes(u64::MAX / 2, &limits, None), None);
     }
 }
