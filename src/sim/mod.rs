@@ -708,7 +708,7 @@ impl Simulation {
         if self.buffers.neighbours.size() < capacity * neighbours::LIST_BYTES_PER_PARTICLE {
             return None;
         }
-        let end = self.grid_shape.num_cells() as u64;
+        let end = self.grid_shape.num_cells();
         let active = gpu::readback::read_range_blocking(ctx, &self.buffers.cell_start, (end - 1) * 4, 4);
         let active = u32::from_le_bytes(active.get(..4)?.try_into().ok()?) as usize;
         let heads = gpu::readback::read_range_blocking(ctx, &self.buffers.neighbours, 0, capacity * 4);
