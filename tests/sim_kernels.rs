@@ -60,6 +60,29 @@ fn random_particles(n: usize, lo: Vec3, hi: Vec3, seed: u64) -> Vec<Vec3> {
     (0..n).map(|_| lo + (hi - lo) * Vec3::new(next(), next(), next())).collect()
 }
 
+/// The points origin + spacing (i, j, k) for i, j, k below n, x slowest.
+fn lattice(origin: Vec3, n: [u32; 3], spacing: f32) -> Vec<Vec3> {
+    let mut points = Vec::new();
+    for i in 0..n[0] {
+        for j in 0..n[1] {
+            for k in 0..n[2] {
+                points.push(origin + spacing * Vec3::new(i as f32, j as f32, k as f32));
+            }
+        }
+    }
+    points
+}
+
+/// [`lattice`] with each point moved by up to `jitter` along each axis (seeded).
+fn jittered_lattice(origin: Vec3, n: [u32; 3], spacing: f32, jitter: f32, seed: u64) -> Vec<Vec3> {
+    let mut points = lattice(origin, n, spacing);
+    let moves = random_particles(points.len(), Vec3::splat(-jitter), Vec3::splat(jitter), seed);
+    for (p, d) in points.iter_mut().zip(&moves) {
+        *p += *d;
+    }
+    points
+}
+
 fn sim_for_with(
     ctx: &waterview::gpu::GpuContext,
     positions: Vec<Vec3>,
@@ -158,14 +181,7 @@ fn check_lattice_density_with(grid_box: Option<([f32; 3], [f32; 3])>, options: S
     let dx = 0.05;
     let domain = Aabb { min: [0.0, 0.0, 0.0], max: [2.0, 2.0, 2.0] };
     // A 12^3 lattice block in the middle, far from every boundary.
-    let mut positions = Vec::new();
-    for i in 0..12 {
-        for j in 0..12 {
-            for k in 0..12 {
-                positions.push(Vec3::new(0.7, 0.7, 0.7) + dx * Vec3::new(i as f32, j as f32, k as f32));
-            }
-        }
-    }
+    let positions = lattice(Vec3::splat(0.7), [12; 3], dx);
     let mut sim = sim_for_with(&ctx, positions.clone(), domain, dx, options);
     if let Some((lo, hi)) = grid_box {
         sim.set_grid_box(lo, hi);
@@ -207,25 +223,8 @@ fn neighbour_lists_hold_exactly_the_neighbours_within_the_support() {
     let ctx = common::gpu();
     let dx = 0.05;
     let domain = Aabb { min: [0.0, 0.0, 0.0], max: [2.0, 2.0, 2.0] };
-    let jitter = random_particles(14 * 14 * 14, Vec3::splat(-0.3 * dx), Vec3::splat(0.3 * dx), 11);
-    let mut positions = Vec::new();
-    for i in 0..14 {
-        for j in 0..14 {
-            for k in 0..14 {
-                positions.push(Vec3::new(0.5, 0.5, 0.5) + dx * Vec3::new(i as f32, j as f32, k as f32));
-            }
-        }
-    }
-    for (p, d) in positions.iter_mut().zip(&jitter) {
-        *p += *d;
-    }
-    for i in 0..5 {
-        for j in 0..5 {
-            for k in 0..5 {
-                positions.push(Vec3::new(1.5, 0.5, 0.5) + 0.6 * dx * Vec3::new(i as f32, j as f32, k as f32));
-            }
-        }
-    }
+    let mut positions = jittered_lattice(Vec3::splat(0.5), [14; 3], dx, 0.3 * dx, 11);
+    positions.extend(lattice(Vec3::new(1.5, 0.5, 0.5), [5; 3], 0.6 * dx));
     let n = positions.len();
     let mut sim = sim_for_with(&ctx, positions, domain, dx, SimOptions::default());
     let profiler = Profiler::new(&ctx.device);
@@ -270,18 +269,7 @@ fn dfsph_steps_the_same_with_and_without_neighbour_lists() {
     let ctx = common::gpu();
     let dx = 0.05;
     let domain = Aabb { min: [0.0, 0.0, 0.0], max: [1.2, 1.0, 0.8] };
-    let jitter = random_particles(12 * 10 * 8, Vec3::splat(-0.1 * dx), Vec3::splat(0.1 * dx), 5);
-    let mut positions = Vec::new();
-    for i in 0..12 {
-        for j in 0..10 {
-            for k in 0..8 {
-                positions.push(Vec3::new(0.5, 0.5, 0.5) * dx + dx * Vec3::new(i as f32, j as f32, k as f32));
-            }
-        }
-    }
-    for (p, d) in positions.iter_mut().zip(&jitter) {
-        *p += *d;
-    }
+    let positions = jittered_lattice(Vec3::splat(0.5 * dx), [12, 10, 8], dx, 0.1 * dx, 5);
     let run = |neighbour_list: bool| {
         let options = SimOptions { neighbour_list, ..SimOptions::default() };
         let mut sim = sim_for_with(&ctx, positions.clone(), domain, dx, options);

@@ -696,8 +696,16 @@ impl Simulation {
         let words: Vec<u32> =
             bytemuck::cast_slice(&gpu::readback::read_buffer_blocking(ctx, &self.buffers.neighbours)).to_vec();
         let planes = 2 * self.options.cell_split + 1;
-        let active = self.read_grid_blocking(ctx).0.last().copied().unwrap_or(0);
+        let active = self.active_blocking(ctx).unwrap_or(0);
         neighbours::decode(&words, self.capacity() as usize, self.capacity() as usize, planes, active)
+    }
+
+    /// Blocking read of the active particles of the last grid build (the last cell's end), `None` when
+    /// nothing came back.
+    fn active_blocking(&self, ctx: &GpuContext) -> Option<u32> {
+        let end = self.grid_shape.num_cells();
+        let bytes = gpu::readback::read_range_blocking(ctx, &self.buffers.cell_start, (end - 1) * 4, 4);
+        Some(u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?))
     }
 
     /// The share of the active particles whose last step read a neighbour list rather than the grid
@@ -708,9 +716,7 @@ impl Simulation {
         if self.buffers.neighbours.size() < capacity * neighbours::LIST_BYTES_PER_PARTICLE {
             return None;
         }
-        let end = self.grid_shape.num_cells();
-        let active = gpu::readback::read_range_blocking(ctx, &self.buffers.cell_start, (end - 1) * 4, 4);
-        let active = u32::from_le_bytes(active.get(..4)?.try_into().ok()?) as usize;
+        let active = self.active_blocking(ctx)? as usize;
         let heads = gpu::readback::read_range_blocking(ctx, &self.buffers.neighbours, 0, capacity * 4);
         let heads: &[u32] = bytemuck::try_cast_slice(&heads).ok()?;
         let listed = heads.get(..active)?.iter().filter(|&&h| h != u32::MAX).count();

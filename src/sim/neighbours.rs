@@ -26,9 +26,9 @@ pub fn list_bytes(capacity: u64, limits: &wgpu::Limits, memory: Option<u64>) -> 
     (bytes <= binding && memory.is_none_or(|m| bytes <= m)).then_some(bytes)
 }
 
-/// The stand-in bound when there is no list: one particle's words, shorter than any capacity the
-/// shaders compare it with.
-pub const STAND_IN_BYTES: u64 = LIST_BYTES_PER_PARTICLE;
+/// The stand-in bound when there is no list: four words, less than one particle's list, so the shaders
+/// see no list whatever the capacity.
+pub const STAND_IN_BYTES: u64 = 16;
 
 /// Header of a particle whose neighbours do not fit its list (`LIST_NONE` in the shaders).
 const LIST_NONE: u32 = u32::MAX;
