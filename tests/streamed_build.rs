@@ -82,9 +82,8 @@ fn old_build(scene: &Scene, on_cpu: bool) -> (Vec<Vec3>, Vec<Vec3>) {
     (positions, velocities)
 }
 
-/// The first pressure of every particle of the list, walked particle by particle: the released column's
-/// (`released_column`) of its bin's top over the floor under it (terrain or the domain's), at its distance
-/// to the nearest free face within 2.5 column heights, a face being the first bin along +-x or +-z (a
+/// The first pressure of every particle of the list, walked particle by particle: rho0 g min(depth below
+/// its bin's top, distance to the nearest free face), a face being the first bin along +-x or +-z (a
 /// quarter dx either way, for columns rounded into a neighbouring bin) whose water and terrain stay below
 /// the particle, inside the domain (a listed particle walks from its bin's first particle).
 fn first_pressure(positions: &[Vec3], params: &SimParams, scene: &Scene, on_cpu: bool) -> Vec<f32> {
@@ -132,8 +131,7 @@ fn first_pressure(positions: &[Vec3], params: &SimParams, scene: &Scene, on_cpu:
             // Lattice particles walk from their own column, listed ones from their bin's first.
             let start =
                 if i < positions.len() - scene_listed(scene) { glam::Vec2::new(p.x, p.z) } else { starts[&bin] };
-            let floor = terrain.height_at(p.x, p.z).max(lo.y - half);
-            let bins = (2.5 * (top + half - floor) / dx).ceil() as usize;
+            let bins = (depth / dx).ceil() as usize;
             let mut free = f32::INFINITY;
             for e in [glam::Vec2::X, glam::Vec2::NEG_X, glam::Vec2::Y, glam::Vec2::NEG_Y] {
                 let mut lowest = f32::INFINITY;
@@ -145,7 +143,7 @@ fn first_pressure(positions: &[Vec3], params: &SimParams, scene: &Scene, on_cpu:
                     }
                 }
             }
-            first.pressure_near_face(top, floor, p.y, free)
+            first.pressure_near_face(top, p.y, free)
         })
         .collect()
 }

@@ -1,13 +1,13 @@
-//! The water's vertical free faces at the start, for its first pressure. A column held by walls (the
-//! domain's, the terrain) or by more water all around starts hydrostatic; near the face of a column that
-//! is released (a dam break) the first pressure is that of water released from rest at t = 0+: zero on
-//! the face, the free surface, and rising inward over about a column height
-//! ([`crate::sim::initial::released_column`], the 2-D solution for a column standing on a floor beside
-//! its face; Stansby, Chegini & Barnes 1998, "The initial stages of dam-break flow", J. Fluid Mech. 374).
-//! Before, the whole column started hydrostatic, its face too: the solvers' warm start pushed the face
-//! out with the full pressure of its depth (a 0.62 m column's face left at 0.96 m/s in the first frame,
-//! where gravity alone gives 0.16 m/s); then at rho0 g min(depth, distance to the face), too low near the
-//! face (at the floor a tenth of a column height in, 0.1 rho0 g H against 0.22): the surge started late.
+//! The water's vertical free faces at the start, for its first pressure: a particle's first pressure is
+//! rho0 g times the smaller of its depth below its column's top and its horizontal distance to the nearest
+//! free face ([`Hydrostatic::pressure_near_face`]). A column held by walls (the domain's, the terrain) or by
+//! more water all around starts hydrostatic; the face of a column that is released (a dam break) starts at
+//! zero pressure and the pressure grows inward at rho0 g per metre, as the pressure of a column released
+//! at t = 0 does near its face (it vanishes on the face, the free surface, and its horizontal gradient is
+//! of the order of rho0 g there; Stansby, Chegini & Barnes 1998, "The initial stages of dam-break flow",
+//! J. Fluid Mech. 374). Before, the whole column started hydrostatic, its face too: the solvers' warm
+//! start pushed the face out with the full pressure of its depth (a 0.62 m column's face left at 0.96 m/s
+//! in the first frame, where gravity alone gives 0.16 m/s).
 //!
 //! The faces are found on the same dx x dx bins of (x, z) as the columns' tops ([`Hydrostatic::bin`]):
 //! from a column, each of the four directions +-x, +-z is walked bin by bin; a bin supports a particle at
@@ -87,28 +87,16 @@ impl Faces<'_> {
         best
     }
 
-    /// The first pressure of a particle at `p` whose column's top is `top` (m), Pa: the pressure of the
-    /// column released at rest ([`Hydrostatic::pressure_near_face`]) on the floor under it (the terrain,
-    /// or the domain's floor), with the nearest free face at the particle's height. A block in the air is
-    /// taken as standing on the floor too: near its faces, where a small block's particles all are, the
-    /// pressure is small either way (a block of 5 x 5 x 5 falling 0.3 m started at zero pressure, as free
-    /// fall has it, splashed at 5.9 m/s on impact, against 3.9 m/s this way: DFSPH, lavapipe).
+    /// The first pressure of a particle at `p` whose column's top is `top` (m), Pa.
     pub(super) fn pressure(&self, profile: &mut Profile, top: f32, p: Vec3) -> f32 {
-        let dx = self.first.dx;
-        let depth = top + 0.5 * dx - p.y;
+        let depth = top + 0.5 * self.first.dx - p.y;
         if !self.first.on() || depth <= 0.0 {
             return 0.0;
         }
-        let floor = self.terrain.height_at(p.x, p.z).max(self.lo.y - 0.5 * dx);
-        let height = top + 0.5 * dx - floor;
-        let free = self.free_distance(profile, p.y, FACE_REACH * height);
-        self.first.pressure_near_face(top, floor, p.y, free)
+        let free = self.free_distance(profile, p.y, depth);
+        self.first.pressure_near_face(top, p.y, free)
     }
 }
-
-/// How far a column's walk looks for a free face, in column heights: a face farther off lowers the first
-/// pressure by less than 2 % of rho0 g H ([`crate::sim::initial::released_column`]).
-const FACE_REACH: f32 = 2.5;
 
 #[cfg(test)]
 mod tests {
@@ -125,14 +113,8 @@ mod tests {
         }
     }
 
-    /// rho0 g H released_column(eta, d / H) for a column of height `h` on the floor y = 0.
-    fn released(h: f32, y: f32, d: f32) -> f32 {
-        1000.0 * 10.0 * h * crate::sim::initial::released_column(y / h, d / h)
-    }
-
     /// A 0.5 m column in bins x = 0..=4 of a 1 m domain (z: the whole width, so only x has faces): the
-    /// face at x = 0.5 m. Its particles start at the released column's pressure, their distance from the
-    /// face found by the walk; the same column against the far wall starts hydrostatic.
+    /// face at x = 0.5 m. Particles at x = 0.05 .. 0.45 m start at rho0 g min(depth, distance to it).
     #[test]
     fn the_pressure_falls_to_zero_at_a_free_face_and_not_at_a_wall() {
         let terrain = Heightfield::flat(Vec2::ZERO, Vec2::ONE, 0.0);
@@ -140,22 +122,20 @@ mod tests {
         let f = faces(&tops, &terrain);
         let at = |x: f32, y: f32| f.pressure(&mut f.profile(x, 0.55), 0.45, Vec3::new(x, y, 0.55));
         let rho_g = 1000.0 * 10.0;
-        let close = |a: f32, b: f32| (a - b).abs() < 1e-2 * rho_g * 0.01;
-        // The face column, half a dx from the face, at the floor: a small share of the hydrostatic.
-        assert!(close(at(0.45, 0.05), released(0.5, 0.05, 0.05)), "{}", at(0.45, 0.05));
-        assert!(at(0.45, 0.05) < 0.25 * rho_g * 0.45, "{}", at(0.45, 0.05));
-        // Two and four columns in: the walk finds the face 0.25 and 0.45 m away; the pressure rises inward.
-        assert!(close(at(0.25, 0.05), released(0.5, 0.05, 0.25)), "{}", at(0.25, 0.05));
-        assert!(close(at(0.05, 0.05), released(0.5, 0.05, 0.45)), "{}", at(0.05, 0.05));
-        assert!(at(0.45, 0.05) < at(0.25, 0.05) && at(0.25, 0.05) < at(0.05, 0.05));
-        assert!(at(0.05, 0.05) < rho_g * 0.45, "released, below the hydrostatic: {}", at(0.05, 0.05));
+        // The face column: half a dx from the face, at every depth.
+        assert!((at(0.45, 0.05) - rho_g * 0.05).abs() < 1e-2, "{}", at(0.45, 0.05));
+        // Four columns in: 0.45 m from the face, deeper than the bottom particle's 0.45 m: hydrostatic.
+        assert!((at(0.05, 0.05) - rho_g * 0.45).abs() < 1e-2, "{}", at(0.05, 0.05));
+        // Near the surface the depth is the smaller.
+        assert!((at(0.25, 0.45) - rho_g * 0.05).abs() < 1e-2, "{}", at(0.25, 0.45));
+        // Two columns in at the bottom: 0.25 m from the face.
+        assert!((at(0.25, 0.05) - rho_g * 0.25).abs() < 1e-2, "{}", at(0.25, 0.05));
         // The same column against the far wall (bins 5..=9, the wall at x = 1): the wall holds it.
         let tops: Vec<_> = (5..10).flat_map(|x| (0..10).map(move |z| ((x, z), 0.45))).collect();
         let f = faces(&tops, &terrain);
         let at = |x: f32, y: f32| f.pressure(&mut f.profile(x, 0.55), 0.45, Vec3::new(x, y, 0.55));
-        // Its wall is no face: the particle beside it is as far from the face as x = 0.05 m was above.
-        assert!(close(at(0.95, 0.05), released(0.5, 0.05, 0.45)), "at the wall: {}", at(0.95, 0.05));
-        assert!(close(at(0.55, 0.05), released(0.5, 0.05, 0.05)), "at the face: {}", at(0.55, 0.05));
+        assert!((at(0.95, 0.05) - rho_g * 0.45).abs() < 1e-2, "at the wall: {}", at(0.95, 0.05));
+        assert!((at(0.55, 0.05) - rho_g * 0.05).abs() < 1e-2, "at the face: {}", at(0.55, 0.05));
     }
 
     /// Terrain higher than a particle holds its column like a wall; lower terrain does not.
@@ -168,10 +148,9 @@ mod tests {
         let f = faces(&tops, &terrain);
         let rho_g = 1000.0 * 10.0;
         let at = |y: f32| f.pressure(&mut f.profile(0.35, 0.55), 0.45, Vec3::new(0.35, y, 0.55));
-        // At y = 0.05 the step (from x = 0.5 on) is a wall: no face on +x; none on -x.
+        // At y = 0.05 the step (from x = 0.5 on) is a wall: no face within 0.45 m on +x; none on -x.
         assert!((at(0.05) - rho_g * 0.45).abs() < 1e-2, "{}", at(0.05));
         // At y = 0.35, above the step: the face is the bin at x = 0.45 (k = 1), 0.05 m away.
-        assert!((at(0.35) - released(0.5, 0.35, 0.05)).abs() < 0.1, "{}", at(0.35));
-        assert!(at(0.35) < 0.5 * rho_g * 0.15, "{}", at(0.35));
+        assert!((at(0.35) - rho_g * 0.05).abs() < 1e-2, "{}", at(0.35));
     }
 }
