@@ -713,14 +713,12 @@ impl Simulation {
     /// grid's count back): for the benchmark's report after its timed frames, never inside a frame.
     pub fn neighbour_list_share_blocking(&self, ctx: &GpuContext) -> Option<f64> {
         let capacity = self.capacity() as u64;
-        if self.buffers.neighbours.size() < capacity * neighbours::LIST_BYTES_PER_PARTICLE {
+        if !neighbours::holds_lists(self.buffers.neighbours.size(), capacity) {
             return None;
         }
         let active = self.active_blocking(ctx)? as usize;
         let heads = gpu::readback::read_range_blocking(ctx, &self.buffers.neighbours, 0, capacity * 4);
-        let heads: &[u32] = bytemuck::try_cast_slice(&heads).ok()?;
-        let listed = heads.get(..active)?.iter().filter(|&&h| h != u32::MAX).count();
-        (active > 0).then(|| listed as f64 / active as f64)
+        neighbours::listed_share(bytemuck::try_cast_slice::<u8, u32>(&heads).ok()?.get(..active)?)
     }
 
     /// Records only the grid build (for tests of the counting sort).

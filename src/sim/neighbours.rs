@@ -33,6 +33,18 @@ pub const STAND_IN_BYTES: u64 = 16;
 /// Header of a particle whose neighbours do not fit its list (`LIST_NONE` in the shaders).
 const LIST_NONE: u32 = u32::MAX;
 
+/// Whether a list buffer of `bytes` holds lists for `capacity` particles (else it is the stand-in).
+pub fn holds_lists(bytes: u64, capacity: u64) -> bool {
+    capacity.checked_mul(LIST_BYTES_PER_PARTICLE).is_some_and(|needed| bytes >= needed)
+}
+
+/// The share of `heads` (the first row of the list buffer, one header per sorted active particle) whose
+/// particle read a list rather than the grid, 0 ..= 1; `None` when empty.
+pub fn listed_share(heads: &[u32]) -> Option<f64> {
+    let listed = heads.iter().filter(|&&h| h != LIST_NONE).count();
+    (!heads.is_empty()).then(|| listed as f64 / heads.len() as f64)
+}
+
 /// First word of the offsets (`LIST_FIRST` in the shaders): the header, then a base per plane of at most 5.
 const LIST_FIRST: u64 = 6;
 
@@ -42,7 +54,7 @@ const LIST_FIRST: u64 = 6;
 /// offsets count modulo them): per particle its neighbours' sorted indices, or `None` where the particle
 /// walks the grid. Empty when `words` holds no list for them.
 pub fn decode(words: &[u32], capacity: usize, particles: usize, planes: u32, active: u32) -> Vec<Option<Vec<u32>>> {
-    if capacity < particles || words.len() < LIST_WORDS as usize * capacity {
+    if capacity < particles || !holds_lists(4 * words.len() as u64, capacity as u64) {
         return Vec::new();
     }
     let word = |i: usize, s: usize| words[s * capacity + i];
