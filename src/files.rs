@@ -321,15 +321,19 @@ pub fn guarded<T>(decode: impl FnOnce() -> T) -> Result<T, String> {
     }
     #[cfg(not(fuzzing))]
     {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).map_err(|payload| {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_string());
-            format!("its decoder failed ({})", message.lines().next().unwrap_or_default())
-        })
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode))
+            .map_err(|payload| format!("its decoder failed ({})", panic_message(payload.as_ref())))
     }
+}
+
+/// The first line of a caught panic's message (`&str` or `String` payloads; "no message" otherwise).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    message.lines().next().unwrap_or_default().to_string()
 }
 
 /// `bytes` without a leading UTF-8 byte-order mark (EF BB BF), which some editors write at the start of

@@ -14,6 +14,7 @@ pub mod particle_io;
 pub mod render;
 pub mod scene;
 pub mod sim;
+pub mod surface;
 pub mod terrain;
 pub mod text;
 

@@ -75,6 +75,8 @@ fn run_exits_with_the_blow_up_and_keeps_the_statistics_up_to_it() {
         save_checkpoint: None,
         gpus: waterview::cluster::GpuCount::N(1),
         save_particles: None,
+        save_surface: None,
+        surface_settings: Default::default(),
     };
     poison_particle(&ctx, &engine, 0);
     let err = waterview::cli::run::simulate(&ctx, &mut engine, &args, &Default::default())

@@ -27,6 +27,7 @@ fn options(out: &Path, frames: u32) -> OfflineOptions {
         size: (96, 64),
         out: Some(out.to_path_buf()),
         particles: None,
+        surface: None,
         dx: Some(0.08),
         image: Default::default(),
     }
@@ -142,6 +143,7 @@ fn every_video_frame_advances_exactly_one_over_fps() {
             size: (64, 48),
             out: Some(out.clone()),
             particles: None,
+            surface: None,
             dx: Some(0.08),
             image: Default::default(),
         };

@@ -70,6 +70,7 @@ fn a_capture_ends_with_the_gpus_report_and_writes_nothing() {
             size: (64, 48),
             out: Some(dir.clone()),
             particles: None,
+            surface: None,
             dx: Some(0.08),
             image: Default::default(),
         };

@@ -124,6 +124,8 @@ fn run_writes_an_exr_for_an_exr_path() {
         save_checkpoint: None,
         gpus: waterview::cluster::GpuCount::N(1),
         save_particles: None,
+        save_surface: None,
+        surface_settings: Default::default(),
     };
     waterview::cli::run::run(Some(&scene), &args).expect("waterview run --out final.EXR");
     assert!(!dir.join("final.EXR.part").exists(), "temporary file left behind");

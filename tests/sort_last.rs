@@ -168,6 +168,7 @@ fn capture(ranks: usize, drop_received: bool, name: &str) -> (Vec<image::RgbaIma
         size: (320, 240),
         out: Some(dir.clone()),
         particles: None,
+        surface: None,
         dx: Some(0.08),
         image: Default::default(),
     };
@@ -236,6 +237,7 @@ fn what_several_gpus_cannot_capture_is_refused() {
         size: (64, 48),
         out: Some(dir.join("frames")),
         particles: None,
+        surface: None,
         dx: Some(0.08),
         image: Default::default(),
     };

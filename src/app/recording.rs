@@ -7,7 +7,7 @@
 use super::frame::encode_scene_with;
 use super::{Running, CAPTURE_DIR};
 use crate::capture::exact::{ExactFrames, FrameOutputs};
-use crate::capture::particles::{ParticleExporter, ParticleOutput};
+use crate::capture::particles::{ExportOutputs, ParticleExporter, ParticleOutput, SurfaceOutput};
 use crate::capture::{offline::format_for, VideoFormat, VideoRecorder};
 use crate::render::{targets::Offscreen, OrbitCamera, Renderer, HDR_FORMAT};
 use crate::sim::SimParams;
@@ -165,17 +165,17 @@ impl Running {
             self.apply(UiAction::ApplyParams(params));
         }
         let particles = o.particles?;
-        let dir = particles.dir().display().to_string();
+        let dirs = particles.outputs().dirs().iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(" and ");
         if !particles.drained() {
             let written = particles.written();
             particles.cancel();
-            return Some(format!("particle files stopped after {written} frames in {dir}"));
+            return Some(format!("particle and surface files stopped after {written} frames in {dirs}"));
         }
         Some(match particles.finish_blocking(&self.ctx.device) {
-            Ok(s) => format!("Saved {} particle files in {dir}", s.frames.len()),
+            Ok(s) => format!("Saved {} frames of particles or surfaces in {dirs}", s.frames.len()),
             Err(e) => {
-                self.ui.push_error(format!("particle files: {e}"));
-                format!("particle files failed: {e}")
+                self.ui.push_error(format!("particle or surface files: {e}"));
+                format!("particle or surface files failed: {e}")
             }
         })
     }
@@ -450,19 +450,25 @@ impl Running {
             }
             self.ui.sim.sync_from(engine.sim());
         }
-        let particles = match c.particles {
-            true => {
-                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                let dir = path.with_file_name(format!("{stem}-particles"));
-                match ParticleExporter::start(ParticleOutput { dir, format: c.particle_format }) {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        rec.cancel();
-                        self.ui.push_error(format!("cannot start the capture's particle files: {e}"));
-                        return;
-                    }
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let beside = |what: &str| path.with_file_name(format!("{stem}-{what}"));
+        let outputs = ExportOutputs {
+            particles: c.particles.then(|| ParticleOutput { dir: beside("particles"), format: c.particle_format }),
+            surface: c.surface.then(|| SurfaceOutput {
+                dir: beside("surface"),
+                format: c.surface_format,
+                settings: c.surface_settings,
+            }),
+        };
+        let particles = match outputs.any() {
+            true => match ParticleExporter::start(outputs) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    rec.cancel();
+                    self.ui.push_error(format!("cannot start the capture's particle or surface files: {e}"));
+                    return;
                 }
-            }
+            },
             false => None,
         };
         let texture =

@@ -135,6 +135,8 @@ pub enum CaptureError {
     ParticlesRefused { frame: u64 },
     #[error("the particle files did not all come back: {written} of {recorded} written")]
     ParticlesUnfinished { recorded: u64, written: u64 },
+    #[error("frame {frame}: {cause}")]
+    Surface { frame: u64, cause: crate::surface::SurfaceError },
 
     // Offline captures (`offline`): options and the simulation.
     #[error("--seconds must be in (0, 86400], got {0}")]
@@ -145,7 +147,9 @@ pub enum CaptureError {
     Size { width: u32, height: u32 },
     #[error("--frames and the number of rounds must be at least 1")]
     NoRuns,
-    #[error("nothing to capture: give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, or both")]
+    #[error(
+        "nothing to capture: give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, --surface DIR, or several"
+    )]
     NoOutput,
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),

@@ -12,7 +12,7 @@
 //! measured by [`super::record_cost`].
 
 use super::output::Output;
-use super::particles::{ParticleExporter, ParticleOutput, ParticleSummary};
+use super::particles::{ExportOutputs, ParticleExporter, ParticleOutput, ParticleSummary, SurfaceOutput};
 use super::recorder::VideoRecorder;
 use super::video::{VideoFormat, VideoSummary};
 use super::CaptureError;
@@ -37,10 +37,19 @@ pub struct OfflineOptions {
     pub out: Option<PathBuf>,
     /// Particle files of every frame (a new folder); `None`: none.
     pub particles: Option<ParticleOutput>,
+    /// Surface meshes of every frame (a new folder); `None`: none.
+    pub surface: Option<SurfaceOutput>,
     /// Particle spacing override, metres (default: the scene's, scaled on a CPU adapter).
     pub dx: Option<f32>,
     /// What the frames show (the final image by default, or an intermediate target) and the depth filter.
     pub image: crate::engine::batch::ImageOptions,
+}
+
+impl OfflineOptions {
+    /// The particle files and surface meshes asked for.
+    pub fn frame_outputs(&self) -> ExportOutputs {
+        ExportOutputs { particles: self.particles.clone(), surface: self.surface.clone() }
+    }
 }
 
 /// MP4 for a `.mp4` extension (any case), else a PNG sequence.
@@ -67,8 +76,11 @@ pub fn validate(opts: &OfflineOptions) -> Result<(), CaptureError> {
     if opts.size.0 < 16 || opts.size.1 < 16 {
         return Err(CaptureError::Size { width: opts.size.0, height: opts.size.1 });
     }
-    if opts.out.is_none() && opts.particles.is_none() {
+    if opts.out.is_none() && !opts.frame_outputs().any() {
         return Err(CaptureError::NoOutput);
+    }
+    if let Some(s) = &opts.surface {
+        s.settings.check_values().map_err(|cause| CaptureError::Surface { frame: 0, cause })?;
     }
     Ok(())
 }
@@ -156,8 +168,9 @@ pub fn capture_scene_frames(
         }
         None => None,
     };
-    let mut particles = match &opts.particles {
-        Some(p) => match ParticleExporter::start(p.clone()) {
+    let outputs = opts.frame_outputs();
+    let mut particles = match outputs.any() {
+        true => match ParticleExporter::start(outputs) {
             Ok(e) => Some(e),
             Err(e) => {
                 if let Some(v) = video {
@@ -166,7 +179,7 @@ pub fn capture_scene_frames(
                 return Err(e);
             }
         },
-        None => None,
+        false => None,
     };
     let result = capture_loop(ctx, &mut engine, &mut profiler, opts, video.as_mut(), particles.as_mut(), &mut on_frame);
     let (sim_time, steps, steps_recorded, submissions) = match result {
@@ -304,6 +317,37 @@ fn poll_outputs(
     Ok(())
 }
 
+/// Prints what an export wrote: per output, its files, megabytes, times and counts.
+fn print_summary(p: &ParticleSummary) {
+    let (first, last) = (p.frames.first().map_or(0.0, |f| f.time), p.frames.last().map_or(0.0, |f| f.time));
+    if let Some(out) = &p.outputs.particles {
+        let bytes: u64 = p.frames.iter().filter_map(|f| f.particle_file.as_ref()).map(|f| f.bytes).sum();
+        eprintln!(
+            "wrote {}: {} particle files, {:.1} MB, t = {first} .. {last} s, {} .. {} particles",
+            out.dir.display(),
+            p.frames.len(),
+            bytes as f64 / 1e6,
+            p.frames.iter().map(|f| f.particles).min().unwrap_or(0),
+            p.frames.iter().map(|f| f.particles).max().unwrap_or(0),
+        );
+    }
+    if let Some(out) = &p.outputs.surface {
+        let surfaces: Vec<_> = p.frames.iter().filter_map(|f| f.surface.as_ref()).collect();
+        let seconds: Vec<f64> = surfaces.iter().map(|s| s.seconds).collect();
+        eprintln!(
+            "wrote {}: {} surface meshes, {:.1} MB, t = {first} .. {last} s, {} .. {} triangles, \
+             reconstruction {:.3} s per frame (mean; {:.3} s at most)",
+            out.dir.display(),
+            surfaces.len(),
+            surfaces.iter().map(|s| s.file.bytes).sum::<u64>() as f64 / 1e6,
+            surfaces.iter().map(|s| s.triangles).min().unwrap_or(0),
+            surfaces.iter().map(|s| s.triangles).max().unwrap_or(0),
+            seconds.iter().sum::<f64>() / seconds.len().max(1) as f64,
+            seconds.iter().copied().fold(0.0, f64::max),
+        );
+    }
+}
+
 /// `waterview capture`: loads the scene (the built-in valley without `--scene`), opens a headless GPU and
 /// captures with a terminal progress bar.
 pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Result<()> {
@@ -312,8 +356,8 @@ pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Resu
         let what = if format_for(out) == VideoFormat::Mp4 { Output::File } else { Output::NewFolder };
         super::output::check_writable(out, what)?;
     }
-    if let Some(p) = &opts.particles {
-        super::output::check_writable(&p.dir, Output::NewFolder)?;
+    for dir in opts.frame_outputs().dirs() {
+        super::output::check_writable(dir, Output::NewFolder)?;
     }
     let scene = engine::load_scene(scene_path)?;
     let ctx = GpuContext::headless()?;
@@ -344,18 +388,7 @@ pub fn run_cli(scene_path: Option<&Path>, opts: &OfflineOptions) -> anyhow::Resu
         );
     }
     if let Some(p) = &report.particles {
-        let bytes: u64 = p.frames.iter().map(|f| f.bytes).sum();
-        let (first, last) = (p.frames.first(), p.frames.last());
-        eprintln!(
-            "wrote {}: {} particle files, {:.1} MB, t = {} .. {} s, {} .. {} particles",
-            p.dir.display(),
-            p.frames.len(),
-            bytes as f64 / 1e6,
-            first.map_or(0.0, |f| f.time),
-            last.map_or(0.0, |f| f.time),
-            p.frames.iter().map(|f| f.particles).min().unwrap_or(0),
-            p.frames.iter().map(|f| f.particles).max().unwrap_or(0),
-        );
+        print_summary(p);
     }
     eprintln!(
         "simulated {:.6} s: {} steps ({} recorded, the rest no-ops past a frame's end), {} step-state reads",

@@ -1,18 +1,24 @@
-//! Particle files per frame, never stalling the frame: [`ParticleExporter::record`] records a copy of the
-//! simulation's state ([`crate::sim::Simulation::encode_state_copy`]: the step state with the simulated
-//! time, then every particle's position, density and velocity) into a free staging buffer of a
-//! [`ReadbackRing`] in the frame's own encoder; [`ParticleExporter::after_submit`] starts mapping it; a later
-//! [`ParticleExporter::poll`] hands the still-mapped buffer to a worker thread, which keeps the live
-//! particles (parked ones, density < 0, are left out), encodes them ([`crate::particle_io`]: binary PLY or
-//! VTU) and writes `DIR/particles_00000.ply`, ... (each through a `.part` file), then frees the buffer. The
-//! time in each file is the simulated time read back with the particles, so a capture whose frames end
-//! exactly 1/fps apart ([`super::offline`], [`super::exact`]) writes files exactly 1/fps apart. A VTU
-//! sequence also gets `DIR/particles.pvd`, the collection ParaView opens with the times.
+//! Particle files and surface meshes per frame, never stalling the frame: [`ParticleExporter::record`]
+//! records a copy of the simulation's state ([`crate::sim::Simulation::encode_state_copy`]: the step state
+//! with the simulated time, then every particle's position, density and velocity) into a free staging
+//! buffer of a [`ReadbackRing`] in the frame's own encoder; [`ParticleExporter::after_submit`] starts
+//! mapping it; a later [`ParticleExporter::poll`] hands the still-mapped buffer to a worker thread, which
+//! keeps the live particles (parked ones, density < 0, are left out) and frees the buffer, then writes
+//! what [`ExportOutputs`] asks: the particles ([`crate::particle_io`]: binary PLY or VTU) as
+//! `DIR/particles_00000.ply`, ..., and/or the water's surface ([`crate::surface`]: marching cubes by
+//! `splashsurf_lib`, binary PLY with normals or OBJ) as `DIR/surface_00000.ply`, ... (each through a
+//! `.part` file). One read-back serves both. The time in each file is the simulated time read back with
+//! the particles, so a capture whose frames end exactly 1/fps apart ([`super::offline`], [`super::exact`])
+//! writes files exactly 1/fps apart. A VTU sequence also gets `DIR/particles.pvd`, the collection ParaView
+//! opens with the times. A frame waits for the worker (its queue holds one frame) rather than being
+//! dropped: a surface of a million particles takes seconds of CPU, and the window's offline render waits
+//! for it without blocking ([`super::exact`]).
 
 use super::CaptureError;
 use crate::gpu::readback::{Mapped, ReadbackRing};
 use crate::particle_io::{self, ParticleFormat, Particles};
 use crate::sim::{Simulation, StateLayout};
+use crate::surface::{self, MeshFormat, SurfaceSettings};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -30,44 +36,112 @@ pub struct ParticleOutput {
     pub format: ParticleFormat,
 }
 
+/// Where surface meshes go, in which format, and how they are made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SurfaceOutput {
+    /// The folder of the sequence (created; must not exist yet, see [`super::output::Output::NewFolder`]).
+    pub dir: PathBuf,
+    pub format: MeshFormat,
+    /// Lengths in particle spacings dx: each frame's dx is its simulation's, taken when it is recorded.
+    pub settings: SurfaceSettings,
+}
+
+/// What each recorded frame becomes: particle files, surface meshes, or both (each in its folder).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExportOutputs {
+    pub particles: Option<ParticleOutput>,
+    pub surface: Option<SurfaceOutput>,
+}
+
+impl From<ParticleOutput> for ExportOutputs {
+    fn from(particles: ParticleOutput) -> Self {
+        ExportOutputs { particles: Some(particles), surface: None }
+    }
+}
+
+impl ExportOutputs {
+    /// Whether any output is asked for.
+    pub fn any(&self) -> bool {
+        self.particles.is_some() || self.surface.is_some()
+    }
+
+    /// The folders written, particles' first.
+    pub fn dirs(&self) -> Vec<&Path> {
+        let surface = self.surface.as_ref().map(|s| s.dir.as_path());
+        self.particles.as_ref().map(|p| p.dir.as_path()).into_iter().chain(surface).collect()
+    }
+}
+
 /// The file of frame `k` in `dir`: `particles_00042.ply`.
 pub fn frame_path(dir: &Path, format: ParticleFormat, k: u64) -> PathBuf {
     dir.join(format!("particles_{k:05}.{}", format.extension()))
 }
 
-/// One frame for the worker: its index and the mapped state copy.
+/// The surface mesh of frame `k` in `dir`: `surface_00042.ply`.
+pub fn surface_path(dir: &Path, format: MeshFormat, k: u64) -> PathBuf {
+    dir.join(format!("surface_{k:05}.{}", format.extension()))
+}
+
+/// One frame for the worker: its index, the mapped state copy, and the simulation's spacing dx and
+/// domain walls (min, max corners), metres.
 struct Job {
     frame: u64,
     layout: StateLayout,
     mapped: Mapped,
+    dx: f32,
+    walls: ([f32; 3], [f32; 3]),
 }
 
-/// A file the worker wrote.
+/// A file the worker wrote: its path and size in bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WrittenFile {
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+/// A surface mesh the worker wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WrittenSurface {
+    pub file: WrittenFile,
+    pub vertices: usize,
+    pub triangles: usize,
+    /// Wall-clock seconds the reconstruction took (the CPU's share of the export).
+    pub seconds: f64,
+}
+
+/// What the worker wrote for one frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WrittenFrame {
     /// Frame index k.
     pub frame: u64,
     /// Simulated time of the particles, seconds (read back with them).
     pub time: f32,
-    /// Live particles in the file.
+    /// Live particles of the frame.
     pub particles: usize,
-    pub path: PathBuf,
-    pub bytes: u64,
+    /// The particle file, when asked for.
+    pub particle_file: Option<WrittenFile>,
+    /// The surface mesh, when asked for.
+    pub surface: Option<WrittenSurface>,
 }
 
 /// What a finished sequence holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParticleSummary {
-    pub dir: PathBuf,
-    /// The files in frame order.
+    pub outputs: ExportOutputs,
+    /// The frames in order.
     pub frames: Vec<WrittenFrame>,
 }
 
-/// A particle sequence being written. See the module docs.
+/// A particle or surface sequence being written. See the module docs.
 pub struct ParticleExporter {
-    output: ParticleOutput,
+    outputs: ExportOutputs,
     ring: Option<ReadbackRing>,
     layout: Option<StateLayout>,
+    /// The particle spacing of the simulation recorded last, metres (a change of dx rebuilds the
+    /// simulation, whose state copies then wait for the ring to empty, as a change of count does).
+    dx: f32,
+    /// The domain's walls (min, max corners) of the simulation recorded last, metres.
+    walls: ([f32; 3], [f32; 3]),
     /// State copies mapped and waiting for room in the worker's queue (each holds a ring slot).
     waiting: VecDeque<Job>,
     jobs: Option<mpsc::SyncSender<Job>>,
@@ -83,27 +157,35 @@ pub struct ParticleExporter {
 }
 
 impl ParticleExporter {
-    /// Starts a sequence into `output.dir` (created here with its parents). Errors: the folder cannot be
-    /// created, or the worker thread cannot start.
-    pub fn start(output: ParticleOutput) -> Result<Self, CaptureError> {
-        std::fs::create_dir_all(&output.dir).map_err(|e| CaptureError::create_folder(&output.dir, e))?;
+    /// Starts a sequence into the outputs' folders (created here with their parents). Errors: a folder
+    /// cannot be created, the surface settings are out of range, or the worker thread cannot start.
+    pub fn start(outputs: impl Into<ExportOutputs>) -> Result<Self, CaptureError> {
+        let outputs = outputs.into();
+        if let Some(s) = &outputs.surface {
+            s.settings.check_values().map_err(|cause| CaptureError::Surface { frame: 0, cause })?;
+        }
+        for dir in outputs.dirs() {
+            std::fs::create_dir_all(dir).map_err(|e| CaptureError::create_folder(dir, e))?;
+        }
         let (jobs, rx) = mpsc::sync_channel::<Job>(QUEUE);
         let (tx, results) = mpsc::channel();
-        let (dir, format) = (output.dir.clone(), output.format);
+        let worker_outputs = outputs.clone();
         let worker = std::thread::Builder::new()
             .name("particle writer".into())
             .spawn(move || {
                 for job in rx {
-                    if tx.send(write_frame(&dir, format, job)).is_err() {
+                    if tx.send(write_frame(&worker_outputs, job)).is_err() {
                         break;
                     }
                 }
             })
             .map_err(|cause| CaptureError::Thread { name: "particle writer", cause })?;
         Ok(Self {
-            output,
+            outputs,
             ring: None,
             layout: None,
+            dx: 0.0,
+            walls: ([0.0; 3], [0.0; 3]),
             waiting: VecDeque::new(),
             jobs: Some(jobs),
             results,
@@ -115,12 +197,12 @@ impl ParticleExporter {
         })
     }
 
-    /// The folder being written.
-    pub fn dir(&self) -> &Path {
-        &self.output.dir
+    /// What is being written.
+    pub fn outputs(&self) -> &ExportOutputs {
+        &self.outputs
     }
 
-    /// Files written so far.
+    /// Frames written so far.
     pub fn written(&self) -> u64 {
         self.written.len() as u64
     }
@@ -130,7 +212,9 @@ impl ParticleExporter {
     /// the old size are: offline captures wait a frame then, nothing is dropped).
     pub fn can_record(&self, sim: &Simulation) -> bool {
         match (&self.ring, self.layout) {
-            (Some(ring), Some(layout)) if layout == sim.state_layout() => ring.has_free_slot(),
+            (Some(ring), Some(layout)) if layout == sim.state_layout() && self.dx == sim.params().dx => {
+                ring.has_free_slot()
+            }
             (Some(ring), _) => !ring.in_flight() && self.waiting.is_empty() && ring.has_free_slot(),
             (None, _) => true,
         }
@@ -146,10 +230,13 @@ impl ParticleExporter {
         k: u64,
     ) -> bool {
         let layout = sim.state_layout();
-        if self.layout != Some(layout) {
+        let dx = sim.params().dx;
+        if self.layout != Some(layout) || self.dx != dx {
             if self.ring.as_ref().is_some_and(|r| r.in_flight()) || !self.waiting.is_empty() {
                 return false;
             }
+            self.dx = dx;
+            self.walls = (sim.domain().min, sim.domain().max);
             self.ring = Some(ReadbackRing::new(device, "particle export", layout.bytes(), SLOTS));
             self.layout = Some(layout);
         }
@@ -175,7 +262,9 @@ impl ParticleExporter {
         if let (Some(ring), Some(layout)) = (self.ring.as_mut(), self.layout) {
             while let Some((frame, mapped)) = ring.try_take_mapped() {
                 match mapped {
-                    Some(mapped) => self.waiting.push_back(Job { frame, layout, mapped }),
+                    Some(mapped) => {
+                        self.waiting.push_back(Job { frame, layout, mapped, dx: self.dx, walls: self.walls })
+                    }
                     None => {
                         self.failed += 1;
                         error.get_or_insert(CaptureError::ParticleReadback { frame });
@@ -250,12 +339,12 @@ impl ParticleExporter {
         }
         let mut frames = std::mem::take(&mut self.written);
         frames.sort_by_key(|w| w.frame);
-        if self.output.format == ParticleFormat::Vtu {
-            let pvd = self.output.dir.join("particles.pvd");
+        if let Some(p) = self.outputs.particles.as_ref().filter(|p| p.format == ParticleFormat::Vtu) {
+            let pvd = p.dir.join("particles.pvd");
             particle_io::write_bytes(&pvd, pvd_text(&frames).as_bytes())
                 .map_err(|e| CaptureError::write(&pvd, e.to_string()))?;
         }
-        Ok(ParticleSummary { dir: self.output.dir.clone(), frames })
+        Ok(ParticleSummary { outputs: self.outputs.clone(), frames })
     }
 
     /// Abandons the sequence: the worker ends after its current file; the files written so far stay (a
@@ -281,27 +370,61 @@ impl Drop for ParticleExporter {
 }
 
 /// The worker's share of one frame: the live particles out of the mapped copy (the buffer is freed right
-/// after), encoded and written.
-fn write_frame(dir: &Path, format: ParticleFormat, job: Job) -> Result<WrittenFrame, CaptureError> {
-    let frame = job.frame;
+/// after), then each output's file.
+fn write_frame(outputs: &ExportOutputs, job: Job) -> Result<WrittenFrame, CaptureError> {
+    let (frame, job_dx, walls) = (job.frame, job.dx, job.walls);
     let decoded = job.mapped.with_bytes(|bytes| {
         let view = job.layout.split(bytes)?;
         Some((view.step.time, Particles::from_state(view.positions, view.velocities)))
     });
     drop(job.mapped);
     let (time, particles) = decoded.flatten().ok_or(CaptureError::ParticleReadback { frame })?;
-    let path = frame_path(dir, format, frame);
-    let bytes = particle_io::encode(&particles, format, time);
-    particle_io::write_bytes(&path, &bytes).map_err(|e| CaptureError::write(&path, e.to_string()))?;
-    Ok(WrittenFrame { frame, time, particles: particles.len(), path, bytes: bytes.len() as u64 })
+    let particle_file = match &outputs.particles {
+        Some(p) => {
+            let path = frame_path(&p.dir, p.format, frame);
+            let bytes = particle_io::encode(&particles, p.format, time);
+            particle_io::write_bytes(&path, &bytes).map_err(|e| CaptureError::write(&path, e.to_string()))?;
+            Some(WrittenFile { path, bytes: bytes.len() as u64 })
+        }
+        None => None,
+    };
+    let surface = match &outputs.surface {
+        Some(s) => Some(write_surface(s, frame, time, (job_dx, walls), &particles.positions)?),
+        None => None,
+    };
+    Ok(WrittenFrame { frame, time, particles: particles.len(), particle_file, surface })
+}
+
+/// Reconstructs and writes frame `frame`'s surface from the particles at `positions`.
+fn write_surface(
+    s: &SurfaceOutput,
+    frame: u64,
+    time: f32,
+    (dx, walls): (f32, ([f32; 3], [f32; 3])),
+    positions: &[[f32; 3]],
+) -> Result<WrittenSurface, CaptureError> {
+    let started = std::time::Instant::now();
+    let surface_error = |cause| CaptureError::Surface { frame, cause };
+    s.settings.check(positions.len()).map_err(surface_error)?;
+    let mesh = surface::reconstruct(positions, dx, &s.settings, Some(walls)).map_err(surface_error)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let path = surface_path(&s.dir, s.format, frame);
+    let bytes = surface::mesh_file::write(&path, &mesh, s.format, time)
+        .map_err(|e| CaptureError::write(&path, e.to_string()))?;
+    Ok(WrittenSurface {
+        file: WrittenFile { path, bytes },
+        vertices: mesh.positions.len(),
+        triangles: mesh.triangles.len(),
+        seconds,
+    })
 }
 
 /// A ParaView collection (`.pvd`) of the VTU files with their times.
 fn pvd_text(frames: &[WrittenFrame]) -> String {
     let mut text =
         String::from("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n");
-    for f in frames {
-        let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    for (f, file) in frames.iter().filter_map(|f| Some((f, f.particle_file.as_ref()?))) {
+        let name = file.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         text.push_str(&format!("    <DataSet timestep=\"{}\" part=\"0\" file=\"{name}\"/>\n", f.time));
     }
     text.push_str("  </Collection>\n</VTKFile>\n");
@@ -319,9 +442,13 @@ mod tests {
             frame,
             time,
             particles: 1,
-            path: frame_path(Path::new("out"), ParticleFormat::Vtu, frame),
-            bytes: 1,
+            particle_file: Some(WrittenFile {
+                path: frame_path(Path::new("out"), ParticleFormat::Vtu, frame),
+                bytes: 1,
+            }),
+            surface: None,
         };
+        assert_eq!(surface_path(Path::new("out"), MeshFormat::Obj, 7), Path::new("out/surface_00007.obj"));
         let text = pvd_text(&[w(0, 0.0), w(1, 0.033333335)]);
         assert!(text.contains("<DataSet timestep=\"0\" part=\"0\" file=\"particles_00000.vtu\"/>"), "{text}");
         assert!(text.contains("timestep=\"0.033333335\" part=\"0\" file=\"particles_00001.vtu\""), "{text}");

@@ -8,9 +8,10 @@
 pub mod mpi;
 pub mod multi;
 pub mod run;
+pub mod surface;
 
 use crate::capture::offline::OfflineOptions;
-use crate::capture::particles::ParticleOutput;
+use crate::capture::particles::{ParticleOutput, SurfaceOutput};
 use crate::capture::record_cost::RecordCostOptions;
 use crate::particle_io::ParticleFormat;
 use crate::validate::{parse_case, parse_override, parse_solver, Cases, Solvers};
@@ -69,8 +70,10 @@ pub fn run(cli: Cli) -> Result<()> {
         ),
         Some(Command::Capture(a)) => {
             let particles = a.particles.map(|dir| ParticleOutput { dir, format: a.particle_format });
-            if a.out.is_none() && particles.is_none() {
-                bail!("give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, or both");
+            let settings = a.surface_settings.settings()?;
+            let surface = a.surface.map(|dir| SurfaceOutput { dir, format: a.surface_format, settings });
+            if a.out.is_none() && particles.is_none() && surface.is_none() {
+                bail!("give --out VIDEO.mp4 (or a folder for PNGs), --particles DIR, --surface DIR, or several");
             }
             crate::capture::offline::run_cli(
                 cli.scene.as_deref(),
@@ -80,6 +83,7 @@ pub fn run(cli: Cli) -> Result<()> {
                     size: a.size,
                     out: a.out,
                     particles,
+                    surface,
                     dx: a.dx,
                     image: crate::engine::batch::ImageOptions {
                         view: a.view,
@@ -122,6 +126,10 @@ fn multi_run_options(args: &RunArgs, ranks: usize, root: bool) -> Result<multi::
     if let (Some(p), true) = (&args.save_particles, root) {
         check_particle_path(p)?;
     }
+    let surface_settings = args.surface_settings.settings()?;
+    if let (Some(p), true) = (&args.save_surface, root) {
+        surface::check_surface_path(p)?;
+    }
     Ok(multi::MultiRun {
         ranks,
         dx: args.dx,
@@ -131,6 +139,7 @@ fn multi_run_options(args: &RunArgs, ranks: usize, root: bool) -> Result<multi::
         csv: args.stats.as_deref(),
         refuse_sources: true,
         particles: args.save_particles.as_deref(),
+        surface: args.save_surface.as_deref().map(|p| (p, surface_settings)),
     })
 }
 
@@ -177,6 +186,7 @@ fn multi_bench_options<'a>(args: &BenchArgs, ranks: usize, csv: &'a std::path::P
         csv: Some(csv),
         refuse_sources: false,
         particles: None,
+        surface: None,
     }
 }
 
@@ -356,7 +366,7 @@ pub struct CaptureArgs {
     pub size: (u32, u32),
     /// Output: a `.mp4` file, or a folder for a PNG sequence (with --record-cost: where the measurement's
     /// video goes before it is deleted; default a temporary file).
-    #[arg(long, required_unless_present_any = ["record_cost", "particles"])]
+    #[arg(long, required_unless_present_any = ["record_cost", "particles", "surface"])]
     pub out: Option<PathBuf>,
     /// Also (or, without --out, only) write the particles of every frame into this new folder:
     /// `particles_00000.ply`, ... (file k holds the live particles at exactly k / fps simulated seconds,
@@ -367,6 +377,19 @@ pub struct CaptureArgs {
     /// Blender, ParaView) or `vtu` (VTK XML unstructured grid with a `particles.pvd` collection; ParaView).
     #[arg(long, default_value = "ply", requires = "particles", value_parser = parse_particle_format)]
     pub particle_format: ParticleFormat,
+    /// Also (or alone) write the water's surface of every frame into this new folder: `surface_00000.ply`,
+    /// ... (mesh k is the surface of the live particles at exactly k / fps simulated seconds, its time in
+    /// the file), reconstructed on the CPU by splashsurf_lib (marching cubes over the particles' SPH
+    /// density; the --surface-* settings), as binary PLY with vertex normals or OBJ (--surface-format).
+    /// One GPU only for now.
+    #[arg(long, conflicts_with = "record_cost")]
+    pub surface: Option<PathBuf>,
+    /// Format of the --surface meshes: `ply` (binary little-endian, float x y z nx ny nz, uint faces;
+    /// Blender, Houdini, ParaView) or `obj` (text, with vertex normals).
+    #[arg(long, default_value = "ply", requires = "surface")]
+    pub surface_format: crate::surface::MeshFormat,
+    #[command(flatten)]
+    pub surface_settings: surface::SurfaceArgs,
     /// Measure what live recording costs instead of capturing: render the same --frames frames at --size
     /// with and without the recording path (staging ring, read-back, H.264 encoder thread), --rounds runs
     /// of each, alternating, and print ms per frame both ways (wall clock, and CPU time on Linux; medians
@@ -621,6 +644,14 @@ pub struct RunArgs {
     /// order of the scene's initial particles (each exactly once, checked).
     #[arg(long)]
     pub save_particles: Option<PathBuf>,
+    /// Write the water's surface at the end of the run to this file: a triangle mesh reconstructed from
+    /// the final particles by splashsurf_lib (the --surface-* settings), binary PLY with vertex normals,
+    /// or OBJ with an `.obj` path. On several GPUs or MPI ranks rank 0 gathers the particles and meshes
+    /// them (one mesh, no seams).
+    #[arg(long)]
+    pub save_surface: Option<PathBuf>,
+    #[command(flatten)]
+    pub surface_settings: surface::SurfaceArgs,
 }
 
 impl RunArgs {

@@ -32,6 +32,9 @@ pub struct MultiRun<'a> {
     pub refuse_sources: bool,
     /// The final particles, in id order (PLY or VTU by the extension), written by rank 0.
     pub particles: Option<&'a Path>,
+    /// The final surface (PLY or OBJ by the extension) and its settings: rank 0 meshes the particles it
+    /// gathered (one mesh over every rank's particles, so no seams at the slab borders).
+    pub surface: Option<(&'a Path, crate::surface::SurfaceSettings)>,
 }
 
 /// Per-rank sums of a decomposed run (after the warm-up).
@@ -184,20 +187,28 @@ fn rank_loop<T: Transport>(
     sum.steps = counted;
     sum.ms_per_step = wall / c;
     sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c, t[4] / c, t[5] / c]).collect();
-    let gathered = match opts.particles {
-        Some(_) => collect::gather_to_root(rank.transport(), &rank.owned_blocking()?)?,
-        None => None,
+    let gathered = match opts.particles.is_some() || opts.surface.is_some() {
+        true => collect::gather_to_root(rank.transport(), &rank.owned_blocking()?)?,
+        false => None,
     };
     let sorted = gathered.map(|g| collect::by_id(&g, all.len())).transpose()?;
     Ok((sum, sorted))
 }
 
-/// Writes rank 0's gathered particles to `opts.particles` (nothing without it). Errors: the file.
-fn write_particles(opts: &MultiRun, particles: Option<RankParticles>, time: f32) -> Result<()> {
-    if let (Some(path), Some(p)) = (opts.particles, particles) {
+/// Writes rank 0's gathered particles to `opts.particles` and their surface to `opts.surface` (nothing
+/// without them). Errors: the files, the surface's reconstruction.
+fn write_particles(opts: &MultiRun, particles: Option<RankParticles>, time: f32, job: &Job) -> Result<()> {
+    let Some(p) = particles else { return Ok(()) };
+    let particles = Particles::from_state(&p.pos, &p.vel);
+    if let Some(path) = opts.particles {
         let format = ParticleFormat::of_path(path).unwrap_or_default();
-        particle_io::write(path, &Particles::from_state(&p.pos, &p.vel), format, time)?;
+        particle_io::write(path, &particles, format, time)?;
         eprintln!("wrote {}", path.display());
+    }
+    if let Some((path, settings)) = opts.surface {
+        let walls = (job.scene.domain.min, job.scene.domain.max);
+        let input = super::surface::SurfaceInput { positions: &particles.positions, dx: job.params.dx, walls, time };
+        super::surface::save_surface(path, &input, &settings)?;
     }
     Ok(())
 }
@@ -222,7 +233,7 @@ pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
     let results = run_threads(contexts, |t, ctx| rank_loop(t, ctx, &job, opts, &csv))?;
     flush_csv(&csv, opts)?;
     let (summary, particles) = results.into_iter().next().unwrap_or_default();
-    write_particles(opts, particles, summary.time)?;
+    write_particles(opts, particles, summary.time, &job)?;
     Ok(summary)
 }
 
@@ -263,7 +274,7 @@ pub fn run_mpi(
         return Ok(None);
     }
     flush_csv(&csv, opts)?;
-    write_particles(opts, particles, summary.time)?;
+    write_particles(opts, particles, summary.time, &job)?;
     Ok(Some(summary))
 }
 
@@ -286,10 +297,13 @@ pub fn summary_markdown(s: &MultiSummary) -> String {
 }
 
 /// The options of `waterview capture` on several ranks (`--gpus N` with N > 1, or under `mpirun`).
-/// Errors: what needs one GPU (`--record-cost`, `--particles`), no `--out`.
+/// Errors: what needs one GPU (`--record-cost`, `--particles`, `--surface`), no `--out`.
 pub fn capture_options(a: super::CaptureArgs) -> Result<crate::capture::offline::OfflineOptions> {
     if a.record_cost {
         bail!("--record-cost measures one GPU: give --gpus 1");
+    }
+    if a.surface.is_some() {
+        bail!("--surface needs one GPU for now: give --gpus 1 (run --save-surface meshes the last frame on several)");
     }
     let out = match (a.out, a.particles) {
         (_, Some(_)) => bail!("--particles needs one GPU for now: give --gpus 1"),
@@ -302,6 +316,7 @@ pub fn capture_options(a: super::CaptureArgs) -> Result<crate::capture::offline:
         size: a.size,
         out: Some(out),
         particles: None,
+        surface: None,
         dx: a.dx,
         image: crate::engine::batch::ImageOptions { view: a.view, depth_filter: a.depth_filter, ..Default::default() },
     })

@@ -69,6 +69,10 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
     if let Some(path) = &args.save_particles {
         super::check_particle_path(path)?;
     }
+    args.surface_settings.settings()?;
+    if let Some(path) = &args.save_surface {
+        super::surface::check_surface_path(path)?;
+    }
     let (mut engine, ctx, args) = match &args.resume {
         None => {
             let scene = engine::load_scene(scene_path)?;
@@ -198,12 +202,27 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
         write_image_as(ctx, engine, args.size, args.image(), out)?;
         eprintln!("wrote {}", out.display());
     }
+    if args.save_particles.is_none() && args.save_surface.is_none() {
+        return Ok(());
+    }
+    let (pos, vel) = engine.sim().try_read_particles_blocking(ctx)?;
+    let particles = Particles::from_state(&pos, &vel);
+    let time = engine.sim().step_state_blocking(ctx)?.time;
     if let Some(path) = &args.save_particles {
-        let (pos, vel) = engine.sim().try_read_particles_blocking(ctx)?;
         let format = ParticleFormat::of_path(path).unwrap_or_default();
-        let time = engine.sim().step_state_blocking(ctx)?.time;
-        crate::particle_io::write(path, &Particles::from_state(&pos, &vel), format, time)?;
+        crate::particle_io::write(path, &particles, format, time)?;
         eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.save_surface {
+        let settings = args.surface_settings.settings()?;
+        let domain = engine.sim().domain();
+        let input = super::surface::SurfaceInput {
+            positions: &particles.positions,
+            dx: engine.params().dx,
+            walls: (domain.min, domain.max),
+            time,
+        };
+        super::surface::save_surface(path, &input, &settings)?;
     }
     Ok(())
 }

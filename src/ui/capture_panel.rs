@@ -8,6 +8,7 @@
 use super::UiAction;
 use crate::capture::VideoFormat;
 use crate::particle_io::ParticleFormat;
+use crate::surface::{MeshFormat, SurfaceSettings};
 use serde::{Deserialize, Serialize};
 
 /// How a recording gets its frames.
@@ -52,6 +53,12 @@ pub struct CapturePanelState {
     pub particles: bool,
     /// Format of those particle files.
     pub particle_format: ParticleFormat,
+    /// Offline: also write every frame's water surface as a mesh (a folder beside the video).
+    pub surface: bool,
+    /// Format of those meshes.
+    pub surface_format: MeshFormat,
+    /// How the meshes are made (lengths in particle spacings dx).
+    pub surface_settings: SurfaceSettings,
     /// Last recording's result, for the status line.
     #[serde(skip)]
     pub status: Option<Result<String, String>>,
@@ -69,9 +76,46 @@ impl Default for CapturePanelState {
             screenshot_format: ScreenshotFormat::Png,
             particles: false,
             particle_format: ParticleFormat::Ply,
+            surface: false,
+            surface_format: MeshFormat::Ply,
+            surface_settings: SurfaceSettings::default(),
             status: None,
         }
     }
+}
+
+/// The offline capture's surface rows: whether to write meshes, their format and how they are made.
+fn surface_rows(ui: &mut egui::Ui, state: &mut CapturePanelState) {
+    ui.label("Surface").on_hover_text(
+        "Also write the water's surface of every video frame as a triangle mesh into a folder beside the \
+         video, captures/waterview-…-surface/: marching cubes over the particles' SPH density \
+         (splashsurf_lib) on the CPU while the frames render; binary PLY with vertex normals (Blender, \
+         Houdini, ParaView) or OBJ. A million particles take seconds per frame",
+    );
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut state.surface, "write");
+        ui.add_enabled_ui(state.surface, |ui| {
+            ui.radio_value(&mut state.surface_format, MeshFormat::Ply, "PLY");
+            ui.radio_value(&mut state.surface_format, MeshFormat::Obj, "OBJ");
+        });
+    });
+    ui.end_row();
+    let s = &mut state.surface_settings;
+    ui.label("Surface detail").on_hover_text(
+        "In particle spacings dx. Cube: the marching cubes' edge (smaller is finer, slower and takes more \
+         memory). Radius: each particle's sphere (0.62 holds one particle's volume). Support: the kernel's \
+         reach (smoother with more). Iso: the surface's level as a fraction of the rest density",
+    );
+    ui.add_enabled_ui(state.surface, |ui| {
+        ui.horizontal(|ui| {
+            ui.add(egui::DragValue::new(&mut s.cube_size).range(0.0625..=4.0).speed(0.01).prefix("cube "));
+            ui.add(egui::DragValue::new(&mut s.particle_radius).range(0.25..=2.0).speed(0.01).prefix("radius "));
+            let least_support = 2.0 * s.particle_radius;
+            ui.add(egui::DragValue::new(&mut s.support).range(least_support..=6.0).speed(0.01).prefix("support "));
+            ui.add(egui::DragValue::new(&mut s.iso).range(0.05..=1.5).speed(0.01).prefix("iso "));
+        });
+    });
+    ui.end_row();
 }
 
 /// What the app reports about the recording in progress.
@@ -174,6 +218,7 @@ pub fn capture_panel_ui(
                         });
                     });
                     ui.end_row();
+                    surface_rows(ui, state);
                 }
             });
         });
