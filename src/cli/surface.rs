@@ -10,8 +10,8 @@ use std::path::Path;
 /// simulation, so the defaults suit every scene).
 #[derive(Clone, Debug, Args)]
 pub struct SurfaceArgs {
-    /// Surface meshes: radius of the sphere each particle stands for, in dx (0.25 ..= 2; 0.62 is the
-    /// sphere of one particle's volume dx^3).
+    /// Surface meshes: each particle's radius, in dx (0.25 ..= 2; its volume is the cube of its
+    /// diameter, so 0.5 holds one particle's volume dx^3).
     #[arg(long, default_value_t = SurfaceSettings::default().particle_radius)]
     pub surface_radius: f32,
     /// Surface meshes: the kernel's compact support radius, in dx (1 ..= 6, at least twice the radius).
@@ -24,6 +24,10 @@ pub struct SurfaceArgs {
     /// Surface meshes: iso level, a fraction of the rest density (0.05 ..= 1.5).
     #[arg(long, default_value_t = SurfaceSettings::default().iso)]
     pub surface_iso: f32,
+    /// Surface meshes: weighted Laplacian smoothing iterations (0 ..= 200; 0 keeps the marching cubes'
+    /// bumps of single particles; spray and thin sheets are smoothed less, so they keep their shape).
+    #[arg(long, default_value_t = SurfaceSettings::default().smoothing)]
+    pub surface_smoothing: u32,
 }
 
 impl Default for SurfaceArgs {
@@ -34,6 +38,7 @@ impl Default for SurfaceArgs {
             surface_support: s.support,
             surface_cube: s.cube_size,
             surface_iso: s.iso,
+            surface_smoothing: s.smoothing,
         }
     }
 }
@@ -46,6 +51,7 @@ impl SurfaceArgs {
             support: self.surface_support,
             cube_size: self.surface_cube,
             iso: self.surface_iso,
+            smoothing: self.surface_smoothing,
         };
         s.check_values()?;
         Ok(s)

@@ -103,8 +103,10 @@ fn surface_rows(ui: &mut egui::Ui, state: &mut CapturePanelState) {
     let s = &mut state.surface_settings;
     ui.label("Surface detail").on_hover_text(
         "In particle spacings dx. Cube: the marching cubes' edge (smaller is finer, slower and takes more \
-         memory). Radius: each particle's sphere (0.62 holds one particle's volume). Support: the kernel's \
-         reach (smoother with more). Iso: the surface's level as a fraction of the rest density",
+         memory). Radius: each particle's (its volume is the cube of its diameter: 0.5 holds dx^3). Support: the kernel's \
+         reach (smoother with more). Iso: the surface's level as a fraction of the rest density. Smoothing: \
+         iterations of the weighted Laplacian smoothing that removes the bumps of single particles (spray \
+         and thin sheets are smoothed less)",
     );
     ui.add_enabled_ui(state.surface, |ui| {
         ui.horizontal(|ui| {
@@ -113,6 +115,8 @@ fn surface_rows(ui: &mut egui::Ui, state: &mut CapturePanelState) {
             let least_support = 2.0 * s.particle_radius;
             ui.add(egui::DragValue::new(&mut s.support).range(least_support..=6.0).speed(0.01).prefix("support "));
             ui.add(egui::DragValue::new(&mut s.iso).range(0.05..=1.5).speed(0.01).prefix("iso "));
+            let most = crate::surface::MAX_SMOOTHING;
+            ui.add(egui::DragValue::new(&mut s.smoothing).range(0..=most).speed(0.2).prefix("smoothing "));
         });
     });
     ui.end_row();
