@@ -165,14 +165,13 @@ impl Running {
             self.apply(UiAction::ApplyParams(params));
         }
         let particles = o.particles?;
-        let dirs = particles.outputs().dirs().iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(" and ");
         if !particles.drained() {
-            let written = particles.written();
+            let written = particles.outputs().describe(particles.written() as usize);
             particles.cancel();
-            return Some(format!("particle and surface files stopped after {written} frames in {dirs}"));
+            return Some(format!("stopped after {written}"));
         }
         Some(match particles.finish_blocking(&self.ctx.device) {
-            Ok(s) => format!("Saved {} frames of particles or surfaces in {dirs}", s.frames.len()),
+            Ok(s) => format!("Saved {}", s.outputs.describe(s.frames.len())),
             Err(e) => {
                 self.ui.push_error(format!("particle or surface files: {e}"));
                 format!("particle or surface files failed: {e}")

@@ -65,6 +65,14 @@ impl ExportOutputs {
         self.particles.is_some() || self.surface.is_some()
     }
 
+    /// What `frames` frames of these outputs are, for a status line: "12 particle files in A and 12
+    /// surface meshes in B".
+    pub fn describe(&self, frames: usize) -> String {
+        let particles = self.particles.as_ref().map(|p| format!("{frames} particle files in {}", p.dir.display()));
+        let surface = self.surface.as_ref().map(|s| format!("{frames} surface meshes in {}", s.dir.display()));
+        particles.into_iter().chain(surface).collect::<Vec<_>>().join(" and ")
+    }
+
     /// The folders written, particles' first.
     pub fn dirs(&self) -> Vec<&Path> {
         let surface = self.surface.as_ref().map(|s| s.dir.as_path());

@@ -103,13 +103,13 @@ fn surface_rows(ui: &mut egui::Ui, state: &mut CapturePanelState) {
     let s = &mut state.surface_settings;
     ui.label("Surface detail").on_hover_text(
         "In particle spacings dx. Cube: the marching cubes' edge (smaller is finer, slower and takes more \
-         memory). Radius: each particle's (its volume is the cube of its diameter: 0.5 holds dx^3). Support: the kernel's \
-         reach (smoother with more). Iso: the surface's level as a fraction of the rest density. Smoothing: \
-         iterations of the weighted Laplacian smoothing that removes the bumps of single particles (spray \
-         and thin sheets are smoothed less)",
+         memory). Radius: each particle's (its volume is the cube of its diameter: 0.5 holds dx^3). \
+         Support: the kernel's reach (smoother with more). Iso: the surface's level as a fraction of the \
+         rest density. Smoothing: iterations of the weighted Laplacian smoothing that removes the bumps \
+         of single particles (spray and thin sheets are smoothed less)",
     );
     ui.add_enabled_ui(state.surface, |ui| {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.add(egui::DragValue::new(&mut s.cube_size).range(0.0625..=4.0).speed(0.01).prefix("cube "));
             ui.add(egui::DragValue::new(&mut s.particle_radius).range(0.25..=2.0).speed(0.01).prefix("radius "));
             let least_support = 2.0 * s.particle_radius;
