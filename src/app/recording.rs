@@ -418,6 +418,15 @@ impl Running {
             });
             return;
         };
+        if c.surface {
+            // The memory a frame's surface will take (the emitters' pool included), before anything starts.
+            let particles = self.world.engine().map_or(0, |e| e.sim().capacity() as usize);
+            if let Err(e) = c.surface_settings.check(particles) {
+                self.ui.push_error(format!("cannot start the capture: {e}"));
+                self.ui.capture.status = Some(Err(e.to_string()));
+                return;
+            }
+        }
         let max_dim = self.ctx.device.limits().max_texture_dimension_2d;
         let size = (c.offline_size[0].clamp(16, max_dim), c.offline_size[1].clamp(16, max_dim));
         let fps = c.fps.clamp(2.0, 240.0);

@@ -155,6 +155,11 @@ pub fn capture_scene_frames(
 ) -> Result<CaptureReport, CaptureError> {
     validate(opts)?;
     let mut engine = capture_engine(ctx, scene, opts.dx, opts.fps)?;
+    if let Some(s) = &opts.surface {
+        // The memory a frame's surface will take, before the first frame (the emitters' pool included).
+        let particles = engine.sim().capacity() as usize;
+        s.settings.check(particles).map_err(|cause| CaptureError::Surface { frame: 0, cause })?;
+    }
     let mut profiler = Profiler::new(&ctx.device);
     let mut video = match &opts.out {
         Some(out) => {

@@ -229,6 +229,9 @@ pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
         job.params.dx,
         opts.ranks
     );
+    if let Some((_, s)) = opts.surface {
+        s.check(job.all.len())?;
+    }
     let csv = open_csv(opts)?;
     let results = run_threads(contexts, |t, ctx| rank_loop(t, ctx, &job, opts, &csv))?;
     flush_csv(&csv, opts)?;
@@ -267,6 +270,9 @@ pub fn run_mpi(
             job.params.dx,
             opts.ranks
         );
+    }
+    if let (Some((_, s)), true) = (opts.surface, root) {
+        s.check(job.all.len())?;
     }
     let csv = if root { open_csv(opts)? } else { Mutex::new(None) };
     let (summary, particles) = rank_loop(transport, ctx, &job, opts, &csv)?;

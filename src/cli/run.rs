@@ -100,6 +100,10 @@ pub fn run(scene_path: Option<&Path>, args: &RunArgs) -> Result<()> {
         }
     };
     let args = &args;
+    if args.save_surface.is_some() {
+        // The memory the last frame's surface will take, before the run (the emitters' pool included).
+        args.surface_settings.settings()?.check(engine.sim().capacity() as usize)?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // The first Ctrl-C (or SIGTERM) ends the run at the next frame, keeping its outputs; a second quits.
