@@ -139,6 +139,14 @@ fn captured_surfaces_are_read_by_meshio() {
     let (out, _) = waterview(&dir, &[&common[..], &["--seconds", "0.5", "--surface", "ply"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("10 surface meshes"), "{}", stderr(&out));
+    // Mesh k holds the surface at exactly k / fps: the time in its header.
+    for k in 0..10u32 {
+        let path = dir.join(format!("ply/surface_{k:05}.ply"));
+        let bytes = std::fs::read(&path).expect("a mesh per frame");
+        let reader = serde_ply::PlyReader::from_reader(std::io::Cursor::new(&bytes)).expect("a PLY header");
+        let time = reader.header().comments.iter().find_map(|c| c.strip_prefix("time_s ")?.parse::<f32>().ok());
+        assert_eq!(time, Some((k as f64 / 20.0) as f32), "mesh {k}'s time");
+    }
     let obj = ["--seconds", "0.1", "--surface", "obj", "--surface-format", "obj"];
     let (out, _) = waterview(&dir, &[&common[..], &obj[..]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
