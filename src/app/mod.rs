@@ -330,6 +330,7 @@ impl Running {
         let mut renderer = parts.renderer;
         renderer.set_terrain(&parts.ctx, world.terrain());
         renderer.set_obstacles(&parts.ctx, &world.obstacle_meshes());
+        renderer.set_walls(&parts.ctx, &world.wall_meshes());
         let on_cpu = parts.ctx.is_cpu();
         let mut ui = UiState::new(world.scene(), world.sim(), on_cpu);
         for e in errors {

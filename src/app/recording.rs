@@ -68,6 +68,8 @@ impl Running {
         let renderer = self.hdr_renderer.get_or_insert_with(|| {
             let mut r = Renderer::new(&self.ctx, HDR_FORMAT, self.world.terrain());
             r.set_sky(&self.ctx, self.sky.as_ref());
+            r.set_obstacles(&self.ctx, &self.world.obstacle_meshes());
+            r.set_walls(&self.ctx, &self.world.wall_meshes());
             r
         });
         let target = Offscreen::with_format(&self.ctx, size, HDR_FORMAT);

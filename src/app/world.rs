@@ -54,6 +54,15 @@ impl World {
         }
     }
 
+    /// The walls that hold a terrain scene's water ([`crate::engine::walls`]; none on several GPUs for now,
+    /// and none while unbuilt).
+    pub(super) fn wall_meshes(&self) -> Vec<crate::render::ObstacleMesh> {
+        match self {
+            World::Running(e) => e.wall_meshes(),
+            World::Ranks(_) | World::Unbuilt { .. } => Vec::new(),
+        }
+    }
+
     pub(super) fn engine(&self) -> Option<&Engine> {
         match self {
             World::Running(e) => Some(e),
@@ -267,12 +276,14 @@ impl Running {
     /// Shows `world` from the next frame: the renderers get its terrain, the panels its scene and
     /// parameters, a running offline capture ends; `new_scene` also moves the camera to the scene's.
     pub(super) fn show(&mut self, world: World, new_scene: bool) {
-        let obstacles = world.obstacle_meshes();
+        let (obstacles, walls) = (world.obstacle_meshes(), world.wall_meshes());
         self.renderer.set_terrain(&self.ctx, world.terrain());
         self.renderer.set_obstacles(&self.ctx, &obstacles);
+        self.renderer.set_walls(&self.ctx, &walls);
         if let Some(hdr) = self.hdr_renderer.as_mut() {
             hdr.set_terrain(&self.ctx, world.terrain());
             hdr.set_obstacles(&self.ctx, &obstacles);
+            hdr.set_walls(&self.ctx, &walls);
         }
         let scene = world.scene();
         if new_scene {

@@ -446,6 +446,7 @@ pub fn run_config(
     let mut render_profiler = Profiler::new(&ctx.device);
     let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, engine.terrain());
     renderer.set_obstacles(ctx, &engine.obstacle_meshes());
+    renderer.set_walls(ctx, &engine.wall_meshes());
     let target = Offscreen::new(ctx, plan.size);
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();

@@ -166,6 +166,7 @@ pub fn capture_scene_frames(
             let target = Offscreen::new(ctx, opts.size);
             let mut renderer = Renderer::new(ctx, target.format(), engine.terrain());
             renderer.set_obstacles(ctx, &engine.obstacle_meshes());
+            renderer.set_walls(ctx, &engine.wall_meshes());
             let (camera, settings) = batch::scene_view(&engine);
             let settings = opts.image.apply(settings);
             let rec = VideoRecorder::start(&ctx.device, out, format_for(out), opts.fps, target.size, target.format())?;

@@ -146,6 +146,7 @@ pub fn render_image(ctx: &GpuContext, engine: &Engine, size: (u32, u32)) -> imag
 pub fn render_image_as(ctx: &GpuContext, engine: &Engine, size: (u32, u32), options: ImageOptions) -> image::RgbaImage {
     let mut renderer = Renderer::new(ctx, render::OFFSCREEN_FORMAT, engine.terrain());
     renderer.set_obstacles(ctx, &engine.obstacle_meshes());
+    renderer.set_walls(ctx, &engine.wall_meshes());
     let (camera, settings) = scene_view(engine);
     let settings = options.apply(settings);
     render::render_to_image(ctx, &mut renderer, &camera, Some(engine.particles()), &settings, size)
@@ -167,6 +168,7 @@ pub fn render_image_hdr_as(
 ) -> image::Rgba32FImage {
     let mut renderer = Renderer::new(ctx, render::HDR_FORMAT, engine.terrain());
     renderer.set_obstacles(ctx, &engine.obstacle_meshes());
+    renderer.set_walls(ctx, &engine.wall_meshes());
     let (camera, settings) = scene_view(engine);
     let settings = options.apply(settings);
     render::render_to_image_hdr(ctx, &mut renderer, &camera, Some(engine.particles()), &settings, size)

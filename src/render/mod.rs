@@ -241,6 +241,14 @@ impl Renderer {
         self.background_epoch += 1;
     }
 
+    /// Draws `walls` (the walls that hold a terrain scene's water, [`crate::engine::walls`]) with the
+    /// obstacles from now on; they stay when the obstacles are set again. None: no walls.
+    pub fn set_walls(&mut self, ctx: &GpuContext, walls: &[ObstacleMesh]) {
+        self.obstacles.set_walls(ctx, walls);
+        self.obstacle_shadow.set_corners(ctx, self.obstacles.corners());
+        self.background_epoch += 1;
+    }
+
     /// Frees the fluid renderer's screen-sized targets (the next frame that draws water makes them again),
     /// e.g. after a one-off render at a large size such as a k x screenshot. Commands already recorded
     /// keep what they use alive until the GPU is done with them.
@@ -467,7 +475,10 @@ impl Renderer {
                 None => self.terrain.fog_density(),
             };
             let sky = self.terrain.sky_group();
-            self.obstacles.encode(&mut frame, ObstaclesInput { sky, terrain_shadow: terrain_drawn, fog_density });
+            self.obstacles.encode(
+                &mut frame,
+                ObstaclesInput { sky, terrain_shadow: terrain_drawn, fog_density, walls: settings.show_tank },
+            );
         }
         // After the terrain: the sky fills only the pixels it left at the far plane.
         self.sky.encode(&mut frame, settings.sky(!restored));

@@ -72,6 +72,8 @@ pub struct ObstaclesInput<'a> {
     /// Extinction of the distance fog, 1/m: the ground's they stand on (the terrain's, or a box scene's
     /// tank ground's), so they sit in its haze.
     pub fog_density: f32,
+    /// Whether the walls ([`ObstaclesPass::set_walls`]) are drawn too (the render setting `show_tank`).
+    pub walls: bool,
 }
 
 /// The corners of `meshes`' triangles, three per triangle, each with its face's normal (triangles of no
@@ -104,13 +106,22 @@ pub struct ObstaclesPass {
     /// The corners' buffer (written in place while its size holds: a scene with bodies sets them every
     /// frame), the bind group over it, the corner count and their bounds (none: nothing to draw).
     bound: Option<Corners>,
+    /// The obstacles' and bodies' corners as last set, then the walls' ([`ObstaclesPass::set_walls`]):
+    /// the buffer holds both, the obstacles' first.
+    obstacle_corners: Vec<ObstacleCorner>,
+    wall_corners: Vec<ObstacleCorner>,
+    /// Whether the last "obstacles" drew the walls (the water-shadow draw follows it).
+    walls_drawn: bool,
 }
 
 /// The obstacles' corners on the GPU, as [`ObstaclesPass`] holds them.
 struct Corners {
     buffer: wgpu::Buffer,
     group: wgpu::BindGroup,
+    /// Corners drawn: the obstacles' and the walls'.
     count: u32,
+    /// The obstacles' corners (the first ones), which cast the obstacles' shadow map, and their bounds.
+    casting: u32,
     bounds: (Vec3, Vec3),
 }
 
@@ -164,7 +175,18 @@ impl ObstaclesPass {
         let style_data = ObstacleStyle { albedo: ALBEDO, terrain_shadow: 1.0, ..bytemuck::Zeroable::zeroed() };
         let style = gpu::uniform_buffer_init(device, "obstacles style", bytemuck::bytes_of(&style_data));
         let heightfield = (heightfield.0.clone(), heightfield.1.clone());
-        Self { pipeline, water_pipeline, layout, style, style_data, heightfield, bound: None }
+        Self {
+            pipeline,
+            water_pipeline,
+            layout,
+            style,
+            style_data,
+            heightfield,
+            bound: None,
+            obstacle_corners: Vec::new(),
+            wall_corners: Vec::new(),
+            walls_drawn: true,
+        }
     }
 
     /// The terrain's heightfield the obstacles stand on from now on (after the terrain's buffers change).
@@ -177,34 +199,48 @@ impl ObstaclesPass {
 
     /// The obstacles drawn from now on (none: nothing is drawn).
     pub fn set_meshes(&mut self, ctx: &GpuContext, meshes: &[ObstacleMesh]) {
-        let corners = corners(meshes);
-        if corners.is_empty() {
+        self.obstacle_corners = corners(meshes);
+        self.upload(ctx);
+    }
+
+    /// The walls drawn with the obstacles from now on (none: no walls): lit as they are, but casting no
+    /// shadow map ([`crate::engine::walls`]).
+    pub fn set_walls(&mut self, ctx: &GpuContext, walls: &[ObstacleMesh]) {
+        self.wall_corners = corners(walls);
+        self.upload(ctx);
+    }
+
+    /// Writes the obstacles' and the walls' corners to the buffer (grown when they no longer fit).
+    fn upload(&mut self, ctx: &GpuContext) {
+        let all: Vec<ObstacleCorner> = self.obstacle_corners.iter().chain(&self.wall_corners).copied().collect();
+        if all.is_empty() {
             self.bound = None;
             return;
         }
-        let bytes: &[u8] = bytemuck::cast_slice(&corners);
-        let bounds = corners.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
+        let bytes: &[u8] = bytemuck::cast_slice(&all);
+        let bounds = self.obstacle_corners.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), c| {
             let p = Vec3::new(c.position[0], c.position[1], c.position[2]);
             (lo.min(p), hi.max(p))
         });
-        let count = corners.len() as u32;
+        let (count, casting) = (all.len() as u32, self.obstacle_corners.len() as u32);
         match self.bound.as_mut() {
             Some(b) if b.buffer.size() == bytes.len() as u64 => {
                 ctx.queue.write_buffer(&b.buffer, 0, bytes);
-                b.bounds = bounds;
+                (b.casting, b.bounds) = (casting, bounds);
             }
             _ => {
                 let buffer = gpu::storage_buffer_init(&ctx.device, "obstacle corners", bytes);
                 let group = bind(&ctx.device, &self.layout, &self.heightfield, &self.style, &buffer);
-                self.bound = Some(Corners { buffer, group, count, bounds });
+                self.bound = Some(Corners { buffer, group, count, casting, bounds });
             }
         }
     }
 
-    /// The corners' buffer (`ObstacleCorner`s, three per triangle), their count and their bounds (world,
-    /// metres), which the obstacles' shadow map draws; none without obstacles.
+    /// The corners' buffer (`ObstacleCorner`s, three per triangle), the count of the obstacles' corners at
+    /// its start and their bounds (world, metres), which the obstacles' shadow map draws; none without
+    /// obstacles (walls alone cast no shadow map).
     pub fn corners(&self) -> Option<(&wgpu::Buffer, u32, (Vec3, Vec3))> {
-        self.bound.as_ref().map(|b| (&b.buffer, b.count, b.bounds))
+        self.bound.as_ref().filter(|b| b.casting > 0).map(|b| (&b.buffer, b.casting, b.bounds))
     }
 
     /// Records "obstacles water shadow" over the obstacles in the frame's targets (drawn or restored):
@@ -212,13 +248,17 @@ impl ObstaclesPass {
     /// [`super::water_shadow::receiver_layout`], [`super::WaterShadowPass::receiver`]), the fog toward
     /// `sky` (as [`ObstaclesInput::sky`]). Nothing without obstacles.
     pub fn encode_water_shadow(&self, frame: &mut Frame<'_>, receiver: &wgpu::BindGroup, sky: &wgpu::BindGroup) {
-        let Some(Corners { group, count, .. }) = &self.bound else { return };
+        let Some(Corners { group, count, casting, .. }) = &self.bound else { return };
+        let count = if self.walls_drawn { *count } else { *casting };
+        if count == 0 {
+            return;
+        }
         let mut pass = frame.target_pass("obstacles water shadow", false);
         pass.set_pipeline(&self.water_pipeline);
         pass.set_bind_group(1, group, &[]);
         pass.set_bind_group(2, receiver, &[]);
         pass.set_bind_group(3, sky, &[]);
-        pass.draw(0..*count, 0..1);
+        pass.draw(0..count, 0..1);
     }
 }
 
@@ -239,7 +279,12 @@ impl Pass for ObstaclesPass {
     /// Records "obstacles" over the frame's targets (after the terrain); nothing without obstacles or
     /// without the sky's group.
     fn encode(&mut self, frame: &mut Frame<'_>, input: ObstaclesInput<'_>) {
-        let (Some(Corners { group, count, .. }), Some(sky)) = (&self.bound, input.sky) else { return };
+        let (Some(Corners { group, count, casting, .. }), Some(sky)) = (&self.bound, input.sky) else { return };
+        self.walls_drawn = input.walls;
+        let count = if input.walls { *count } else { *casting };
+        if count == 0 {
+            return;
+        }
         let terrain_shadow = if input.terrain_shadow { 1.0 } else { 0.0 };
         let style = ObstacleStyle { fog_density: input.fog_density, terrain_shadow, ..self.style_data };
         if self.style_data != style {
@@ -250,6 +295,6 @@ impl Pass for ObstaclesPass {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(1, group, &[]);
         pass.set_bind_group(3, sky, &[]);
-        pass.draw(0..*count, 0..1);
+        pass.draw(0..count, 0..1);
     }
 }

@@ -262,7 +262,8 @@ pub struct RenderSettings {
     pub show_terrain: bool,
     /// Draw the water (in the chosen view).
     pub show_particles: bool,
-    /// Draw a box scene's glass tank and the ground it stands on (off: the flat floor alone).
+    /// Draw the domain's walls: a box scene's glass tank and the ground it stands on (off: the flat floor
+    /// alone), a terrain scene's concrete walls where they hold the water ([`crate::engine::walls`]).
     pub show_tank: bool,
     /// Darken the terrain where the water has passed, drying over about a minute.
     pub wet_ground: bool,

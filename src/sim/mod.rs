@@ -592,6 +592,11 @@ impl Simulation {
         &self.options
     }
 
+    /// Bounds (min, max corners) of the scene's initial particles, metres.
+    pub fn initial_bounds(&self) -> ([f32; 3], [f32; 3]) {
+        self.initial.bounds
+    }
+
     /// Particle mass, kg (rho0 times the lattice-normalised volume, close to rho0 dx^3).
     pub fn mass(&self) -> f32 {
         self.derived.mass

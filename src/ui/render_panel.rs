@@ -78,7 +78,10 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut s.show_terrain, "terrain");
                     ui.checkbox(&mut s.show_particles, "water");
-                    ui.checkbox(&mut s.show_tank, "tank");
+                    ui.checkbox(&mut s.show_tank, "walls").on_hover_text(
+                        "The domain's walls: a box scene's glass tank, a terrain scene's concrete walls where \
+                         they hold the water",
+                    );
                     ui.checkbox(&mut s.wet_ground, "wet ground");
                 });
             });
