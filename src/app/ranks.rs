@@ -95,6 +95,8 @@ struct Shared {
     spare: Mutex<Vec<Offscreen>>,
     /// Why the ranks stopped, for the banner (taken once).
     error: Mutex<Option<String>>,
+    /// Every rank's thread has ended (set by the thread that runs them, after they are joined).
+    finished: AtomicBool,
 }
 
 /// A scene running on several ranks, as the window holds it (see the module docs). Dropping it stops the
@@ -104,15 +106,28 @@ pub(super) struct RankWorld {
     terrain: Heightfield,
     /// The static obstacles' meshes, world space (every rank simulates them all).
     obstacles: Vec<crate::render::ObstacleMesh>,
+    /// The walls that hold a terrain scene's water ([`crate::engine::walls`]).
+    walls: Vec<crate::render::ObstacleMesh>,
     ranks: usize,
     particle_radius: f32,
     particles: u64,
     shared: Arc<Shared>,
 }
 
+/// Longest a dropped [`RankWorld`] waits for its ranks' threads to end, seconds.
+const STOP_WAIT_S: f64 = 5.0;
+
 impl Drop for RankWorld {
+    /// Stops the ranks after their frame under way and waits for their threads to end (at most
+    /// [`STOP_WAIT_S`]): a process that exits while a rank is still inside the driver can crash in its
+    /// teardown (seen on lavapipe: the window test that moves a scene to two GPUs exited with SIGSEGV in
+    /// about one run of forty).
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
+        let started = std::time::Instant::now();
+        while !self.shared.finished.load(Ordering::Acquire) && started.elapsed().as_secs_f64() < STOP_WAIT_S {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
 }
 
@@ -129,6 +144,11 @@ impl RankWorld {
     /// The static obstacles' meshes, world space.
     pub(super) fn obstacle_meshes(&self) -> &[crate::render::ObstacleMesh] {
         &self.obstacles
+    }
+
+    /// The walls that hold a terrain scene's water, world space.
+    pub(super) fn wall_meshes(&self) -> &[crate::render::ObstacleMesh] {
+        &self.walls
     }
 
     /// Ranks (GPUs).
@@ -228,11 +248,15 @@ pub(super) fn start(
             latest: Mutex::new(None),
             spare: Mutex::new(Vec::new()),
             error: Mutex::new(None),
+            finished: AtomicBool::new(false),
         });
+        let top = crate::engine::walls::water_top(&all.pos, params.dx);
+        let walls = crate::engine::walls::scene_walls(&scene, &setup.terrain, top, params.dx);
         let world = RankWorld {
             scene: given,
             terrain: setup.terrain.clone(),
             obstacles: crate::engine::obstacle_meshes(&setup.obstacles),
+            walls: walls.clone(),
             ranks,
             particle_radius: 0.5 * params.dx,
             particles: all.len() as u64,
@@ -260,8 +284,10 @@ pub(super) fn start(
                     }
                 }
             }
-            frames(r, &scene, &shared, &devices, params.frame_dt, drop_received)
+            frames(r, (&scene, &walls), &shared, &devices, params.frame_dt, drop_received)
         });
+        // The ranks' threads are joined: a RankWorld dropped from here on (or by the window) need not wait.
+        shared.finished.store(true, Ordering::Release);
         if let Err(e) = result {
             match ready.lock().ok().and_then(|mut g| g.take()) {
                 // Not built: the build's error.
@@ -287,7 +313,7 @@ fn cfg(params: &crate::sim::SimParams) -> RankConfig {
 /// One rank's frames until the window stops them (see the module docs).
 fn frames<T: Transport>(
     mut rank: Rank<T>,
-    scene: &Scene,
+    (scene, walls): (&Scene, &[crate::render::ObstacleMesh]),
     shared: &Shared,
     devices: &[String],
     frame_dt: f32,
@@ -298,6 +324,7 @@ fn frames<T: Transport>(
     let mut renderer = Renderer::new(&ctx, crate::render::OFFSCREEN_FORMAT, rank.sim().terrain());
     // The obstacles hide the water behind them in every rank's layers.
     renderer.set_obstacles(&ctx, &crate::engine::obstacle_meshes(rank.sim().obstacles()));
+    renderer.set_walls(&ctx, walls);
     // The passes' timed queries are resolved and their frames closed every frame (an open profiler frame
     // would gather queries without bound on a GPU with timestamps).
     let mut profiler = Profiler::new(&ctx.device);

@@ -54,12 +54,12 @@ impl World {
         }
     }
 
-    /// The walls that hold a terrain scene's water ([`crate::engine::walls`]; none on several GPUs for now,
-    /// and none while unbuilt).
+    /// The walls that hold a terrain scene's water ([`crate::engine::walls`]; none while unbuilt).
     pub(super) fn wall_meshes(&self) -> Vec<crate::render::ObstacleMesh> {
         match self {
             World::Running(e) => e.wall_meshes(),
-            World::Ranks(_) | World::Unbuilt { .. } => Vec::new(),
+            World::Ranks(r) => r.wall_meshes().to_vec(),
+            World::Unbuilt { .. } => Vec::new(),
         }
     }
 

@@ -286,6 +286,8 @@ pub(super) struct Job {
     setup: SceneSetup,
     params: SimParams,
     all: RankParticles,
+    /// The walls that hold a terrain scene's water ([`crate::engine::walls`]), the same on every rank.
+    walls: Vec<crate::render::ObstacleMesh>,
     /// Video frames to capture.
     pub(super) total: u64,
 }
@@ -313,7 +315,9 @@ pub(super) fn prepare(scene: &Scene, opts: &OfflineOptions, cpu: bool) -> Result
     let params = crate::sim::SimParams { frame_dt: 1.0 / opts.fps, ..scene.solver.clone() };
     let setup = scene.build(false)?;
     let all = cluster::initial_particles(&setup, &params);
-    Ok(Job { scene, setup, params, all, total: frame_count(opts.seconds, opts.fps) })
+    let top = crate::engine::walls::water_top(&all.pos, params.dx);
+    let walls = crate::engine::walls::scene_walls(&scene, &setup.terrain, top, params.dx);
+    Ok(Job { scene, setup, params, all, walls, total: frame_count(opts.seconds, opts.fps) })
 }
 
 /// Errors when `opts.size` is past the texture limit of rank `rank`'s GPU (`ctx`).
@@ -364,7 +368,7 @@ pub(super) fn rank_capture<T: Transport>(
             config,
             &job.all,
         )?;
-        rank_frames(r, &job.scene, opts, ranked, job.total, rec, progress)
+        rank_frames(r, job, opts, ranked, rec, progress)
     };
     let result = run(rec.as_mut());
     match (result, rec) {
@@ -418,10 +422,9 @@ pub fn capture_ranks(
 /// through the transport) and its device. `rec` is rank 0's recorder (`None` on the others).
 fn rank_frames<T: Transport>(
     mut rank: Rank<T>,
-    scene: &Scene,
+    job: &Job,
     opts: &OfflineOptions,
     ranked: RankCaptureOptions,
-    total: u64,
     mut rec: Option<&mut VideoRecorder>,
     progress: &(impl Fn(u64, u64) + Sync),
 ) -> Result<(RankSums, wgpu::Device), RankCaptureError> {
@@ -430,6 +433,8 @@ fn rank_frames<T: Transport>(
     let target = Offscreen::new(&ctx, opts.size);
     let mut renderer = Renderer::new(&ctx, target.format(), rank.sim().terrain());
     renderer.set_obstacles(&ctx, &crate::engine::obstacle_meshes(rank.sim().obstacles()));
+    renderer.set_walls(&ctx, &job.walls);
+    let (scene, total) = (&job.scene, job.total);
     let camera = OrbitCamera::from_desc(&scene.camera);
     let mut settings = RenderSettings::default();
     settings.particle.radius = rank.sim().particle_radius();

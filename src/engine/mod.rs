@@ -241,12 +241,9 @@ impl Engine {
     /// The walls that hold a terrain scene's water, for the renderer ([`crate::render::Renderer::set_walls`];
     /// [`walls`]): up to the initial water's top; none in a box scene (the renderer draws its glass tank).
     pub fn wall_meshes(&self) -> Vec<crate::render::ObstacleMesh> {
-        if self.scene.terrain.is_none() {
-            return Vec::new();
-        }
         let dx = self.sim.params().dx;
         let water_top = self.sim.initial_bounds().1[1] + 0.5 * dx;
-        walls::wall_meshes(self.sim.domain(), self.sim.terrain(), water_top, dx)
+        walls::scene_walls(&self.scene, self.sim.terrain(), water_top, dx)
     }
 
     /// True when the scene has floating or sinking bodies, whose meshes move.

@@ -13,9 +13,24 @@
 //! they show.
 
 use crate::render::ObstacleMesh;
-use crate::scene::Aabb;
+use crate::scene::{Aabb, Scene};
 use crate::terrain::Heightfield;
 use glam::Vec3;
+
+/// The walls of `scene` (none for a box scene: the renderer draws its glass tank) over `terrain`, holding
+/// its water up to `water_top` metres ([`water_top`] of the initial particles) at spacing `dx`.
+pub fn scene_walls(scene: &Scene, terrain: &Heightfield, water_top: f32, dx: f32) -> Vec<ObstacleMesh> {
+    match scene.terrain {
+        Some(_) => wall_meshes(&scene.domain, terrain, water_top, dx),
+        None => Vec::new(),
+    }
+}
+
+/// The top of the water the particles at `positions` (x, y, z, w; parked ones, w < 0, left out) fill at
+/// spacing `dx`: the highest centre plus half a spacing, metres (negative infinity for none).
+pub fn water_top(positions: &[[f32; 4]], dx: f32) -> f32 {
+    positions.iter().filter(|p| p[3] >= 0.0).map(|p| p[1]).fold(f32::NEG_INFINITY, f32::max) + 0.5 * dx
+}
 
 /// Most samples along one side (the terrain's spacing, or coarser on a fine heightfield).
 const MAX_SAMPLES: usize = 512;
