@@ -24,8 +24,9 @@ pub struct SurfaceArgs {
     /// Surface meshes: iso level, a fraction of the rest density (0.05 ..= 1.5).
     #[arg(long, default_value_t = SurfaceSettings::default().iso)]
     pub surface_iso: f32,
-    /// Surface meshes: weighted Laplacian smoothing iterations (0 ..= 200; 0 keeps the marching cubes'
-    /// bumps of single particles; spray and thin sheets are smoothed less, so they keep their shape).
+    /// Surface meshes: smoothing iterations, each a pair of weighted Laplacian steps that keeps the volume
+    /// (0 ..= 200; 0 keeps the marching cubes' bumps of single particles; spray and thin sheets are
+    /// smoothed less, so they keep their shape).
     #[arg(long, default_value_t = SurfaceSettings::default().smoothing)]
     pub surface_smoothing: u32,
 }

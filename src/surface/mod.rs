@@ -68,7 +68,8 @@ pub struct SurfaceSettings {
     pub cube_size: f32,
     /// Surface level as a fraction of the rest density (0.05 ..= 1.5).
     pub iso: f32,
-    /// Weighted Laplacian smoothing iterations (0 ..= 200; 0: the marching cubes' mesh as it is).
+    /// Smoothing iterations, each a pair of weighted Laplacian steps (Taubin's lambda | mu; 0 ..= 200; 0:
+    /// the marching cubes' mesh as it is).
     pub smoothing: u32,
 }
 
