@@ -412,9 +412,8 @@ fn write_surface(
     positions: &[[f32; 3]],
 ) -> Result<WrittenSurface, CaptureError> {
     let started = std::time::Instant::now();
-    let surface_error = |cause| CaptureError::Surface { frame, cause };
-    s.settings.check(positions.len()).map_err(surface_error)?;
-    let mesh = surface::reconstruct(positions, dx, &s.settings, Some(walls)).map_err(surface_error)?;
+    let mesh = surface::reconstruct(positions, dx, &s.settings, Some(walls))
+        .map_err(|cause| CaptureError::Surface { frame, cause })?;
     let seconds = started.elapsed().as_secs_f64();
     let path = surface_path(&s.dir, s.format, frame);
     let bytes = surface::mesh_file::write(&path, &mesh, s.format, time)

@@ -79,11 +79,11 @@ pub struct SurfaceInput<'a> {
 }
 
 /// Reconstructs the surface of `input`'s particles and writes it to `path` (PLY or OBJ by its
-/// extension); prints what it wrote. Errors: the settings, the memory estimate, the reconstruction, the
+/// extension); prints what it wrote. The callers checked the memory estimate before the run
+/// ([`SurfaceSettings::check`] on the particle capacity). Errors: the settings, the reconstruction, the
 /// file.
 pub fn save_surface(path: &Path, input: &SurfaceInput, settings: &SurfaceSettings) -> Result<()> {
     let SurfaceInput { positions, dx, walls, time } = *input;
-    settings.check(positions.len())?;
     let started = std::time::Instant::now();
     let mesh = surface::reconstruct(positions, dx, settings, Some(walls))?;
     let seconds = started.elapsed().as_secs_f64();

@@ -31,7 +31,7 @@ use splashsurf_lib::mesh::Mesh3d;
 use splashsurf_lib::nalgebra::Vector3;
 use splashsurf_lib::postprocessing::{par_laplacian_smoothing_inplace, par_laplacian_smoothing_normals_inplace};
 use splashsurf_lib::sph_interpolation::SphInterpolator;
-use splashsurf_lib::{Parameters, SpatialDecomposition};
+use splashsurf_lib::Parameters;
 use thiserror::Error;
 
 /// Why a surface could not be made.
@@ -148,8 +148,6 @@ impl SurfaceSettings {
         let mut p = Parameters::new(self.particle_radius * dx, self.support * dx, self.cube_size * dx);
         p.rest_density = 1.0;
         p.iso_surface_threshold = self.iso;
-        p.spatial_decomposition = SpatialDecomposition::default();
-        p.global_neighborhood_list = false;
         p
     }
 }
