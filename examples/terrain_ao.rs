@@ -1,16 +1,19 @@
 //! Times the terrain's sky-visibility bake (src/render/terrain_ao.rs) with and without its maximum-mipmap
-//! pyramid, and checks that both agree.
+//! pyramid, and checks that both agree; then the bounce-light bake (src/render/terrain_bounce.rs, its
+//! two bounces under the default sun).
 //!
 //! `cargo run --release --example terrain_ao -- [SIZE | dem]...` (default: `512 dem`): SIZE x SIZE
 //! samples of a synthetic rough terrain (1 m apart, the same landscape at every size, relief a tenth of
 //! its side), `dem` the whole shipped Jacksboro DEM (403 x 344) at the built-in valley's scale. Prints
-//! the fastest of three pyramid bakes and one plain march, wall time from submission to completion.
+//! the fastest of three pyramid bakes and one plain march, and of three bounce bakes, wall time from
+//! submission to completion.
 
 use anyhow::{bail, Context};
 use glam::Vec2;
 use std::path::Path;
 use waterview::gpu::GpuContext;
 use waterview::render::terrain_ao::{bake_blocking, AoMethod, RAYS};
+use waterview::render::terrain_bounce::BOUNCES;
 use waterview::scene::{load_heightfield, Aabb, TerrainDesc};
 use waterview::terrain::Heightfield;
 
@@ -74,6 +77,13 @@ fn main() -> anyhow::Result<()> {
             hf.nx,
             hf.nz,
             t_brute / t_pyramid
+        );
+        let sun = waterview::render::sun_direction(140.0, 38.0);
+        let bounce = waterview::render::terrain_bounce::bake_blocking(&ctx, &hf, (sun, 2.6), BOUNCES, 3)?;
+        let mean = bounce.bounce.iter().map(|b| b.y).sum::<f32>() / bounce.bounce.len() as f32;
+        println!(
+            "{name}: bounce light, {BOUNCES} bounces: {:.2} ms, mean bounced irradiance (green) {mean:.4}",
+            bounce.ms
         );
     }
     Ok(())

@@ -282,15 +282,15 @@ fn twins() -> Vec<Twin> {
             size, tiles_x, max_radius, radius_scale, range, clamp_offset, _pad,
         },
         CompositeUniform => "render/composite.wgsl" :: Composite {
-            absorption, refraction, f0, view, tiles_x, sky_exposure, depth_vis, thickness_vis, thickness_scale,
-            droplet_thickness, _pad,
+            absorption, ior, f0, view, tiles_x, sky_exposure, depth_vis, thickness_vis, thickness_scale, scattering,
+            droplet_thickness,
         },
         ParticleUniform => "render/particles.wgsl" :: Style { uniform_color, radius, range, color_mode, _pad },
         PaddleUniform => "render/wave_maker.wgsl" :: Paddle {
             domain_min, axis, domain_max, rest, amplitude, omega, thickness, _pad,
         },
         TerrainUniform => "render/heightfield.wgsl" :: Terrain {
-            origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, sky_exposure, _pad, sun_dir, _pad2,
+            origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, sky_exposure, bounce, sun_dir, _pad2,
         },
         SkyGenUniform => "render/sky.wgsl" :: SkyGen {
             sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc, model, _pad,

@@ -3,9 +3,10 @@
 //   normals: view-space positions rebuilt from the smoothed depth; of the forward and backward difference
 //            along each axis the one with the smaller depth change (edges stay sharp);
 //   Fresnel: Schlick, F0 about 0.02;
-//   transmission: the background (scene colour copied before the water) looked up with an offset along
-//            the normal that grows with thickness (refraction), attenuated per channel by Beer-Lambert
-//            a = exp(-k_rgb thickness) and filled in by the water's own in-scattered colour:
+//   transmission: the background (scene colour copied before the water) seen where the refracted ray
+//            leaves the water (Snell's law at the surface, then the path a slab of the pixel's thickness
+//            gives it: `refracted`), attenuated per channel by Beer-Lambert a = exp(-k_rgb path) and filled
+//            in by the water's own in-scattered colour:
 //            T = a I_background + (1 - a) I_scatter;
 //   reflection: the sky cubemap along reflect(view, n), plus a sun highlight (Blinn-Phong);
 //   I = (1 - F) T + F I_sky + specular, and frag_depth from the smoothed depth (reversed-Z) so terrain and
@@ -23,7 +24,7 @@
 // Rust twin: CompositeUniform in src/render/composite.rs (64 bytes).
 struct Composite {
     absorption: vec3<f32>,
-    refraction: f32,
+    ior: f32,
     f0: f32,
     view: u32,
     tiles_x: u32,
@@ -31,10 +32,8 @@ struct Composite {
     depth_vis: vec2<f32>,
     thickness_vis: f32,
     thickness_scale: f32,
+    scattering: vec3<f32>,
     droplet_thickness: f32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 @group(1) @binding(0) var<uniform> comp: Composite;
@@ -215,13 +214,15 @@ fn fs_final(in: VsOut) -> FinalOut {
     let v = normalize(pos - camera.eye);
 
     let thickness = textureSampleLevel(thickness_tex, lin, uv, 0.0).x * comp.thickness_scale;
-    let absorb = exp(-comp.absorption * thickness);
-    let offset = nv.xy * vec2<f32>(-1.0, 1.0) * comp.refraction * (1.0 - exp(-thickness));
-    let background_col = background_at(clamp(uv + offset, vec2<f32>(0.0), vec2<f32>(1.0)));
-    // Light scattered inside the water toward the eye: deep blue-green lit by sun and sky.
+    let through = refracted(p, z, nv, thickness);
+    let absorb = exp(-comp.absorption * through.w);
+    let background_col = background_at(through.xy);
+    // Light scattered inside the water toward the eye: the sun's and the sky's light times the water's
+    // single-scattering albedo b / (a + b) (deep water's blue), isotropic over the half space above.
     let sun = sun_radiance();
     let lit = 0.6 * sun * max(camera.sun_dir.y, 0.0) + sky_ambient(vec3<f32>(0.0, 1.0, 0.0));
-    let scatter = tonemap(vec3<f32>(0.01, 0.055, 0.14) * lit);
+    let albedo = comp.scattering / max(comp.absorption + comp.scattering, vec3<f32>(1e-6));
+    let scatter = tonemap(0.5 * albedo * lit);
     let transmitted = absorb * background_col + (1.0 - absorb) * scatter;
 
     let cos_v = max(dot(n, -v), 0.0);
@@ -242,6 +243,33 @@ fn fs_final(in: VsOut) -> FinalOut {
     return out;
 }
 
+// Where the view ray through pixel p (water surface at depth z, view-space normal nv) leaves water of
+// `thickness` (m, along the view ray), and how far it travels inside: Snell's law at the surface
+// (index comp.ior), then straight on for the path a slab of that thickness gives the refracted ray
+// (thickness cos(theta_i) / cos(theta_t)); past the back surface, taken parallel to the front one, the ray
+// goes on along the view direction again, so the background seen is the one behind the exit point.
+// Returns the exit point's screen position (xy, clamped to the screen; for the background lookup) and the
+// path in the water (w, m; for the absorption). A flat face seen obliquely shifts what lies behind it by
+// the slab's lateral displacement, a curved surface bends it as a lens.
+fn refracted(p: vec2<i32>, z: f32, nv: vec3<f32>, thickness: f32) -> vec4<f32> {
+    let pos = view_pos(p, z);
+    let v = normalize(pos);
+    let cos_i = max(dot(-v, nv), 1e-3);
+    let t = refract(v, nv, 1.0 / max(comp.ior, 1.0));
+    let cos_t = max(dot(-t, nv), 1e-3);
+    let path = thickness * cos_i / cos_t;
+    let exit = camera.clip_from_view * vec4<f32>(pos + t * path, 1.0);
+    var uv = (vec2<f32>(p) + 0.5) / camera.viewport;
+    if exit.w > camera.near {
+        uv = vec2<f32>(0.5, -0.5) * exit.xy / exit.w + 0.5;
+    }
+    return vec4<f32>(clamp(uv, vec2<f32>(0.0), vec2<f32>(1.0)), 0.0, path);
+}
+
+// Screen fractions the background seen through a droplet moves per unit of (index of refraction - 1)
+// and of its normal's screen component: a small sphere is a strong lens (0.03 at water's 1.333).
+const DROPLET_LENS: f32 = 0.09;
+
 // A small droplet at pixel p (screen coordinates uv, view direction v): see the header.
 fn droplet(p: vec2<i32>, uv: vec2<f32>, v: vec3<f32>) -> vec3<f32> {
     let zr = depth_in(raw, p);
@@ -254,7 +282,8 @@ fn droplet(p: vec2<i32>, uv: vec2<f32>, v: vec3<f32>) -> vec3<f32> {
     let fresnel = comp.f0 + (1.0 - comp.f0) * pow(1.0 - cos_v, 5.0);
     let sky_col = tonemap(textureSampleLevel(sky_cube, lin, reflect(v, n), 0.0).rgb * comp.sky_exposure);
     // A small sphere acts as a strong lens: the background seen through it, offset against the normal.
-    let seen = background_at(clamp(uv + nv.xy * vec2<f32>(-1.0, 1.0) * comp.refraction, vec2<f32>(0.0), vec2<f32>(1.0)));
+    let lens = DROPLET_LENS * (comp.ior - 1.0);
+    let seen = background_at(clamp(uv + nv.xy * vec2<f32>(-1.0, 1.0) * lens, vec2<f32>(0.0), vec2<f32>(1.0)));
     let sun = sun_radiance();
     let inside = tonemap(0.25 * (sun * (0.5 + 0.5 * dot(n, camera.sun_dir)) + sky_ambient(n)));
     let h = normalize(camera.sun_dir - v);

@@ -13,7 +13,8 @@ struct Terrain {
     shadow_steps: u32,
     // Radiance multiplier of the sky cubemap the terrain's fog fades toward (terrain.wgsl).
     sky_exposure: f32,
-    _pad0: u32,
+    // 1: light the ground with the light bounced off the terrain around (terrain_bounce.wgsl).
+    bounce: u32,
     sun_dir: vec3<f32>, // unit, toward the sun (for terrain_shadow.wgsl)
     _pad2: f32,
 }

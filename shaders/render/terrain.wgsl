@@ -8,13 +8,15 @@
 // lit as the obstacles standing on it are (render/surface_light.wgsl): Lambert sun with soft heightfield
 // shadows (per height sample, from terrain_shadow.wgsl, interpolated) and the obstacles' shadow,
 // hemispheric sky ambient scaled by the sky visibility baked per height sample (terrain_ao.wgsl,
-// interpolated), and exponential distance fog toward the sky cubemap seen along the view ray, so far
+// interpolated) plus the light bounced off the slopes around (terrain_bounce.wgsl, per sample, when the
+// bake is on), and exponential distance fog toward the sky cubemap seen along the view ray, so far
 // ground fades into the sky behind it.
 // fs_wet darkens wet ground over the drawn terrain (wetness.wgsl). fs_water_shadow takes away the sun's
 // light the water above absorbs (render/water_receiver.wgsl): the colour with the sun attenuated over the
 // colour without (both of the ground without its sub-cell detail), which the pipeline multiplies into
 // the frame.
 #import "render/surface_light.wgsl"
+#import "render/terrain_surface.wgsl"
 #import "common/obstacle_shadow.wgsl"
 
 // Sun shadow factor per height sample (1 = lit), from terrain_shadow.wgsl; recomputed when the sun moves.
@@ -25,6 +27,10 @@
 
 // Wetness per height sample (0 dry .. 1 soaked), from wetness.wgsl; updated every frame.
 @group(1) @binding(4) var<storage, read> wetness: array<f32>;
+
+// Irradiance bounced off the terrain around per height sample (rgb), from terrain_bounce.wgsl; recomputed
+// when the sun or the terrain changes.
+@group(1) @binding(5) var<storage, read> bounce: array<vec4<f32>>;
 
 // A bilinear lookup of a per-sample array at world (x, z): the index of the lower corner and the weights.
 struct Corner {
@@ -51,6 +57,14 @@ fn wetness_at(p: vec2<f32>) -> f32 {
     let c = corner_at(p);
     let a = mix(wetness[c.base], wetness[c.base + 1u], c.f.x);
     let b = mix(wetness[c.base + terrain.nx], wetness[c.base + terrain.nx + 1u], c.f.x);
+    return mix(a, b, c.f.y);
+}
+
+// Bilinear bounced irradiance at world (x, z).
+fn bounce_at(p: vec2<f32>) -> vec3<f32> {
+    let c = corner_at(p);
+    let a = mix(bounce[c.base].rgb, bounce[c.base + 1u].rgb, c.f.x);
+    let b = mix(bounce[c.base + terrain.nx].rgb, bounce[c.base + terrain.nx + 1u].rgb, c.f.x);
     return mix(a, b, c.f.y);
 }
 
@@ -92,147 +106,6 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) row: u32) ->
     return out;
 }
 
-// Hash without sine (Dave Hoskins), integer lattice point -> 0..1.
-fn hash2(p: vec2<f32>) -> f32 {
-    var q = fract(vec3<f32>(p.xyx) * 0.1031);
-    q += dot(q, q.yzx + 33.33);
-    return fract((q.x + q.y) * q.z);
-}
-
-// Smooth value noise in 0..1.
-fn value_noise(p: vec2<f32>) -> f32 {
-    let i = floor(p);
-    let f = fract(p);
-    let u = f * f * (3.0 - 2.0 * f);
-    let a = hash2(i);
-    let b = hash2(i + vec2<f32>(1.0, 0.0));
-    let c = hash2(i + vec2<f32>(0.0, 1.0));
-    let d = hash2(i + vec2<f32>(1.0, 1.0));
-    return mix(mix(a, b, u.x), mix(c, d, u.x), u.y);
-}
-
-// Weight of a noise octave of `freq` cycles per sample at a pixel footprint of `fw` samples:
-// octaves finer than about two pixels fade to their mean (0.5) instead of shimmering.
-fn octave(p: vec2<f32>, freq: f32, fw: f32) -> f32 {
-    return mix(value_noise(p * freq), 0.5, smoothstep(0.25, 0.5, fw * freq));
-}
-
-// Four octaves, scaled to the grid: features of about 8, 2, 0.5 and 0.125 samples; `fw` = pixel
-// footprint in samples.
-fn fbm(q: vec2<f32>, fw: f32) -> f32 {
-    return 0.45 * octave(q, 0.125, fw) + 0.27 * octave(q + 17.0, 0.5, fw) + 0.17 * octave(q + 41.0, 2.0, fw)
-        + 0.11 * octave(q + 73.0, 8.0, fw);
-}
-
-// Value noise and its gradient: (value 0..1, d/dp.x, d/dp.y).
-fn value_noise_grad(p: vec2<f32>) -> vec3<f32> {
-    let i = floor(p);
-    let f = fract(p);
-    let u = f * f * (3.0 - 2.0 * f);
-    let du = 6.0 * f * (1.0 - f);
-    let a = hash2(i);
-    let b = hash2(i + vec2<f32>(1.0, 0.0));
-    let c = hash2(i + vec2<f32>(0.0, 1.0));
-    let d = hash2(i + vec2<f32>(1.0, 1.0));
-    let k = a - b - c + d;
-    let v = a + (b - a) * u.x + (c - a) * u.y + k * u.x * u.y;
-    return vec3<f32>(v, du * vec2<f32>(b - a + k * u.y, c - a + k * u.x));
-}
-
-// Detail finer than a cell, from noise over one projection plane (coordinates `c` in cells, pixel
-// footprint `fw` in cells; octaves under about two pixels fade to their mean, so a close view gets grain
-// and a far one no shimmer).
-struct Detail {
-    // Brightness variations: 4 and 16 cycles per cell; grass tufts down to 1/96 cell; rock grain.
-    fine: f32,
-    tufts: f32,
-    grain: f32,
-    // Thin cracks in rock, 0..1.
-    crack: f32,
-    // Gradient (per cell, along c) of a fractal relief: four octaves from one cell down to 1/64, each as
-    // tall as its wavelength, so every scale tilts the normal alike.
-    slope: vec2<f32>,
-}
-
-fn detail_plane(c: vec2<f32>, fw: f32) -> Detail {
-    var d: Detail;
-    d.fine = 0.6 * octave(c + 7.0, 4.0, fw) + 0.4 * octave(c + 3.0, 16.0, fw);
-    d.tufts = 0.45 * octave(c + 23.0, 8.0, fw) + 0.35 * octave(c + 29.0, 32.0, fw) + 0.2 * octave(c + 37.0, 96.0, fw);
-    d.grain = octave(c + 61.0, 32.0, fw);
-    let ridge = abs(value_noise(c * 4.0 + 51.0) - 0.5);
-    d.crack = (1.0 - smoothstep(0.0, 0.04, ridge)) * (1.0 - smoothstep(0.05, 0.12, fw * 4.0));
-    var slope = vec2<f32>(0.0);
-    var freq = 1.0;
-    for (var k = 0; k < 4; k++) {
-        let keep = 1.0 - smoothstep(0.25, 0.5, fw * freq);
-        slope += keep * value_noise_grad(c * freq + 19.0 * f32(k)).yz;
-        freq *= 4.0;
-    }
-    d.slope = slope;
-    return d;
-}
-
-// Detail blended over the three axis planes by the mesh normal n (weights |n|^4, renormalised over the
-// planes kept: those of 2% or more), so steep slopes get the same detail as flat ground instead of the
-// top view's smears. `bump` is the world-space tilt of the normal from the relief's slopes.
-struct Triplanar {
-    d: Detail,
-    bump: vec3<f32>,
-}
-
-fn add_detail(acc: ptr<function, Triplanar>, d: Detail, w: f32, bump: vec3<f32>) {
-    (*acc).d.fine += w * d.fine;
-    (*acc).d.tufts += w * d.tufts;
-    (*acc).d.grain += w * d.grain;
-    (*acc).d.crack += w * d.crack;
-    (*acc).bump += w * bump;
-}
-
-fn triplanar_detail(c: vec3<f32>, n: vec3<f32>, fw: f32) -> Triplanar {
-    var w = pow(abs(n), vec3<f32>(4.0));
-    w = select(vec3<f32>(0.0), w, w >= vec3<f32>(0.02 * (w.x + w.y + w.z)));
-    w /= w.x + w.y + w.z;
-    var acc: Triplanar;
-    if w.y > 0.0 {
-        let d = detail_plane(c.xz, fw);
-        add_detail(&acc, d, w.y, vec3<f32>(-d.slope.x, 0.0, -d.slope.y));
-    }
-    if w.x > 0.0 {
-        let d = detail_plane(c.zy, fw);
-        add_detail(&acc, d, w.x, vec3<f32>(0.0, -d.slope.y, -d.slope.x));
-    }
-    if w.z > 0.0 {
-        let d = detail_plane(c.xy + 101.0, fw);
-        add_detail(&acc, d, w.z, vec3<f32>(-d.slope.x, -d.slope.y, 0.0));
-    }
-    return acc;
-}
-
-// The ground's colour and how rocky it is (0 grass .. 1 bare rock), from relative height, slope and
-// noise (`q`: grid coordinates, `fw` their pixel footprint), broken up by the detail `d`.
-struct Surface {
-    albedo: vec3<f32>,
-    rock: f32,
-}
-
-fn surface(p: vec3<f32>, n: vec3<f32>, q: vec2<f32>, fw: f32, d: Detail) -> Surface {
-    let noise = smoothstep(0.2, 0.8, fbm(q, fw));
-    let rel = clamp((p.y - terrain.h_min) / max(terrain.h_max - terrain.h_min, 1e-3), 0.0, 1.0);
-    let slope = 1.0 - n.y;
-    var grass = mix(vec3<f32>(0.030, 0.055, 0.016), vec3<f32>(0.070, 0.095, 0.030), noise);
-    // Tufts: darker, greener blades and paler, drier tips.
-    grass *= mix(vec3<f32>(0.45, 0.6, 0.45), vec3<f32>(1.45, 1.35, 1.1), smoothstep(0.2, 0.8, d.tufts));
-    let dry = mix(vec3<f32>(0.11, 0.095, 0.045), vec3<f32>(0.15, 0.125, 0.065), d.fine) * (0.8 + 0.4 * d.tufts);
-    var rock = mix(vec3<f32>(0.085, 0.075, 0.062), vec3<f32>(0.16, 0.145, 0.125), 0.6 * noise + 0.4 * d.fine);
-    rock *= (1.0 - 0.45 * d.crack) * (0.9 + 0.2 * d.grain);
-    let pale = vec3<f32>(0.22, 0.21, 0.19);
-    let rockiness = smoothstep(0.2, 0.42, slope + 0.15 * (noise - 0.5));
-    var c = mix(grass, dry, smoothstep(0.3, 0.85, rel + 0.3 * (noise - 0.5)) * 0.75);
-    c = mix(c, rock, rockiness);
-    c = mix(c, pale, smoothstep(0.85, 1.0, rel + 0.1 * (d.fine - 0.5)) * 0.5);
-    return Surface(c * (0.85 + 0.3 * d.fine), rockiness);
-}
-
 // The pixel footprints the shading needs, taken in uniform control flow (before any discard): in grid
 // samples (noise anti-aliasing) and in world cells (the detail's planes: the geometric mean of the
 // pixel's two sides, so a slope seen at a grazing angle keeps its detail across the view).
@@ -269,10 +142,15 @@ fn lit_by(in: VsOut, fw: Footprint, detail: Triplanar) -> SurfaceLight {
     let ground = surface(p, n_mesh, q, fw.samples, detail.d);
     // The detail relief tilts the normal, rock more than grass.
     let n = normalize(n_mesh + mix(0.25, 0.45, ground.rock) * detail.bump);
-    // Some light reaches even where no sky is seen (bounced off the slopes around).
-    let ambient = 0.15 + 0.85 * sky_visibility_at(p.xz);
     let sun = shadow_at(p.xz) * obstacle_shadow(p, n_mesh);
-    return surface_light(p, ground.albedo, n, sun, ambient, terrain.fog_density);
+    if terrain.bounce == 0u {
+        // Without the bake, a constant share of the light reaches even where no sky is seen.
+        return surface_light(p, ground.albedo, n, sun, 0.15 + 0.85 * sky_visibility_at(p.xz), terrain.fog_density);
+    }
+    // The sky's light where it is seen, and the light bounced off the slopes around (terrain_bounce.wgsl).
+    var l = surface_light(p, ground.albedo, n, sun, sky_visibility_at(p.xz), terrain.fog_density);
+    l.sky += bounce_at(p.xz);
+    return l;
 }
 
 @fragment

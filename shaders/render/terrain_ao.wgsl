@@ -11,6 +11,7 @@
 //   cell's exit and tries the next coarser level; otherwise it refines, and at level 0 tests the step.
 //   The same steps are tested either way, so the pyramid changes the cost, not the answer.
 #import "render/heightfield.wgsl"
+#import "common/noise.wgsl"
 
 // Rust twin: AoUniform in src/render/terrain_ao.rs (272 bytes).
 struct Ao {
@@ -73,9 +74,15 @@ fn grid_height(g: vec2<f32>) -> f32 {
 
 // Whether the ray p0 + t d escapes (p0, d: x and z in samples, y in metres).
 fn escapes(p0: vec3<f32>, d: vec3<f32>) -> bool {
+    return first_hit(p0, d) < 0.0;
+}
+
+// The ray parameter t of the first step of p0 + t d under the bilinear surface (p0, d: x and z in
+// samples, y in metres), or -1 where the ray escapes.
+fn first_hit(p0: vec3<f32>, d: vec3<f32>) -> f32 {
     let horizontal = length(d.xz);
     if horizontal < 1e-6 {
-        return d.y > 0.0; // straight up never meets a heightfield
+        return select(0.0, -1.0, d.y > 0.0); // straight up never meets a heightfield
     }
     let dt = 0.5 / horizontal;
     let last = vec2<f32>(f32(terrain.nx - 1u), f32(terrain.nz - 1u));
@@ -90,7 +97,7 @@ fn escapes(p0: vec3<f32>, d: vec3<f32>) -> bool {
         let t = f32(k) * dt;
         let p = p0 + t * d;
         if any(p.xz < vec2<f32>(0.0)) || any(p.xz > last) || (d.y >= 0.0 && p.y > terrain.h_max) {
-            return true;
+            return -1.0;
         }
         if ao.brute_force == 0u {
             let dims = ao.level[level];
@@ -113,18 +120,58 @@ fn escapes(p0: vec3<f32>, d: vec3<f32>) -> bool {
             }
         }
         if p.y < grid_height(p.xz) {
-            return false;
+            return t;
         }
         k += 1u;
     }
-    return true;
+    return -1.0;
 }
 
-// Hash without sine (Dave Hoskins), integer lattice point -> 0..1.
-fn hash2(p: vec2<f32>) -> f32 {
-    var q = fract(vec3<f32>(p.xyx) * 0.1031);
-    q += dot(q, q.yzx + 33.33);
-    return fract((q.x + q.y) * q.z);
+// Where the rays of height sample (ix, iz) start and how they are spread: the surface normal (central
+// differences, as terrain.wgsl and terrain_shadow.wgsl) and two tangents, the start a fiftieth of a cell
+// off the surface (grid units: x and z in samples, y in metres), and the sample's jitter of the azimuths.
+struct RayFan {
+    n: vec3<f32>,
+    tx: vec3<f32>,
+    tz: vec3<f32>,
+    p0: vec3<f32>,
+    jitter: f32,
+}
+
+fn ray_fan(ix: i32, iz: i32) -> RayFan {
+    let n = sample_normal(ix, iz);
+    // Tangents: n.y > 0, so cross(z, n) = (-n.y, n.x, 0) never vanishes.
+    let tx = normalize(vec3<f32>(-n.y, n.x, 0.0));
+    let tz = cross(n, tx);
+    let lift = n * (0.02 * min(terrain.spacing.x, terrain.spacing.y));
+    let p0 = vec3<f32>(f32(ix) + lift.x / terrain.spacing.x, height(ix, iz) + lift.y, f32(iz) + lift.z / terrain.spacing.y);
+    return RayFan(n, tx, tz, p0, hash2(vec2<f32>(f32(ix), f32(iz))));
+}
+
+// Unit normal of height sample (ix, iz) by central differences (one-sided at the edges).
+fn sample_normal(ix: i32, iz: i32) -> vec3<f32> {
+    let x0 = max(ix - 1, 0);
+    let x1 = min(ix + 1, i32(terrain.nx) - 1);
+    let z0 = max(iz - 1, 0);
+    let z1 = min(iz + 1, i32(terrain.nz) - 1);
+    let dhdx = (height(x1, iz) - height(x0, iz)) / (f32(max(x1 - x0, 1)) * terrain.spacing.x);
+    let dhdz = (height(ix, z1) - height(ix, z0)) / (f32(max(z1 - z0, 1)) * terrain.spacing.y);
+    return normalize(vec3<f32>(-dhdx, 1.0, -dhdz));
+}
+
+// Ray i of ring j of the fan f, cosine-weighted about its normal, in grid units (x and z per sample):
+// ring j at sin^2(polar angle) = (j + 1/2) / rings, azimuths jittered per sample.
+fn fan_ray(f: RayFan, j: u32, i: u32) -> vec3<f32> {
+    let offset = fract(f.jitter + 0.618034 * f32(j));
+    let phi = 6.2831853 * (f32(i) + offset) / f32(ao.azimuths);
+    return fan_direction(f, sqrt((f32(j) + 0.5) / f32(ao.rings)), phi);
+}
+
+// The direction of polar angle asin(sin_t) and azimuth phi about the fan's normal, in grid units.
+fn fan_direction(f: RayFan, sin_t: f32, phi: f32) -> vec3<f32> {
+    let cos_t = sqrt(max(1.0 - sin_t * sin_t, 0.0));
+    let w = (f.tx * cos(phi) + f.tz * sin(phi)) * sin_t + f.n * cos_t;
+    return vec3<f32>(w.x / terrain.spacing.x, w.y, w.z / terrain.spacing.y);
 }
 
 @compute @workgroup_size(8, 8)
@@ -132,33 +179,11 @@ fn bake(@builtin(global_invocation_id) gid: vec3<u32>) {
     if gid.x >= terrain.nx || gid.y >= terrain.nz {
         return;
     }
-    let ix = i32(gid.x);
-    let iz = i32(gid.y);
-    // Normal by central differences, as terrain.wgsl and terrain_shadow.wgsl.
-    let x0 = max(ix - 1, 0);
-    let x1 = min(ix + 1, i32(terrain.nx) - 1);
-    let z0 = max(iz - 1, 0);
-    let z1 = min(iz + 1, i32(terrain.nz) - 1);
-    let dhdx = (height(x1, iz) - height(x0, iz)) / (f32(max(x1 - x0, 1)) * terrain.spacing.x);
-    let dhdz = (height(ix, z1) - height(ix, z0)) / (f32(max(z1 - z0, 1)) * terrain.spacing.y);
-    let n = normalize(vec3<f32>(-dhdx, 1.0, -dhdz));
-    // Tangents: n.y > 0, so cross(z, n) = (-n.y, n.x, 0) never vanishes.
-    let tx = normalize(vec3<f32>(-n.y, n.x, 0.0));
-    let tz = cross(n, tx);
-    // Start a fiftieth of a cell off the surface, in grid units.
-    let lift = n * (0.02 * min(terrain.spacing.x, terrain.spacing.y));
-    let p0 = vec3<f32>(f32(ix) + lift.x / terrain.spacing.x, height(ix, iz) + lift.y, f32(iz) + lift.z / terrain.spacing.y);
-    let jitter = hash2(vec2<f32>(f32(ix), f32(iz)));
+    let fan = ray_fan(i32(gid.x), i32(gid.y));
     var seen = 0u;
     for (var j = 0u; j < ao.rings; j++) {
-        let sin_t = sqrt((f32(j) + 0.5) / f32(ao.rings));
-        let cos_t = sqrt(1.0 - sin_t * sin_t);
-        let offset = fract(jitter + 0.618034 * f32(j));
         for (var i = 0u; i < ao.azimuths; i++) {
-            let phi = 6.2831853 * (f32(i) + offset) / f32(ao.azimuths);
-            let w = (tx * cos(phi) + tz * sin(phi)) * sin_t + n * cos_t;
-            let d = vec3<f32>(w.x / terrain.spacing.x, w.y, w.z / terrain.spacing.y);
-            if escapes(p0, d) {
+            if escapes(fan.p0, fan_ray(fan, j, i)) {
                 seen += 1u;
             }
         }

@@ -21,6 +21,8 @@ pub struct BackgroundKey {
     pub size: (u32, u32),
     pub format: wgpu::TextureFormat,
     pub show_terrain: bool,
+    /// The terrain lit by its bounced light ([`super::RenderSettings::terrain_bounce`]).
+    pub terrain_bounce: bool,
     /// A box scene's tank and ground, drawn with the background.
     pub tank: Option<super::Tank>,
     /// The generated sky's turbidity and a loaded sky's exposure (the sun is in `camera`), and the

@@ -18,8 +18,8 @@ use crate::gpu::{self, GpuContext};
 pub struct CompositeUniform {
     /// Beer-Lambert absorption per channel, 1/m.
     pub absorption: [f32; 3],
-    /// Refraction offset of the background, in screen fractions at full thickness.
-    pub refraction: f32,
+    /// Index of refraction of the water (1 = the background seen straight through).
+    pub ior: f32,
     /// Fresnel reflectance at normal incidence.
     pub f0: f32,
     /// 0 final, else the debug view's code (see `FluidView`).
@@ -35,11 +35,13 @@ pub struct CompositeUniform {
     pub thickness_vis: f32,
     /// Multiplier of the thickness target's values (1).
     pub thickness_scale: f32,
+    /// Scattering coefficient per channel, 1/m: with `absorption`, the single-scattering albedo that
+    /// colours the light the water scatters toward the eye.
+    pub scattering: [f32; 3],
     /// Thickness (m) at and below which water is shaded as a droplet (a lone particle or two: normals of
     /// the splat's own round shape, the background seen through it as through a lens, the sky reflected,
     /// a sharp sun glint), fading to the water's shading at twice it; 0 = off.
     pub droplet_thickness: f32,
-    pub _pad: [u32; 3],
 }
 const _: () = assert!(size_of::<CompositeUniform>() == 64);
 

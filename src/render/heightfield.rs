@@ -30,7 +30,9 @@ pub struct TerrainUniform {
     pub shadow_steps: u32,
     /// Radiance multiplier of the sky cubemap the fog fades toward ([`super::SkyPass::exposure`]).
     pub sky_exposure: f32,
-    pub _pad: u32,
+    /// 1: the ground is lit by the light bounced off the terrain around ([`super::terrain_bounce`]); 0: a
+    /// constant fifth of its sky light where the sky is hidden.
+    pub bounce: u32,
     /// Unit vector toward the sun the shadows are computed for.
     pub sun_dir: [f32; 3],
     pub _pad2: f32,
@@ -54,7 +56,7 @@ impl TerrainUniform {
             fog_density: 0.06 / size,
             shadow_steps: SHADOW_STEPS,
             sky_exposure: 1.0,
-            _pad: 0,
+            bounce: 0,
             sun_dir: [0.0, 1.0, 0.0],
             _pad2: 0.0,
         }

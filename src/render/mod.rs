@@ -72,6 +72,7 @@ pub mod tank;
 pub mod targets;
 pub mod terrain;
 pub mod terrain_ao;
+pub mod terrain_bounce;
 pub mod to_image;
 pub mod water_shadow;
 pub mod wave_maker;
@@ -452,6 +453,7 @@ impl Renderer {
             size: target.size,
             format: target.format(),
             show_terrain: settings.show_terrain,
+            terrain_bounce: settings.terrain_bounce,
             tank,
             sky: ([settings.sky_turbidity, settings.sky_exposure], settings.sky_model),
             epoch: self.background_epoch,
@@ -468,7 +470,9 @@ impl Renderer {
         let sky = (self.sky.cube_view(), self.sky.version());
         self.terrain.set_sky(ctx, sky, self.sky.sampler(), self.sky.exposure());
         if !restored {
-            self.terrain.encode(&mut frame, TerrainInput { sun, draw: terrain_drawn });
+            let sun_intensity = settings.sun_intensity.max(0.0);
+            let input = TerrainInput { sun, draw: terrain_drawn, sun_intensity, bounce: settings.terrain_bounce };
+            self.terrain.encode(&mut frame, input);
             // The obstacles sit in the haze of the ground they stand on.
             let fog_density = match tank.filter(|t| t.floor) {
                 Some(t) => tank::TankUniform::new(&t, 1.0).fog_density,

@@ -207,16 +207,38 @@ pub struct FluidSettings {
     pub full_screen_flow: bool,
     /// The narrow-range filter's parameters.
     pub narrow_range: NarrowRangeParams,
-    /// Beer-Lambert absorption per channel (r, g, b), 1/m.
+    /// Beer-Lambert absorption per channel (r, g, b), 1/m. Default: pure water's ([`PURE_WATER_ABSORPTION`])
+    /// times [`WATER_COEFFICIENT_SCALE`].
     pub absorption: [f32; 3],
-    /// Refraction: background offset in screen fractions for thick water.
-    pub refraction: f32,
+    /// Scattering per channel (r, g, b), 1/m: with the absorption, the colour of the light the water scatters
+    /// toward the eye (its single-scattering albedo). Default: pure water's ([`PURE_WATER_SCATTERING`]) times
+    /// [`WATER_COEFFICIENT_SCALE`].
+    pub scattering: [f32; 3],
+    /// Index of refraction of the water (pure water 1.333 at 20 C; 1 = no refraction): the background
+    /// is seen where the refracted view ray leaves the water (Snell's law, then the pixel's thickness).
+    pub ior: f32,
     /// Fresnel reflectance at normal incidence (water: 0.02).
     pub fresnel_f0: f32,
     /// Thickness at and below which water is shaded as a droplet (fading to water at twice it), x dx;
     /// 0 = off. A lone particle's splat is at most 2 x `isolated_radius` x `splat_radius` thick.
     pub droplet_thickness: f32,
 }
+
+/// Absorption coefficients of pure water, 1/m, for the red, green and blue channels: Pope & Fry (1997),
+/// "Absorption spectrum (380-700 nm) of pure water. II. Integrating cavity measurements", Applied Optics
+/// 36(33), 8710-8723, averaged over the bands the sRGB primaries mostly pass (red 590-680 nm, green
+/// 500-570 nm, blue 440-490 nm). Red is absorbed 30 times more than blue: deep clear water is blue-green.
+pub const PURE_WATER_ABSORPTION: [f32; 3] = [0.33, 0.055, 0.011];
+
+/// Scattering coefficients of pure water, 1/m, for the same bands: Morel (1974) as tabulated by Smith &
+/// Baker (1981), 0.0058 at 400 nm falling as the wavelength to the -4.32.
+pub const PURE_WATER_SCATTERING: [f32; 3] = [0.0009, 0.0019, 0.0043];
+
+/// The default water's coefficients against pure water's. Pure water absorbs so little over a tank's metre
+/// (the blue loses 1 %) that clear water would show only where it refracts and reflects; lab and pool water
+/// (dissolved matter, fine particles) absorbs and scatters a few times more, which this artistic factor
+/// stands for. The settings' per-channel values change it per scene.
+pub const WATER_COEFFICIENT_SCALE: f32 = 6.0;
 
 impl Default for FluidSettings {
     fn default() -> Self {
@@ -238,8 +260,9 @@ impl Default for FluidSettings {
             depth_threshold: 3.0,
             full_screen_flow: false,
             narrow_range: NarrowRangeParams::default(),
-            absorption: [0.9, 0.4, 0.15],
-            refraction: 0.03,
+            absorption: PURE_WATER_ABSORPTION.map(|a| a * WATER_COEFFICIENT_SCALE),
+            scattering: PURE_WATER_SCATTERING.map(|b| b * WATER_COEFFICIENT_SCALE),
+            ior: 1.333,
             fresnel_f0: 0.02,
             droplet_thickness: 2.0,
         }
@@ -260,6 +283,9 @@ pub struct RenderSettings {
     pub sun_intensity: f32,
     /// Draw the terrain mesh.
     pub show_terrain: bool,
+    /// Light the terrain with the light bounced off its slopes ([`crate::render::terrain_bounce`]; baked
+    /// when the sun or the terrain changes). Off: a constant fifth of the sky light where the sky is hidden.
+    pub terrain_bounce: bool,
     /// Draw the water (in the chosen view).
     pub show_particles: bool,
     /// Draw the domain's walls: a box scene's glass tank and the ground it stands on (off: the flat floor
@@ -297,6 +323,7 @@ impl Default for RenderSettings {
             sun_elevation_deg: 38.0,
             sun_intensity: 2.6,
             show_terrain: true,
+            terrain_bounce: true,
             show_particles: true,
             show_tank: true,
             wet_ground: true,
@@ -436,7 +463,7 @@ impl RenderSettings {
         let f = &self.fluid;
         CompositeUniform {
             absorption: f.absorption,
-            refraction: f.refraction,
+            ior: f.ior.clamp(1.0, 3.0),
             f0: f.fresnel_f0.clamp(0.0, 1.0),
             view: self.view.code(),
             tiles_x,
@@ -444,8 +471,8 @@ impl RenderSettings {
             depth_vis: [distance * 0.75, distance * 1.25],
             thickness_vis: 4.0 * self.dx(),
             thickness_scale: 1.0,
+            scattering: f.scattering.map(|b| b.max(0.0)),
             droplet_thickness: f.droplet_thickness.max(0.0) * self.dx(),
-            _pad: [0; 3],
         }
     }
 }

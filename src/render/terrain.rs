@@ -19,6 +19,7 @@ use super::frame;
 use super::heightfield::{sky_layout, HeightfieldBuffers, TerrainUniform};
 use super::pass::{Frame, Pass};
 use super::terrain_ao::{AoData, AoMethod, TerrainAo};
+use super::terrain_bounce::{BounceData, TerrainBounce, BOUNCES};
 use super::wetness::{WetInput, WetnessUpdate, DRY_SECONDS};
 use crate::gpu::{self, GpuContext};
 use crate::terrain::Heightfield;
@@ -30,6 +31,7 @@ pub struct TerrainPass {
     shadow_pipeline: wgpu::ComputePipeline,
     shadow_layout: wgpu::BindGroupLayout,
     ao: TerrainAo,
+    bounce: TerrainBounce,
     wet_pipeline: wgpu::RenderPipeline,
     /// "terrain water shadow" (bind group 2: [`super::water_shadow::receiver_layout`]).
     water_pipeline: wgpu::RenderPipeline,
@@ -46,6 +48,9 @@ pub struct TerrainPass {
     shadow_valid: bool,
     /// Whether `data.ao` holds the bake of the current heightfield.
     ao_valid: bool,
+    /// The sun (unit vector toward it) and its intensity that `data.bounce` was baked for, with the
+    /// current heightfield; `None` when it must be baked again.
+    bounce_baked: Option<([f32; 3], f32)>,
 }
 
 /// The GPU copies of one heightfield.
@@ -56,6 +61,8 @@ struct TerrainData {
     _shadow: wgpu::Buffer,
     /// Sky visibility per height sample (f32, 1 = the whole sky) and its bake.
     ao: AoData,
+    /// Light bounced off the terrain around, per height sample ([`super::terrain_bounce`]).
+    bounce: BounceData,
     /// Wetness per height sample (f32, 0 dry .. 1 soaked).
     wetness: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
@@ -69,6 +76,11 @@ pub struct TerrainInput {
     pub sun: glam::Vec3,
     /// Draw the mesh (false: the pass only clears the targets).
     pub draw: bool,
+    /// The sun's intensity (the bounced light is baked again when it changes).
+    pub sun_intensity: f32,
+    /// Light the ground with the light bounced off the slopes around ([`super::terrain_bounce`]); off: a
+    /// constant fifth of the sky light where the sky is hidden, as before the bake.
+    pub bounce: bool,
 }
 
 impl TerrainPass {
@@ -86,6 +98,7 @@ impl TerrainPass {
                 gpu::storage_entry::<f32>(2, true, wgpu::ShaderStages::FRAGMENT),
                 gpu::storage_entry::<f32>(3, true, wgpu::ShaderStages::FRAGMENT),
                 gpu::storage_entry::<f32>(4, true, wgpu::ShaderStages::FRAGMENT),
+                gpu::storage_entry::<[f32; 4]>(5, true, wgpu::ShaderStages::FRAGMENT),
             ],
         });
         let cs = wgpu::ShaderStages::COMPUTE;
@@ -145,13 +158,15 @@ impl TerrainPass {
         let flat = Heightfield::flat(glam::Vec2::ZERO, glam::Vec2::ONE, 0.0);
         let uniform_data = TerrainUniform::from_heightfield(&flat);
         let ao = TerrainAo::new(device);
-        let data = upload(ctx, &layout, &shadow_layout, &ao, &flat, &uniform_data);
+        let bounce = TerrainBounce::new(device);
+        let data = upload(ctx, (&layout, &shadow_layout), (&ao, &bounce), &flat, &uniform_data);
         Self {
             pipeline,
             layout,
             shadow_pipeline,
             shadow_layout,
             ao,
+            bounce,
             wet_pipeline,
             water_pipeline,
             sky_layout,
@@ -162,6 +177,7 @@ impl TerrainPass {
             uniform_data,
             shadow_valid: false,
             ao_valid: false,
+            bounce_baked: None,
         }
     }
 
@@ -174,10 +190,12 @@ impl TerrainPass {
             ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
             ctx.queue.write_buffer(&self.data.wetness, 0, &vec![0u8; bytes.len()]);
         } else {
-            self.data = upload(ctx, &self.layout, &self.shadow_layout, &self.ao, hf, &self.uniform_data);
+            let layouts = (&self.layout, &self.shadow_layout);
+            self.data = upload(ctx, layouts, (&self.ao, &self.bounce), hf, &self.uniform_data);
         }
         self.shadow_valid = false;
         self.ao_valid = false;
+        self.bounce_baked = None;
         self.wet_seconds = None;
     }
 
@@ -320,6 +338,27 @@ impl TerrainPass {
     }
 }
 
+impl TerrainPass {
+    /// Records the bounce-light bake ("terrain bounce emit", "terrain bounce gather", [`BOUNCES`] times)
+    /// when `input.bounce` and the sun, its intensity or the terrain changed since the last one, after
+    /// the sky visibility and the sun's shadow are current; sets the terrain uniform's switch to `bounce`.
+    fn update_bounce(&mut self, frame: &mut Frame<'_>, input: TerrainInput) {
+        let on = input.bounce as u32;
+        if self.uniform_data.bounce != on {
+            self.uniform_data.bounce = on;
+            frame.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
+        }
+        let key = (input.sun.to_array(), input.sun_intensity);
+        if !input.bounce || self.bounce_baked == Some(key) {
+            return;
+        }
+        if let Err(e) = self.bounce.encode(frame, &self.data.bounce, BOUNCES) {
+            log::error!("{e}: no light bounces off the terrain");
+        }
+        self.bounce_baked = Some(key);
+    }
+}
+
 impl Pass for TerrainPass {
     type Input<'a> = TerrainInput;
 
@@ -331,6 +370,7 @@ impl Pass for TerrainPass {
         if draw {
             self.update_shadow(frame, input.sun);
             self.update_ao(frame);
+            self.update_bounce(frame, input);
         }
         let mut pass = frame.target_pass("terrain", true);
         if let Some((_, sky)) = self.sky_group.as_ref().filter(|_| draw) {
@@ -344,9 +384,8 @@ impl Pass for TerrainPass {
 
 fn upload(
     ctx: &GpuContext,
-    layout: &wgpu::BindGroupLayout,
-    shadow_layout: &wgpu::BindGroupLayout,
-    ao: &TerrainAo,
+    (layout, shadow_layout): (&wgpu::BindGroupLayout, &wgpu::BindGroupLayout),
+    (ao, bounce): (&TerrainAo, &TerrainBounce),
     hf: &Heightfield,
     uniform_data: &TerrainUniform,
 ) -> TerrainData {
@@ -356,14 +395,15 @@ fn upload(
     let heights = crate::gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
     let shadow = crate::gpu::storage_buffer(device, "terrain shadow", (hf.heights.len().max(1) * 4) as u64);
     let ao = ao.data(device, hf, &uniform, &heights, AoMethod::Pyramid);
+    let bounce = bounce.data(device, (hf.nx, hf.nz), (&uniform, &heights), &ao, &shadow);
     let wetness = crate::gpu::storage_buffer(device, "terrain wetness", (hf.heights.len().max(1) * 4) as u64);
     let bind_group = crate::gpu::bind_buffers(
         device,
         "terrain bind group",
         layout,
-        &[&uniform, &heights, &shadow, &ao.ao, &wetness],
+        &[&uniform, &heights, &shadow, &ao.ao, &wetness, &bounce.bounce],
     );
     let shadow_bind_group =
         crate::gpu::bind_buffers(device, "terrain shadow bind group", shadow_layout, &[&uniform, &heights, &shadow]);
-    TerrainData { uniform, heights, _shadow: shadow, ao, wetness, bind_group, shadow_bind_group }
+    TerrainData { uniform, heights, _shadow: shadow, ao, bounce, wetness, bind_group, shadow_bind_group }
 }

@@ -109,11 +109,20 @@ pub struct AoData {
     params: AoUniform,
     /// `nx * nz` visibilities (f32, 0..1), index `iz * nx + ix`.
     pub ao: wgpu::Buffer,
-    _pyramid: wgpu::Buffer,
+    /// The maximum mipmap the rays are marched with (f32 per cell of every level).
+    pyramid: wgpu::Buffer,
     _levels: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     nx: u32,
     nz: u32,
+}
+
+impl AoData {
+    /// What the rays of another bake over the same heightfield read ([`super::terrain_bounce`]): the
+    /// bake's parameters ([`AoUniform`]), the pyramid and the sky visibilities.
+    pub fn ray_buffers(&self) -> [&wgpu::Buffer; 3] {
+        [&self.uniform, &self.pyramid, &self.ao]
+    }
 }
 
 impl TerrainAo {
@@ -189,7 +198,7 @@ impl TerrainAo {
                 wgpu::BindGroupEntry { binding: 5, resource: wgpu::BindingResource::Buffer(level_binding) },
             ],
         });
-        AoData { uniform, params, ao, _pyramid: pyramid, _levels: levels, bind_group, nx: hf.nx, nz: hf.nz }
+        AoData { uniform, params, ao, pyramid, _levels: levels, bind_group, nx: hf.nx, nz: hf.nz }
     }
 
     /// Records the bake of `data`: "terrain ao pyramid" (one dispatch per level; none for the plain

@@ -37,12 +37,14 @@ impl Default for RenderPanelState {
 }
 
 impl RenderPanelState {
-    /// The defaults, but on a CPU adapter (`on_cpu`, e.g. lavapipe) without the water's shadow: there its
-    /// overlays ("terrain water shadow", "tank ground water shadow") cost about a quarter of a frame
-    /// (docs/rendering.md), as the scenes start at a coarser dx.
+    /// The defaults, but on a CPU adapter (`on_cpu`, e.g. lavapipe) without the water's shadow and the
+    /// terrain's bounce light: there the shadow's overlays ("terrain water shadow", "tank ground water
+    /// shadow") cost about a quarter of a frame (docs/rendering.md), as the scenes start at a coarser dx,
+    /// and the bounce bake takes seconds (2.7 s for the valley's DEM on lavapipe) each time the sun moves.
     pub fn for_adapter(on_cpu: bool) -> Self {
         let mut state = Self::default();
         state.settings.water_shadow &= !on_cpu;
+        state.settings.terrain_bounce &= !on_cpu;
         state
     }
 
@@ -92,6 +94,14 @@ pub fn render_panel_ui(ui: &mut egui::Ui, state: &mut RenderPanelState) -> Vec<U
                  between the sun and the ground, with the water's absorption colour): a light-space splat of the \
                  particles seen from the sun, 'water shadow' in the GPU table",
                 |ui| ui.checkbox(&mut s.water_shadow, "on"),
+            );
+            row(
+                ui,
+                "Bounce light",
+                "Sunlit slopes light the ground around them: two bounces of the sun's and the sky's light between \
+                 the terrain's samples, baked on the GPU when the sun or the terrain changes ('terrain bounce' in \
+                 the GPU table)",
+                |ui| ui.checkbox(&mut s.terrain_bounce, "on"),
             );
             row(ui, "Sun azimuth", "Sun direction around the vertical, degrees", |ui| {
                 ui.add(egui::Slider::new(&mut s.sun_azimuth_deg, 0.0..=360.0).suffix("°"))
@@ -288,9 +298,13 @@ fn fluid_ui(ui: &mut egui::Ui, s: &mut RenderSettings) {
                 }
             });
         });
-        row(ui, "Refraction", "Background offset through thick water, screen fraction", |ui| {
-            ui.add(egui::Slider::new(&mut f.refraction, 0.0..=0.15))
-        });
+        row(
+            ui,
+            "Refraction index",
+            "Index of refraction (water 1.333; 1 = none): what lies behind the water is seen where the bent ray \
+             leaves it",
+            |ui| ui.add(egui::Slider::new(&mut f.ior, 1.0..=2.0)),
+        );
         row(ui, "Fresnel F0", "Reflectance at normal incidence (water 0.02)", |ui| {
             ui.add(egui::Slider::new(&mut f.fresnel_f0, 0.0..=0.2))
         });
