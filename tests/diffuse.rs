@@ -395,7 +395,8 @@ fn linear(c: u8) -> f64 {
 /// smooth (`bubbles` 0) and textured (the default): the textured splat covers as much in all (within
 /// 10 %) but unevenly (its ratio to the smooth one over the splat's inner half varies by over 15 %); with
 /// the pool's clock 0.25 s later and the lifetime 0.25 s shorter (the same time of death, as on the next
-/// frames) it is the same picture; a particle dying 0.3 s later has other bubbles.
+/// frames) it is the same picture; a particle dying 0.3 s later has other bubbles; a particle half a second
+/// from its end, its bubbles half burst, covers under 85 % of what a young one does.
 #[test]
 fn foam_splat_is_a_stable_cluster_of_bubbles() {
     let ctx = common::gpu();
@@ -426,6 +427,8 @@ fn foam_splat_is_a_stable_cluster_of_bubbles() {
     let bubbly = foam_of(draw(&settings, 0.0, 10.0, 1));
     let later = foam_of(draw(&settings, 0.25, 9.75, 1));
     let other = foam_of(draw(&settings, 0.0, 10.3, 1));
+    // Half a second left: no fade yet (FADE), half broken up (BREAKUP_SECONDS).
+    let old = foam_of(draw(&settings, 0.0, 0.5, 1));
     let peak = smooth.iter().cloned().fold(0.0, f64::max);
     assert!(peak > 0.05, "the smooth splat is drawn (peak {peak:.3})");
     let (sum_smooth, sum_bubbly): (f64, f64) = (smooth.iter().sum(), bubbly.iter().sum());
@@ -446,4 +449,49 @@ fn foam_splat_is_a_stable_cluster_of_bubbles() {
     assert!(spread > 0.15 * mean, "bubbles vary the coverage by {spread:.3} of {mean:.3}");
     assert!(same < 1e-3, "the same time of death changes the splat by {same:.5}");
     assert!(differ > 0.1 * spread * peak, "another particle's bubbles differ by only {differ:.5}");
+    // Old foam breaks up: its bubbles burst, the splat thins to lace.
+    let thinned = old.iter().sum::<f64>() / sum_bubbly;
+    eprintln!("foam splat half broken up: coverage {thinned:.3} of the young one's");
+    assert!(thinned < 0.85, "foam half a second from its end covers {thinned:.3} of a young splat's");
+}
+
+/// Bubbles inside the water are seen through it (shaders/render/composite.wgsl): one bubble particle in
+/// the resting tank, drawn large and opaque, seen through the tank's side 0.4 m deep and just behind it.
+/// The light it adds over the same water is tinted by the water in front: water absorbs red most, so the
+/// deep bubble's added red over its added blue is under three quarters of the shallow one's.
+#[test]
+fn bubbles_inside_the_water_are_tinted_by_it() {
+    let ctx = common::gpu();
+    let tank = still_tank();
+    let engine = common::engine(&ctx, &tank, None);
+    let (camera, mut settings) = scene_view(&engine);
+    settings.foam.bubble_radius = 3.0;
+    settings.foam.bubble_opacity = 3.0;
+    settings.foam.absorption = 0.0;
+    settings.foam.shutter_s = 0.0;
+    let size = (480, 270);
+    let draw = |z: f32, count: u32| {
+        let bubble =
+            DiffuseParticle { pos: [0.3, 0.15, z, 10.0], vel: [0.0, 0.0, 0.0, DiffuseKind::Bubble.code() as f32] };
+        draw_one(&ctx, &engine, &camera, &settings, size, OneDiffuse { particle: bubble, count, clock: 0.0 })
+    };
+    let added = |z: f32| -> [f64; 3] {
+        let (with, without) = (draw(z, 1), draw(z, 0));
+        let mut sum = [0.0; 3];
+        for (p, q) in with.pixels().zip(without.pixels()) {
+            for (c, total) in sum.iter_mut().enumerate() {
+                *total += (linear(p.0[c]) - linear(q.0[c])).max(0.0);
+            }
+        }
+        sum
+    };
+    // The camera looks along -z at the tank's side, z = 0.6 m.
+    let (deep, shallow) = (added(0.2), added(0.57));
+    let (deep_rb, shallow_rb) = (deep[0] / deep[2], shallow[0] / shallow[2]);
+    println!(
+        "light a bubble adds (linear r, g, b): 0.4 m deep {deep:.2?} (r / b {deep_rb:.3}), just behind the side \
+         {shallow:.2?} (r / b {shallow_rb:.3})"
+    );
+    assert!(deep[2] > 1.0 && shallow[2] > 1.0, "the bubble is drawn: {deep:?}, {shallow:?}");
+    assert!(deep_rb < 0.75 * shallow_rb, "the deep bubble is not tinted: {deep:?} against {shallow:?}");
 }

@@ -283,7 +283,7 @@ fn twins() -> Vec<Twin> {
         },
         CompositeUniform => "render/composite.wgsl" :: Composite {
             absorption, ior, f0, view, tiles_x, sky_exposure, depth_vis, thickness_vis, thickness_scale, scattering,
-            droplet_thickness,
+            droplet_thickness, surface_allowance, _pad,
         },
         ParticleUniform => "render/particles.wgsl" :: Style { uniform_color, radius, range, color_mode, _pad },
         PaddleUniform => "render/wave_maker.wgsl" :: Paddle {

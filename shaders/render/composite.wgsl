@@ -14,6 +14,8 @@
 //   foam (render/foam.wgsl, Ihmsen et al. 2012's diffuse particles): lit white laid over the water, and
 //   over the scene where there is no water (spray in the air, foam on the shore; depth from the foam
 //   target's nearest splat), covering 1 - exp(-opacity) per channel; a zero foam target changes nothing.
+//   Foam whose nearest splat lies deeper than the splats' allowance behind the water's surface is bubbles
+//   inside the water: its white tinted by the water's absorption over that depth.
 // Droplets: where the water is thin (a lone particle or two: thickness below droplet_thickness, fading out
 // at twice it) the smoothed depth says little about the shape, so the pixel is shaded as a small droplet
 // instead: normals of the raw (unfiltered) splat depth (the splat's own round shape), the background seen
@@ -21,7 +23,7 @@
 // thin water), slightly tinted and lit from inside, the sky reflected and a sharp, bright sun glint.
 #import "common/camera.wgsl"
 
-// Rust twin: CompositeUniform in src/render/composite.rs (64 bytes).
+// Rust twin: CompositeUniform in src/render/composite.rs (80 bytes).
 struct Composite {
     absorption: vec3<f32>,
     ior: f32,
@@ -34,6 +36,10 @@ struct Composite {
     thickness_scale: f32,
     scattering: vec3<f32>,
     droplet_thickness: f32,
+    surface_allowance: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(1) @binding(0) var<uniform> comp: Composite;
@@ -178,15 +184,16 @@ fn foam_cover(f: vec4<f32>) -> vec2<f32> {
     return 1.0 - exp(-max(f.xy, vec2<f32>(0.0)));
 }
 
-// `col` with the foam and spray of `f` laid over it: diffuse white lit by the sun and the sky.
-fn with_foam(col: vec3<f32>, f: vec4<f32>) -> vec3<f32> {
+// `col` with the foam and spray of `f` laid over it: diffuse white lit by the sun and the sky, the foam's
+// times `tint` (the water's transmittance in front of bubbles inside it; 1 on the surface and in the air).
+fn with_foam(col: vec3<f32>, f: vec4<f32>, tint: vec3<f32>) -> vec3<f32> {
     let cover = foam_cover(f);
     if max(cover.x, cover.y) <= 0.0 {
         return col;
     }
     let lit = 0.8 * sun_radiance() * max(camera.sun_dir.y, 0.0) + sky_ambient(vec3<f32>(0.0, 1.0, 0.0));
     let shade = clamp(1.0 + FOAM_SHADE * f.z, FOAM_SHADE_RANGE.x, FOAM_SHADE_RANGE.y);
-    let white = tonemap(0.85 * shade * lit);
+    let white = tonemap(0.85 * shade * lit) * tint;
     let bright = tonemap(1.1 * lit);
     return mix(mix(col, white, cover.x), bright, cover.y);
 }
@@ -204,7 +211,7 @@ fn fs_final(in: VsOut) -> FinalOut {
             discard;
         }
         var out: FinalOut;
-        out.color = encode(with_foam(background_at(uv), foam));
+        out.color = encode(with_foam(background_at(uv), foam, vec3<f32>(1.0)));
         out.depth = depth_of(foam.w);
         return out;
     }
@@ -237,8 +244,11 @@ fn fs_final(in: VsOut) -> FinalOut {
         col = mix(col, droplet(p, uv, v), drop);
     }
 
+    // Bubbles inside the water (the nearest foam splat behind the surface) are seen through the water in
+    // front of them: tinted by its absorption over that depth (the splat pass has dimmed them too).
+    let tint = exp(-comp.absorption * max(foam.w - z - comp.surface_allowance, 0.0));
     var out: FinalOut;
-    out.color = encode(with_foam(col, foam));
+    out.color = encode(with_foam(col, foam, tint));
     out.depth = depth_of(z);
     return out;
 }

@@ -22,6 +22,8 @@
 // radii, one round bubble of random size in each: its inside clearer (by up to lace), its rim brighter,
 // so thin foam reads as a lace of holes and rings and dense foam (many splats summed) as packed bubbles;
 // the mean opacity of a splat is unchanged. The pattern is seeded by the
+// Over its last BREAKUP_SECONDS the foam breaks up: the bubbles burst and the layer thins to lace. The
+// pattern is seeded by the
 // particle's simulated time of death (the pool's clock + its lifetime left: constant while it is foam,
 // which ages 1 s/s, and different from particle to particle), continuously, so it holds still from
 // frame to frame although the pool is compacted in a new order every frame.
@@ -63,6 +65,11 @@ const SEED_RATE: f32 = 40.0;
 // (0.178) and of the rims (0.316), sampled over seeds at 1.5 and 2.5 cells per radius, give a mean
 // opacity factor of 1 + lace (0.316 RIM - 0.178) = 1: a splat adds the opacity it did when smooth.
 const RIM: f32 = 0.56;
+// Foam breaks up over its last BREAKUP_SECONDS of life (lifetimes are 0.5-1 times the diffuse
+// particles' lifetime, 2.5 s by default): its bubbles burst one by one (every inside clears, the holes
+// grow past the rims and merge), so an old layer thins into a lace of the films between them and then
+// into scattered patches before it fades (FADE).
+const BREAKUP_SECONDS: f32 = 1.0;
 // Bubble cells narrower than this many foam-target pixels fade to smooth (they would only alias); the
 // texture is whole from twice it.
 const MIN_CELL_PX: f32 = 1.5;
@@ -74,6 +81,8 @@ struct VsOut {
     @location(1) @interpolate(flat) weight: vec3<f32>,
     // Bubble pattern: (cells per quad unit along the streak, across it, lace (0: smooth), seed phase rad)
     @location(2) @interpolate(flat) bubble: vec4<f32>,
+    // 0..1: how far the foam's bubbles have burst (see BREAKUP_SECONDS)
+    @location(3) @interpolate(flat) breakup: f32,
 }
 
 @vertex
@@ -115,7 +124,9 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) i: u32) -> V
     // Foam alone is textured, fading out where the cells get too small on screen.
     let cell_px = px / max(foam.bubbles, 1e-6);
     let fine = smoothstep(MIN_CELL_PX, 2.0 * MIN_CELL_PX, cell_px);
-    let lace = select(0.0, foam.lace * fine, kind == KIND_FOAM && foam.bubbles > 0.0);
+    let textured = kind == KIND_FOAM && foam.bubbles > 0.0 && foam.lace > 0.0;
+    let lace = select(0.0, foam.lace * fine, textured);
+    out.breakup = select(0.0, (1.0 - clamp(p.pos.w / BREAKUP_SECONDS, 0.0, 1.0)) * fine, textured);
     let death = clock[foam.clock_index] + p.pos.w;
     // In the quad's coordinates: a streaked splat's bubbles are streaked with it (motion-blurred).
     let cells = vec2<f32>(foam.bubbles);
@@ -142,8 +153,9 @@ fn cell_random(c: vec2<i32>) -> vec4<f32> {
 // 0.6 cells, its clarity swings, each at the cell's own rate in the seed, so every seed gives another
 // cluster. Of the bubbles around q (3 x 3 cells) the one q lies deepest in (smallest distance over radius
 // t) decides: its inside (t < 0.95) is clear by lace x its clarity, its rim (t about 1) brighter by
-// RIM x lace; the mean over a splat stays 1 (see RIM).
-fn bubble_pattern(q: vec2<f32>, phase: f32, lace: f32) -> f32 {
+// RIM x lace; the mean over a splat stays 1 (see RIM). As the foam breaks up (`breakup` 0 -> 1) every
+// bubble clears and its hole widens to t = 1.25, past the rims: the mean falls, the splat thins to lace.
+fn bubble_pattern(q: vec2<f32>, phase: f32, lace: f32, breakup: f32) -> f32 {
     let base = vec2<i32>(floor(q));
     var t = 9.0;
     var clear = 0.0;
@@ -160,9 +172,11 @@ fn bubble_pattern(q: vec2<f32>, phase: f32, lace: f32) -> f32 {
             }
         }
     }
-    let hole = clear * (1.0 - smoothstep(0.5, 0.95, t));
+    let burst = mix(clear, 1.0, breakup);
+    let hole = burst * (1.0 - smoothstep(0.5 + 0.45 * breakup, 0.95 + 0.3 * breakup, t));
     let rim = exp(-((t - 1.0) * (t - 1.0)) * 25.0);
-    return 1.0 + lace * (RIM * rim - hole);
+    let l = mix(lace, 1.0, breakup);
+    return max(1.0 + l * (RIM * rim * (1.0 - breakup) - hole), 0.0);
 }
 
 @fragment
@@ -190,7 +204,7 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     if in.bubble.z > 0.0 {
         // Offset by the seed too, so the cells do not line up from splat to splat.
         let shift = vec2<f32>(sin(3.0 * in.bubble.w), cos(2.0 * in.bubble.w));
-        pattern = bubble_pattern(in.uv * in.bubble.xy + shift, in.bubble.w, in.bubble.z);
+        pattern = bubble_pattern(in.uv * in.bubble.xy + shift, in.bubble.w, in.bubble.z, in.breakup);
     }
     // b: the pattern's departure from the smooth splat, which the composite shades by (see the header).
     let foam_w = in.weight.x * w;

@@ -42,8 +42,12 @@ pub struct CompositeUniform {
     /// the splat's own round shape, the background seen through it as through a lens, the sky reflected,
     /// a sharp sun glint), fading to the water's shading at twice it; 0 = off.
     pub droplet_thickness: f32,
+    /// Depth behind the water's drawn surface (m) that still counts as at the surface: foam nearer than
+    /// this is foam on the water, farther it is bubbles inside it, tinted by the water in front.
+    pub surface_allowance: f32,
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<CompositeUniform>() == 64);
+const _: () = assert!(size_of::<CompositeUniform>() == 80);
 
 /// The bind groups of the two smoothed-depth results over one set of targets, the sky they bind, and
 /// the refraction background the frame's colour is copied into.

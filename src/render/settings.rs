@@ -473,6 +473,8 @@ impl RenderSettings {
             thickness_scale: 1.0,
             scattering: f.scattering.map(|b| b.max(0.0)),
             droplet_thickness: f.droplet_thickness.max(0.0) * self.dx(),
+            surface_allowance: f.splat_radius.max(0.0) * self.dx(),
+            _pad: [0; 3],
         }
     }
 }
