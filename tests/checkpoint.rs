@@ -518,7 +518,7 @@ fn crafted_checkpoint_values_are_refused_naming_them() {
 }
 
 /// Particles moved onto one point (with the checksums made anew) are refused, naming how many share a
-/// cell of dx / 8 and where; the checkpoints of a running scene (with an emitter, its parked pool all at
+/// cell of dx / 8 and where; a few at one point (under 1 %) are moved apart and resume; the checkpoints of a running scene (with an emitter, its parked pool all at
 /// one place) resume, as `a_resumed_run_goes_on_as_the_original` shows.
 #[test]
 fn a_checkpoint_of_coincident_particles_is_refused() {
@@ -544,6 +544,26 @@ fn a_checkpoint_of_coincident_particles_is_refused() {
         live.len()
     );
     assert!(e.ends_with(&want), "{e}");
+    // A few at one point (a pile of three and a pair at one position, under 1 % of the particles, as a
+    // long run of the app brings them) resume, moved apart.
+    let few = Parts::of(&std::fs::read(&good).expect("read"));
+    let (p, q) = (state.positions[live[0]], state.positions[live[10]]);
+    let mut few = few;
+    for &i in &live[1..3] {
+        few = few.edit(n, i, false, |x| x[..3].copy_from_slice(&p[..3]));
+    }
+    few = few.edit(n, live[11], false, |x| x[..3].copy_from_slice(&q[..3]));
+    let path = dir.join("few.wvc");
+    std::fs::write(&path, few.bytes()).expect("write");
+    assert!(live.len() > 400, "{} particles: three and a pair are under 1 %", live.len());
+    let read = Checkpoint::read_for(&ctx, &path).expect("a few coincident particles are moved apart, not refused");
+    let resumed = Engine::resume(&ctx, None, &read, BuildOptions::default()).expect("and resumes");
+    let after = resumed.sim().read_state_blocking(&ctx).expect("state");
+    let points: Vec<glam::Vec3> =
+        after.positions.iter().filter(|p| p[3] >= 0.0).map(|p| glam::Vec3::from_slice(&p[..3])).collect();
+    let cells = waterview::scene::coincident::Cells::new(glam::Vec3::ZERO, 0.05);
+    assert_eq!(points.len(), live.len());
+    assert_eq!(cells.within(&points).0, None, "the resumed particles share no cell of dx / 8");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

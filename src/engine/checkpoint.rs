@@ -517,6 +517,11 @@ impl Checkpoint {
             iterations: header.iterations,
         };
         check_state(&state, &header, &scene).map_err(invalid)?;
+        let mut state = state;
+        let moved = separate_coincident(&mut state, &header);
+        if moved > 0 {
+            log::info!("{}: moved {moved} coincident particles dx/4 apart", path.display());
+        }
         Ok(Checkpoint { header, state, path: path.to_path_buf() })
     }
 }
@@ -674,7 +679,12 @@ fn check_state(state: &SimState, h: &Header, scene: &Scene) -> Result<(), String
         .filter(live)
         .map(|i| glam::Vec3::new(state.positions[i][0], state.positions[i][1], state.positions[i][2]))
         .collect();
-    if let Some(c) = cells.within(&live_positions).0.filter(|c| c.is_pile(live_positions.len())) {
+    // The app's own state may hold a few small clusters (crate::scene::coincident): refused only when more
+    // than MAX_SHARED_PERCENT % of the particles share cells, else moved apart after this check.
+    let shared_too_many = |c: &crate::scene::coincident::Coincident| {
+        c.count * 100 > crate::scene::coincident::MAX_SHARED_PERCENT * live_positions.len()
+    };
+    if let Some(c) = cells.within(&live_positions).0.filter(shared_too_many) {
         let p = live_positions[c.first];
         return Err(format!(
             "{} of its {} live particles share a cell of dx/8 = {} m with another ({}): piles of coincident \
@@ -687,6 +697,21 @@ fn check_state(state: &SimState, h: &Header, scene: &Scene) -> Result<(), String
         ));
     }
     Ok(())
+}
+
+/// Moves apart the live particles of `state` that share a cell of dx / 8 ([`crate::scene::coincident`]; at
+/// most [`crate::scene::coincident::MAX_SHARED_PERCENT`] % of them after [`check_state`]); returns how many.
+fn separate_coincident(state: &mut SimState, h: &Header) -> usize {
+    let cells = crate::scene::coincident::Cells::new(glam::Vec3::from(h.domain.min), h.dx);
+    let live: Vec<usize> = (0..state.positions.len()).filter(|&i| state.positions[i][3] >= 0.0).collect();
+    let mut points: Vec<glam::Vec3> = live.iter().map(|&i| glam::Vec3::from_slice(&state.positions[i][..3])).collect();
+    let moved = cells.separate(&mut points);
+    if moved > 0 {
+        for (&i, p) in live.iter().zip(&points) {
+            state.positions[i][..3].copy_from_slice(&p.to_array());
+        }
+    }
+    moved
 }
 
 /// The first difference between the obstacles and bodies `saved` in a checkpoint and those of `scene`,
