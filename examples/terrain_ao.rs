@@ -13,7 +13,7 @@ use glam::Vec2;
 use std::path::Path;
 use waterview::gpu::GpuContext;
 use waterview::render::terrain_ao::{bake_blocking, AoMethod, RAYS};
-use waterview::render::terrain_bounce::BOUNCES;
+use waterview::render::terrain_bounce::{BOUNCES, MAX_BOUNCE_SIDE};
 use waterview::scene::{load_heightfield, Aabb, TerrainDesc};
 use waterview::terrain::Heightfield;
 
@@ -79,11 +79,13 @@ fn main() -> anyhow::Result<()> {
             t_brute / t_pyramid
         );
         let sun = waterview::render::sun_direction(140.0, 38.0);
-        let bounce = waterview::render::terrain_bounce::bake_blocking(&ctx, &hf, (sun, 2.6), BOUNCES, 3)?;
+        let bounce =
+            waterview::render::terrain_bounce::bake_blocking(&ctx, &hf, (sun, 2.6), (BOUNCES, MAX_BOUNCE_SIDE), 3)?;
         let mean = bounce.bounce.iter().map(|b| b.y).sum::<f32>() / bounce.bounce.len() as f32;
         println!(
-            "{name}: bounce light, {BOUNCES} bounces: {:.2} ms, mean bounced irradiance (green) {mean:.4}",
-            bounce.ms
+            "{name}: bounce light, {BOUNCES} bounces on {} x {} texels (stride {}): {:.2} ms, mean bounced \
+             irradiance (green) {mean:.4}",
+            bounce.dims.0, bounce.dims.1, bounce.stride, bounce.ms
         );
     }
     Ok(())

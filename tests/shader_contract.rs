@@ -290,7 +290,7 @@ fn twins() -> Vec<Twin> {
             domain_min, axis, domain_max, rest, amplitude, omega, thickness, _pad,
         },
         TerrainUniform => "render/heightfield.wgsl" :: Terrain {
-            origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, sky_exposure, bounce, sun_dir, _pad2,
+            origin, spacing, nx, nz, h_min, h_max, fog_density, shadow_steps, sky_exposure, bounce, sun_dir, bounce_stride,
         },
         SkyGenUniform => "render/sky.wgsl" :: SkyGen {
             sun_dir, sun_intensity, turbidity, face_size, exposure, sun_disc, model, _pad,

@@ -8,7 +8,7 @@ mod common;
 
 use glam::{Vec2, Vec3};
 use waterview::gpu::GpuContext;
-use waterview::render::terrain_bounce::bake_blocking;
+use waterview::render::terrain_bounce::{bake_blocking, MAX_BOUNCE_SIDE};
 use waterview::terrain::Heightfield;
 
 /// A heightfield of `nx` x `nz` samples 1 m apart with heights `f(ix, iz)`.
@@ -20,7 +20,8 @@ fn grid(nx: u32, nz: u32, f: impl Fn(u32, u32) -> f32) -> Heightfield {
 /// Bakes `bounces` bounces over `hf` with every sample in the sun (toward `sun`), returning the last
 /// radiosity and the bounced irradiance, rgb per sample (index `iz * nx + ix`).
 fn bake(ctx: &GpuContext, hf: &Heightfield, sun: Vec3, bounces: u32) -> (Vec<Vec3>, Vec<Vec3>) {
-    let r = bake_blocking(ctx, hf, (sun, 1.0), bounces, 1).expect("bake");
+    let r = bake_blocking(ctx, hf, (sun, 1.0), (bounces, MAX_BOUNCE_SIDE), 1).expect("bake");
+    assert_eq!((r.stride, r.dims), (1, (hf.nx, hf.nz)), "a small heightfield is baked per sample");
     println!("{} x {} samples, {bounces} bounce(s): {:.1} ms ({})", hf.nx, hf.nz, r.ms, ctx.adapter_summary());
     (r.radiosity, r.bounce)
 }
@@ -112,6 +113,28 @@ fn the_foot_of_a_sunlit_slope_gathers_what_the_view_factor_says() {
     }
     let gain = at(&bounce, 36, row) / at(&first, 36, row);
     println!("second bounce at the foot: x {gain}");
+}
+
+/// A heightfield larger than the bake's grid is baked on every few samples: the slope's foot baked on
+/// every second sample (a grid of at most 49 texels a side) gathers what the per-sample bake gathers at the
+/// same samples, within 10 % (the mean over the middle rows).
+#[test]
+fn a_coarser_bake_grid_gathers_the_same_light() {
+    let ctx = common::gpu();
+    let hf = slope();
+    let sun = Vec3::new(-(30f32.to_radians().cos()), 30f32.to_radians().sin(), 0.0);
+    let fine = bake_blocking(&ctx, &hf, (sun, 1.0), (2, MAX_BOUNCE_SIDE), 1).expect("bake");
+    let coarse = bake_blocking(&ctx, &hf, (sun, 1.0), (2, 49), 1).expect("bake");
+    assert_eq!((coarse.stride, coarse.dims), (2, (49, 49)));
+    for ix in [30u32, 36] {
+        let rows = (30..67u32).step_by(2);
+        let n = rows.clone().count() as f32;
+        let f = rows.clone().map(|iz| fine.bounce[(iz * NX + ix) as usize]).sum::<Vec3>() / n;
+        let c = rows.map(|iz| coarse.bounce[((iz / 2) * 49 + ix / 2) as usize]).sum::<Vec3>() / n;
+        let ratio = c / f;
+        println!("floor x = {ix} m: every second sample {c}, every sample {f}, ratio {ratio}");
+        assert!(ratio.min_element() > 0.9 && ratio.max_element() < 1.1, "x = {ix}: {c} against {f}");
+    }
 }
 
 /// The built-in valley seen from its camera with the bounce light on (the default) and off: the bake is

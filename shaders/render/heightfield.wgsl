@@ -16,7 +16,8 @@ struct Terrain {
     // 1: light the ground with the light bounced off the terrain around (terrain_bounce.wgsl).
     bounce: u32,
     sun_dir: vec3<f32>, // unit, toward the sun (for terrain_shadow.wgsl)
-    _pad2: f32,
+    // Height samples per texel of the bounce light's grid along each axis (terrain_bounce.wgsl), >= 1.
+    bounce_stride: u32,
 }
 
 @group(1) @binding(0) var<uniform> terrain: Terrain;
@@ -64,3 +65,32 @@ fn sun_shadow(p: vec3<f32>, n: vec3<f32>, l: vec3<f32>) -> f32 {
     return smoothstep(0.0, 1.0, lit);
 }
 
+
+// Texels of the bounce light's grid along x and z: every bounce_stride-th height sample, and the last.
+fn bounce_dims() -> vec2<u32> {
+    let s = max(terrain.bounce_stride, 1u);
+    return (vec2<u32>(terrain.nx, terrain.nz) + s - 2u) / s + 1u;
+}
+
+// The height sample of bounce texel t.
+fn bounce_sample(t: vec2<u32>) -> vec2<u32> {
+    return min(t * max(terrain.bounce_stride, 1u), vec2<u32>(terrain.nx, terrain.nz) - 1u);
+}
+
+// A bilinear lookup in the bounce light's grid at grid coordinates g (height samples): the index of the
+// lower corner texel, the next texel's offsets along x and z (0 at the last), and the weights.
+struct BounceCorner {
+    base: u32,
+    step: vec2<u32>,
+    f: vec2<f32>,
+}
+
+fn bounce_corner(g: vec2<f32>) -> BounceCorner {
+    let dims = bounce_dims();
+    let last = vec2<f32>(dims - 1u);
+    let c = clamp(g / f32(max(terrain.bounce_stride, 1u)), vec2<f32>(0.0), last);
+    let i = min(floor(c), max(last - 1.0, vec2<f32>(0.0)));
+    let t = vec2<u32>(i);
+    let step = vec2<u32>(select(0u, 1u, t.x + 1u < dims.x), select(0u, dims.x, t.y + 1u < dims.y));
+    return BounceCorner(t.y * dims.x + t.x, step, c - i);
+}

@@ -60,11 +60,11 @@ fn wetness_at(p: vec2<f32>) -> f32 {
     return mix(a, b, c.f.y);
 }
 
-// Bilinear bounced irradiance at world (x, z).
+// Bilinear bounced irradiance at world (x, z), over the bounce light's grid.
 fn bounce_at(p: vec2<f32>) -> vec3<f32> {
-    let c = corner_at(p);
-    let a = mix(bounce[c.base].rgb, bounce[c.base + 1u].rgb, c.f.x);
-    let b = mix(bounce[c.base + terrain.nx].rgb, bounce[c.base + terrain.nx + 1u].rgb, c.f.x);
+    let c = bounce_corner((p - terrain.origin) / terrain.spacing);
+    let a = mix(bounce[c.base].rgb, bounce[c.base + c.step.x].rgb, c.f.x);
+    let b = mix(bounce[c.base + c.step.y].rgb, bounce[c.base + c.step.y + c.step.x].rgb, c.f.x);
     return mix(a, b, c.f.y);
 }
 

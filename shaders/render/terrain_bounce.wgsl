@@ -8,7 +8,9 @@
 //   (8 stratified, jittered rings of 16 azimuths) marched as the sky-visibility bake's (terrain_ao.wgsl),
 //   J interpolated bilinearly at the hit.
 // emit_bounced: J = albedo (E_direct + E_bounce), for a second gather (two bounces).
-// The albedo is the ground's colour without its sub-cell detail (terrain_surface.wgsl, at one sample's
+// On a large heightfield the bake runs on every bounce_stride-th sample (render/heightfield.wgsl
+// `bounce_dims`; at most MAX_BOUNCE_SIDE texels a side, src/render/terrain_bounce.rs), the light bounced
+// between slopes being smooth over a few samples. The albedo is the ground's colour without its sub-cell detail (terrain_surface.wgsl, at one sample's
 // footprint), so the bounced light takes the grass's green and the rock's grey.
 #import "common/camera.wgsl"
 #import "render/terrain_ao.wgsl"
@@ -47,18 +49,20 @@ fn direct_irradiance(i: u32, n: vec3<f32>) -> vec3<f32> {
 }
 
 fn emit(gid: vec3<u32>, bounced: bool) {
-    if gid.x >= terrain.nx || gid.y >= terrain.nz {
+    let dims = bounce_dims();
+    if gid.x >= dims.x || gid.y >= dims.y {
         return;
     }
-    let ix = i32(gid.x);
-    let iz = i32(gid.y);
-    let i = gid.y * terrain.nx + gid.x;
+    let s = bounce_sample(gid.xy);
+    let ix = i32(s.x);
+    let iz = i32(s.y);
+    let t = gid.y * dims.x + gid.x;
     let n = sample_normal(ix, iz);
-    var e = direct_irradiance(i, n);
+    var e = direct_irradiance(s.y * terrain.nx + s.x, n);
     if bounced {
-        e += bounce[i].rgb;
+        e += bounce[t].rgb;
     }
-    radiosity[i] = vec4<f32>(albedo_at(ix, iz, n) * e, 0.0);
+    radiosity[t] = vec4<f32>(albedo_at(ix, iz, n) * e, 0.0);
 }
 
 @compute @workgroup_size(8, 8)
@@ -71,28 +75,23 @@ fn emit_bounced(@builtin(global_invocation_id) gid: vec3<u32>) {
     emit(gid, true);
 }
 
-// Radiosity at grid coordinates g (samples), bilinear.
+// Radiosity at grid coordinates g (height samples), bilinear over the bounce grid.
 fn radiosity_at(g: vec2<f32>) -> vec3<f32> {
-    let last = vec2<f32>(f32(terrain.nx - 1u), f32(terrain.nz - 1u));
-    let c = clamp(g, vec2<f32>(0.0), last);
-    let i = min(floor(c), max(last - 1.0, vec2<f32>(0.0)));
-    let f = c - i;
-    let ix = u32(i.x);
-    let iz = u32(i.y);
-    let x1 = min(ix + 1u, terrain.nx - 1u);
-    let z1 = min(iz + 1u, terrain.nz - 1u);
-    let a = mix(radiosity[iz * terrain.nx + ix].rgb, radiosity[iz * terrain.nx + x1].rgb, f.x);
-    let b = mix(radiosity[z1 * terrain.nx + ix].rgb, radiosity[z1 * terrain.nx + x1].rgb, f.x);
-    return mix(a, b, f.y);
+    let c = bounce_corner(g);
+    let a = mix(radiosity[c.base].rgb, radiosity[c.base + c.step.x].rgb, c.f.x);
+    let b = mix(radiosity[c.base + c.step.y].rgb, radiosity[c.base + c.step.y + c.step.x].rgb, c.f.x);
+    return mix(a, b, c.f.y);
 }
 
 @compute @workgroup_size(8, 8)
 fn gather(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x >= terrain.nx || gid.y >= terrain.nz {
+    let dims = bounce_dims();
+    if gid.x >= dims.x || gid.y >= dims.y {
         return;
     }
-    let fan = ray_fan(i32(gid.x), i32(gid.y));
-    let g = vec2<f32>(gid.xy);
+    let s = bounce_sample(gid.xy);
+    let fan = ray_fan(i32(s.x), i32(s.y));
+    let g = vec2<f32>(s);
     var sum = vec3<f32>(0.0);
     for (var j = 0u; j < GATHER_RINGS; j++) {
         // Stratified: a polar angle jittered within each ring's band of sin^2, per sample and ring (the
@@ -107,5 +106,5 @@ fn gather(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    bounce[gid.y * terrain.nx + gid.x] = vec4<f32>(sum / f32(GATHER_RINGS * GATHER_AZIMUTHS), 0.0);
+    bounce[gid.y * dims.x + gid.x] = vec4<f32>(sum / f32(GATHER_RINGS * GATHER_AZIMUTHS), 0.0);
 }

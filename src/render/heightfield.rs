@@ -35,7 +35,9 @@ pub struct TerrainUniform {
     pub bounce: u32,
     /// Unit vector toward the sun the shadows are computed for.
     pub sun_dir: [f32; 3],
-    pub _pad2: f32,
+    /// Height samples per texel of the bounce light's grid along each axis
+    /// ([`super::terrain_bounce::stride`]), at least 1.
+    pub bounce_stride: u32,
 }
 const _: () = assert!(size_of::<TerrainUniform>() == 64);
 
@@ -58,7 +60,7 @@ impl TerrainUniform {
             sky_exposure: 1.0,
             bounce: 0,
             sun_dir: [0.0, 1.0, 0.0],
-            _pad2: 0.0,
+            bounce_stride: super::terrain_bounce::stride(hf.nx, hf.nz, super::terrain_bounce::MAX_BOUNCE_SIDE),
         }
     }
 }

@@ -181,11 +181,13 @@ impl TerrainPass {
         }
     }
 
-    /// Uploads a new heightfield (e.g. on a scene change); buffers are recreated when its sample count changes.
+    /// Uploads a new heightfield (e.g. on a scene change); buffers are recreated when its grid changes (the
+    /// bakes' pyramid and bounce grid follow its samples along x and z, not only their count).
     pub fn set_heightfield(&mut self, ctx: &GpuContext, hf: &Heightfield) {
         let bytes: &[u8] = bytemuck::cast_slice(&hf.heights);
+        let same_grid = (self.uniform_data.nx, self.uniform_data.nz) == (hf.nx, hf.nz);
         self.uniform_data = TerrainUniform::from_heightfield(hf);
-        if !bytes.is_empty() && bytes.len() as u64 == self.data.heights.size() {
+        if same_grid && !bytes.is_empty() && bytes.len() as u64 == self.data.heights.size() {
             ctx.queue.write_buffer(&self.data.heights, 0, bytes);
             ctx.queue.write_buffer(&self.data.uniform, 0, bytemuck::bytes_of(&self.uniform_data));
             ctx.queue.write_buffer(&self.data.wetness, 0, &vec![0u8; bytes.len()]);
@@ -395,7 +397,8 @@ fn upload(
     let heights = crate::gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
     let shadow = crate::gpu::storage_buffer(device, "terrain shadow", (hf.heights.len().max(1) * 4) as u64);
     let ao = ao.data(device, hf, &uniform, &heights, AoMethod::Pyramid);
-    let bounce = bounce.data(device, (hf.nx, hf.nz), (&uniform, &heights), &ao, &shadow);
+    let dims = (hf.nx, hf.nz, uniform_data.bounce_stride);
+    let bounce = bounce.data(device, dims, (&uniform, &heights), &ao, &shadow);
     let wetness = crate::gpu::storage_buffer(device, "terrain wetness", (hf.heights.len().max(1) * 4) as u64);
     let bind_group = crate::gpu::bind_buffers(
         device,

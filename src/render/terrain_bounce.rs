@@ -20,6 +20,24 @@ use crate::gpu;
 /// Bounces baked: the sun's and the sky's light reflected once off the terrain, then once more.
 pub const BOUNCES: u32 = 2;
 
+/// Most texels a side of the bake's grid: a larger heightfield is baked on every `stride`-th sample (the
+/// bounced light varies slowly), so a sun change costs what a 512 x 512 bake does (11 ms on an H200, not
+/// 0.7 s for 4096 x 4096 samples; a dispatch that long risks the driver's timeout on a desktop GPU).
+pub const MAX_BOUNCE_SIDE: u32 = 512;
+
+/// Height samples per texel of the bake's grid along each axis for an `nx` x `nz`-sample heightfield with
+/// at most `max_side` texels a side (at least 2): 1 up to `max_side` samples a side.
+pub fn stride(nx: u32, nz: u32, max_side: u32) -> u32 {
+    (nx.max(nz).max(2) - 1).div_ceil(max_side.max(2) - 1).max(1)
+}
+
+/// Texels of the bake's grid along x and z: every `stride`-th sample and the last (`bounce_dims` in
+/// shaders/render/heightfield.wgsl).
+pub fn dims(nx: u32, nz: u32, stride: u32) -> (u32, u32) {
+    let s = stride.max(1);
+    ((nx.max(1) - 1).div_ceil(s) + 1, (nz.max(1) - 1).div_ceil(s) + 1)
+}
+
 /// Bytes per height sample of one of the bake's buffers (rgb + one unused f32).
 const TEXEL_BYTES: u64 = 16;
 
@@ -31,16 +49,17 @@ pub struct TerrainBounce {
     gather: wgpu::ComputePipeline,
 }
 
-/// The buffers of one heightfield's bake.
+/// The buffers of one heightfield's bake, over its grid of [`dims`] texels (index `tz * bx + tx`; texel
+/// (tx, tz) at height sample (tx, tz) x stride, the last clamped to the heightfield's edge).
 pub struct BounceData {
-    /// Per height sample, the radiosity of the last emit (rgb, a unused; index `iz * nx + ix`).
+    /// Per texel, the radiosity of the last emit (rgb, a unused).
     pub radiosity: wgpu::Buffer,
-    /// Per height sample, the irradiance bounced off the terrain around (rgb, a unused; the renderer's
-    /// radiance units, as the sun's and the sky's light).
+    /// Per texel, the irradiance bounced off the terrain around (rgb, a unused; the renderer's radiance
+    /// units, as the sun's and the sky's light).
     pub bounce: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
-    nx: u32,
-    nz: u32,
+    /// Texels along x and z.
+    pub dims: (u32, u32),
 }
 
 impl TerrainBounce {
@@ -72,18 +91,19 @@ impl TerrainBounce {
         }
     }
 
-    /// The buffers of a bake over the heightfield of `nx` x `nz` samples whose grid uniform and heights
-    /// are `heightfield`, whose sky visibility `ao` holds and whose sun shadow factors `shadow` holds (f32
-    /// per sample).
+    /// The buffers of a bake over the heightfield of `nx` x `nz` samples whose grid uniform (with its
+    /// `bounce_stride` = `stride`) and heights are `heightfield`, whose sky visibility `ao` holds and whose
+    /// sun shadow factors `shadow` holds (f32 per sample).
     pub fn data(
         &self,
         device: &wgpu::Device,
-        (nx, nz): (u32, u32),
+        (nx, nz, stride): (u32, u32, u32),
         heightfield: super::heightfield::HeightfieldBuffers<'_>,
         ao: &AoData,
         shadow: &wgpu::Buffer,
     ) -> BounceData {
-        let bytes = nx as u64 * nz as u64 * TEXEL_BYTES;
+        let dims = dims(nx, nz, stride);
+        let bytes = dims.0 as u64 * dims.1 as u64 * TEXEL_BYTES;
         let radiosity = gpu::storage_buffer(device, "terrain radiosity", bytes);
         let bounce = gpu::storage_buffer(device, "terrain bounce", bytes);
         let [rays, pyramid, visibility] = ao.ray_buffers();
@@ -106,7 +126,7 @@ impl TerrainBounce {
             layout: &self.layout,
             entries: &entries,
         });
-        BounceData { radiosity, bounce, bind_group, nx, nz }
+        BounceData { radiosity, bounce, bind_group, dims }
     }
 
     /// Records `bounces` bounces (at least one) into `frame` (whose camera gives the sun and the sky):
@@ -114,7 +134,8 @@ impl TerrainBounce {
     /// shadow must be current. Errors when the grid needs more workgroups than the device allows (not at
     /// 4096 x 4096 samples, the largest heightmap).
     pub fn encode(&self, frame: &mut Frame<'_>, data: &BounceData, bounces: u32) -> Result<(), gpu::DispatchError> {
-        let groups = gpu::workgroups_grid("terrain bounce", [data.nx, data.nz, 1], [8, 8, 1], &frame.device.limits())?;
+        let (bx, bz) = data.dims;
+        let groups = gpu::workgroups_grid("terrain bounce", [bx, bz, 1], [8, 8, 1], &frame.device.limits())?;
         for k in 0..bounces.max(1) {
             let mut pass = frame.compute_pass("terrain bounce emit");
             pass.set_pipeline(if k == 0 { &self.emit_direct } else { &self.emit_bounced });
@@ -130,27 +151,32 @@ impl TerrainBounce {
     }
 }
 
-/// What a blocking bake returns: per height sample (index `iz * nx + ix`), the last radiosity emitted and
-/// the bounced irradiance (rgb), and the fastest bake's wall time from submission to completion, ms.
+/// What a blocking bake returns: per texel of its grid ([`BounceData`]), the last radiosity emitted and
+/// the bounced irradiance (rgb); the grid's texels along x and z and its stride; the fastest bake's wall
+/// time from submission to completion, ms.
 pub struct BakeResult {
     pub radiosity: Vec<glam::Vec3>,
     pub bounce: Vec<glam::Vec3>,
+    pub dims: (u32, u32),
+    pub stride: u32,
     pub ms: f64,
 }
 
-/// Bakes `bounces` bounces over `hf` under the sun toward `sun` (unit vector) of intensity
-/// `sun_intensity`, with every sample lit (no terrain shadow), `repeats` times (at least once), waiting
-/// for each. The sky visibility is baked first (not timed). **Blocking**: for tests and measurements.
+/// Bakes `bounces` bounces over `hf` on a grid of at most `max_side` texels a side, under the sun toward
+/// `sun` (unit vector) of intensity `sun_intensity`, with every sample lit (no terrain shadow), `repeats`
+/// times (at least once), waiting for each. The sky visibility is baked first (not timed).
+/// **Blocking**: for tests and measurements.
 pub fn bake_blocking(
     ctx: &crate::gpu::GpuContext,
     hf: &crate::terrain::Heightfield,
     (sun, sun_intensity): (glam::Vec3, f32),
-    bounces: u32,
+    (bounces, max_side): (u32, u32),
     repeats: u32,
 ) -> Result<BakeResult, gpu::DispatchError> {
     let device = &ctx.device;
     let mut uniform = super::heightfield::TerrainUniform::from_heightfield(hf);
     uniform.sun_dir = sun.to_array();
+    uniform.bounce_stride = stride(hf.nx, hf.nz, max_side);
     let terrain = gpu::uniform_buffer_init(device, "terrain uniform", bytemuck::bytes_of(&uniform));
     let heights = gpu::storage_buffer_init(device, "terrain heights", bytemuck::cast_slice(&hf.heights));
     let lit = vec![1.0f32; hf.heights.len()];
@@ -162,7 +188,7 @@ pub fn bake_blocking(
     ao.encode(&mut encoder, &profiler, &device.limits(), &ao_data)?;
     ctx.queue.submit([encoder.finish()]);
     let pass = TerrainBounce::new(device);
-    let data = pass.data(device, (hf.nx, hf.nz), (&terrain, &heights), &ao_data, &shadow);
+    let data = pass.data(device, (hf.nx, hf.nz, uniform.bounce_stride), (&terrain, &heights), &ao_data, &shadow);
     let size = (16, 16);
     let camera = super::OrbitCamera::default().uniform(size, sun, sun_intensity, 0.0);
     let camera_buffer = gpu::uniform_buffer_init(device, "bake camera", bytemuck::bytes_of(&camera));
@@ -191,7 +217,28 @@ pub fn bake_blocking(
     }
     let read = |b: &wgpu::Buffer| -> Vec<glam::Vec3> {
         let texels: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&gpu::readback::read_buffer_blocking(ctx, b));
-        texels.iter().take(hf.heights.len()).map(|c| glam::Vec3::new(c[0], c[1], c[2])).collect()
+        let count = (data.dims.0 * data.dims.1) as usize;
+        texels.iter().take(count).map(|c| glam::Vec3::new(c[0], c[1], c[2])).collect()
     };
-    Ok(BakeResult { radiosity: read(&data.radiosity), bounce: read(&data.bounce), ms })
+    let (radiosity, bounce) = (read(&data.radiosity), read(&data.bounce));
+    Ok(BakeResult { radiosity, bounce, dims: data.dims, stride: uniform.bounce_stride, ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grid_keeps_at_most_max_side_texels_and_the_edges() {
+        assert_eq!((stride(403, 344, MAX_BOUNCE_SIDE), dims(403, 344, 1)), (1, (403, 344)));
+        assert_eq!(stride(512, 2, 512), 1);
+        for (nx, nz) in [(513, 40), (4096, 4096), (1000, 3000), (2, 2)] {
+            let s = stride(nx, nz, MAX_BOUNCE_SIDE);
+            let (bx, bz) = dims(nx, nz, s);
+            assert!(bx <= MAX_BOUNCE_SIDE && bz <= MAX_BOUNCE_SIDE, "{nx} x {nz}: stride {s}, {bx} x {bz}");
+            // The last texel reaches the last sample; the one before does not.
+            assert!((bx - 1) * s >= nx - 1 && (bx.max(2) - 2) * s < nx - 1, "{nx}: stride {s}, {bx} texels");
+            assert!((bz - 1) * s >= nz - 1 && (bz.max(2) - 2) * s < nz - 1, "{nz}: stride {s}, {bz} texels");
+        }
+    }
 }
