@@ -175,3 +175,47 @@ fn the_valley_is_lit_by_its_slopes() {
     );
     assert!(changed / n > 0.5, "the bounce light changes nothing ({:.2} levels)", changed / n);
 }
+
+/// An obstacle standing on the terrain takes the light its ground sends up: a box on flat ground seen from
+/// the side, with the bounce light on and off. Flat ground gathers no bounced light (its own pixels stay),
+/// the box's roof sees no ground (stays), and its sunlit and shaded walls get brighter.
+#[test]
+fn an_obstacle_takes_the_light_its_ground_sends_up() {
+    use waterview::render::{self, OrbitCamera, RenderSettings, Renderer};
+    let ctx = common::gpu();
+    let hf = grid(41, 41, |_, _| 0.0);
+    let mut renderer = Renderer::new(&ctx, render::OFFSCREEN_FORMAT, &hf);
+    let (lo, hi) = (Vec3::new(16.0, 0.0, 16.0), Vec3::new(24.0, 6.0, 24.0));
+    renderer.set_obstacles(&ctx, &[common::box_mesh(lo, hi)]);
+    let camera = OrbitCamera {
+        target: Vec3::new(20.0, 3.0, 20.0),
+        distance: 30.0,
+        yaw: 0.6,
+        pitch: 0.35,
+        fov_y: 50f32.to_radians(),
+        lens_shift: 0.0,
+    };
+    let mut settings = RenderSettings { show_particles: false, ..RenderSettings::default() };
+    let size = (320, 180);
+    let on = render::render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
+    settings.terrain_bounce = false;
+    let off = render::render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
+    if let Ok(dir) = std::env::var("WATERVIEW_TEST_IMAGES") {
+        on.save(std::path::Path::new(&dir).join("obstacle_bounce_on.png")).expect("save");
+        off.save(std::path::Path::new(&dir).join("obstacle_bounce_off.png")).expect("save");
+    }
+    let lum = |p: &image::Rgba<u8>| 0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64;
+    let (mut brighter, mut darker, mut changed) = (0usize, 0usize, 0.0f64);
+    for (a, b) in on.pixels().zip(off.pixels()) {
+        let d = lum(a) - lum(b);
+        brighter += (d > 2.0) as usize;
+        darker += (d < -2.0) as usize;
+        changed += d.abs();
+    }
+    println!(
+        "a box on flat ground, bounce on against off: {brighter} pixels brighter, {darker} darker, mean change {:.2}",
+        changed / (size.0 * size.1) as f64
+    );
+    assert!(brighter > 500, "the box's walls take the ground's light: only {brighter} pixels brighter");
+    assert!(darker < brighter / 20, "{darker} pixels darker against {brighter} brighter");
+}

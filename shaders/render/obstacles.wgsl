@@ -4,11 +4,14 @@
 // Lambert sun shadowed by the obstacles (common/obstacle_shadow.wgsl) and by the terrain (the
 // heightfield's soft shadow marched toward the sun from the point, render/heightfield.wgsl, as
 // terrain_shadow.wgsl does per height sample), the hemispheric sky ambient, and the distance fog of the
-// ground they stand on (the terrain's, or a box scene's ground's) toward the sky cubemap. Opaque, depth tested and written (reversed Z), drawn with the background so
+// ground they stand on (the terrain's, or a box scene's ground's) toward the sky cubemap; over a terrain
+// with its bounce light on, the light its ground sends up on the faces that see it (terrain_bounce.wgsl).
+// Opaque, depth tested and written (reversed Z), drawn with the background so
 // the water refracts them and hides what lies behind it. fs_water_shadow, over the obstacles already drawn
 // (equal depth), multiplies the frame by the ratio of their colour with the sun's light through the water
 // (render/water_receiver.wgsl) to the colour without, as terrain.wgsl's does for the ground.
-// Bind group 1: the heightfield (bindings 0 and 1, render/heightfield.wgsl), the style and the corners.
+// Bind group 1: the heightfield (bindings 0 and 1, render/heightfield.wgsl), the style, the corners and the
+// ground's radiosity.
 #import "render/surface_light.wgsl"
 #import "common/obstacle_shadow.wgsl"
 
@@ -30,6 +33,16 @@ struct ObstacleStyle {
 
 @group(1) @binding(2) var<uniform> style: ObstacleStyle;
 @group(1) @binding(3) var<storage, read> corners: array<ObstacleCorner>;
+// The terrain's radiosity on its bounce-light grid (terrain_bounce.wgsl; rgb): the light its ground sends up.
+@group(1) @binding(4) var<storage, read> ground_radiosity: array<vec4<f32>>;
+
+// The ground's radiosity below world (x, z), bilinear over the bounce grid.
+fn ground_radiosity_at(p: vec2<f32>) -> vec3<f32> {
+    let c = bounce_corner((p - terrain.origin) / terrain.spacing);
+    let a = mix(ground_radiosity[c.base].rgb, ground_radiosity[c.base + c.step.x].rgb, c.f.x);
+    let b = mix(ground_radiosity[c.base + c.step.y].rgb, ground_radiosity[c.base + c.step.y + c.step.x].rgb, c.f.x);
+    return mix(a, b, c.f.y);
+}
 
 struct VsOut {
     // Invariant: "obstacles water shadow" draws the triangles again over the same depths (depth test equal).
@@ -55,7 +68,13 @@ fn obstacle_light(in: VsOut) -> SurfaceLight {
     if style.terrain_shadow > 0.5 {
         sun *= sun_shadow(in.world, n, camera.sun_dir);
     }
-    return surface_light(in.world, style.albedo, n, sun, 1.0, style.fog_density);
+    var l = surface_light(in.world, style.albedo, n, sun, 1.0, style.fog_density);
+    if terrain.bounce != 0u && style.terrain_shadow > 0.5 {
+        // The ground's light on the faces that see it: its radiosity below times the view factor of a
+        // ground plane from a face of normal n, (1 - n.y) / 2 (half for a wall, none for a roof).
+        l.sky += ground_radiosity_at(in.world.xz) * (0.5 - 0.5 * n.y);
+    }
+    return l;
 }
 
 @fragment

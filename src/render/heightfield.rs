@@ -36,7 +36,7 @@ pub struct TerrainUniform {
     /// Unit vector toward the sun the shadows are computed for.
     pub sun_dir: [f32; 3],
     /// Height samples per texel of the bounce light's grid along each axis
-    /// ([`super::terrain_bounce::stride`]), at least 1.
+    /// ([`bounce_stride`]), at least 1.
     pub bounce_stride: u32,
 }
 const _: () = assert!(size_of::<TerrainUniform>() == 64);
@@ -60,15 +60,39 @@ impl TerrainUniform {
             sky_exposure: 1.0,
             bounce: 0,
             sun_dir: [0.0, 1.0, 0.0],
-            bounce_stride: super::terrain_bounce::stride(hf.nx, hf.nz, super::terrain_bounce::MAX_BOUNCE_SIDE),
+            bounce_stride: bounce_stride(hf.nx, hf.nz, MAX_BOUNCE_SIDE),
         }
     }
+}
+
+/// Most texels a side of the bounce-light bake's grid ([`super::terrain_bounce`]): a larger heightfield is
+/// baked on every `stride`-th sample (the bounced light varies slowly), so a sun change costs at most what
+/// a 512 x 512 bake does. Measured on an
+/// H200: 42.6 ms for 1024 x 1024 samples, so about 11 ms at 512 x 512 and, per sample, about 0.7 s for a
+/// 4096 x 4096 heightmap, a dispatch long enough to risk a desktop driver's timeout on a smaller GPU.
+pub const MAX_BOUNCE_SIDE: u32 = 512;
+
+/// Height samples per texel of the bake's grid along each axis for an `nx` x `nz`-sample heightfield with
+/// at most `max_side` texels a side (at least 2): 1 up to `max_side` samples a side.
+pub fn bounce_stride(nx: u32, nz: u32, max_side: u32) -> u32 {
+    (nx.max(nz).max(2) - 1).div_ceil(max_side.max(2) - 1).max(1)
+}
+
+/// Texels of the bake's grid along x and z: every `stride`-th sample and the last (`bounce_dims` in
+/// shaders/render/heightfield.wgsl).
+pub fn bounce_dims(nx: u32, nz: u32, stride: u32) -> (u32, u32) {
+    let s = stride.max(1);
+    ((nx.max(1) - 1).div_ceil(s) + 1, (nz.max(1) - 1).div_ceil(s) + 1)
 }
 
 /// A heightfield's buffers as the things standing on it read them (bind group 1 bindings 0 and 1, as
 /// `shaders/render/heightfield.wgsl` declares them): the grid uniform ([`TerrainUniform`]) and the heights
 /// (f32, metres).
 pub type HeightfieldBuffers<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer);
+
+/// What the things standing on the terrain read of it: its [`HeightfieldBuffers`] and the radiosity of its
+/// bounce-light grid ([`super::terrain_bounce::BounceData::radiosity`]: the light the ground sends up).
+pub type GroundBuffers<'a> = (HeightfieldBuffers<'a>, &'a wgpu::Buffer);
 
 /// Layout of bind group 3 of the terrain's pipelines (and the obstacles'): the sky cubemap the distance
 /// fog fades toward and its filtering sampler (`shaders/render/surface_light.wgsl`).

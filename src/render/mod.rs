@@ -168,7 +168,7 @@ impl Renderer {
         let frame_bind_group = frame::frame_bind_group(&ctx.device, &camera_buffer, obstacle_shadow.frame_resources());
         let mut terrain_pass = TerrainPass::new(ctx, color_format);
         terrain_pass.set_heightfield(ctx, terrain);
-        let obstacles = ObstaclesPass::new(ctx, color_format, terrain_pass.heightfield());
+        let obstacles = ObstaclesPass::new(ctx, color_format, terrain_pass.ground());
         Self {
             device: ctx.device.clone(),
             color_format,
@@ -230,7 +230,7 @@ impl Renderer {
     /// Replaces the terrain (e.g. on a scene change).
     pub fn set_terrain(&mut self, ctx: &GpuContext, terrain: &Heightfield) {
         self.terrain.set_heightfield(ctx, terrain);
-        self.obstacles.set_heightfield(ctx, self.terrain.heightfield());
+        self.obstacles.set_heightfield(ctx, self.terrain.ground());
         self.background_epoch += 1;
     }
 

@@ -3,7 +3,8 @@
 //! (`shaders/render/surface_light.wgsl`): Lambert sun shadowed by the obstacles' shadow map and by the
 //! terrain (the heightfield's soft shadow marched toward the sun per pixel; the terrain's own is baked per
 //! height sample, which holds the shadow on the ground only), hemispheric sky ambient, and the distance
-//! fog of the ground they stand on (the terrain's, or a box scene's tank ground's) toward the sky cubemap.
+//! fog of the ground they stand on (the terrain's, or a box scene's tank ground's) toward the sky cubemap,
+//! and over a terrain with its bounce light on, the light its ground sends up ([`super::terrain_bounce`]).
 //! The corners go to one storage buffer when the scene's obstacles are set ([`ObstaclesPass::set_meshes`]);
 //! the vertex shader reads them by index (no vertex buffers).
 //! Drawn with the background, after the terrain and before the background cache stores it ("obstacles"),
@@ -12,12 +13,12 @@
 //! draws them again over the same depths and multiplies the frame by the ratio of their colour with the
 //! sun's light through the water to their colour without, as "terrain water shadow" does for the ground.
 //!
-//! Bind groups: 0 the frame, 1 the heightfield's uniform and heights ([`super::TerrainPass::heightfield`],
-//! bindings 0 and 1 as the terrain's), the style and the corners, 2 the water's light (the water-shadow
+//! Bind groups: 0 the frame, 1 the heightfield's uniform and heights ([`super::TerrainPass::ground`],
+//! bindings 0 and 1 as the terrain's), the style, the corners and the ground's radiosity, 2 the water's light (the water-shadow
 //! draw only), 3 the terrain's sky cubemap ([`super::heightfield::sky_layout`]).
 
 use super::frame;
-use super::heightfield::HeightfieldBuffers;
+use super::heightfield::GroundBuffers;
 use super::pass::{Frame, Pass};
 use crate::gpu::{self, GpuContext};
 use glam::Vec3;
@@ -101,8 +102,9 @@ pub struct ObstaclesPass {
     style: wgpu::Buffer,
     /// The style as uploaded.
     style_data: ObstacleStyle,
-    /// The heightfield's uniform and heights (clones of the terrain's handles) the bind group reads.
-    heightfield: (wgpu::Buffer, wgpu::Buffer),
+    /// The heightfield's uniform and heights and the ground's radiosity (clones of the terrain's handles)
+    /// the bind group reads.
+    heightfield: [wgpu::Buffer; 3],
     /// The corners' buffer (written in place while its size holds: a scene with bodies sets them every
     /// frame), the bind group over it, the corner count and their bounds (none: nothing to draw).
     bound: Option<Corners>,
@@ -127,8 +129,8 @@ struct Corners {
 
 impl ObstaclesPass {
     /// Builds the pipelines for colour targets of `color_format` (depth: [`frame::DEPTH_FORMAT`]), over
-    /// the terrain's `heightfield`; no obstacle until [`ObstaclesPass::set_meshes`].
-    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, heightfield: HeightfieldBuffers<'_>) -> Self {
+    /// the terrain's `ground`; no obstacle until [`ObstaclesPass::set_meshes`].
+    pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat, ground: GroundBuffers<'_>) -> Self {
         let device = &ctx.device;
         let module = gpu::shader::module(device, "render/obstacles.wgsl");
         let vis = wgpu::ShaderStages::VERTEX_FRAGMENT;
@@ -140,6 +142,7 @@ impl ObstaclesPass {
                 gpu::storage_entry::<f32>(1, true, fs),
                 gpu::uniform_entry::<ObstacleStyle>(2, vis),
                 gpu::storage_entry::<ObstacleCorner>(3, true, wgpu::ShaderStages::VERTEX),
+                gpu::storage_entry::<[f32; 4]>(4, true, fs),
             ],
         });
         let frame_layout = frame::frame_bind_group_layout(device);
@@ -174,7 +177,7 @@ impl ObstaclesPass {
         );
         let style_data = ObstacleStyle { albedo: ALBEDO, terrain_shadow: 1.0, ..bytemuck::Zeroable::zeroed() };
         let style = gpu::uniform_buffer_init(device, "obstacles style", bytemuck::bytes_of(&style_data));
-        let heightfield = (heightfield.0.clone(), heightfield.1.clone());
+        let heightfield = owned(ground);
         Self {
             pipeline,
             water_pipeline,
@@ -190,8 +193,8 @@ impl ObstaclesPass {
     }
 
     /// The terrain's heightfield the obstacles stand on from now on (after the terrain's buffers change).
-    pub fn set_heightfield(&mut self, ctx: &GpuContext, heightfield: HeightfieldBuffers<'_>) {
-        self.heightfield = (heightfield.0.clone(), heightfield.1.clone());
+    pub fn set_heightfield(&mut self, ctx: &GpuContext, ground: GroundBuffers<'_>) {
+        self.heightfield = owned(ground);
         if let Some(b) = self.bound.as_mut() {
             b.group = bind(&ctx.device, &self.layout, &self.heightfield, &self.style, &b.buffer);
         }
@@ -262,15 +265,21 @@ impl ObstaclesPass {
     }
 }
 
-/// Bind group 1 over the heightfield's uniform and heights, the style and the corners.
+/// Clones of the ground's buffer handles.
+fn owned(((terrain, heights), radiosity): GroundBuffers<'_>) -> [wgpu::Buffer; 3] {
+    [terrain.clone(), heights.clone(), radiosity.clone()]
+}
+
+/// Bind group 1 over the heightfield's uniform and heights, the style, the corners and the ground's
+/// radiosity.
 fn bind(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
-    (terrain, heights): &(wgpu::Buffer, wgpu::Buffer),
+    [terrain, heights, radiosity]: &[wgpu::Buffer; 3],
     style: &wgpu::Buffer,
     corners: &wgpu::Buffer,
 ) -> wgpu::BindGroup {
-    gpu::bind_buffers(device, "obstacles bind group", layout, &[terrain, heights, style, corners])
+    gpu::bind_buffers(device, "obstacles bind group", layout, &[terrain, heights, style, corners, radiosity])
 }
 
 impl Pass for ObstaclesPass {

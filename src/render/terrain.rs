@@ -16,7 +16,7 @@
 //! The "terrain" pass clears the frame's colour and depth and draws the mesh into them.
 
 use super::frame;
-use super::heightfield::{sky_layout, HeightfieldBuffers, TerrainUniform};
+use super::heightfield::{sky_layout, GroundBuffers, HeightfieldBuffers, TerrainUniform};
 use super::pass::{Frame, Pass};
 use super::terrain_ao::{AoData, AoMethod, TerrainAo};
 use super::terrain_bounce::{BounceData, TerrainBounce, BOUNCES};
@@ -232,6 +232,12 @@ impl TerrainPass {
     /// (f32). New buffers after [`TerrainPass::set_heightfield`] when the sample count changed.
     pub fn heightfield(&self) -> HeightfieldBuffers<'_> {
         (&self.data.uniform, &self.data.heights)
+    }
+
+    /// The heightfield and the light its ground sends up, as the obstacles read them (new buffers after
+    /// [`TerrainPass::set_heightfield`] when the grid changed).
+    pub fn ground(&self) -> GroundBuffers<'_> {
+        (self.heightfield(), &self.data.bounce.radiosity)
     }
 
     /// Extinction of the terrain's distance fog, 1/m.

@@ -20,24 +20,7 @@ use crate::gpu;
 /// Bounces baked: the sun's and the sky's light reflected once off the terrain, then once more.
 pub const BOUNCES: u32 = 2;
 
-/// Most texels a side of the bake's grid: a larger heightfield is baked on every `stride`-th sample (the
-/// bounced light varies slowly), so a sun change costs at most what a 512 x 512 bake does. Measured on an
-/// H200: 42.6 ms for 1024 x 1024 samples, so about 11 ms at 512 x 512 and, per sample, about 0.7 s for a
-/// 4096 x 4096 heightmap, a dispatch long enough to risk a desktop driver's timeout on a smaller GPU.
-pub const MAX_BOUNCE_SIDE: u32 = 512;
-
-/// Height samples per texel of the bake's grid along each axis for an `nx` x `nz`-sample heightfield with
-/// at most `max_side` texels a side (at least 2): 1 up to `max_side` samples a side.
-pub fn stride(nx: u32, nz: u32, max_side: u32) -> u32 {
-    (nx.max(nz).max(2) - 1).div_ceil(max_side.max(2) - 1).max(1)
-}
-
-/// Texels of the bake's grid along x and z: every `stride`-th sample and the last (`bounce_dims` in
-/// shaders/render/heightfield.wgsl).
-pub fn dims(nx: u32, nz: u32, stride: u32) -> (u32, u32) {
-    let s = stride.max(1);
-    ((nx.max(1) - 1).div_ceil(s) + 1, (nz.max(1) - 1).div_ceil(s) + 1)
-}
+pub use super::heightfield::{bounce_dims as dims, bounce_stride as stride, MAX_BOUNCE_SIDE};
 
 /// Bytes per height sample of one of the bake's buffers (rgb + one unused f32).
 const TEXEL_BYTES: u64 = 16;
