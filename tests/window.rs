@@ -270,8 +270,10 @@ fn window_runs_an_emitter_from_the_scene_file() {
 "#,
         "6",
     );
+    // Any rise: how many particles 6 s of wall time emits depends on how fast the machine runs the window
+    // (a loaded 2-core CI machine ran one layer of 28 in one run, where an idle one emits hundreds).
     let last = *counts.last().unwrap();
-    assert!(last > start + 50, "the emitter added {} particles to {start}", last as i64 - start as i64);
+    assert!(last > start, "the emitter added {} particles to {start}", last as i64 - start as i64);
     assert!(counts.windows(2).all(|w| w[1] >= w[0]), "the count never falls without a sink: {counts:?}");
 }
 
