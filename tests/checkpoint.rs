@@ -545,7 +545,7 @@ fn a_checkpoint_of_coincident_particles_is_refused() {
     );
     assert!(e.ends_with(&want), "{e}");
     // A few at one point (a pile of three and a pair at one position, under 1 % of the particles, as a
-    // long run of the app brings them) resume, moved apart.
+    // long run of the app brings them) resume, moved apart: no three in a cell, no two at one position.
     let few = Parts::of(&std::fs::read(&good).expect("read"));
     let (p, q) = (state.positions[live[0]], state.positions[live[10]]);
     let mut few = few;
@@ -563,7 +563,8 @@ fn a_checkpoint_of_coincident_particles_is_refused() {
         after.positions.iter().filter(|p| p[3] >= 0.0).map(|p| glam::Vec3::from_slice(&p[..3])).collect();
     let cells = waterview::scene::coincident::Cells::new(glam::Vec3::ZERO, 0.05);
     assert_eq!(points.len(), live.len());
-    assert_eq!(cells.within(&points).0, None, "the resumed particles share no cell of dx / 8");
+    let left = cells.within(&points).0;
+    assert!(left.is_none_or(|c| c.most < 3 && !c.exact), "a pile is left among the resumed particles: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

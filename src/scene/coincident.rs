@@ -11,7 +11,9 @@
 //! not refused. A long run does bring small clusters: `valley_town` at 1 M particles after 30 s (H200) had
 //! 124 of 1 024 924 particles in shared cells, three in one and a pair at one position (water held against
 //! a wall and a house). So a checkpoint, the app's own state, is refused only when more than
-//! [`MAX_SHARED_PERCENT`] % of its particles share cells; fewer are moved apart ([`Cells::separate`]).
+//! [`MAX_SHARED_PERCENT`] % of its particles share cells; its piles among fewer (three in a cell, a pair at
+//! one position) are moved apart ([`Cells::separate`]), its close pairs kept, so an ordinary checkpoint
+//! resumes bit for bit.
 //!
 //! The test is a sort: each position's cell (21 bits an axis from the domain's min corner, which a domain
 //! within 65 536 dx of the origin never exceeds) packed into a `u64` key, sorted with the particle's
@@ -115,16 +117,22 @@ impl Cells {
         (found, keyed.into_iter().map(|(k, _)| k).collect())
     }
 
-    /// Moves apart the particles of `positions` that share a cell: in each shared cell the first (by index)
-    /// stays and the k-th other moves two cell edges (dx / 4, the collision distance) along the k-th of
-    /// eight horizontal directions, so none of them shares its cell any more and the kernel, whose gradient
-    /// vanishes at zero distance, pushes them apart from there. Returns how many moved.
+    /// Moves apart the particles of `positions` that make a pile ([`Coincident::is_pile`]'s cells: three or
+    /// more in one cell, or a pair at one position; a pair merely close is left, as the simulation leaves
+    /// it): in each such cell the first (by index) stays and the k-th other moves two cell edges (dx / 4,
+    /// the collision distance) along the k-th of eight horizontal directions, so the kernel, whose gradient
+    /// vanishes at zero distance, can push them apart from there. Returns how many moved.
     pub fn separate(&self, positions: &mut [Vec3]) -> usize {
         let mut keyed: Vec<(u64, u32)> = positions.iter().enumerate().map(|(i, &p)| (self.key(p), i as u32)).collect();
         keyed.sort_unstable();
         let mut moved = 0;
-        for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
-            for (k, &(_, i)) in run.iter().enumerate().skip(1) {
+        let piled = |run: &&[(u64, u32)]| {
+            run.len() > 2 || (run.len() == 2 && positions[run[0].1 as usize] == positions[run[1].1 as usize])
+        };
+        let piles: Vec<Vec<u32>> =
+            keyed.chunk_by(|a, b| a.0 == b.0).filter(piled).map(|run| run.iter().map(|&(_, i)| i).collect()).collect();
+        for run in piles {
+            for (k, &i) in run.iter().enumerate().skip(1) {
                 let angle = std::f32::consts::FRAC_PI_4 * ((k - 1) % 8) as f32;
                 positions[i as usize] += 2.0 * self.edge * Vec3::new(angle.cos(), 0.0, angle.sin());
                 moved += 1;
@@ -161,10 +169,14 @@ mod tests {
         let p = Vec3::new(0.52, 0.31, 0.77);
         positions.extend([p, p, p + Vec3::splat(1e-4)]);
         positions.extend([Vec3::splat(0.9); 2]);
+        let close = [Vec3::new(0.15, 0.85, 0.15), Vec3::new(0.151, 0.85, 0.15)];
+        positions.extend(close);
         let (found, _) = cells.within(&positions);
-        assert_eq!(found.map(|c| (c.count, c.most)), Some((5, 3)));
+        assert_eq!(found.map(|c| (c.count, c.most, c.exact)), Some((7, 3, true)));
         assert_eq!(cells.separate(&mut positions), 3, "the second and third of the three, the second of the pair");
-        assert_eq!(cells.within(&positions).0, None, "none shares a cell after");
+        let after = cells.within(&positions).0;
+        assert_eq!(after.map(|c| (c.count, c.most, c.exact)), Some((2, 2, false)), "only the close pair is left");
+        assert_eq!(&positions[25..], &close, "a pair merely close is not moved");
         let moved = (positions[21] - p).length();
         assert!((moved - 0.025).abs() < 1e-6, "moved dx / 4: {moved}");
     }
