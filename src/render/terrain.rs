@@ -344,9 +344,7 @@ impl TerrainPass {
         }
         self.shadow_valid = true;
     }
-}
 
-impl TerrainPass {
     /// Records the bounce-light bake ("terrain bounce emit", "terrain bounce gather", [`BOUNCES`] times)
     /// when `input.bounce` and the sun, its intensity or the terrain changed since the last one, after
     /// the sky visibility and the sun's shadow are current; sets the terrain uniform's switch to `bounce`.

@@ -4,14 +4,18 @@
 //!
 //! Each sample is a Lambertian patch of the ground's albedo. "terrain bounce emit" writes its radiosity
 //! J = albedo E (E: the sun on it through the terrain's soft shadow, and the sky through its baked sky
-//! visibility, as the terrain is lit); "terrain bounce gather" sends the sky-visibility bake's
-//! cosine-weighted rays ([`super::terrain_ao::RAYS`] per sample, marched through the same maximum mipmap)
-//! and averages J where they hit the heightfield: for cosine-weighted directions the mean of the radiance
+//! visibility, as the terrain is lit); "terrain bounce gather" sends 128 cosine-weighted rays per sample
+//! (8 rings, each jittered in polar angle per sample, of 16 azimuths), marched through the sky-visibility
+//! bake's maximum mipmap ([`super::terrain_ao`]), and averages J where they hit the heightfield: for
+//! cosine-weighted directions the mean of the radiance
 //! seen, times pi, is the irradiance, and a Lambertian patch's radiance is J / pi, so
 //! E_bounce = mean(J at the hits) (0 for rays that escape to the sky). The second bounce emits again with
 //! E + E_bounce and gathers once more (Goral, Torrance, Greenberg & Battaile, "Modeling the interaction of
 //! light between diffuse surfaces", SIGGRAPH 1984, gathered by ray casting instead of form factors).
-//! Ray marching a heightfield (no kd-tree, no stack) is what the sky-visibility bake already does.
+//! Ray marching a heightfield (no kd-tree, no stack) is what the sky-visibility bake already does. A
+//! heightfield over [`MAX_BOUNCE_SIDE`] samples a side is baked on every few samples. The terrain adds
+//! E_bounce to its sky light; the obstacles standing on it take J below them times a ground plane's view
+//! factor ([`super::ObstaclesPass`]).
 
 use super::pass::Frame;
 use super::terrain_ao::AoData;
