@@ -152,20 +152,9 @@ fn the_valley_is_lit_by_its_slopes() {
     let (camera, mut settings) = waterview::engine::batch::scene_view(&engine);
     settings.show_particles = false;
     let size = (480, 270);
-    let on = render::render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
-    settings.terrain_bounce = false;
-    let off = render::render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
-    if let Ok(dir) = std::env::var("WATERVIEW_TEST_IMAGES") {
-        on.save(std::path::Path::new(&dir).join("terrain_bounce_on.png")).expect("save");
-        off.save(std::path::Path::new(&dir).join("terrain_bounce_off.png")).expect("save");
-    }
-    let lum = |p: &image::Rgba<u8>| 0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64;
-    let (mut changed, mut sum_on, mut sum_off) = (0.0, 0.0, 0.0);
-    for (a, b) in on.pixels().zip(off.pixels()) {
-        changed += (lum(a) - lum(b)).abs();
-        sum_on += lum(a);
-        sum_off += lum(b);
-    }
+    let steps = luminance_steps(&ctx, (&mut renderer, &camera, &mut settings), size, "terrain_bounce");
+    let (sum_on, sum_off, changed) =
+        steps.iter().fold((0.0, 0.0, 0.0), |(a, b, c), &(on, off)| (a + on, b + off, c + (on - off).abs()));
     let n = (size.0 * size.1) as f64;
     println!(
         "bounce light on against off: mean luminance {:.2} against {:.2}, mean change {:.2} levels",
@@ -197,17 +186,9 @@ fn an_obstacle_takes_the_light_its_ground_sends_up() {
     };
     let mut settings = RenderSettings { show_particles: false, ..RenderSettings::default() };
     let size = (320, 180);
-    let on = render::render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
-    settings.terrain_bounce = false;
-    let off = render::render_to_image(&ctx, &mut renderer, &camera, None, &settings, size);
-    if let Ok(dir) = std::env::var("WATERVIEW_TEST_IMAGES") {
-        on.save(std::path::Path::new(&dir).join("obstacle_bounce_on.png")).expect("save");
-        off.save(std::path::Path::new(&dir).join("obstacle_bounce_off.png")).expect("save");
-    }
-    let lum = |p: &image::Rgba<u8>| 0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64;
+    let steps = luminance_steps(&ctx, (&mut renderer, &camera, &mut settings), size, "obstacle_bounce");
     let (mut brighter, mut darker, mut changed) = (0usize, 0usize, 0.0f64);
-    for (a, b) in on.pixels().zip(off.pixels()) {
-        let d = lum(a) - lum(b);
+    for d in steps.iter().map(|&(on, off)| on - off) {
         brighter += (d > 2.0) as usize;
         darker += (d < -2.0) as usize;
         changed += d.abs();
@@ -218,4 +199,29 @@ fn an_obstacle_takes_the_light_its_ground_sends_up() {
     );
     assert!(brighter > 500, "the box's walls take the ground's light: only {brighter} pixels brighter");
     assert!(darker < brighter / 20, "{darker} pixels darker against {brighter} brighter");
+}
+
+/// Each pixel's luminance (levels) with the bounce light on (the settings as given) and then off, drawn by
+/// `renderer` through `camera` at `size` without water; the two pictures saved as `{name}_on.png` and
+/// `{name}_off.png` under WATERVIEW_TEST_IMAGES.
+fn luminance_steps(
+    ctx: &GpuContext,
+    (renderer, camera, settings): (
+        &mut waterview::render::Renderer,
+        &waterview::render::OrbitCamera,
+        &mut waterview::render::RenderSettings,
+    ),
+    size: (u32, u32),
+    name: &str,
+) -> Vec<(f64, f64)> {
+    use waterview::render::render_to_image;
+    let on = render_to_image(ctx, renderer, camera, None, settings, size);
+    settings.terrain_bounce = false;
+    let off = render_to_image(ctx, renderer, camera, None, settings, size);
+    if let Ok(dir) = std::env::var("WATERVIEW_TEST_IMAGES") {
+        on.save(std::path::Path::new(&dir).join(format!("{name}_on.png"))).expect("save");
+        off.save(std::path::Path::new(&dir).join(format!("{name}_off.png"))).expect("save");
+    }
+    let lum = |p: &image::Rgba<u8>| 0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64;
+    on.pixels().zip(off.pixels()).map(|(a, b)| (lum(a), lum(b))).collect()
 }

@@ -21,10 +21,8 @@
 // the splat's own coordinates, so it travels and streaks with the particle. Cells of 1 / bubbles splat
 // radii, one round bubble of random size in each: its inside clearer (by up to lace), its rim brighter,
 // so thin foam reads as a lace of holes and rings and dense foam (many splats summed) as packed bubbles;
-// the mean opacity of a splat is unchanged. The pattern is seeded by the
-// Over its last BREAKUP_SECONDS the foam breaks up: the bubbles burst and the layer thins to lace. The
-// pattern is seeded by the
-// particle's simulated time of death (the pool's clock + its lifetime left: constant while it is foam,
+// the mean opacity of a splat is unchanged. Over its last BREAKUP_SECONDS the foam breaks up: the bubbles
+// burst and the layer thins to lace. The pattern is seeded by the particle's simulated time of death (the pool's clock + its lifetime left: constant while it is foam,
 // which ages 1 s/s, and different from particle to particle), continuously, so it holds still from
 // frame to frame although the pool is compacted in a new order every frame.
 #import "common/camera.wgsl"

@@ -507,7 +507,7 @@ impl Checkpoint {
         let step: StepState = bytemuck::pod_read_unaligned(&fixed_state[..size_of::<StepState>()]);
         let emit_carry: [f32; crate::sim::sources::MAX_SOURCES] =
             bytemuck::pod_read_unaligned(&fixed_state[size_of::<StepState>()..]);
-        let state = SimState {
+        let mut state = SimState {
             step,
             emit_carry,
             positions,
@@ -516,10 +516,8 @@ impl Checkpoint {
             grid_dims: header.grid_dims,
             iterations: header.iterations,
         };
-        check_state(&state, &header, &scene).map_err(invalid)?;
-        let mut state = state;
-        let moved = separate_coincident(&mut state, &header);
-        if moved > 0 {
+        if check_state(&state, &header, &scene).map_err(invalid)? {
+            let moved = separate_coincident(&mut state, &header);
             log::info!("{}: moved {moved} coincident particles dx/4 apart", path.display());
         }
         Ok(Checkpoint { header, state, path: path.to_path_buf() })
@@ -623,7 +621,9 @@ fn check_bodies(b: &crate::sim::bodies::BodiesSnapshot, domain: &Aabb) -> Result
 }
 
 /// The state's values against their ranges (see the module docs); `Err` names the value and the particle.
-fn check_state(state: &SimState, h: &Header, scene: &Scene) -> Result<(), String> {
+/// `Ok(true)`: the state holds piles of coincident particles few enough to move apart
+/// ([`separate_coincident`]).
+fn check_state(state: &SimState, h: &Header, scene: &Scene) -> Result<bool, String> {
     let step = &state.step;
     if !((0.0..=MAX_TIME).contains(&step.time) && step.dt.is_finite() && step.dt >= 0.0) {
         return Err(format!("its time ({} s) or time step ({} s) is not valid", step.time, step.dt));
@@ -684,7 +684,8 @@ fn check_state(state: &SimState, h: &Header, scene: &Scene) -> Result<(), String
     let shared_too_many = |c: &crate::scene::coincident::Coincident| {
         c.count * 100 > crate::scene::coincident::MAX_SHARED_PERCENT * live_positions.len()
     };
-    if let Some(c) = cells.within(&live_positions).0.filter(shared_too_many) {
+    let found = cells.within(&live_positions).0;
+    if let Some(c) = found.filter(shared_too_many) {
         let p = live_positions[c.first];
         return Err(format!(
             "{} of its {} live particles share a cell of dx/8 = {} m with another ({}): piles of coincident \
@@ -696,20 +697,19 @@ fn check_state(state: &SimState, h: &Header, scene: &Scene) -> Result<(), String
             crate::scene::tuple(&p.to_array())
         ));
     }
-    Ok(())
+    Ok(found.is_some_and(|c| c.is_pile(live_positions.len())))
 }
 
-/// Moves apart the live particles of `state` that share a cell of dx / 8 ([`crate::scene::coincident`]; at
-/// most [`crate::scene::coincident::MAX_SHARED_PERCENT`] % of them after [`check_state`]); returns how many.
+/// Moves apart the piles among the live particles of `state` (three in a cell of dx / 8, two at one
+/// position: [`crate::scene::coincident::Cells::separate`]; at most
+/// [`crate::scene::coincident::MAX_SHARED_PERCENT`] % of them after [`check_state`]); returns how many.
 fn separate_coincident(state: &mut SimState, h: &Header) -> usize {
     let cells = crate::scene::coincident::Cells::new(glam::Vec3::from(h.domain.min), h.dx);
     let live: Vec<usize> = (0..state.positions.len()).filter(|&i| state.positions[i][3] >= 0.0).collect();
     let mut points: Vec<glam::Vec3> = live.iter().map(|&i| glam::Vec3::from_slice(&state.positions[i][..3])).collect();
     let moved = cells.separate(&mut points);
-    if moved > 0 {
-        for (&i, p) in live.iter().zip(&points) {
-            state.positions[i][..3].copy_from_slice(&p.to_array());
-        }
+    for (&i, p) in live.iter().zip(&points) {
+        state.positions[i][..3].copy_from_slice(&p.to_array());
     }
     moved
 }

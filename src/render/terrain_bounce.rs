@@ -171,7 +171,7 @@ pub fn bake_blocking(
     let shadow = gpu::storage_buffer_init(device, "terrain shadow", bytemuck::cast_slice(&lit));
     let ao = super::terrain_ao::TerrainAo::new(device);
     let ao_data = ao.data(device, hf, &terrain, &heights, super::terrain_ao::AoMethod::Pyramid);
-    let profiler = gpu::Profiler::new(device);
+    let mut profiler = gpu::Profiler::new(device);
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("terrain ao") });
     ao.encode(&mut encoder, &profiler, &device.limits(), &ao_data)?;
     ctx.queue.submit([encoder.finish()]);
@@ -197,11 +197,13 @@ pub fn bake_blocking(
             target: &target,
         };
         pass.encode(&mut frame, &data, bounces)?;
+        profiler.resolve(&mut encoder);
         let started = std::time::Instant::now();
         let index = ctx.queue.submit([encoder.finish()]);
         // A lost device is no answer to wait for; the read-back below then reports it.
         let _ = device.poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None });
         ms = ms.min(started.elapsed().as_secs_f64() * 1e3);
+        profiler.end_frame(&ctx.queue);
     }
     let read = |b: &wgpu::Buffer| -> Vec<glam::Vec3> {
         let texels: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&gpu::readback::read_buffer_blocking(ctx, b));

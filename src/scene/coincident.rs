@@ -106,7 +106,7 @@ impl Cells {
         let mut found: Option<Coincident> = None;
         for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
             // Runs of three or more are refused anyway: only pairs need their positions compared.
-            let exact = run.len() == 2 && positions[run[0].1 as usize] == positions[run[1].1 as usize];
+            let exact = exact_pair(run, positions);
             let first = run[0].1 as usize;
             let c = found.get_or_insert(Coincident { count: 0, first, most: 0, exact: false });
             c.count += run.len();
@@ -126,9 +126,7 @@ impl Cells {
         let mut keyed: Vec<(u64, u32)> = positions.iter().enumerate().map(|(i, &p)| (self.key(p), i as u32)).collect();
         keyed.sort_unstable();
         let mut moved = 0;
-        let piled = |run: &&[(u64, u32)]| {
-            run.len() > 2 || (run.len() == 2 && positions[run[0].1 as usize] == positions[run[1].1 as usize])
-        };
+        let piled = |run: &&[(u64, u32)]| run.len() > 2 || exact_pair(run, positions);
         let piles: Vec<Vec<u32>> =
             keyed.chunk_by(|a, b| a.0 == b.0).filter(piled).map(|run| run.iter().map(|&(_, i)| i).collect()).collect();
         for run in piles {
@@ -156,6 +154,11 @@ impl Cells {
         let first = positions.iter().position(|&p| others.binary_search(&self.key(p)).is_ok()).unwrap_or(0);
         (count > 0).then_some(Coincident { count, first, most: 2, exact: false })
     }
+}
+
+/// Whether `run` (keys and indices of particles in one cell) is two particles at the same position.
+fn exact_pair(run: &[(u64, u32)], positions: &[Vec3]) -> bool {
+    run.len() == 2 && positions[run[0].1 as usize] == positions[run[1].1 as usize]
 }
 
 #[cfg(test)]
