@@ -67,6 +67,7 @@ fn tiny_plan() -> Plan {
         cell_split: 1,
         cells_per_particle: 1.0,
         submit_per_step: false,
+        fixed_substeps: false,
         splats: SplatMethod::Compute,
         redraw_background: false,
         no_water_shadow: false,
@@ -175,7 +176,11 @@ fn tiny_sweep_writes_csv_markdown_and_plot() {
     for col in ["pass sum ms/frame", "GPU span ms/frame", "median wall ms/frame"] {
         assert!(md.contains(col), "no summary column {col}: {md}");
     }
-    assert!(md.contains("first to last timestamp, idle gaps included") && md.contains("submit and wait"), "{md}");
+    assert!(
+        md.contains("first to last timestamp, idle gaps included")
+            && md.contains("the next frame is recorded while the GPU runs the last"),
+        "{md}"
+    );
     assert!(md.contains("slope"), "{md}");
     assert_eq!(md.matches("| pass | ms/step | share % |").count(), 4, "{md}");
 
@@ -212,6 +217,7 @@ fn bad_input_is_an_error() {
         cell_split: 1,
         cells_per_particle: 1.0,
         submit_per_step: false,
+        fixed_substeps: false,
         splats: SplatMethod::Raster,
         redraw_background: false,
         no_water_shadow: false,
@@ -244,6 +250,7 @@ fn experiment_options_run() {
         cell_split: 2,
         cells_per_particle: 0.25,
         submit_per_step: true,
+        fixed_substeps: true,
         splats: SplatMethod::Raster,
         redraw_background: true,
         no_subgroups: true,
@@ -261,6 +268,10 @@ fn experiment_options_run() {
     check_frame_times(&b);
     assert_eq!(a.particles, b.particles, "same scene, same count");
     assert!(b.ms_per_step() > 0.0 && b.ms_per_step().is_finite(), "ms/step {}", b.ms_per_step());
+    // Frames follow the simulated time (the scene's substeps or more); fixed ones hold the substeps.
+    let substeps = f64::from(scene.solver.substeps);
+    assert!(a.steps_per_frame >= substeps, "{} steps a frame, {substeps} substeps", a.steps_per_frame);
+    assert_eq!(b.steps_per_frame, substeps, "fixed substeps");
     // (At 800 particles the table's least rows bind, GridShape::min_rows: its cells per particle change no
     // memory here; tests/sim_kernels.rs checks a table folded below them.)
 }
@@ -304,6 +315,7 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             cell_split: 1,
             cells_per_particle: 1.0,
             submit_per_step: false,
+            fixed_substeps: false,
             splats: SplatMethod::Raster,
             redraw_background: false,
             no_water_shadow: false,

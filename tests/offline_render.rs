@@ -204,7 +204,8 @@ fn window_offline_render_starts_from_a_running_simulation() {
     let profiler = Profiler::new(&ctx.device);
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     for _ in 0..3 {
-        sim.sim_mut().encode_frame(&mut enc, &profiler);
+        let steps = sim.sim().frame_steps();
+        sim.sim_mut().encode_frame(&mut enc, &profiler, steps);
     }
     ctx.queue.submit([enc.finish()]);
     let t0 = sim.sim().step_state_blocking(&ctx).expect("step state").time;

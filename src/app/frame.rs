@@ -29,6 +29,7 @@ impl Running {
         let dt = now - self.last_frame;
         self.ui.stats.push(dt);
         self.last_frame = now;
+        self.pace.observe(dt);
         if self.minimized {
             return;
         }
@@ -216,12 +217,10 @@ impl Running {
             self.record_live_frame(&mut enc);
         } else {
             if let Some(sim) = self.world.sim_mut() {
-                if self.ui.sim.playing && dt > super::FRAME_BUDGET {
-                    // Frames slower than the budget: one step each, so the window keeps its pace.
-                    sim.encode_step(&mut enc, &self.profiler);
-                    sim.encode_diffuse(&mut enc, &self.profiler);
-                } else if self.ui.sim.playing {
-                    sim.encode_frame(&mut enc, &self.profiler);
+                // Playing: the steps that cover the frame's time, within the frame budget (`pace`).
+                let steps = self.pace.steps(if self.ui.sim.playing { sim.frame_steps() } else { 0 });
+                if steps > 0 {
+                    sim.encode_frame(&mut enc, &self.profiler, steps);
                 } else if self.step_requested {
                     sim.encode_step(&mut enc, &self.profiler);
                 }

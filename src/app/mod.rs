@@ -62,6 +62,7 @@ mod checkpoint;
 mod device;
 mod frame;
 mod input;
+mod pace;
 mod ranks;
 mod recording;
 mod sky;
@@ -92,10 +93,6 @@ use world::{domain_size, startup_world, Dialog, World};
 
 /// Where screenshots and videos are written, relative to the working directory.
 pub const CAPTURE_DIR: &str = "captures";
-
-/// Frame time past which the simulation steps once per frame instead of its substeps, so a scene slower
-/// than this still shows every step and the window keeps answering (20 frames per second).
-const FRAME_BUDGET: Duration = Duration::from_millis(50);
 
 /// The window icon (also installed with the desktop entry).
 const ICON_PNG: &[u8] = include_bytes!("../../assets/icon.png");
@@ -230,8 +227,7 @@ struct Running {
     /// A scene being built on a worker thread, which replaces `world` when it is done.
     building: Option<build::Building>,
     /// Frames submitted, and (set from the queue's callback) the last whose GPU work is done: the frame
-    /// draws nothing while the GPU is two frames behind, and steps once instead of a frame's substeps
-    /// while frames take longer than [`FRAME_BUDGET`].
+    /// draws nothing while the GPU is two frames behind.
     submitted: u64,
     completed: Arc<std::sync::atomic::AtomicU64>,
     /// The scene file shown (None for built-ins), remembered between runs.
@@ -255,6 +251,8 @@ struct Running {
     /// A checkpoint being saved (read back, then written on a worker thread).
     checkpoint_save: Option<checkpoint::CheckpointSave>,
     last_frame: Instant,
+    /// Steps per frame within the frame budget ([`pace`]).
+    pace: pace::StepPace,
     /// Frames and start of the current frame-rate log period.
     fps_log: (u32, Instant),
     /// Seconds between two frame-rate log lines (5; `WATERVIEW_TEST_LOG_EVERY_S` for tests).
@@ -390,6 +388,7 @@ impl Running {
             dialog: None,
             checkpoint_save: None,
             last_frame: Instant::now(),
+            pace: pace::StepPace::default(),
             fps_log: (0, Instant::now()),
             fps_log_every: std::env::var("WATERVIEW_TEST_LOG_EVERY_S")
                 .ok()

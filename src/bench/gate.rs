@@ -2,9 +2,12 @@
 //! `bench.csv` from the same card (the H100's is docs/bench-baseline-h100.csv, updated by the change that
 //! improves it) and fails when a figure is worse than its tolerance. Compared per configuration (scene,
 //! particle count, workgroup size), wherever both files have the figure:
-//! - every pass's milliseconds per frame (the simulation's passes, `total`, `render`, `frame`), the GPU
+//! - the simulation's passes and their `total` in milliseconds per step, the render's in milliseconds per
+//!   frame, and where both runs' frames hold the same steps (within half a step) the `frame` sum, the GPU
 //!   span and the median wall clock per frame: worse when slower by more than `time` (5 %) plus 0.01 ms (a
-//!   pass of a few microseconds jitters by more than 5 %);
+//!   pass of a few microseconds jitters by more than 5 %). Frames of different steps (frames follow the
+//!   simulated time: a longer or shorter time step changes their steps) are compared through the
+//!   real-time factor instead, which counts the same wall clock per simulated second;
 //! - the solver's iterations per step (density + divergence): worse when more by more than `iterations`
 //!   (25 %, their run-to-run spread in a flow that is not repeatable) plus half an iteration, after the
 //!   baseline's count is scaled by the square of the time step's growth, if it grew (a step's density
@@ -84,6 +87,17 @@ fn number(row: &HashMap<String, String>, column: &str) -> Option<f64> {
     row.get(column).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite())
 }
 
+/// Steps per frame of a row: `steps_per_frame`, or `substeps` in a bench.csv from before frames followed
+/// the simulated time.
+fn steps_per_frame(row: &HashMap<String, String>) -> Option<f64> {
+    number(row, "steps_per_frame").or_else(|| number(row, "substeps"))
+}
+
+/// Whether a bench.csv row times a simulation pass (or their `total`), which is compared per step.
+fn is_simulation_row(pass: &str) -> bool {
+    !(pass == "render" || pass == "frame" || pass == "wall" || pass.starts_with("render:"))
+}
+
 /// Compares `now` (a bench.csv's text) with `baseline` (another's) under `tol`. Errors: a file that is not
 /// a bench.csv, baselines from another card, or a baseline configuration this run did not measure.
 pub fn compare(now: &str, baseline: &str, tol: &Tolerances) -> Result<Vec<Check>> {
@@ -112,17 +126,22 @@ pub fn compare(now: &str, baseline: &str, tol: &Tolerances) -> Result<Vec<Check>
                     checks.push(Check { config: config.clone(), figure, baseline: base, now, limit, worse });
                 }
             };
-        check(
-            format!("{} (ms/frame)", key.3),
-            number(b, "ms_per_frame"),
-            number(n, "ms_per_frame"),
-            true,
-            tol.time,
-            0.01,
-        );
+        let same_steps = match (steps_per_frame(b), steps_per_frame(n)) {
+            (Some(sb), Some(sn)) => (sb - sn).abs() <= 0.5,
+            _ => true,
+        };
+        if is_simulation_row(&key.3) {
+            let column = "ms_per_step";
+            check(format!("{} (ms/step)", key.3), number(b, column), number(n, column), true, tol.time, 0.01);
+        } else if same_steps || key.3.starts_with("render") {
+            let column = "ms_per_frame";
+            check(format!("{} (ms/frame)", key.3), number(b, column), number(n, column), true, tol.time, 0.01);
+        }
         if key.3 == "total" {
             for (column, name) in [("gpu_span_ms_per_frame", "GPU span"), ("wall_ms_per_frame", "median wall")] {
-                check(format!("{name} (ms/frame)"), number(b, column), number(n, column), true, tol.time, 0.01);
+                if same_steps {
+                    check(format!("{name} (ms/frame)"), number(b, column), number(n, column), true, tol.time, 0.01);
+                }
             }
             let iterations = |r: &HashMap<String, String>| {
                 Some(number(r, "density_iterations")? + number(r, "divergence_iterations")?)
@@ -193,15 +212,30 @@ pub fn gate(out_dir: &Path, baseline: &Path, base: &str, tol: &Tolerances) -> Re
 mod tests {
     use super::*;
 
-    const HEADER: &str = "adapter,scene,target_particles,particles,workgroup_size,substeps,pass,ms_per_step,ms_per_frame,\
+    const HEADER: &str = "adapter,scene,target_particles,particles,workgroup_size,steps_per_frame,pass,ms_per_step,ms_per_frame,\
         density_iterations,divergence_iterations,gpu_span_ms_per_frame,wall_ms_per_frame,dt_median_ms,realtime_factor,error";
 
+    /// A configuration of frames of `steps` steps: a density pass of `density_ms` per step, `render_ms` per frame.
+    fn csv_steps(steps: f64, density_ms: f64, span: f64, iterations: f64, dt: f64, rtf: f64) -> String {
+        let rows = [
+            ("density", density_ms),
+            ("total", 3.0 * density_ms),
+            ("render", 1.0),
+            ("frame", 3.0 * density_ms * steps + 1.0),
+        ];
+        let mut text = format!("{HEADER}\n");
+        for (pass, ms_per_step) in rows {
+            let ms_per_frame =
+                if pass.starts_with("render") || pass == "frame" { ms_per_step } else { ms_per_step * steps };
+            text += &format!(
+                "H100,valley,1000000,1002299,128,{steps},{pass},{ms_per_step},{ms_per_frame},{iterations},1,{span},{span},{dt},{rtf},\n"
+            );
+        }
+        text
+    }
+
     fn csv(density_ms: f64, span: f64, iterations: f64, dt: f64, rtf: f64) -> String {
-        format!(
-            "{HEADER}\nH100,valley,1000000,1002299,128,3,density,0,{density_ms},{iterations},1,{span},{span},{dt},{rtf},\n\
-             H100,valley,1000000,1002299,128,3,total,0,{},{iterations},1,{span},{span},{dt},{rtf},\n",
-            3.0 * density_ms
-        )
+        csv_steps(3.0, density_ms, span, iterations, dt, rtf)
     }
 
     #[test]
@@ -216,7 +250,7 @@ mod tests {
         // 10 % slower on one pass: that pass (and the total) is worse.
         let slow = compare(&csv(1.10, 10.0, 3.0, 2.0, 0.5), &base, &tol).expect("compares");
         let worse: Vec<_> = slow.iter().filter(|c| c.worse).map(|c| c.figure.as_str()).collect();
-        assert_eq!(worse, ["density (ms/frame)", "total (ms/frame)"]);
+        assert_eq!(worse, ["density (ms/step)", "frame (ms/frame)", "total (ms/step)"]);
         // A shorter step, more iterations, a lower real-time factor.
         let unstable = compare(&csv(1.0, 10.0, 5.0, 1.5, 0.4), &base, &tol).expect("compares");
         let worse: Vec<_> = unstable.iter().filter(|c| c.worse).map(|c| c.figure.as_str()).collect();
@@ -224,6 +258,26 @@ mod tests {
         // The same iterations with a step 25 % longer: allowed 3 x 1.25^2 x 1.25 + 0.5 = 6.36.
         let longer = compare(&csv(1.0, 10.0, 5.0, 2.5, 0.6), &base, &tol).expect("compares");
         assert!(longer.iter().all(|c| !c.worse), "{}", markdown(&longer));
+    }
+
+    #[test]
+    fn frames_of_other_steps_compare_per_step_and_by_the_real_time_factor() {
+        let base = csv(1.0, 10.0, 3.0, 2.0, 0.5);
+        // Frames of 5 steps where the baseline's held 3: the frame's figures are longer, not worse.
+        let more =
+            compare(&csv_steps(5.0, 1.0, 16.0, 3.0, 2.0, 0.55), &base, &Tolerances::default()).expect("compares");
+        assert!(more.iter().all(|c| !c.worse), "{}", markdown(&more));
+        let figures: Vec<_> = more.iter().map(|c| c.figure.as_str()).collect();
+        assert!(!figures.iter().any(|f| f.starts_with("GPU span") || f.starts_with("frame")), "{figures:?}");
+        assert!(figures.contains(&"real-time factor") && figures.contains(&"density (ms/step)"), "{figures:?}");
+        // A baseline from before frames followed the simulated time names the column `substeps`.
+        let old = base.replace("steps_per_frame", "substeps");
+        let same = compare(&base, &old, &Tolerances::default()).expect("compares");
+        assert!(same.iter().any(|c| c.figure == "GPU span (ms/frame)"), "{}", markdown(&same));
+        // Slower per step is worse whatever the frames hold.
+        let slow = compare(&csv_steps(5.0, 1.2, 16.0, 3.0, 2.0, 0.5), &base, &Tolerances::default()).expect("compares");
+        let worse: Vec<_> = slow.iter().filter(|c| c.worse).map(|c| c.figure.as_str()).collect();
+        assert_eq!(worse, ["density (ms/step)", "total (ms/step)"]);
     }
 
     #[test]

@@ -8,14 +8,17 @@
 //!   the CPU) and the built count is what is reported.
 //! - Each configuration (count x workgroup size) builds a fresh [`Engine`] (without the scene's emitters
 //!   and sinks, so the count stays fixed), runs `warmup` frames,
-//!   then `frames` timed frames. A frame is what the app records: `substeps` steps, the statistics
-//!   reduction and one [`Renderer::encode`] of the scene camera into an [`Offscreen`] target. The
-//!   CPU waits for every frame (submit-and-wait), so each frame's timestamp queries arrive on the next
-//!   frame and every timed frame is sampled once.
+//!   then `frames` timed frames. A frame is what the app records: the steps that cover the scene's
+//!   `frame_dt` ([`crate::sim::Simulation::frame_steps`]: `substeps` or more where the CFL condition
+//!   shortens the step; `substeps` exactly with `--fixed-substeps`), the statistics
+//!   reduction and one [`Renderer::encode`] of the scene camera into an [`Offscreen`] target. As in
+//!   the window, the CPU records the next frame while the GPU runs the last one (one frame in flight,
+//!   [`frames`]); each frame's timestamp queries arrive a frame or two later.
 //! - Simulation and rendering are timed by two separate [`Profiler`]s, so any pass the renderer adds
 //!   counts as rendering without a list of labels here. Per pass the median over the timed frames of
-//!   its ms per frame is kept; divided by `substeps` it is ms per step (the once-per-frame statistics
-//!   pass is amortised the same way). Total ms per step is the sum over simulation passes;
+//!   its ms per frame is kept, and the median of its ms per frame over the frame's steps is its ms per
+//!   step (the once-per-frame statistics and diffuse passes are amortised the same way). Total ms per
+//!   step is the sum over simulation passes;
 //!   particle-steps per second = N / (ms per step). These sums count only the time inside passes.
 //! - Three figures per frame, each the median over the timed frames:
 //!   - the **GPU span** ([`ConfigResult::gpu_span_ms_per_frame`]): the earliest start to the latest end
@@ -23,26 +26,28 @@
 //!     gaps between dispatches and passes, and the copies and clears recorded outside timed passes,
 //!     count; work before the first or after the last timed pass does not. With `--submit-per-step` it
 //!     also includes the CPU's waits between the frame's submissions;
-//!   - the **sum of pass times** ([`ConfigResult::ms_per_frame`]): `substeps` x ms per step + render,
+//!   - the **sum of pass times** ([`ConfigResult::ms_per_frame`]): steps per frame x ms per step + render,
 //!     each pass's own median, gaps excluded;
-//!   - the **wall clock** ([`ConfigResult::wall_ms_per_frame`]): from the start of encoding to the end of
-//!     the wait for the frame's submission (CPU encoding, submission and the wait included); its mean
+//!   - the **wall clock** ([`ConfigResult::wall_ms_per_frame`]): from the end of the wait for the previous
+//!     frame to the end of the wait for this one, the pace at which frames come out (the GPU span plus
+//!     any gap the CPU leaves: encoding the next frame, submitting it, waking from the wait); its mean
 //!     is kept too ([`ConfigResult::wall_mean_ms_per_frame`]), as a few slow frames show there.
 //! - `--sweep` doubles N from 1 000 until a step takes over a second, the GPU refuses the size
 //!   (recorded, not fatal) or the cap is passed, and fits the log-log slope of ms per step over N.
 //!
 //! Outputs ([`report`], [`plot`]): `bench.csv`, `bench.md` and `bench.png` in the output folder.
 
+mod frames;
 pub mod gate;
 pub mod plot;
 pub mod report;
 
 use crate::capture::output::{check_writable, Output};
 use crate::engine::{self, BuildOptions, Engine, EngineError};
-use crate::gpu::profiler::{gaps, span_union};
-use crate::gpu::{GpuContext, PassTime, Profiler};
+use crate::gpu::{GpuContext, PassTime};
 use crate::render::{Offscreen, OrbitCamera, RenderSettings, Renderer, OFFSCREEN_FORMAT};
 use crate::scene::{Scene, SceneSetup};
+use crate::sim::frame_steps::steps_in;
 use crate::sim::{SimError, SimOptions};
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -76,6 +81,9 @@ pub struct Plan {
     pub cells_per_particle: f64,
     /// One submission (and wait) per step instead of per frame.
     pub submit_per_step: bool,
+    /// Frames of the scene's `substeps` steps, whatever simulated time they cover (the figures of runs
+    /// from before frames followed the simulated time).
+    pub fixed_substeps: bool,
     /// How the fluid's splats are drawn.
     pub splats: crate::render::SplatMethod,
     /// Draw the terrain and the sky every frame (no background cache).
@@ -96,7 +104,7 @@ pub struct PassStat {
     pub label: String,
     /// Milliseconds of GPU time per rendered frame.
     pub ms_per_frame: f64,
-    /// `ms_per_frame / substeps`.
+    /// The median over the timed frames of the pass's ms in the frame over the frame's steps.
     pub ms_per_step: f64,
 }
 
@@ -109,8 +117,8 @@ pub struct ConfigResult {
     /// Spacing used, metres.
     pub dx: f32,
     pub workgroup_size: u32,
-    /// Steps per rendered frame.
-    pub substeps: u32,
+    /// Steps per rendered frame, the median over the timed frames.
+    pub steps_per_frame: f64,
     /// Simulation passes, in recording order (empty without timestamp queries).
     pub passes: Vec<PassStat>,
     /// Render passes (empty without timestamp queries).
@@ -119,8 +127,8 @@ pub struct ConfigResult {
     /// renderer's queries of the frame, idle gaps included; the median over the timed frames whose
     /// timings arrived. `None` without timestamp queries.
     pub gpu_span_ms_per_frame: Option<f64>,
-    /// Wall-clock milliseconds per frame (encode, submit and wait for the GPU), the median over the
-    /// timed frames.
+    /// Wall-clock milliseconds per frame (from the end of the wait for the previous frame to the end of the
+    /// wait for this one, the next frame recorded meanwhile), the median over the timed frames.
     pub wall_ms_per_frame: f64,
     /// The same wall clock averaged over the timed frames (slow outlier frames pull it up).
     pub wall_mean_ms_per_frame: f64,
@@ -159,23 +167,24 @@ impl ConfigResult {
             0.0
         }
     }
-    /// Simulation milliseconds per step: the sum over passes, or wall clock / substeps without timestamps.
+    /// Simulation milliseconds per step: the sum over passes, or wall clock / steps per frame without
+    /// timestamps.
     pub fn ms_per_step(&self) -> f64 {
         if self.gpu_timed() {
             self.passes.iter().map(|p| p.ms_per_step).sum()
         } else {
-            self.wall_ms_per_frame / self.substeps as f64
+            self.wall_ms_per_frame / self.steps_per_frame.max(1.0)
         }
     }
     /// GPU milliseconds of rendering per frame.
     pub fn render_ms_per_frame(&self) -> f64 {
         self.render.iter().map(|p| p.ms_per_frame).sum()
     }
-    /// Milliseconds per rendered frame: `substeps` steps plus the render. With timestamp queries this
+    /// Milliseconds per rendered frame: its steps plus the render. With timestamp queries this
     /// is the sum of the passes' medians (gaps between passes excluded; compare
     /// [`ConfigResult::gpu_span_ms_per_frame`]).
     pub fn ms_per_frame(&self) -> f64 {
-        self.ms_per_step() * self.substeps as f64 + self.render_ms_per_frame()
+        self.ms_per_step() * self.steps_per_frame + self.render_ms_per_frame()
     }
     /// Particle-steps per second: particles / (seconds per step).
     pub fn particle_steps_per_s(&self) -> f64 {
@@ -441,9 +450,6 @@ pub fn run_config(
     let mut engine = Engine::with_setup(ctx, scene.clone(), setup, options)?;
     let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
     eprint!("uploaded in {:.2} s; ", built.elapsed().as_secs_f64());
-    let substeps = engine.params().substeps;
-    let mut sim_profiler = Profiler::new(&ctx.device);
-    let mut render_profiler = Profiler::new(&ctx.device);
     let mut renderer = Renderer::new(ctx, OFFSCREEN_FORMAT, engine.terrain());
     renderer.set_obstacles(ctx, &engine.obstacle_meshes());
     renderer.set_walls(ctx, &engine.wall_meshes());
@@ -455,98 +461,14 @@ pub fn run_config(
     settings.cache_background = !plan.redraw_background;
     settings.water_shadow &= !plan.no_water_shadow;
     settings.particle.radius = engine.sim().particle_radius();
-    let (mut sim_samples, mut render_samples, mut spans_ms) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut wall_ms, mut encode_ms) = (Vec::new(), Vec::new());
-    let mut solver = Vec::new();
-    // Simulated time at the end of the warm-up and at the last timed record, seconds; the timed frames'
-    // wall clock in all.
-    let (mut t_start, mut t_end, mut wall_s) = (0.0f64, None::<f64>, 0.0f64);
-    let total = plan.warmup + plan.frames + 1;
-    for i in 0..total {
-        let started = Instant::now();
-        let mut encoder =
-            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench frame") });
-        if plan.submit_per_step {
-            // Every step but the last in a submission of its own, waited for (the last goes with the frame).
-            for _ in 1..substeps {
-                engine.sim_mut().encode_step(&mut encoder, &sim_profiler);
-                let index = ctx.queue.submit([encoder.finish()]);
-                ctx.device
-                    .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
-                    .context("waiting for the GPU")?;
-                encoder =
-                    ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench step") });
-            }
-            engine.sim_mut().encode_step(&mut encoder, &sim_profiler);
-        } else {
-            engine.sim_mut().encode_frame(&mut encoder, &sim_profiler);
-        }
-        engine.sim_mut().encode_stats(&mut encoder, &sim_profiler);
-        let source = engine.particles();
-        renderer.encode(ctx, &mut encoder, &render_profiler, &target, &camera, Some(source), &settings);
-        sim_profiler.resolve(&mut encoder);
-        render_profiler.resolve(&mut encoder);
-        let index = ctx.queue.submit([encoder.finish()]);
-        let encoded = started.elapsed().as_secs_f64();
-        engine.sim_mut().after_submit();
-        // Collects frame i-1's timings (mapped by the previous wait).
-        let finished_before = (sim_profiler.frames_finished(), render_profiler.frames_finished());
-        sim_profiler.end_frame(&ctx.queue);
-        render_profiler.end_frame(&ctx.queue);
-        ctx.device
-            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
-            .context("waiting for the GPU")?;
-        let timed = (plan.warmup..plan.warmup + plan.frames).contains(&i);
-        if timed {
-            let elapsed = started.elapsed().as_secs_f64();
-            wall_ms.push(1e3 * elapsed);
-            encode_ms.push(1e3 * encoded);
-            wall_s += elapsed;
-        }
-        let _ = engine.sim_mut().poll_stats();
-        for s in engine.sim().arrived_stats() {
-            if timed && s.frame > plan.warmup as u64 {
-                solver.push([s.density_iterations as f64, s.divergence_iterations as f64, 1e3 * s.dt as f64]);
-                t_end = Some(s.time as f64);
-            } else if s.frame <= plan.warmup as u64 {
-                t_start = s.time as f64;
-            }
-        }
-        if timed && plan.seconds.is_some_and(|secs| t_end.is_some_and(|t| t >= t_start + secs as f64)) {
-            // Simulated the asked time: the timings of this last frame are not collected.
-            break;
-        }
-        if i > plan.warmup {
-            // Frame i-1 (a timed frame) arrived: its passes per profiler and the span over both.
-            let (sim_new, render_new) = (
-                sim_profiler.frames_finished() > finished_before.0,
-                render_profiler.frames_finished() > finished_before.1,
-            );
-            let (sim_frame, render_frame) = (sim_profiler.latest_frame(), render_profiler.latest_frame());
-            if sim_new && !sim_frame.passes.is_empty() {
-                sim_samples.push(sim_frame.passes.clone());
-            }
-            if render_new && !render_frame.passes.is_empty() {
-                render_samples.push(render_frame.passes.clone());
-            }
-            if sim_new && render_new {
-                if let Some(s) = span_union(sim_frame.span.clone(), render_frame.span.clone()) {
-                    spans_ms.push(1e3 * (s.end - s.start));
-                }
-                if i + 1 == total {
-                    let queries: Vec<_> = sim_frame.queries.iter().chain(&render_frame.queries).cloned().collect();
-                    let g: Vec<String> = gaps(&queries).iter().take(12).map(|(k, ms)| format!("{k} {ms:.3}")).collect();
-                    log::debug!("bench: idle GPU time between passes of the last timed frame, ms: {}", g.join(", "));
-                }
-            }
-        }
-    }
+    let view = frames::View { renderer: &mut renderer, target: &target, camera: &camera, settings: &settings };
+    let t = frames::run(ctx, &mut engine, view, plan)?;
     let list = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(" ");
     log::debug!(
         "bench frames, wall ms: {}; GPU span ms: {}; encode ms: {}",
-        list(&wall_ms),
-        list(&spans_ms),
-        list(&encode_ms)
+        list(&t.wall_ms),
+        list(&t.spans_ms),
+        list(&t.encode_ms)
     );
     let n = engine.sim().capacity();
     // After the timed frames (it waits for the GPU): how many particles read lists rather than the grid.
@@ -556,29 +478,30 @@ pub fn run_config(
     if let Some(s) = engine.sim_mut().poll_stats().filter(|s| s.non_finite > 0) {
         log::warn!("bench: {} non-finite particles of {n}; timings may not be representative", s.non_finite);
     }
-    let stats = |samples: &[Vec<PassTime>]| medians(samples, substeps);
-    let mean = |k: usize| solver.iter().map(|s| s[k]).sum::<f64>() / solver.len().max(1) as f64;
-    let dts: Vec<f64> = solver.iter().map(|s| s[2]).collect();
+    let timed_steps: Vec<f64> = t.steps.iter().map(|&n| f64::from(n)).collect();
+    let steps_per_frame = median(&timed_steps).unwrap_or(f64::from(engine.params().substeps));
+    let mean = |k: usize| t.solver.iter().map(|s| s[k]).sum::<f64>() / t.solver.len().max(1) as f64;
+    let dts: Vec<f64> = t.solver.iter().map(|s| s[2]).collect();
     Ok(ConfigResult {
         target_particles: setup.len(),
         particles: n,
         dx,
         workgroup_size,
-        substeps,
-        passes: stats(&sim_samples),
-        render: stats(&render_samples),
-        gpu_span_ms_per_frame: median(&spans_ms),
-        wall_ms_per_frame: median(&wall_ms).unwrap_or(0.0),
-        wall_mean_ms_per_frame: wall_ms.iter().sum::<f64>() / wall_ms.len().max(1) as f64,
-        encode_ms_per_frame: median(&encode_ms).unwrap_or(0.0),
+        steps_per_frame,
+        passes: medians(&t.sim_samples, |sample| f64::from(steps_in(sample))),
+        render: medians(&t.render_samples, |_| steps_per_frame),
+        gpu_span_ms_per_frame: median(&t.spans_ms),
+        wall_ms_per_frame: median(&t.wall_ms).unwrap_or(0.0),
+        wall_mean_ms_per_frame: t.wall_ms.iter().sum::<f64>() / t.wall_ms.len().max(1) as f64,
+        encode_ms_per_frame: median(&t.encode_ms).unwrap_or(0.0),
         bytes_allocated: engine.sim().bytes_allocated(),
-        samples: sim_samples.len(),
+        samples: t.sim_samples.len(),
         density_iterations: mean(0),
         divergence_iterations: mean(1),
         dt_ms: mean(2),
         dt_median_ms: median(&dts).unwrap_or(0.0),
-        sim_seconds: t_end.map_or(0.0, |t| t - t_start),
-        wall_seconds: wall_s,
+        sim_seconds: t.t_end.map_or(0.0, |end| end - t.t_start),
+        wall_seconds: t.wall_seconds(),
     })
 }
 
@@ -594,8 +517,9 @@ fn median(values: &[f64]) -> Option<f64> {
     }
 }
 
-/// Per label (first-seen order), the median over frames of its ms per frame (0 in a frame without it).
-fn medians(samples: &[Vec<PassTime>], substeps: u32) -> Vec<PassStat> {
+/// Per label (first-seen order), the median over frames of its ms per frame (0 in a frame without it) and
+/// of its ms per frame over the frame's `steps`.
+fn medians(samples: &[Vec<PassTime>], steps: impl Fn(&[PassTime]) -> f64) -> Vec<PassStat> {
     let mut labels: Vec<&str> = Vec::new();
     for p in samples.iter().flatten() {
         if !labels.contains(&p.label.as_str()) {
@@ -605,10 +529,14 @@ fn medians(samples: &[Vec<PassTime>], substeps: u32) -> Vec<PassStat> {
     labels
         .into_iter()
         .map(|label| {
-            let v: Vec<f64> =
-                samples.iter().map(|s| s.iter().find(|p| p.label == label).map_or(0.0, |p| p.ms)).collect();
-            let ms = median(&v).unwrap_or(0.0);
-            PassStat { label: label.to_string(), ms_per_frame: ms, ms_per_step: ms / substeps.max(1) as f64 }
+            let ms_in = |s: &[PassTime]| s.iter().find(|p| p.label == label).map_or(0.0, |p| p.ms);
+            let per_frame: Vec<f64> = samples.iter().map(|s| ms_in(s)).collect();
+            let per_step: Vec<f64> = samples.iter().map(|s| ms_in(s) / steps(s).max(1.0)).collect();
+            PassStat {
+                label: label.to_string(),
+                ms_per_frame: median(&per_frame).unwrap_or(0.0),
+                ms_per_step: median(&per_step).unwrap_or(0.0),
+            }
         })
         .collect()
 }

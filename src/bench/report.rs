@@ -2,7 +2,7 @@
 //! (a summary table, the log-log slopes, then a pass | ms/step | share % table per configuration) and
 //! `bench.png` (see [`super::plot`]). Three frame times are reported side by side (see the module docs of
 //! [`super`]): the GPU span of a frame (first to last timestamp, idle gaps included), the sum of pass
-//! times, and the median wall clock per frame (submit and wait).
+//! times, and the median wall clock per frame (the pace at which frames come out, one in flight).
 
 use super::{ConfigResult, Report};
 use anyhow::{Context, Result};
@@ -11,16 +11,16 @@ use std::path::Path;
 
 /// Columns of `bench.csv`, in order. Rows per configuration: one per simulation pass, then `total`
 /// (sum of the simulation passes), one `render:<label>` per render pass when there are several, `render`
-/// (their sum), `frame` (substeps steps + render: the sum of pass times) and `wall` (the median wall clock
-/// per frame, submit and wait).
-/// `ms_per_step` of the once-per-frame rows is amortised over the frame's substeps; `share_pct` is a
+/// (their sum), `frame` (the frame's steps + render: the sum of pass times) and `wall` (the median wall
+/// clock per frame, one frame in flight); `steps_per_frame` is the median over the timed frames.
+/// `ms_per_step` of the once-per-frame rows is amortised over the frame's steps; `share_pct` is a
 /// pass's share of `total`, or for `render` its share of `frame`. `bytes_per_particle` and
 /// `particle_steps_per_s` belong to the configuration and repeat on its rows, as do the solver's mean
 /// `density_iterations`, `divergence_iterations` per step and time step `dt_ms` (from the statistics read
 /// back during the timed frames, see [`ConfigResult`]), and the frame times of the configuration:
 /// `gpu_span_ms_per_frame` (GPU span of a frame, first to last timestamp, idle gaps included; median over
 /// the timed frames; empty without timestamp queries), `wall_ms_per_frame` (median wall clock per frame,
-/// submit and wait), `wall_mean_ms_per_frame` (its mean) and `encode_ms_per_frame` (median CPU time from the
+/// one frame in flight), `wall_mean_ms_per_frame` (its mean) and `encode_ms_per_frame` (median CPU time from the
 /// start of encoding to the return of the submission), the median time step `dt_median_ms`, and the
 /// simulated and wall-clock seconds of the timed frames with their ratio, the `realtime_factor`
 /// (rendering included). A configuration that
@@ -31,7 +31,7 @@ pub const CSV_HEADER: [&str; 24] = [
     "target_particles",
     "particles",
     "workgroup_size",
-    "substeps",
+    "steps_per_frame",
     "pass",
     "ms_per_step",
     "ms_per_frame",
@@ -80,7 +80,7 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
                 r.target_particles.to_string(),
                 r.particles.to_string(),
                 r.workgroup_size.to_string(),
-                r.substeps.to_string(),
+                format!("{:.1}", r.steps_per_frame),
             ];
             rec.push(row.0);
             rec.extend([row.1, row.2].map(|v| format!("{v:.6}")));
@@ -111,7 +111,7 @@ pub fn write_csv(report: &Report, path: &Path) -> Result<()> {
 
 /// (pass, ms per step, ms per frame, share %) rows of one configuration, as described at [`CSV_HEADER`].
 fn result_rows(r: &ConfigResult) -> Vec<(String, f64, f64, Option<f64>)> {
-    let steps = r.substeps.max(1) as f64;
+    let steps = r.steps_per_frame.max(1.0);
     let total = r.ms_per_step();
     let mut rows: Vec<_> = r
         .passes
@@ -136,9 +136,9 @@ fn result_rows(r: &ConfigResult) -> Vec<(String, f64, f64, Option<f64>)> {
 
 /// What the summary's three frame-time columns are, printed above the table.
 const FRAME_TIMES_LEGEND: &str = "Frame times, each the median over the timed frames: **pass sum** = sum of pass times \
-(substeps x ms/step + render; gaps between passes excluded); **GPU span** = GPU span of a frame (first to last timestamp, \
-idle gaps included); **median wall** = median wall clock per frame (submit and wait: CPU encoding, submission and the \
-wait for the GPU).\n\n";
+(steps/frame x ms/step + render; gaps between passes excluded); **GPU span** = GPU span of a frame (first to last timestamp, \
+idle gaps included); **median wall** = median wall clock per frame (the pace at which frames come out: the next frame is \
+recorded while the GPU runs the last, as in the window).\n\n";
 
 /// The GPU span per frame with three decimals, or `n/a` without timestamp queries.
 fn span_text(r: &ConfigResult) -> String {
@@ -185,7 +185,9 @@ pub fn summary_markdown(report: &Report) -> String {
         );
     }
     if report.results.iter().any(|r| !r.gpu_timed()) {
-        s.push_str("- no GPU timestamp queries on this adapter: ms/step is wall clock / substeps, no per-pass times\n");
+        s.push_str(
+            "- no GPU timestamp queries on this adapter: ms/step is wall clock / steps per frame, no per-pass times\n",
+        );
     }
     s.push_str("\n## Summary\n\n");
     s.push_str(FRAME_TIMES_LEGEND);
@@ -197,11 +199,11 @@ pub fn summary_markdown(report: &Report) -> String {
     for r in &report.results {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.3} | {} | {:.3} | {:.3} | {} | {:.3} | {:.3e} | {:.0} | {:.1} + {:.1} | {:.2} | {:.3} |",
+            "| {} | {} | {:.3} | {:.1} | {:.3} | {:.3} | {} | {:.3} | {:.3e} | {:.0} | {:.1} + {:.1} | {:.2} | {:.3} |",
             count(r.particles as u64),
             r.workgroup_size,
             r.ms_per_step(),
-            r.substeps,
+            r.steps_per_frame,
             r.render_ms_per_frame(),
             r.ms_per_frame(),
             span_text(r),
@@ -245,12 +247,12 @@ pub fn markdown(report: &Report) -> String {
     for r in &report.results {
         let _ = writeln!(
             s,
-            "\n### {} particles (target {}), workgroup {}\n\ndx = {} m, {} steps per frame, {} timed frames sampled.\n",
+            "\n### {} particles (target {}), workgroup {}\n\ndx = {} m, {:.1} steps per frame (median), {} timed frames sampled.\n",
             count(r.particles as u64),
             count(r.target_particles),
             r.workgroup_size,
             r.dx,
-            r.substeps,
+            r.steps_per_frame,
             r.samples
         );
         s.push_str("| pass | ms/step | share % |\n|---|--:|--:|\n");
@@ -262,8 +264,8 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(
             s,
             "\nrender {:.3} ms/frame{}; sum of pass times {:.3} ms per rendered frame; GPU span of a frame (first to last \
-             timestamp, idle gaps included) {} ms; median wall clock per frame (submit and wait) {:.3} ms (mean {:.3} ms; of it, encoding and \
-             submission {:.3} ms); \
+             timestamp, idle gaps included) {} ms; median wall clock per frame (one frame in flight) {:.3} ms (mean {:.3} ms; the CPU encodes and submits a frame in \
+             {:.3} ms while the GPU runs the last); \
              {:.3e} particle-steps/s; {:.0} bytes/particle ({:.1} MiB).",
             r.render_ms_per_frame(),
             if r.render.len() > 1 {

@@ -107,7 +107,8 @@ impl CostRig {
     fn frame(&mut self, ctx: &GpuContext, live: Option<&mut LiveRecording>) -> wgpu::SubmissionIndex {
         let mut enc =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("record cost frame") });
-        self.engine.sim_mut().encode_frame(&mut enc, &self.profiler);
+        let steps = self.engine.sim().frame_steps();
+        self.engine.sim_mut().encode_frame(&mut enc, &self.profiler, steps);
         let particles = self.engine.particles();
         let t = &self.target;
         self.renderer.encode(ctx, &mut enc, &self.profiler, t, &self.camera, Some(particles), &self.settings);

@@ -307,7 +307,7 @@ pub enum Command {
     /// numbered PNGs; --particles DIR writes each frame's particles (PLY or VTU). With --record-cost:
     /// measure what live recording costs the frame rate instead.
     Capture(CaptureArgs),
-    /// Physical validation headless (hydrostatic tank, dam break vs Martin & Moyce 1952, density error
+    /// Physical validation headless (hydrostatic tank, dam-break front vs Lobovsky et al. 2014, density error
     /// vs iterations, sloshing energy) per solver; writes a CSV and a PNG per case and summary.md.
     Validate(ValidateArgs),
 }
@@ -466,6 +466,11 @@ pub struct BenchArgs {
     /// measure the per-submission overhead in the wall-clock column.
     #[arg(long)]
     pub submit_per_step: bool,
+    /// Frames of the scene's `substeps` steps each, as before frames followed the simulated time (by
+    /// default a frame takes the steps that cover the scene's `frame_dt`, as the window does), to compare
+    /// with runs of that time.
+    #[arg(long)]
+    pub fixed_substeps: bool,
     /// How the fluid's splats are drawn: `raster` (instanced quads) or `compute` (per-pixel atomics, the
     /// app's default).
     #[arg(long, default_value = "compute", value_parser = parse_splats)]
@@ -524,6 +529,7 @@ impl BenchArgs {
             cell_split: self.cell_split,
             cells_per_particle: self.cells_per_particle,
             submit_per_step: self.submit_per_step,
+            fixed_substeps: self.fixed_substeps,
             splats: self.splats,
             redraw_background: self.redraw_background,
             no_water_shadow: self.no_water_shadow,

@@ -187,7 +187,7 @@ pub fn simulate(ctx: &GpuContext, engine: &mut Engine, args: &RunArgs, stop: &At
             eprintln!("diffuse particles {}: spray {}, foam {}, bubbles {}", d.count, d.spray, d.foam, d.bubbles);
         }
     }
-    print_pass_times(&profiler, engine.params().substeps as f64, engine.live_particles());
+    print_pass_times(&profiler, engine.live_particles());
     if let Some(blow_up) = engine.sim().blow_up() {
         bail!("{blow_up}");
     }
@@ -253,13 +253,14 @@ fn progress_line(wall: f64, s: &SimStats, device: &wgpu::Device) -> String {
 /// Prints the GPU time per pass of the last timed frame and their sum, per frame and per step, then that
 /// frame's GPU span (first to last timestamp, idle gaps included); nothing when no frame was timed (no
 /// timestamp queries, or a run shorter than the profiler's latency).
-fn print_pass_times(profiler: &Profiler, steps_per_frame: f64, particles: u32) {
+fn print_pass_times(profiler: &Profiler, particles: u32) {
     let frame = profiler.latest_frame();
     let passes = &frame.passes;
     if passes.is_empty() {
         eprintln!("GPU time per pass: no frame timed (no timestamp queries, or a run shorter than their read-back)");
         return;
     }
+    let steps_per_frame = crate::sim::frame_steps::steps_in(passes).max(1) as f64;
     eprintln!("GPU time per pass (last timed frame, {steps_per_frame} steps per frame):");
     for p in passes {
         eprintln!("  {:<15} {:9.3} ms/frame {:9.3} ms/step", p.label, p.ms, p.ms / steps_per_frame);

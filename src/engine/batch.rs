@@ -9,7 +9,8 @@ use crate::render::{self, DepthFilter, FluidView, OrbitCamera, RenderSettings, R
 use crate::sim::{SimStats, Simulation};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Runs frames until `frames` have been simulated, the simulated time reaches `seconds` or the
+/// Runs frames until `frames` have been simulated (frames of `substeps` steps each; without `frames`, each
+/// covers the scene's `frame_dt`: [`Simulation::frame_steps`]), the simulated time reaches `seconds` or the
 /// simulation blows up ([`Simulation::blow_up`]: the caller reports it), calling `on_stats` for each
 /// statistics record as it arrives (in order, possibly a few frames late), and returns the last. At most a few frames are in flight: the CPU waits for frame k-3 before recording
 /// frame k+1, which keeps memory bounded without stalling the GPU.
@@ -53,7 +54,9 @@ pub fn run_frames_until(
         }
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("headless frame") });
-        sim.encode_frame(&mut encoder, profiler);
+        // A step count asked for runs whole frames of `substeps` steps; otherwise a frame covers its time.
+        let steps = if frames.is_some() { sim.params().substeps } else { sim.frame_steps() };
+        sim.encode_frame(&mut encoder, profiler, steps);
         sim.encode_stats(&mut encoder, profiler);
         profiler.resolve(&mut encoder);
         submissions.push_back(ctx.queue.submit([encoder.finish()]));

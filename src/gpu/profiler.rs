@@ -15,6 +15,8 @@ pub struct PassTime {
     pub label: String,
     /// Milliseconds of GPU time in the frame.
     pub ms: f64,
+    /// Times the pass ran in the frame (a simulation pass once per step: see `sim::steps_in`).
+    pub runs: u32,
 }
 
 /// The GPU timings of one finished profiler frame.
@@ -234,13 +236,14 @@ pub fn gaps(queries: &[(String, Range<f64>)]) -> Vec<(String, f64)> {
 
 /// Sums results per label (a pass dispatched in many substeps appears once), keeping first-seen order.
 pub fn summarize(results: &[GpuTimerQueryResult]) -> Vec<PassTime> {
-    fn walk(r: &[GpuTimerQueryResult], order: &mut Vec<String>, sums: &mut BTreeMap<String, f64>) {
+    fn walk(r: &[GpuTimerQueryResult], order: &mut Vec<String>, sums: &mut BTreeMap<String, (f64, u32)>) {
         for q in r {
             if let Some(t) = &q.time {
                 if !sums.contains_key(&q.label) {
                     order.push(q.label.clone());
                 }
-                *sums.entry(q.label.clone()).or_default() += (t.end - t.start) * 1e3;
+                let sum = sums.entry(q.label.clone()).or_default();
+                *sum = (sum.0 + (t.end - t.start) * 1e3, sum.1 + 1);
             }
             walk(&q.nested_queries, order, sums);
         }
@@ -248,7 +251,7 @@ pub fn summarize(results: &[GpuTimerQueryResult]) -> Vec<PassTime> {
     let mut order = Vec::new();
     let mut sums = BTreeMap::new();
     walk(results, &mut order, &mut sums);
-    order.into_iter().map(|label| PassTime { ms: sums[&label], label }).collect()
+    order.into_iter().map(|label| PassTime { ms: sums[&label].0, runs: sums[&label].1, label }).collect()
 }
 
 #[cfg(test)]
@@ -287,6 +290,20 @@ mod tests {
         let sum: f64 = frame.passes.iter().map(|p| p.ms).sum();
         assert!((sum - 4.9).abs() < 1e-9, "sum {sum} ms");
         assert!(ms > sum);
+    }
+
+    #[test]
+    fn summarize_counts_the_runs_of_a_pass() {
+        let results = vec![
+            query("grid", Some(0.000..0.001), vec![]),
+            query("density", Some(0.001..0.003), vec![]),
+            query("grid", Some(0.003..0.004), vec![]),
+            query("untimed", None, vec![]),
+        ];
+        let passes = summarize(&results);
+        let runs: Vec<(&str, u32)> = passes.iter().map(|p| (p.label.as_str(), p.runs)).collect();
+        assert_eq!(runs, [("grid", 2), ("density", 1)]);
+        assert!((passes[0].ms - 2.0).abs() < 1e-9, "{passes:?}");
     }
 
     #[test]

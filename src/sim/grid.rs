@@ -21,6 +21,10 @@ pub(super) fn bounds(points: impl IntoIterator<Item = [f32; 3]>) -> ([f32; 3], [
     })
 }
 
+/// The profiler label of the grid pass, the first of every step (so its runs in a profiled frame are the
+/// frame's steps: [`super::frame_steps::steps_in`]).
+pub const PASS: &str = "grid";
+
 /// The "grid" pass: clear the cell counts, `count`, scan, `scatter`.
 pub(super) struct GridStage {
     count: wgpu::ComputePipeline,
@@ -58,7 +62,7 @@ impl Stage for GridStage {
     fn encode(&self, step: &mut StepContext<'_>, (): ()) {
         step.encoder.clear_buffer(&self.cell_start, 0, None);
         let groups = step.dispatch.particles;
-        let mut pass = step.profiler.compute_pass(step.encoder, "grid");
+        let mut pass = step.profiler.compute_pass(step.encoder, PASS);
         pass.set_bind_group(0, step.grid_bind, &[]);
         pass.set_pipeline(&self.count);
         gpu::dispatch(&mut pass, groups);

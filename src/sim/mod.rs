@@ -24,6 +24,7 @@ mod build;
 pub mod dfsph;
 pub mod diffuse;
 pub mod diffuse_params;
+pub mod frame_steps;
 pub mod gpu_data;
 pub mod grid;
 mod halo;
@@ -410,10 +411,10 @@ impl Simulation {
         }
     }
 
-    /// Records one rendered frame of simulation: `params.substeps` steps, then the diffuse particles
-    /// ([`Simulation::encode_diffuse`]); no read-back.
-    pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler) {
-        for _ in 0..self.params.substeps {
+    /// Records one rendered frame of simulation: `steps` steps (usually [`Simulation::frame_steps`]), then
+    /// the diffuse particles ([`Simulation::encode_diffuse`]); no read-back.
+    pub fn encode_frame(&mut self, encoder: &mut wgpu::CommandEncoder, profiler: &Profiler, steps: u32) {
+        for _ in 0..steps {
             self.encode_step(encoder, profiler);
         }
         self.encode_diffuse(encoder, profiler);

@@ -75,11 +75,13 @@ pub struct SimParams {
     pub divergence_iterations: u32,
     /// WCSPH: numerical sound speed c, m/s (0 = automatic, 10 x the free-fall speed over the domain's height).
     pub sound_speed: f32,
-    /// Simulation substeps per rendered frame.
+    /// Fewest simulation steps per rendered frame: the longest step is `frame_dt / substeps`; a frame
+    /// takes more where the CFL condition shortens the step ([`super::Simulation::frame_steps`]).
     pub substeps: u32,
     /// CFL number lambda: dt <= lambda * h / v_max.
     pub cfl: f32,
-    /// Simulated time advanced per rendered frame at most, seconds (the sum of the substeps' dt).
+    /// Simulated time per rendered frame, seconds: `substeps` steps or more, as many as cover it (at most
+    /// `frame_steps::MAX_FRAME_STEPS`, and in the window as many as fit its frame budget).
     pub frame_dt: f32,
     /// Wall friction: fraction of the tangential velocity removed on contact with the terrain or a wall (0..1).
     pub friction: f32,

@@ -295,7 +295,7 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>,
                 });
             }
         }
-        changed |= param_row(ui, "Substeps", "Simulation steps per rendered frame (more = smaller dt, slower). Dimensionless.", &mut p.substeps, defaults.substeps, |ui, v| {
+        changed |= param_row(ui, "Substeps", "Fewest simulation steps per rendered frame: the longest step is Frame dt / Substeps (more = smaller dt, slower). A frame takes more steps where the CFL condition shortens them, as many as fit the window's frame budget. Dimensionless.", &mut p.substeps, defaults.substeps, |ui, v| {
             ui.add(egui::Slider::new(v, 1..=16)).changed()
         });
         changed |= param_row(ui, "Viscosity", "Kinematic artificial viscosity nu, m²/s (acts on approaching particle pairs only). Water is 1e-6; SPH needs more for stability.", &mut p.viscosity, defaults.viscosity, |ui, v| {
@@ -307,7 +307,7 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>,
         changed |= param_row(ui, "CFL", "CFL number lambda, dimensionless: dt <= lambda * h / v_max", &mut p.cfl, defaults.cfl, |ui, v| {
             ui.add(egui::Slider::new(v, 0.05..=1.0)).changed()
         });
-        changed |= param_row(ui, "Frame dt", "Most simulated time per rendered frame, seconds (split over the substeps; the CFL limit may shorten it)", &mut p.frame_dt, defaults.frame_dt, |ui, v| {
+        changed |= param_row(ui, "Frame dt", "Simulated time per rendered frame, seconds: covered by at least Substeps steps, more where the CFL condition shortens them (fewer simulated seconds per frame only when the steps would not fit the window's frame budget)", &mut p.frame_dt, defaults.frame_dt, |ui, v| {
             ui.add(egui::Slider::new(v, 0.001..=0.1).logarithmic(true).suffix(" s")).changed()
         });
         changed |= param_row(ui, "Friction", "Fraction of the tangential velocity removed on contact with terrain or walls, dimensionless (0..1)", &mut p.friction, defaults.friction, |ui, v| {
