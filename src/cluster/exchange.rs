@@ -16,23 +16,25 @@ pub struct ExchangeError {
 /// Bytes per particle: position, velocity, id.
 const PARTICLE_BYTES: usize = 16 + 16 + 4;
 
-/// `particles` as one message (see the module docs).
+// The messages are the GPU's own bytes (little-endian, as every GPU and every host this runs on), copied
+// whole: no value is converted one by one (that cost about 43 ns a particle, most of a two-H200 run's
+// exchange at 7.65 M particles a rank).
+#[cfg(not(target_endian = "little"))]
+compile_error!("rank messages carry the GPU's little-endian bytes as they are");
+
+/// `particles` as one message (see the module docs): three bulk copies.
 pub fn encode(particles: &RankParticles) -> Vec<u8> {
     let n = particles.len();
     let mut out = Vec::with_capacity(4 + n * PARTICLE_BYTES);
     out.extend_from_slice(&(n as u32).to_le_bytes());
-    for v in particles.pos.iter().chain(&particles.vel) {
-        for c in v {
-            out.extend_from_slice(&c.to_le_bytes());
-        }
-    }
-    for id in &particles.ids {
-        out.extend_from_slice(&id.to_le_bytes());
-    }
+    out.extend_from_slice(bytemuck::cast_slice(&particles.pos));
+    out.extend_from_slice(bytemuck::cast_slice(&particles.vel));
+    out.extend_from_slice(bytemuck::cast_slice(&particles.ids));
     out
 }
 
-/// The particles of a message made by [`encode`]. Errors: the length does not match the header.
+/// The particles of a message made by [`encode`] (bulk copies into aligned vectors). Errors: the length
+/// does not match the header.
 pub fn decode(bytes: &[u8]) -> Result<RankParticles, ExchangeError> {
     let count = bytes.get(..4).map_or(u64::MAX, |h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as u64);
     let fail = ExchangeError { len: bytes.len(), count };
@@ -40,33 +42,25 @@ pub fn decode(bytes: &[u8]) -> Result<RankParticles, ExchangeError> {
     if n.checked_mul(PARTICLE_BYTES).and_then(|b| b.checked_add(4)) != Some(bytes.len()) {
         return Err(fail);
     }
-    let f = |k: usize| f32::from_le_bytes([bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3]]);
-    let vec4 = |base: usize, i: usize| std::array::from_fn(|c| f(base + 16 * i + 4 * c));
-    let ids_at = 4 + 32 * n;
+    let (vel_at, ids_at) = (4 + 16 * n, 4 + 32 * n);
     Ok(RankParticles {
-        pos: (0..n).map(|i| vec4(4, i)).collect(),
-        vel: (0..n).map(|i| vec4(4 + 16 * n, i)).collect(),
-        ids: (0..n)
-            .map(|i| {
-                let k = ids_at + 4 * i;
-                u32::from_le_bytes([bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3]])
-            })
-            .collect(),
+        pos: bytemuck::pod_collect_to_vec(&bytes[4..vel_at]),
+        vel: bytemuck::pod_collect_to_vec(&bytes[vel_at..ids_at]),
+        ids: bytemuck::pod_collect_to_vec(&bytes[ids_at..]),
     })
 }
 
-/// `values` as bytes (little-endian).
+/// `values` as bytes (little-endian), one bulk copy.
 pub fn encode_f32(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    bytemuck::cast_slice(values).to_vec()
 }
 
 /// The values of [`encode_f32`]. Errors: a length that is not whole `f32`s.
 pub fn decode_f32(bytes: &[u8]) -> Result<Vec<f32>, ExchangeError> {
-    let chunks = bytes.chunks_exact(4);
-    if !chunks.remainder().is_empty() {
+    if bytes.len() % 4 != 0 {
         return Err(ExchangeError { len: bytes.len(), count: (bytes.len() / 4) as u64 });
     }
-    Ok(chunks.map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    Ok(bytemuck::pod_collect_to_vec(bytes))
 }
 
 #[cfg(test)]
@@ -88,6 +82,11 @@ mod tests {
         let v = vec![1.5, -0.0, f32::INFINITY, 3.0, 0.25];
         assert_eq!(decode_f32(&encode_f32(&v)).unwrap(), v);
         assert!(decode_f32(&[0; 15]).is_err());
+        // A message at an odd address (a transport's buffer need not be aligned) decodes the same.
+        let shifted = [vec![0u8], encode(&p)].concat();
+        assert_eq!(decode(&shifted[1..]).unwrap().ids, p.ids);
+        let shifted = [vec![0u8], encode_f32(&v)].concat();
+        assert_eq!(decode_f32(&shifted[1..]).unwrap(), v);
     }
 
     #[test]
