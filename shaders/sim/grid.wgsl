@@ -1,5 +1,5 @@
 // Neighbour grid by counting sort (Green 2010, "Particle simulation using CUDA"; Hoetzlein 2014):
-// `count` atomically counts the particles of each cell, an exclusive prefix sum over the counts (gpu/scan.wgsl)
+// `clear` zeroes the table, `count` atomically counts the particles of each cell, an exclusive prefix sum over the counts (gpu/scan.wgsl)
 // gives each cell's start, and `scatter` claims a place for every particle with a second atomic add on its
 // cell's start, so each cell's particles are contiguous (in arbitrary order within the cell, as the
 // count's slots were). No per-particle (cell, slot) is stored: the scatter re-derives the cell from the
@@ -21,6 +21,15 @@ fn table_cell(p: vec4<f32>) -> u32 {
         return cell_index(cell_coord(p.xyz));
     }
     return params.num_cells;
+}
+
+// Zeroes the cell table (every cell, the parking cell and the total) before `count`.
+@compute @workgroup_size(WG)
+fn clear(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let c = flat_index(gid, nwg, WG);
+    if (c < arrayLength(&cell_start)) {
+        atomicStore(&cell_start[c], 0u);
+    }
 }
 
 @compute @workgroup_size(WG)
