@@ -57,7 +57,7 @@ pub fn encode_f32(values: &[f32]) -> Vec<u8> {
 
 /// The values of [`encode_f32`]. Errors: a length that is not whole `f32`s.
 pub fn decode_f32(bytes: &[u8]) -> Result<Vec<f32>, ExchangeError> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(ExchangeError { len: bytes.len(), count: (bytes.len() / 4) as u64 });
     }
     Ok(bytemuck::pod_collect_to_vec(bytes))
