@@ -13,9 +13,9 @@
 //!   shortens the step; `substeps` exactly with `--fixed-substeps`), the statistics
 //!   reduction and one [`Renderer::encode`] of the scene camera into an [`Offscreen`] target. As in
 //!   the window, the CPU records the next frame while the GPU runs the last one (one frame in flight,
-//!   [`frames`]); each frame's timestamp queries arrive a frame or two later.
-//! - Simulation and rendering are timed by two separate [`Profiler`]s, so any pass the renderer adds
-//!   counts as rendering without a list of labels here. Per pass the median over the timed frames of
+//!   src/bench/frames.rs); each frame's timestamp queries arrive a frame or two later.
+//! - Simulation and rendering are timed by two separate [`crate::gpu::Profiler`]s, so any pass the
+//!   renderer adds counts as rendering without a list of labels here. Per pass the median over the timed frames of
 //!   its ms per frame is kept, and the median of its ms per frame over the frame's steps is its ms per
 //!   step (the once-per-frame statistics and diffuse passes are amortised the same way). Total ms per
 //!   step is the sum over simulation passes;
