@@ -23,6 +23,11 @@ pub struct History {
     pub max_error: VecDeque<[f64; 2]>,
     pub particles: VecDeque<[f64; 2]>,
     last_stats_frame: Option<u64>,
+    /// Playback speed: simulated seconds per second of wall clock, smoothed over the statistics records
+    /// (1 = real time); the last record's simulated time and the wall clock since it.
+    pub playback: Option<f64>,
+    last_sim_time: Option<f32>,
+    wall_since_stats: Duration,
 }
 
 fn push(series: &mut VecDeque<[f64; 2]>, x: f64, y: f64) {
@@ -58,14 +63,36 @@ impl History {
         }
         // Drop series of passes that no longer run.
         self.passes.retain(|(_, s)| s.back().is_some_and(|p| x - p[0] < HISTORY as f64));
+        if stats.is_none_or(|s| self.last_stats_frame == Some(s.frame)) {
+            self.wall_since_stats += dt;
+        }
         if let Some(s) = stats {
             if self.last_stats_frame != Some(s.frame) {
                 self.last_stats_frame = Some(s.frame);
+                self.update_playback(s.time, dt);
                 push(&mut self.mean_error, x, s.mean_density_error as f64 * 100.0);
                 push(&mut self.max_error, x, s.max_density_error as f64 * 100.0);
                 push(&mut self.particles, x, s.particle_count as f64);
             }
         }
+    }
+}
+
+impl History {
+    /// A statistics record at simulated time `time` arrived, `dt` of wall clock after the last frame: the
+    /// playback speed is the simulated time since the last record over the wall clock since it (smoothed,
+    /// weight 0.2); a reset (time going back) starts it afresh.
+    fn update_playback(&mut self, time: f32, dt: Duration) {
+        let wall = (self.wall_since_stats + dt).as_secs_f64();
+        match self.last_sim_time {
+            Some(t0) if time >= t0 && wall > 0.0 => {
+                let rate = f64::from(time - t0) / wall;
+                self.playback = Some(self.playback.map_or(rate, |p| 0.8 * p + 0.2 * rate));
+            }
+            _ => self.playback = None,
+        }
+        self.last_sim_time = Some(time);
+        self.wall_since_stats = Duration::ZERO;
     }
 }
 
@@ -157,6 +184,16 @@ pub fn stats_panel_ui(ui: &mut egui::Ui, timer: &mut FrameTimer, history: &Histo
             ui.label("Particles");
             ui.label(info.sim.map_or_else(|| "-".into(), |s| thousands(s.live_particles() as u64)));
             ui.end_row();
+            if let Some(rate) = history.playback {
+                ui.label("Playback").on_hover_text(
+                    "Simulated seconds per second of wall clock (1 = real time), and the steps of the last timed \
+                     frame: a frame takes the steps that cover its simulated time, as many as fit the frame budget",
+                );
+                let steps = crate::sim::frame_steps::steps_in(info.gpu_times);
+                let steps = if steps > 0 { format!(", {steps} steps a frame") } else { String::new() };
+                ui.label(format!("{rate:.2} x real time{steps}"));
+                ui.end_row();
+            }
             match info.stats {
                 Some(s) => sim_stats_rows(ui, s),
                 None => {
@@ -230,4 +267,28 @@ fn gpu_times_ui(ui: &mut egui::Ui, info: &FrameInfo<'_>) {
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.strong(format!("{total:.3} ms")));
         ui.end_row();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimStats;
+
+    #[test]
+    fn playback_is_simulated_time_over_wall_clock() {
+        let mut h = History::default();
+        let frame = Duration::from_millis(20);
+        let record = |frame: u64, time: f32| SimStats { frame, time, ..SimStats::default() };
+        h.push_frame(frame, &[], Some(&record(1, 0.01)));
+        assert_eq!(h.playback, None, "one record says nothing yet");
+        // Two frames (40 ms) later the water is 20 ms further: half of real time.
+        h.push_frame(frame, &[], None);
+        h.push_frame(frame, &[], Some(&record(3, 0.03)));
+        assert!((h.playback.unwrap() - 0.5).abs() < 1e-6, "{:?}", h.playback);
+        // The same record again is no new figure; a reset (time back to 0) starts afresh.
+        h.push_frame(frame, &[], Some(&record(3, 0.03)));
+        assert!((h.playback.unwrap() - 0.5).abs() < 1e-6);
+        h.push_frame(frame, &[], Some(&record(4, 0.0)));
+        assert_eq!(h.playback, None);
+    }
 }
