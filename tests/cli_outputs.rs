@@ -144,6 +144,43 @@ fn steps_count_steps_not_frames() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--seconds` runs frames that cover the scene's `frame_dt` (1/60 s) whatever the time step: with a CFL
+/// number of 0.05 the falling block steps well under `frame_dt / substeps`, and its frames take the
+/// steps that make up the difference (their simulated time is read from the statistics CSV).
+#[test]
+fn seconds_run_frames_that_cover_their_simulated_time() {
+    let dir = scratch("frame-time");
+    let scene = "(name: \"short steps\", domain: (min: (0.0, 0.0, 0.0), max: (1.0, 1.0, 0.2)),
+        fluid_blocks: [(min: (0.0, 0.0, 0.0), max: (0.4, 0.4, 0.2))],
+        camera: (target: (0.5, 0.3, 0.1), distance: 2.5, yaw_deg: 0.0, pitch_deg: 25.0),
+        solver: (dx: 0.05, cfl: 0.05), cpu_dx_scale: 1.0)";
+    std::fs::write(dir.join("short.ron"), scene).expect("write scene");
+    let (out, _) = waterview(&dir, &["--scene", "short.ron", "run", "--seconds", "0.4", "--stats", "stats.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.join("stats.csv")).expect("the CSV");
+    let rows: Vec<[f64; 3]> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').take(3).map(|x| x.parse().expect("a number")).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
+    let (frame_dt, longest) = (1.0 / 60.0, 1.0 / 240.0);
+    // Consecutive records whose step is under half the longest (the block has started to fall).
+    let covered: Vec<f64> = rows
+        .windows(2)
+        .filter(|w| w[1][0] == w[0][0] + 1.0 && w[1][2] < 0.5 * longest)
+        .map(|w| (w[1][1] - w[0][1]) / frame_dt)
+        .collect();
+    assert!(covered.len() >= 5, "too few frames of short steps: {covered:?}\n{csv}");
+    let mut sorted = covered.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    assert!((0.85..=1.2).contains(&median), "frames cover {median} x frame_dt (median): {covered:?}\n{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Options that would be silently ignored are refused: `validate` runs its own scenes; negative numbers
 /// reach the range checks instead of clap's "unexpected argument".
 #[test]
