@@ -10,7 +10,8 @@ use crate::sim::{SimStats, Simulation};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Runs frames until `frames` have been simulated (frames of `substeps` steps each; without `frames`, each
-/// covers the scene's `frame_dt`: [`Simulation::frame_steps`]), the simulated time reaches `seconds` or the
+/// covers the scene's `frame_dt`: [`Simulation::frame_steps`]), the simulated time reaches `seconds` (exactly:
+/// no step goes past it) or the
 /// simulation blows up ([`Simulation::blow_up`]: the caller reports it), calling `on_stats` for each
 /// statistics record as it arrives (in order, possibly a few frames late), and returns the last. At most a few frames are in flight: the CPU waits for frame k-3 before recording
 /// frame k+1, which keeps memory bounded without stalling the GPU.
@@ -39,6 +40,11 @@ pub fn run_frames_until(
     let mut last: Option<SimStats> = None;
     let mut submissions = std::collections::VecDeque::new();
     let mut frame = 0u64;
+    if let Some(t) = seconds {
+        // The time asked for is reached exactly: the step that gets there lands on it and the steps of the
+        // frames still in flight when its statistics arrive are no-ops (time_step.wgsl's frame end).
+        sim.set_frame_end(ctx, t);
+    }
     let mut deliver = |sim: &mut Simulation, last: &mut Option<SimStats>| {
         let _ = sim.poll_stats();
         for s in sim.arrived_stats() {
@@ -75,6 +81,9 @@ pub fn run_frames_until(
     while sim.stats_in_flight() {
         let _ = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
         deliver(sim, &mut last);
+    }
+    if seconds.is_some() {
+        sim.set_frame_end(ctx, 0.0);
     }
     last
 }
