@@ -5,7 +5,8 @@
 //!
 //! One step ([`Rank::step`]), N > 1:
 //! 1. load balance every `balance_every` steps: the ranks' step times (all-reduced) move the slowest
-//!    slab's border one layer toward its faster neighbour ([`Slabs::rebalance`]). The times are the
+//!    slab's border toward its faster neighbour by half the layers that would equalise them
+//!    ([`Slabs::rebalance`]). The times are the
 //!    steps' GPU time from timestamp queries (src/gpu/profiler.rs; the exchange's passes left out), which
 //!    no host wait or other rank's thread inflates; on a device without timestamps, the wall clock from
 //!    the step's submission to its end; each rank's median over the steps measured since the last
@@ -66,10 +67,10 @@ pub struct RankConfig {
 }
 
 impl RankConfig {
-    /// The halo `params` need (see the module docs), balancing every 20 steps at 5 %.
+    /// The halo `params` need (see the module docs), balancing every 5 steps at 5 %.
     pub fn for_params(params: &SimParams) -> Self {
         let halo_supports = if params.surface_tension > 0.0 { 3 } else { 2 };
-        Self { halo_supports, balance_every: 20, balance_tolerance: 0.05, border_lists: None }
+        Self { halo_supports, balance_every: 5, balance_tolerance: 0.05, border_lists: None }
     }
 }
 
