@@ -104,7 +104,8 @@ fn the_pressure_bound_follows_the_water_not_the_box() {
     let h = 1.2 * DX;
     let bound = |depth: f32| waterview::sim::PRESSURE_SQRT_N * h / (9.81 * depth).sqrt();
     let (water, box_) = (bound(height), bound(headroom * height));
-    for s in all.iter().skip(1) {
+    // (The last record's step lands on the time asked for, so it may be shorter.)
+    for s in all.iter().skip(1).take(all.len().saturating_sub(2)) {
         assert!(s.dt > 1.5 * box_, "t = {} s: dt {} s, the box's bound is {box_} s", s.time, s.dt);
         // (The top particle sits up to a spacing below the block's top: a bound up to 0.5 % longer.)
         assert!(s.dt <= 1.01 * water, "t = {} s: dt {} s past the water's bound {water} s", s.time, s.dt);
