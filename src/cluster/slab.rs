@@ -227,29 +227,30 @@ mod tests {
         assert_eq!(s.layers - s.borders()[1], 2, "rank 2 keeps min_layers");
     }
 
+    /// Rebalances `s` on the loads `load` gives its two ranks until it stops moving (at most `most`
+    /// decisions); returns the two loads and the decisions taken.
+    fn balance_until_still(s: &mut Slabs, load: impl Fn(&Slabs, usize) -> f64, most: u32) -> (f64, f64, u32) {
+        let mut decisions = 0;
+        while s.rebalance(&[load(s, 0), load(s, 1)], 0.05).is_some() {
+            decisions += 1;
+            assert!(decisions <= most, "still moving after {decisions} decisions: {:?}", s.borders());
+        }
+        (load(s, 0), load(s, 1), decisions)
+    }
+
     #[test]
     fn repeated_balancing_converges_toward_equal_loads() {
         // Step time proportional to particle count; particles uniform; start skewed.
         let coords: Vec<f32> = (0..1000).map(|i| i as f32 / 1000.0).collect();
         let mut s = Slabs::balanced(0, 0.0, 1.0, 0.01, 2, 2, &coords[..200]).unwrap();
         let count = |s: &Slabs, r: usize| coords.iter().filter(|&&c| s.owner(c) == r).count() as f64;
-        let mut decisions = 0;
-        while s.rebalance(&[count(&s, 0), count(&s, 1)], 0.05).is_some() {
-            decisions += 1;
-            assert!(decisions <= 8, "still moving after {decisions} decisions: {:?}", s.borders());
-        }
-        let (a, b) = (count(&s, 0), count(&s, 1));
+        let (a, b, decisions) = balance_until_still(&mut s, count, 8);
         assert!((a - b).abs() / (a + b) < 0.05, "{a} vs {b} after {decisions} decisions");
         // Unevenly loaded layers (the cost grows as the square of the coordinate): within 10 % in a few.
         let cost =
             |s: &Slabs, r: usize| coords.iter().filter(|&&c| s.owner(c) == r).map(|&c| f64::from(c * c)).sum::<f64>();
         let mut s = Slabs::balanced(0, 0.0, 1.0, 0.01, 2, 2, &coords).unwrap();
-        let mut decisions = 0;
-        while s.rebalance(&[cost(&s, 0), cost(&s, 1)], 0.05).is_some() {
-            decisions += 1;
-            assert!(decisions <= 10, "still moving after {decisions} decisions: {:?}", s.borders());
-        }
-        let (a, b) = (cost(&s, 0), cost(&s, 1));
+        let (a, b, decisions) = balance_until_still(&mut s, cost, 10);
         assert!((a - b).abs() / (a + b) < 0.1, "{a} vs {b} after {decisions} decisions");
     }
 }

@@ -4,7 +4,7 @@
 //! the frame: the box dam break at 1 M particles steps 0.6 ms, so four steps cover 2.4 ms and every
 //! simulated second was rendered 400 times, a third of its wall clock. A frame therefore records as many
 //! steps as its time needs at the step the last statistics reported, at least `substeps` and at most
-//! [`MAX_FRAME_STEPS`]; the window bounds them further by its frame budget (`app::frame`), and
+//! [`MAX_FRAME_STEPS`]; the window bounds them further by its frame budget (`app::pace`), and
 //! `run --steps` keeps whole frames of `substeps` steps (a step count asked is a step count run).
 //!
 //! The estimate lags the GPU by the frames in flight (the statistics come back asynchronously, nothing
@@ -27,11 +27,9 @@ pub fn steps_covering(frame_dt: f32, dt: f32, substeps: u32) -> u32 {
         return substeps;
     }
     // A step a hair shorter than frame_dt / substeps (rounding) must not ask for one step more.
-    let needed = (frame_dt / dt * (1.0 - 1e-4)).ceil();
-    if needed >= MAX_FRAME_STEPS as f32 {
-        return MAX_FRAME_STEPS.max(substeps);
-    }
-    (needed as u32).clamp(substeps, MAX_FRAME_STEPS.max(substeps))
+    // (`as` saturates: a step near its floor asks for more than u32 holds and gets the bound.)
+    let needed = (frame_dt / dt * (1.0 - 1e-4)).ceil() as u32;
+    needed.clamp(substeps, MAX_FRAME_STEPS.max(substeps))
 }
 
 /// Steps in a profiled frame: the runs of the grid pass, which every step records first (0 without

@@ -76,9 +76,7 @@ impl History {
             }
         }
     }
-}
 
-impl History {
     /// A statistics record at simulated time `time` arrived, `dt` of wall clock after the last frame: the
     /// playback speed is the simulated time since the last record over the wall clock since it (smoothed,
     /// weight 0.2); a reset (time going back) starts it afresh.
