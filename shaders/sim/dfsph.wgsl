@@ -6,7 +6,7 @@
 //   df_nonpressure: v* = v + dt (g + viscosity + surface tension) + XSPH (surface tension: surface_tension.wgsl),
 //                   plus the density solve's warm start
 //   density solve (v*):  rho*_i = rho_i + dt D rho/Dt (v*), kappa = (rho* - rho0) alpha / dt^2, same update
-//                   (a leaving particle, rho* < 0.97 rho0, gives back its warm start: df_density_source)
+//                   (a leaving particle, rho* < 0.99-0.97 rho0, gives back its warm start: df_density_source)
 // Boundaries (terrain, walls, obstacles, bodies) enter through the half-space density rho_b and its
 // gradient (common.wgsl), at rest except the bodies, whose velocity makes the boundary's rate relative.
 // Every boundary velocity change a body's share of grad rho_b gives a particle (the warm start and each
@@ -528,10 +528,11 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     rho_p_store(i, rp);
 }
 
-// A particle whose predicted density is below LEAVING rho0 is leaving its neighbourhood
-// (df_density_source); interior water stays within 0.1 % of rho0, a splash or the free surface is
-// several per cent short.
-const LEAVING: f32 = 0.97;
+// A particle whose predicted density falls from LEAVING.x to LEAVING.y rho0 is leaving its neighbourhood
+// (df_density_source: its give-back ramps from none to whole, continuous in rho* so that rounding never
+// flips it); interior water stays within 0.1 % of rho0, a splash or the free surface is several per cent
+// short.
+const LEAVING: vec2<f32> = vec2<f32>(0.99, 0.97);
 // Share of a leaving particle's predicted deficit given back per iteration (df_density_source).
 const GIVE_BACK_RELAXATION: f32 = 0.5;
 
@@ -545,7 +546,7 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
         let rho_star = rp.x + dt * density_rate(i, true);
         let excess = max(rho_star - params.rho0, 0.0);
         var pr = pred_load(i);
-        // kappa grows by the excess; a particle that is leaving (rho* under LEAVING rho0: a sheet shot off
+        // kappa grows by the excess; a particle that is leaving (rho* under 0.99-0.97 rho0: a sheet shot off
         // an impact, a splash, the free surface) gives back the warm start it holds (pred.w), never below
         // zero, as pressure and compression are complementary (p >= 0, p (rho* - rho0) = 0). Without the
         // give-back the warm start pushed such a particle on, however far it had left its compressed
@@ -555,8 +556,8 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
         // back, only by leaving particles: two-sided updates everywhere shook the resting tank (4.5 times
         // its kinetic energy at rest) and slowed the solve's convergence.
         let change = select(0.0, (rho_star - params.rho0) * pr.x / (dt * dt), dt > 0.0);
-        let give_back = max(GIVE_BACK_RELAXATION * change, -pr.w);
-        pr.y = select(max(change, 0.0), give_back, rho_star < LEAVING * params.rho0);
+        let leaving = clamp((LEAVING.x - rho_star / params.rho0) / (LEAVING.x - LEAVING.y), 0.0, 1.0);
+        pr.y = select(change, max(leaving * GIVE_BACK_RELAXATION * change, -pr.w), change < 0.0);
         pr.w += min(pr.y, 0.0);
         pred_store(i, pr);
         rp.y = rp.y + pr.y * rp.x;
