@@ -91,7 +91,7 @@ struct StepState {
 // Per-step scratch, valid only between the grid's scatter and `integrate`: the same buffers as `pos` and
 // `vel` (their accessors: bindings 9 and 10 are unused), whose unsorted contents are dead in that window
 // (src/sim/buffers.rs).
-// pred: PCISPH predicted position (xyz); DFSPH (alpha, kappa, kappa_v, warm start kappa left). Never read `pos` there.
+// pred: PCISPH predicted position (xyz); DFSPH (alpha, kappa, kappa_v, -). Never read `pos` there.
 #split_alias pred pos vec4<f32>
 // accel: pressure acceleration (xyz) of PCISPH/WCSPH; surface normals before that. Never read `vel` there.
 #split_alias accel vel vec4<f32>
@@ -502,7 +502,7 @@ fn project_out(p: vec3<f32>) -> vec3<f32> {
     return clamp(x, wall_min() + rc, params.domain_max - rc);
 }
 
-// A per-step damping fraction (XSPH) given for a step of max_dt, scaled to this step's dt so
+// A per-step damping fraction (XSPH, wall friction) given for a step of max_dt, scaled to this step's dt so
 // that a solver taking many small steps (WCSPH) is not damped more per second: 1 - (1 - c)^(dt / max_dt).
 fn per_step(c: f32) -> f32 {
     return 1.0 - pow(max(1.0 - c, 0.0), step.dt / params.max_dt);

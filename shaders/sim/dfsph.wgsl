@@ -6,7 +6,6 @@
 //   df_nonpressure: v* = v + dt (g + viscosity + surface tension) + XSPH (surface tension: surface_tension.wgsl),
 //                   plus the density solve's warm start
 //   density solve (v*):  rho*_i = rho_i + dt D rho/Dt (v*), kappa = (rho* - rho0) alpha / dt^2, same update
-//                   (a leaving particle, rho* < 0.99-0.97 rho0, gives back its warm start: df_density_source)
 // Boundaries (terrain, walls, obstacles, bodies) enter through the half-space density rho_b and its
 // gradient (common.wgsl), at rest except the bodies, whose velocity makes the boundary's rate relative.
 // Every boundary velocity change a body's share of grad rho_b gives a particle (the warm start and each
@@ -219,8 +218,7 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     rate = select(0.0, max(rate, 0.0), rho >= params.rho0);
     let dt = step.dt;
     let kappa_v = select(0.0, rate * alpha / dt, dt > 0.0);
-    // pred.w: the warm start's kappa that df_density_source may give back (df_nonpressure's when not fused).
-    pred_store(i, vec4<f32>(alpha, 0.0, kappa_v, select(0.0, ki_rho * rho, fuse)));
+    pred_store(i, vec4<f32>(alpha, 0.0, kappa_v, 0.0));
     accel_store(i, vec4<f32>(xi, kappa_v / rho));
     var p_display = kappa_v * rho;
     if (fuse) {
@@ -520,21 +518,10 @@ fn df_nonpressure(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
         st = step.dt * surface_tension_accel(i);
     }
     vstar_store(i, vec4<f32>(vi + nonpressure_change(f, ki_rho, push) + st, 0.0));
-    var pr = pred_load(i);
-    pr.w = ki_rho * rp.x;
-    pred_store(i, pr);
     // `accel` is left alone: it may hold the surface normals other threads read; integrate ignores it for DFSPH.
     rp.y = rp.y + ki_rho * rp.x * rp.x;
     rho_p_store(i, rp);
 }
-
-// A particle whose predicted density falls from LEAVING.x to LEAVING.y rho0 is leaving its neighbourhood
-// (df_density_source: its give-back ramps from none to whole, continuous in rho* so that rounding never
-// flips it); interior water stays within 0.1 % of rho0, a splash or the free surface is several per cent
-// short.
-const LEAVING: vec2<f32> = vec2<f32>(0.99, 0.97);
-// Share of a leaving particle's predicted deficit given back per iteration (df_density_source).
-const GIVE_BACK_RELAXATION: f32 = 0.5;
 
 @compute @workgroup_size(128)
 fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -546,19 +533,7 @@ fn df_density_source(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
         let rho_star = rp.x + dt * density_rate(i, true);
         let excess = max(rho_star - params.rho0, 0.0);
         var pr = pred_load(i);
-        // kappa grows by the excess; a particle that is leaving (rho* under 0.99-0.97 rho0: a sheet shot off
-        // an impact, a splash, the free surface) gives back the warm start it holds (pred.w), never below
-        // zero, as pressure and compression are complementary (p >= 0, p (rho* - rho0) = 0). Without the
-        // give-back the warm start pushed such a particle on, however far it had left its compressed
-        // neighbourhood (a falling block's splash sheet at 1.8 times its impact speed). The give-back is
-        // relaxed by half, as IISPH's Jacobi (Ihmsen et al. 2014): a two-sided step taken whole overshoots
-        // and diverged (lavapipe: the resting tank in its second frame). Only the warm start is given
-        // back, only by leaving particles: two-sided updates everywhere shook the resting tank (4.5 times
-        // its kinetic energy at rest) and slowed the solve's convergence.
-        let change = select(0.0, (rho_star - params.rho0) * pr.x / (dt * dt), dt > 0.0);
-        let leaving = clamp((LEAVING.x - rho_star / params.rho0) / (LEAVING.x - LEAVING.y), 0.0, 1.0);
-        pr.y = select(change, max(leaving * GIVE_BACK_RELAXATION * change, -pr.w), change < 0.0);
-        pr.w += min(pr.y, 0.0);
+        pr.y = select(0.0, excess * pr.x / (dt * dt), dt > 0.0);
         pred_store(i, pr);
         rp.y = rp.y + pr.y * rp.x;
         rho_p_store(i, rp);
