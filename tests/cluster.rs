@@ -340,9 +340,12 @@ fn cli_runs_on_two_gpus_and_reports_each_rank() {
         assert_eq!(pair[0][3] + pair[1][3], n, "owned counts sum to the particles at step {}", pair[0][0]);
         assert!(pair.iter().all(|r| r[4] > 0.0 && r[5] > 0.0 && r[6] >= 0.0), "ghosts and times: {pair:?}");
     }
-    let refused = run(&["--gpus", "2", "--out", dir.join("x.png").to_str().unwrap()]);
+    let refused = run(&["--gpus", "2", "--save-checkpoint", dir.join("x.ckpt").to_str().unwrap()]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("need one GPU for now"));
+    let refused = run(&["--gpus", "2", "--out", dir.join("x.exr").to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("an OpenEXR image needs one GPU for now"));
     let zero = run(&["--gpus", "0"]);
     assert!(!zero.status.success());
     assert!(String::from_utf8_lossy(&zero.stderr).contains("is not a GPU count"));

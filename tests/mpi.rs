@@ -266,6 +266,35 @@ mod with_mpi {
         compare("joint", None, 20, (3e-5, 5e-3, 2e-3), 4);
     }
 
+    /// `mpirun -np 2 waterview run --out final.png` of the dam break (dx = 0.08 m, 8 steps, 320 x 240):
+    /// rank 0 alone writes the sort-last image, within the sort-last test's image tolerance of the
+    /// threads' `run --gpus 2 --out` (measured at 1280 x 720 against one GPU: at most 2 levels of 255).
+    #[test]
+    fn run_out_on_two_mpi_ranks_matches_two_threads() {
+        use super::common::images::{agree, image_difference};
+        let dir = scratch("run-out");
+        let (mpi_png, threads_png) = (dir.join("mpi.png"), dir.join("threads.png"));
+        let args = |out: &Path| -> Vec<String> {
+            let a = ["--scene", "assets/scenes/dam_break.ron", "run", "--dx", "0.08", "--steps", "8"];
+            let b = ["--size", "320x240", "--out", out.to_str().unwrap()];
+            a.iter().chain(&b).map(|s| s.to_string()).collect()
+        };
+        let exe = Path::new(env!("CARGO_BIN_EXE_waterview"));
+        let mpi_args = args(&mpi_png);
+        let out = mpirun(2, 300, exe, &mpi_args.iter().map(String::as_str).collect::<Vec<_>>());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(stderr.matches("wrote ").count(), 1, "rank 0 alone writes the image: {stderr}");
+        let threads =
+            Command::new(exe).args(args(&threads_png)).args(["--gpus", "2"]).output().expect("waterview runs");
+        assert!(threads.status.success(), "{}", String::from_utf8_lossy(&threads.stderr));
+        let open = |p: &Path| image::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).to_rgba8();
+        let d = image_difference(&open(&mpi_png), &open(&threads_png));
+        println!("run --out, 2 MPI ranks against 2 threads: mean {:.4}, {:.3} % of pixels differ", d.0, 100.0 * d.1);
+        assert!(agree(d), "2 MPI ranks' image differs from 2 threads' by {d:?}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// `mpirun -np 2 waterview capture` of the dam break (dx = 0.08 m, 4 PNG frames at 320 x 240): rank 0
     /// alone writes the frames and prints the summary, and they match the threads' `capture --gpus 2`
     /// within the sort-last test's image tolerance (tests/common/images.rs).
@@ -323,7 +352,7 @@ mod with_mpi {
             ),
             (&["run", "--steps", "2", "--gpus", "2"], "--gpus applies without mpirun"),
             (&["validate"], "validate runs in one process"),
-            (&["run", "--steps", "2", "--out", "/tmp/x.png"], "need one GPU for now"),
+            (&["run", "--steps", "2", "--save-checkpoint", "/tmp/x.ckpt"], "need one GPU for now"),
         ] {
             let out = mpirun(2, 60, exe, args);
             let stderr = String::from_utf8_lossy(&out.stderr);

@@ -3,7 +3,8 @@
 //! - the pass on synthetic layers: three ranks' depth and thickness (each its own device; two read back
 //!   through the staging copy and sent as bytes) give per pixel the nearest positive depth and the summed
 //!   thickness, read back exactly, at full and at half thickness resolution;
-//! - a capture of the dam break on 2 ranks against 1 rank (see `two_ranks_match_one`).
+//! - a capture of the dam break on 2 ranks against 1 rank (see `two_ranks_match_one`);
+//! - `run --gpus N --out` on 2 and 3 ranks against one GPU's image.
 mod common;
 
 use common::images::{agree, image_difference, FRACTION_TOLERANCE, MEAN_TOLERANCE};
@@ -218,6 +219,37 @@ fn two_ranks_match_one_and_without_the_second_ranks_layers_they_do_not() {
             "frame {k}: without rank 1's layers the image differs by only {c:?}: compositing is not tested"
         );
     }
+}
+
+/// `waterview run --gpus N --out final.png` (src/cli/multi.rs, [`waterview::capture::ranks::rank_image`]):
+/// the dam break at dx = 0.08 m after 8 steps on 2 and 3 ranks, drawn sort-last at 320 x 240, against one
+/// GPU's `run --no-water-shadow --out` (several ranks cast no water shadow): within the image tolerance
+/// (measured on lavapipe at 1280 x 720: at most 2-3 levels of 255 anywhere). The control: one GPU's image
+/// with the shadow differs by more than the tolerance (3 % of the pixels at 1280 x 720), so the comparison
+/// sees a missing part of the picture.
+#[test]
+fn run_out_on_two_and_three_gpus_draws_one_gpus_image() {
+    let dir = common::scratch("sort-last-run-out");
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/dam_break.ron");
+    let run = |gpus: &str, extra: &[&str], file: &str| {
+        let mut args = vec!["--scene", scene, "run", "--dx", "0.08", "--steps", "8", "--size", "320x240"];
+        args.extend_from_slice(&["--gpus", gpus, "--out", file]);
+        args.extend_from_slice(extra);
+        let (out, _) = common::waterview(&dir, &args);
+        assert!(out.status.success(), "--gpus {gpus} {extra:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let path = dir.join(file);
+        image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_rgba8()
+    };
+    let one = run("1", &["--no-water-shadow"], "one.png");
+    let shadowed = run("1", &[], "one-shadow.png");
+    for gpus in ["2", "3"] {
+        let many = run(gpus, &[], &format!("gpus-{gpus}.png"));
+        let d = image_difference(&one, &many);
+        eprintln!("run --gpus {gpus} --out against one GPU: mean {:.4}, {:.3} % of pixels differ", d.0, 100.0 * d.1);
+        assert!(agree(d), "{gpus} ranks differ from one GPU's image by {d:?} ({})", dir.display());
+    }
+    let c = image_difference(&one, &shadowed);
+    assert!(!agree(c), "the water's shadow changes the image by only {c:?}: the comparison cannot see a missing part");
 }
 
 /// What several GPUs cannot capture is refused with the reason, before anything is simulated or written:

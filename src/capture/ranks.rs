@@ -219,6 +219,77 @@ pub fn rank_frame<T: Transport>(
     Ok((None, times))
 }
 
+/// What a rank draws its sort-last frames with, at one size: the target, a renderer with the scene's
+/// terrain, obstacles and `walls`, the scene's camera, the settings `image` asks for (the particles'
+/// radius, no wet ground on several ranks: only rank 0's particles would wet it), and the profiler and
+/// layer read-back that the frames reuse.
+pub struct RankDraw {
+    pub target: Offscreen,
+    renderer: Renderer,
+    camera: OrbitCamera,
+    settings: RenderSettings,
+    pub profiler: Profiler,
+    readback: LayerReadback,
+}
+
+impl RankDraw {
+    /// For `rank`'s simulation of `scene` at `size` pixels (within its GPU's texture limit, which the
+    /// callers check first).
+    pub fn new<T: Transport>(
+        rank: &Rank<T>,
+        scene: &Scene,
+        walls: &[crate::render::ObstacleMesh],
+        size: (u32, u32),
+        image: &crate::engine::batch::ImageOptions,
+    ) -> Self {
+        let ctx = rank.ctx();
+        let target = Offscreen::new(ctx, size);
+        let mut renderer = Renderer::new(ctx, target.format(), rank.sim().terrain());
+        renderer.set_obstacles(ctx, &crate::engine::obstacle_meshes(rank.sim().obstacles()));
+        renderer.set_walls(ctx, walls);
+        let mut settings = RenderSettings::default();
+        settings.particle.radius = rank.sim().particle_radius();
+        settings.wet_ground = rank.transport().size() == 1;
+        let settings = image.apply(settings);
+        let camera = OrbitCamera::from_desc(&scene.camera);
+        let profiler = Profiler::new(&ctx.device);
+        Self { target, renderer, camera, settings, profiler, readback: LayerReadback::default() }
+    }
+
+    /// One sort-last frame of every rank's current state ([`rank_frame`]): rank 0's display encoder.
+    pub fn frame<T: Transport>(
+        &mut self,
+        rank: &Rank<T>,
+        scene: &Scene,
+        drop_received: bool,
+    ) -> Result<(Option<wgpu::CommandEncoder>, RankFrameTimes), RankFrameError> {
+        let view = RankView { target: &self.target, camera: &self.camera, settings: &self.settings, drop_received };
+        rank_frame(rank, scene, &mut self.renderer, &mut self.profiler, &mut self.readback, view)
+    }
+}
+
+/// Every rank's current state drawn sort-last into one image of `size` pixels from the scene's camera
+/// (`run --gpus N --out`): the image on rank 0, `None` on the others; every rank must call it. Blocking.
+/// Errors: as [`rank_frame`], and a GPU error while drawing (the device's report, on rank 0).
+pub fn rank_image<T: Transport>(
+    rank: &Rank<T>,
+    scene: &Scene,
+    walls: &[crate::render::ObstacleMesh],
+    size: (u32, u32),
+    image: &crate::engine::batch::ImageOptions,
+) -> Result<Option<image::RgbaImage>, RankCaptureError> {
+    let mut draw = RankDraw::new(rank, scene, walls, size, image);
+    let (display, _) = draw.frame(rank, scene, false)?;
+    let Some(mut enc) = display else { return Ok(None) };
+    let ctx = rank.ctx();
+    draw.profiler.resolve(&mut enc);
+    ctx.queue.submit([enc.finish()]);
+    draw.profiler.end_frame(&ctx.queue);
+    let picture = crate::render::read_texture_rgba(ctx, &draw.target.color);
+    ctx.check("rank 0: drawing the sort-last image").map_err(CaptureError::Gpu)?;
+    Ok(Some(picture))
+}
+
 /// One rank's sums of the frame timings, ms, and the frames whose GPU timings came back.
 #[derive(Default)]
 struct Timings {
@@ -430,21 +501,9 @@ fn rank_frames<T: Transport>(
 ) -> Result<(RankSums, wgpu::Device), RankCaptureError> {
     let me = rank.rank();
     let ctx = rank.ctx().clone();
-    let target = Offscreen::new(&ctx, opts.size);
-    let mut renderer = Renderer::new(&ctx, target.format(), rank.sim().terrain());
-    renderer.set_obstacles(&ctx, &crate::engine::obstacle_meshes(rank.sim().obstacles()));
-    renderer.set_walls(&ctx, &job.walls);
     let (scene, total) = (&job.scene, job.total);
-    let camera = OrbitCamera::from_desc(&scene.camera);
-    let mut settings = RenderSettings::default();
-    settings.particle.radius = rank.sim().particle_radius();
-    // The ground is wetted by the particles a renderer draws: on several ranks only rank 0's would, so
-    // none does (the ground stays dry rather than wet under part of the water).
-    settings.wet_ground = rank.transport().size() == 1;
-    let settings = opts.image.apply(settings);
-    let mut profiler = Profiler::new(&ctx.device);
+    let mut draw = RankDraw::new(&rank, scene, &job.walls, opts.size, &opts.image);
     let mut seen = 0;
-    let mut readback = LayerReadback::default();
     let mut sums = Timings::default();
     let (mut time, mut steps) = (0.0f32, 0u64);
     // Frame 0 has the ghosts in place: `Rank::new` placed them, as every later frame has them after its steps.
@@ -459,23 +518,21 @@ fn rank_frames<T: Transport>(
                 }
             }
         }
-        let view =
-            RankView { target: &target, camera: &camera, settings: &settings, drop_received: ranked.drop_received };
-        let (display, times) = rank_frame(&rank, scene, &mut renderer, &mut profiler, &mut readback, view)?;
+        let (display, times) = draw.frame(&rank, scene, ranked.drop_received)?;
         sums.transfer += times.transfer_ms;
         sums.readback += times.readback_ms;
         if let Some(mut enc) = display {
             if let Some(rec) = rec.as_deref_mut() {
-                rec.record(&mut enc, &target.color, k as f64 / opts.fps as f64);
+                rec.record(&mut enc, &draw.target.color, k as f64 / opts.fps as f64);
             }
-            profiler.resolve(&mut enc);
+            draw.profiler.resolve(&mut enc);
             ctx.queue.submit([enc.finish()]);
-            profiler.end_frame(&ctx.queue);
+            draw.profiler.end_frame(&ctx.queue);
             if let Some(rec) = rec.as_deref_mut() {
                 rec.after_submit();
             }
         }
-        sums.sample(&profiler, &mut seen);
+        sums.sample(&draw.profiler, &mut seen);
         // Exactly one frame of simulated time, on every rank together.
         let end = ((k + 1) as f64 / opts.fps as f64) as f32;
         rank.sim().set_frame_end(rank.ctx(), end);

@@ -96,8 +96,9 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// `waterview run --gpus N` with N > 1 (src/cluster): no image or checkpoint yet; `--stats` is the
-/// per-rank CSV ([`multi::CSV_HEADER`]).
+/// `waterview run --gpus N` with N > 1 (src/cluster): the final image drawn sort-last, the particles and
+/// the surface gathered on rank 0; no checkpoint yet; `--stats` is the per-rank CSV
+/// ([`multi::CSV_HEADER`]).
 fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
     let opts = multi_run_options(args, crate::cluster::devices::resolve(args.gpus), true)?;
     let summary = multi::run(scene, &opts)?;
@@ -109,8 +110,16 @@ fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
 /// (`root`: rank 0's process). Errors: options that need one GPU, no length, a bad length or an
 /// unwritable output.
 fn multi_run_options(args: &RunArgs, ranks: usize, root: bool) -> Result<multi::MultiRun<'_>> {
-    if args.out.is_some() || args.resume.is_some() || args.save_checkpoint.is_some() {
-        bail!("--out, --resume and --save-checkpoint need one GPU for now: give --gpus 1 (several GPUs simulate and report only)");
+    if args.resume.is_some() || args.save_checkpoint.is_some() {
+        bail!("--resume and --save-checkpoint need one GPU for now: give --gpus 1");
+    }
+    if let Some(out) = &args.out {
+        if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr")) {
+            bail!("--out {}: an OpenEXR image needs one GPU for now (give --gpus 1, or a .png path)", out.display());
+        }
+        if root {
+            crate::capture::output::check_writable(out, crate::capture::output::Output::File)?;
+        }
     }
     if args.steps.is_none() && args.seconds.is_none() {
         bail!("give --steps N or --seconds T");
@@ -140,6 +149,7 @@ fn multi_run_options(args: &RunArgs, ranks: usize, root: bool) -> Result<multi::
         refuse_sources: true,
         particles: args.save_particles.as_deref(),
         surface: args.save_surface.as_deref().map(|p| (p, surface_settings)),
+        image: args.out.as_deref().map(|p| (p, args.size, args.image())),
     })
 }
 
@@ -187,6 +197,7 @@ fn multi_bench_options<'a>(args: &BenchArgs, ranks: usize, csv: &'a std::path::P
         refuse_sources: false,
         particles: None,
         surface: None,
+        image: None,
     }
 }
 

@@ -1,12 +1,15 @@
 //! `waterview run` and `waterview bench` (and [`capture`]'s options) on several ranks (src/cluster): `--gpus N` for N > 1 (one thread
 //! and one GPU device each, [`run`]) or, built with `--features mpi`, one process per rank started by
-//! `mpirun` (`run_mpi`). Both run the same per-rank loop over their [`Transport`]. No image here
-//! (`capture --gpus N` renders one sort-last: src/capture/ranks.rs); per-rank particle counts, step and exchange times and the joint
-//! DFSPH iterations are printed and written as CSV by rank 0, which also writes the final particles
-//! (`--save-particles`, gathered from every rank).
+//! `mpirun` (`run_mpi`). Both run the same per-rank loop over their [`Transport`]. Per-rank particle
+//! counts, step and exchange times and the joint DFSPH iterations are printed and written as CSV by rank 0,
+//! which also writes the final particles (`--save-particles`, gathered from every rank) and the final
+//! image (`--out`: every rank draws its particles' layers, rank 0 composites them sort-last, as
+//! `capture --gpus N` does each frame: [`crate::capture::ranks::rank_image`]).
 
-use crate::cluster::{self, collect, rank_contexts, run_threads, ClusterError, Rank, RankConfig, Transport};
+use crate::capture::ranks::{rank_image, RankCaptureError};
+use crate::cluster::{self, collect, rank_contexts, ClusterError, Rank, RankConfig, Transport};
 use crate::engine;
+use crate::engine::batch::ImageOptions;
 use crate::gpu::GpuContext;
 use crate::particle_io::{self, ParticleFormat, Particles};
 use crate::scene::{Scene, SceneSetup};
@@ -35,6 +38,9 @@ pub struct MultiRun<'a> {
     /// The final surface (PLY or OBJ by the extension) and its settings: rank 0 meshes the particles it
     /// gathered (one mesh over every rank's particles, so no seams at the slab borders).
     pub surface: Option<(&'a Path, crate::surface::SurfaceSettings)>,
+    /// The final image (PNG) at a size, pixels, showing what the options ask for: every rank draws its
+    /// particles' layers and rank 0 composites them (sort-last, [`crate::capture::ranks::rank_image`]).
+    pub image: Option<(&'a Path, (u32, u32), ImageOptions)>,
 }
 
 /// Per-rank sums of a decomposed run (after the warm-up).
@@ -66,12 +72,13 @@ impl MultiSummary {
 pub const CSV_HEADER: &str = "step,time_s,rank,owned,ghosts,step_ms,exchange_ms,density_iterations,\
                               divergence_iterations,exchange_bytes,iteration_bytes,gpu_ms";
 
-/// The scene every rank simulates, built at the joint spacing.
+/// The scene every rank simulates, built at the joint spacing, and the walls its image draws.
 struct Job {
     scene: Scene,
     setup: SceneSetup,
     params: SimParams,
     all: RankParticles,
+    walls: Vec<crate::render::ObstacleMesh>,
 }
 
 /// Loads the scene (every rank does, from the same path). Errors: the scene; emitters or sinks when
@@ -97,7 +104,9 @@ fn build(mut scene: Scene, opts: &MultiRun, cpu: bool) -> Result<Job> {
     let params = scene.solver.clone();
     let setup = scene.build(false)?;
     let all = cluster::initial_particles(&setup, &params);
-    Ok(Job { scene, setup, params, all })
+    let top = engine::walls::water_top(&all.pos, params.dx);
+    let walls = engine::walls::scene_walls(&scene, &setup.terrain, top, params.dx);
+    Ok(Job { scene, setup, params, all, walls })
 }
 
 /// The CSV writer with its header (`None` without `--stats`). Errors: the file cannot be written.
@@ -123,16 +132,27 @@ fn flush_csv(csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>, opts: &Mult
     Ok(())
 }
 
+/// What one rank ends with: the run's figures, every rank's particles gathered in id order (with
+/// `--save-particles` or `--save-surface`) and the final image (with `--out`), both on rank 0 only.
+type RankEnd = (MultiSummary, Option<RankParticles>, Option<image::RgbaImage>);
+
 /// What one rank runs: the steps, rank 0's CSV rows, and at the end (with `--save-particles`) every
-/// rank's particles gathered on rank 0 in id order (`Some` there only).
+/// rank's particles gathered on rank 0 in id order (`Some` there only), and with `--out` its share of
+/// the sort-last image (rank 0 composites it).
 fn rank_loop<T: Transport>(
     t: T,
     ctx: GpuContext,
     job: &Job,
     opts: &MultiRun,
     csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>,
-) -> Result<(MultiSummary, Option<RankParticles>), ClusterError> {
-    let Job { scene, setup, params, all } = job;
+) -> Result<RankEnd, RankCaptureError> {
+    let Job { scene, setup, params, all, walls } = job;
+    if let Some((_, (width, height), _)) = opts.image {
+        let max = ctx.device.limits().max_texture_dimension_2d;
+        if width > max || height > max {
+            return Err(RankCaptureError::TooLarge { rank: t.rank(), width, height, max });
+        }
+    }
     let config = RankConfig::for_params(params);
     let mut rank = Rank::new(
         t,
@@ -192,7 +212,11 @@ fn rank_loop<T: Transport>(
         false => None,
     };
     let sorted = gathered.map(|g| collect::by_id(&g, all.len())).transpose()?;
-    Ok((sum, sorted))
+    let image = match opts.image {
+        Some((_, size, options)) => rank_image(&rank, scene, walls, size, &options)?,
+        None => None,
+    };
+    Ok((sum, sorted, image))
 }
 
 /// Writes rank 0's gathered particles to `opts.particles` and their surface to `opts.surface` (nothing
@@ -209,6 +233,15 @@ fn write_particles(opts: &MultiRun, particles: Option<RankParticles>, time: f32,
         let walls = (job.scene.domain.min, job.scene.domain.max);
         let input = super::surface::SurfaceInput { positions: &particles.positions, dx: job.params.dx, walls, time };
         super::surface::save_surface(path, &input, &settings)?;
+    }
+    Ok(())
+}
+
+/// Writes rank 0's sort-last image to `opts.image`'s path (nothing without one). Errors: the file.
+fn write_image(opts: &MultiRun, image: Option<image::RgbaImage>) -> Result<()> {
+    if let (Some((path, _, _)), Some(image)) = (opts.image, image) {
+        crate::capture::save_png_blocking(&image, path)?;
+        eprintln!("wrote {}", path.display());
     }
     Ok(())
 }
@@ -233,10 +266,11 @@ pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
         s.check(job.all.len())?;
     }
     let csv = open_csv(opts)?;
-    let results = run_threads(contexts, |t, ctx| rank_loop(t, ctx, &job, opts, &csv))?;
+    let results = cluster::run_threads_with(contexts, |t, ctx| rank_loop(t, ctx, &job, opts, &csv))?;
     flush_csv(&csv, opts)?;
-    let (summary, particles) = results.into_iter().next().unwrap_or_default();
+    let (summary, particles, image) = results.into_iter().next().unwrap_or_default();
     write_particles(opts, particles, summary.time, &job)?;
+    write_image(opts, image)?;
     Ok(summary)
 }
 
@@ -275,12 +309,13 @@ pub fn run_mpi(
         s.check(job.all.len())?;
     }
     let csv = if root { open_csv(opts)? } else { Mutex::new(None) };
-    let (summary, particles) = rank_loop(transport, ctx, &job, opts, &csv)?;
+    let (summary, particles, image) = rank_loop(transport, ctx, &job, opts, &csv)?;
     if !root {
         return Ok(None);
     }
     flush_csv(&csv, opts)?;
     write_particles(opts, particles, summary.time, &job)?;
+    write_image(opts, image)?;
     Ok(Some(summary))
 }
 
