@@ -266,6 +266,20 @@ mod with_mpi {
         compare("joint", None, 20, (3e-5, 5e-3, 2e-3), 4);
     }
 
+    /// Runs `args(mpi_out)` under `mpirun -np 2` and `args(threads_out)` with `--gpus 2` in one process,
+    /// both successful, rank 0 alone reporting one file written: the mpirun run's stderr.
+    fn mpi_and_threads(args: impl Fn(&Path) -> Vec<String>, mpi_out: &Path, threads_out: &Path) -> String {
+        let exe = Path::new(env!("CARGO_BIN_EXE_waterview"));
+        let mpi_args = args(mpi_out);
+        let out = mpirun(2, 300, exe, &mpi_args.iter().map(String::as_str).collect::<Vec<_>>());
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(stderr.matches("wrote ").count(), 1, "rank 0 alone writes: {stderr}");
+        let threads = Command::new(exe).args(args(threads_out)).args(["--gpus", "2"]).output().expect("waterview runs");
+        assert!(threads.status.success(), "{}", String::from_utf8_lossy(&threads.stderr));
+        stderr
+    }
+
     /// `mpirun -np 2 waterview run --out final.png` of the dam break (dx = 0.08 m, 8 steps, 320 x 240):
     /// rank 0 alone writes the sort-last image, within the sort-last test's image tolerance of the
     /// threads' `run --gpus 2 --out` (measured at 1280 x 720 against one GPU: at most 2 levels of 255).
@@ -279,15 +293,7 @@ mod with_mpi {
             let b = ["--size", "320x240", "--out", out.to_str().unwrap()];
             a.iter().chain(&b).map(|s| s.to_string()).collect()
         };
-        let exe = Path::new(env!("CARGO_BIN_EXE_waterview"));
-        let mpi_args = args(&mpi_png);
-        let out = mpirun(2, 300, exe, &mpi_args.iter().map(String::as_str).collect::<Vec<_>>());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
-        assert_eq!(stderr.matches("wrote ").count(), 1, "rank 0 alone writes the image: {stderr}");
-        let threads =
-            Command::new(exe).args(args(&threads_png)).args(["--gpus", "2"]).output().expect("waterview runs");
-        assert!(threads.status.success(), "{}", String::from_utf8_lossy(&threads.stderr));
+        mpi_and_threads(args, &mpi_png, &threads_png);
         let open = |p: &Path| image::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).to_rgba8();
         let d = image_difference(&open(&mpi_png), &open(&threads_png));
         println!("run --out, 2 MPI ranks against 2 threads: mean {:.4}, {:.3} % of pixels differ", d.0, 100.0 * d.1);
@@ -308,16 +314,8 @@ mod with_mpi {
             let b = ["--fps", "20", "--size", "320x240", "--out", out.to_str().unwrap()];
             a.iter().chain(&b).map(|s| s.to_string()).collect()
         };
-        let exe = Path::new(env!("CARGO_BIN_EXE_waterview"));
-        let mpi_args = args(&mpi_out);
-        let out = mpirun(2, 300, exe, &mpi_args.iter().map(String::as_str).collect::<Vec<_>>());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
-        assert_eq!(stderr.matches("wrote ").count(), 1, "rank 0 alone reports the video: {stderr}");
+        let stderr = mpi_and_threads(args, &mpi_out, &threads_out);
         assert!(stderr.contains("4 frames") && stderr.contains("2 ranks"), "{stderr}");
-        let threads =
-            Command::new(exe).args(args(&threads_out)).args(["--gpus", "2"]).output().expect("waterview runs");
-        assert!(threads.status.success(), "{}", String::from_utf8_lossy(&threads.stderr));
         for k in 0..4 {
             let frame = |d: &Path| {
                 let path = d.join(format!("frame_{k:05}.png"));
