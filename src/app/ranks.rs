@@ -250,8 +250,7 @@ pub(super) fn start(
             error: Mutex::new(None),
             finished: AtomicBool::new(false),
         });
-        let top = crate::engine::walls::water_top(&all.pos, params.dx);
-        let walls = crate::engine::walls::scene_walls(&scene, &setup.terrain, top, params.dx);
+        let walls = crate::engine::walls::scene_walls_for(&scene, &setup.terrain, &all.pos, params.dx);
         let world = RankWorld {
             scene: given,
             terrain: setup.terrain.clone(),

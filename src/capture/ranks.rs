@@ -233,8 +233,8 @@ pub struct RankDraw {
 }
 
 impl RankDraw {
-    /// For `rank`'s simulation of `scene` at `size` pixels (within its GPU's texture limit, which the
-    /// callers check first).
+    /// For `rank`'s simulation of `scene` at `size` pixels (within its GPU's texture limit: the callers
+    /// check it first, [`check_size`]).
     pub fn new<T: Transport>(
         rank: &Rank<T>,
         scene: &Scene,
@@ -386,15 +386,14 @@ pub(super) fn prepare(scene: &Scene, opts: &OfflineOptions, cpu: bool) -> Result
     let params = crate::sim::SimParams { frame_dt: 1.0 / opts.fps, ..scene.solver.clone() };
     let setup = scene.build(false)?;
     let all = cluster::initial_particles(&setup, &params);
-    let top = crate::engine::walls::water_top(&all.pos, params.dx);
-    let walls = crate::engine::walls::scene_walls(&scene, &setup.terrain, top, params.dx);
+    let walls = crate::engine::walls::scene_walls_for(&scene, &setup.terrain, &all.pos, params.dx);
     Ok(Job { scene, setup, params, all, walls, total: frame_count(opts.seconds, opts.fps) })
 }
 
-/// Errors when `opts.size` is past the texture limit of rank `rank`'s GPU (`ctx`).
-pub(super) fn check_size(rank: usize, ctx: &GpuContext, opts: &OfflineOptions) -> Result<(), RankCaptureError> {
+/// Errors when an image of `size` pixels is past the texture limit of rank `rank`'s GPU (`ctx`).
+pub fn check_size(rank: usize, ctx: &GpuContext, size: (u32, u32)) -> Result<(), RankCaptureError> {
     let max = ctx.device.limits().max_texture_dimension_2d;
-    let (width, height) = opts.size;
+    let (width, height) = size;
     if width > max || height > max {
         return Err(RankCaptureError::TooLarge { rank, width, height, max });
     }
@@ -472,7 +471,7 @@ pub fn capture_ranks(
     let Some(first) = contexts.first() else { return Err(RankCaptureError::Unsupported("zero ranks")) };
     let job = prepare(scene, opts, first.is_cpu())?;
     for (rank, c) in contexts.iter().enumerate() {
-        check_size(rank, c, opts)?;
+        check_size(rank, c, opts.size)?;
     }
     let rec = Mutex::new(Some(start_video(first, opts)?));
     let results = cluster::run_threads_with(contexts, |t, ctx| {

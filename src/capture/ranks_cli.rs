@@ -126,7 +126,7 @@ pub fn run_mpi_cli(
     let ctx = cluster::devices::local_context(local, rank)?;
     // One spacing for all: the CPU scaling when any rank runs on a CPU adapter.
     let cpu = transport.all_reduce(&[ctx.is_cpu() as u8 as f64], Reduce::Max).map_err(ClusterError::from)?[0] > 0.0;
-    check_size(rank, &ctx, opts)?;
+    check_size(rank, &ctx, opts.size)?;
     let job = prepare(&scene, opts, cpu)?;
     let rec = if root {
         eprintln!("rank 0: {}", ctx.adapter_summary());

@@ -6,7 +6,7 @@
 //! image (`--out`: every rank draws its particles' layers, rank 0 composites them sort-last, as
 //! `capture --gpus N` does each frame: [`crate::capture::ranks::rank_image`]).
 
-use crate::capture::ranks::{rank_image, RankCaptureError};
+use crate::capture::ranks::{check_size, rank_image, RankCaptureError};
 use crate::cluster::{self, collect, rank_contexts, ClusterError, Rank, RankConfig, Transport};
 use crate::engine;
 use crate::engine::batch::ImageOptions;
@@ -104,8 +104,11 @@ fn build(mut scene: Scene, opts: &MultiRun, cpu: bool) -> Result<Job> {
     let params = scene.solver.clone();
     let setup = scene.build(false)?;
     let all = cluster::initial_particles(&setup, &params);
-    let top = engine::walls::water_top(&all.pos, params.dx);
-    let walls = engine::walls::scene_walls(&scene, &setup.terrain, top, params.dx);
+    // The walls are drawn only in the final image.
+    let walls = match opts.image {
+        Some(_) => engine::walls::scene_walls_for(&scene, &setup.terrain, &all.pos, params.dx),
+        None => Vec::new(),
+    };
     Ok(Job { scene, setup, params, all, walls })
 }
 
@@ -147,11 +150,8 @@ fn rank_loop<T: Transport>(
     csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>,
 ) -> Result<RankEnd, RankCaptureError> {
     let Job { scene, setup, params, all, walls } = job;
-    if let Some((_, (width, height), _)) = opts.image {
-        let max = ctx.device.limits().max_texture_dimension_2d;
-        if width > max || height > max {
-            return Err(RankCaptureError::TooLarge { rank: t.rank(), width, height, max });
-        }
+    if let Some((_, size, _)) = opts.image {
+        check_size(t.rank(), &ctx, size)?;
     }
     let config = RankConfig::for_params(params);
     let mut rank = Rank::new(

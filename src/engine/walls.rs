@@ -26,6 +26,11 @@ pub fn scene_walls(scene: &Scene, terrain: &Heightfield, water_top: f32, dx: f32
     }
 }
 
+/// [`scene_walls`] for the water of the particles at `positions` (x, y, z, w), their [`water_top`].
+pub fn scene_walls_for(scene: &Scene, terrain: &Heightfield, positions: &[[f32; 4]], dx: f32) -> Vec<ObstacleMesh> {
+    scene_walls(scene, terrain, water_top(positions, dx), dx)
+}
+
 /// The top of the water the particles at `positions` (x, y, z, w; parked ones, w < 0, left out) fill at
 /// spacing `dx`: the highest centre plus half a spacing, metres (negative infinity for none).
 pub fn water_top(positions: &[[f32; 4]], dx: f32) -> f32 {
