@@ -502,7 +502,7 @@ fn project_out(p: vec3<f32>) -> vec3<f32> {
     return clamp(x, wall_min() + rc, params.domain_max - rc);
 }
 
-// A per-step damping fraction (XSPH, wall friction) given for a step of max_dt, scaled to this step's dt so
+// A per-step damping fraction (XSPH) given for a step of max_dt, scaled to this step's dt so
 // that a solver taking many small steps (WCSPH) is not damped more per second: 1 - (1 - c)^(dt / max_dt).
 fn per_step(c: f32) -> f32 {
     return 1.0 - pow(max(1.0 - c, 0.0), step.dt / params.max_dt);

@@ -2,20 +2,28 @@
 // x += dt v; under PCISPH and WCSPH the bodies take the opposite of a_p's share from them), then enforces
 // the boundaries as hard constraints: a particle closer than r_collide to the terrain, an obstacle or a
 // body or a wall is moved back onto that distance, its velocity into the boundary removed and its
-// tangential velocity reduced by `friction`; one left inside an obstacle by the later projections
-// (squeezed against the terrain or a wall) is led out along them (`escape`). A wave maker's paddle
-// (common.wgsl, wall_min) is such a wall that moves: a particle behind it is put in front and gets at
-// least the paddle's normal velocity (contact is taken relative to the moving wall). A particle inside a
+// tangential velocity slowed by the wall's shear stress (`friction`, apply_contact); one left inside an
+// obstacle by the later projections (squeezed against the terrain or a wall) is led out along them
+// (`escape`). A wave maker's paddle (common.wgsl, wall_min) is such a wall that moves: a particle behind
+// it is put in front and gets at least the paddle's normal velocity (contact is taken relative to the
+// moving wall). A particle inside a
 // sink is parked (returned to the emitters' pool). It writes the new state unsorted-buffer-style
 // (pos/vel), in the sorted order of this step.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 #import "sim/body_sums.wgsl"
 
+// A contact removes the velocity into the boundary and slows the tangential velocity by the wall's shear
+// stress tau = rho0 (C_f / 2) |v_t|^2 (C_f = `friction`, the skin-friction coefficient) acting on the
+// particle's footprint dx^2 with its mass rho0 dx^3: dv_t / dt = -(C_f / 2) |v_t| v_t / dx, taken
+// implicitly over the step (never reverses v_t). The momentum taken per unit of wall area and time does
+// not depend on the resolution, and a slow film is hardly held while a fast, thin surge is.
 fn apply_contact(v: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     let vn = dot(v, n);
     let vt = v - vn * n;
-    return max(vn, 0.0) * n + (1.0 - per_step(params.friction)) * vt;
+    let dx = pow(params.mass / params.rho0, 1.0 / 3.0);
+    let keep = 1.0 / (1.0 + step.dt * 0.5 * params.friction * length(vt) / dx);
+    return max(vn, 0.0) * n + keep * vt;
 }
 
 // PCISPH's and WCSPH's pressure on the bodies: the opposite of the velocity change the bodies' share of

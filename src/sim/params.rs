@@ -83,7 +83,10 @@ pub struct SimParams {
     /// Simulated time per rendered frame, seconds: `substeps` steps or more, as many as cover it (at most
     /// `frame_steps::MAX_FRAME_STEPS`, and in the window as many as fit its frame budget).
     pub frame_dt: f32,
-    /// Wall friction: fraction of the tangential velocity removed on contact with the terrain or a wall (0..1).
+    /// Wall friction: the skin-friction coefficient C_f (dimensionless, 0..1) of the terrain, walls and
+    /// obstacles. A particle in contact is slowed by the wall shear stress tau = rho0 (C_f / 2) |v_t|^2 over
+    /// its footprint dx^2 (integrate.wgsl, `apply_contact`), so the momentum a wall takes per unit of area
+    /// does not depend on dx. 0.01 is a turbulent boundary layer on a smooth bed; rough terrain is 0.01-0.05.
     pub friction: f32,
     /// Surface tension coefficient gamma of Akinci, Akinci & Teschner 2013, "Versatile surface tension
     /// and adhesion for SPH fluids" (ACM TOG 32(6)), eq. 1-3: particle i accelerates by
@@ -231,7 +234,7 @@ impl Default for SimParams {
             substeps: 4,
             cfl: 0.4,
             frame_dt: 1.0 / 60.0,
-            friction: 0.1,
+            friction: 0.01,
             surface_tension: 0.0,
             wave_maker: None,
             diffuse: super::DiffuseParams::default(),

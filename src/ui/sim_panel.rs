@@ -310,8 +310,8 @@ fn solver_ui(ui: &mut egui::Ui, state: &mut SimPanelState, info: &FrameInfo<'_>,
         changed |= param_row(ui, "Frame dt", "Simulated time per rendered frame, seconds: covered by at least Substeps steps, more where the CFL condition shortens them (fewer simulated seconds per frame only when the steps would not fit the window's frame budget)", &mut p.frame_dt, defaults.frame_dt, |ui, v| {
             ui.add(egui::Slider::new(v, 0.001..=0.1).logarithmic(true).suffix(" s")).changed()
         });
-        changed |= param_row(ui, "Friction", "Fraction of the tangential velocity removed on contact with terrain or walls, dimensionless (0..1)", &mut p.friction, defaults.friction, |ui, v| {
-            ui.add(egui::Slider::new(v, 0.0..=1.0)).changed()
+        changed |= param_row(ui, "Friction", "Skin-friction coefficient C_f of terrain, walls and obstacles, dimensionless: a particle touching them is slowed by the shear stress rho0 C_f |v|² / 2 over its footprint (0.01: a smooth bed; 0.05: rough ground)", &mut p.friction, defaults.friction, |ui, v| {
+            ui.add(egui::Slider::new(v, 0.0..=1.0).logarithmic(true).smallest_positive(1e-4)).changed()
         });
         changed |= param_row(ui, "Surface tension", "Surface tension γ of Akinci, Akinci & Teschner 2013: cohesion between particles plus a curvature term from the surface normals; pulls free water into round drops and sheets into rims. Units m^4/(kg s²) as in the paper; 0 = off (no cost). 0.05-1 is visible within a fraction of a second at any dx; much more shakes the water.", &mut p.surface_tension, defaults.surface_tension, |ui, v| {
             ui.add(egui::Slider::new(v, 0.0..=10.0).logarithmic(true).smallest_positive(1e-3).suffix(" m^4/(kg s²)")).changed()
