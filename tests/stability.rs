@@ -50,11 +50,11 @@ fn bound(height: f32) -> f32 {
 }
 
 /// Blocks of 1 to 5 particles across (dx = 0.05 m) standing on the floor and falling from 0.3 m, and one
-/// of 4 across at dx = 0.01 m, on each solver. Standing blocks keep within free fall over the box's 0.6 m
-/// plus 20 % (4.12 m/s). A falling block's impact throws a splash sheet, which real water throws faster
-/// than the impact (several times, for drops): falling blocks are held to twice the impact speed,
-/// 2 sqrt(2 g 0.3 m) = 4.85 m/s. Measured: standing 0.3-1.8 m/s, falling 2.5-4.3 m/s (DFSPH's block of 5
-/// across, 1.8 times its impact speed); before, the 4 x 4 x 4 block reached 33 m/s in its first frame.
+/// of 4 across at dx = 0.01 m, on each solver: every particle within free fall over the box's 0.6 m plus
+/// 20 % (4.12 m/s; the falling blocks hit the floor at 2.43 m/s). Measured on lavapipe: standing 0.3-1.8
+/// m/s, falling 2.5-3.6 m/s (WCSPH's block of 5 across); DFSPH's block of 5 across threw its splash sheet
+/// at 4.33-4.52 m/s while the density solve's warm start could not be given back (dfsph.wgsl,
+/// df_density_source), 3.0 m/s since; the 4 x 4 x 4 block once reached 33 m/s in its first frame.
 #[test]
 fn small_blocks_stay_within_free_fall_on_every_solver() {
     let ctx = common::gpu();
@@ -73,8 +73,7 @@ fn small_blocks_stay_within_free_fall_on_every_solver() {
             let records = run(&ctx, &scene, if y0 > 0.0 { 0.45 } else { 0.3 });
             let (v, t) = fastest(&records);
             seen.push(format!("{} {n} x {dx} m from {y0} m: {v:.2} m/s at {t:.3} s", method.name()));
-            let most = if y0 > 0.0 { 2.0 * (2.0 * G * y0).sqrt() } else { bound(0.6) };
-            assert!(v <= most, "{}: a block of {n} at dx {dx} from {y0} m: {v} m/s at t = {t}", method.name());
+            assert!(v <= bound(0.6), "{}: a block of {n} at dx {dx} from {y0} m: {v} m/s at t = {t}", method.name());
         }
     }
     println!("{}", seen.join("\n"));

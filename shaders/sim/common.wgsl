@@ -91,7 +91,7 @@ struct StepState {
 // Per-step scratch, valid only between the grid's scatter and `integrate`: the same buffers as `pos` and
 // `vel` (their accessors: bindings 9 and 10 are unused), whose unsorted contents are dead in that window
 // (src/sim/buffers.rs).
-// pred: PCISPH predicted position (xyz); DFSPH (alpha, kappa, kappa_v, -). Never read `pos` there.
+// pred: PCISPH predicted position (xyz); DFSPH (alpha, kappa, kappa_v, warm start kappa left). Never read `pos` there.
 #split_alias pred pos vec4<f32>
 // accel: pressure acceleration (xyz) of PCISPH/WCSPH; surface normals before that. Never read `vel` there.
 #split_alias accel vel vec4<f32>
