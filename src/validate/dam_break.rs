@@ -71,9 +71,8 @@ const SAMPLE_T: f64 = 0.05;
 const SHIFT_RANGE: (f64, f64, f64) = (-0.3, 0.5, 0.005);
 
 /// Column cells per H: quick 16 (dx = 0.01875 m, 32 x 16 x 8 = 4 096 particles), full 60 (dx = 0.005 m,
-/// 120 x 60 x 30 = 216 000 particles). Quick is not coarser because the front's lag grows as the
-/// resolution falls (the wall friction acts on a larger share of the thin surge; on lavapipe the largest
-/// deviation of the three solvers was 21 % at 12 cells per H, 17 % at 16; see docs/validation.md).
+/// 120 x 60 x 30 = 216 000 particles). Quick is not coarser because the early front's lag grows as the
+/// resolution falls (the toe's first acceleration is resolved less; see docs/validation.md).
 pub fn cells_per_h(quick: bool) -> u32 {
     if quick {
         16
