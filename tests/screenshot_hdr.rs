@@ -15,6 +15,7 @@ use waterview::render::{read_texture_rgba_f32, Offscreen, OrbitCamera, RenderSet
 use waterview::scene::Scene;
 
 mod common;
+use common::images::srgb8;
 use common::scratch;
 
 fn gpu() -> GpuContext {
@@ -32,13 +33,6 @@ fn tank(ctx: &GpuContext) -> (Scene, Engine) {
     let mut profiler = Profiler::new(&ctx.device);
     run_frames(ctx, engine.sim_mut(), &mut profiler, Some(3), None, |_| {});
     (scene, engine)
-}
-
-/// sRGB encoding of a linear value to 8 bits (IEC 61966-2-1), as an sRGB texture stores it.
-fn srgb8(v: f32) -> u8 {
-    let v = if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
-    let e = if v <= 0.003_130_8 { v * 12.92 } else { 1.055 * v.powf(1.0 / 2.4) - 0.055 };
-    (e * 255.0).round() as u8
 }
 
 /// The file and its `.part` are both absent.

@@ -4,10 +4,10 @@
 //!   through the staging copy and sent as bytes) give per pixel the nearest positive depth and the summed
 //!   thickness, read back exactly, at full and at half thickness resolution;
 //! - a capture of the dam break on 2 ranks against 1 rank (see `two_ranks_match_one`);
-//! - `run --gpus N --out` on 2 and 3 ranks against one GPU's image.
+//! - `run --gpus N --out` on 2 and 3 ranks against one GPU's image, PNG and OpenEXR.
 mod common;
 
-use common::images::{agree, image_difference, FRACTION_TOLERANCE, MEAN_TOLERANCE};
+use common::images::{agree, image_difference, srgb_image, FRACTION_TOLERANCE, MEAN_TOLERANCE};
 use waterview::render::{
     FluidLayers, FluidTargets, LayerReadback, Offscreen, Pass, SortLastInput, SortLastPass, Targets,
 };
@@ -250,6 +250,43 @@ fn run_out_on_two_and_three_gpus_draws_one_gpus_image() {
     }
     let c = image_difference(&one, &shadowed);
     assert!(!agree(c), "the water's shadow changes the image by only {c:?}: the comparison cannot see a missing part");
+}
+
+/// `waterview run --gpus 2 --out final.exr`: the sort-last image's linear values (rank 0 draws into a
+/// float target, as one GPU's `run --out x.exr` does), against one GPU's EXR of the same state, both
+/// sRGB-encoded to 8 bits for the image tolerance; and the same run's PNG is that EXR's encoding (the
+/// EXR holds the picture, not a blank or another view; within tests/screenshot_hdr.rs's bound).
+#[test]
+fn run_out_exr_on_two_gpus_holds_one_gpus_linear_image() {
+    let dir = common::scratch("sort-last-run-exr");
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/dam_break.ron");
+    let run = |gpus: &str, extra: &[&str], file: &str| {
+        let mut args = vec!["--scene", scene, "run", "--dx", "0.08", "--steps", "8", "--size", "320x240"];
+        args.extend_from_slice(&["--gpus", gpus, "--out", file]);
+        args.extend_from_slice(extra);
+        let (out, _) = common::waterview(&dir, &args);
+        assert!(out.status.success(), "--gpus {gpus} {file}: {}", String::from_utf8_lossy(&out.stderr));
+        let path = dir.join(file);
+        image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let linear = |img: image::DynamicImage| match img {
+        image::DynamicImage::ImageRgba32F(img) => srgb_image(&img),
+        other => panic!("an EXR read back as {:?}", other.color()),
+    };
+    let one = linear(run("1", &["--no-water-shadow"], "one.exr"));
+    let two = linear(run("2", &[], "two.exr"));
+    let d = image_difference(&one, &two);
+    eprintln!("run --gpus 2 --out x.exr against one GPU: mean {:.4}, {:.3} % of pixels differ", d.0, 100.0 * d.1);
+    assert!(agree(d), "2 ranks' EXR differs from one GPU's by {d:?} ({})", dir.display());
+    let png = run("2", &[], "two.png").to_rgba8();
+    // Within the one-GPU EXR-against-PNG bound (tests/screenshot_hdr.rs: the float target's values round
+    // to 8 bits a level or two apart, mean 0.11 of 255 here): no pixel differs past the threshold.
+    let e = image_difference(&png, &two);
+    assert!(
+        e.0 < 2.0 && e.1 <= FRACTION_TOLERANCE,
+        "2 ranks' PNG and EXR of the same state differ by {e:?} ({})",
+        dir.display()
+    );
 }
 
 /// What several GPUs cannot capture is refused with the reason, before anything is simulated or written:

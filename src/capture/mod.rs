@@ -450,6 +450,12 @@ pub fn save_png_blocking(img: &image::RgbaImage, path: &Path) -> Result<(), Capt
     save_via_part(path, |part| img.save_with_format(part, image::ImageFormat::Png))
 }
 
+/// Whether `path` names an OpenEXR file (a `.exr` extension, any case): the image outputs that take one
+/// write the linear values ([`save_exr_blocking`]) instead of a PNG.
+pub fn is_exr(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"))
+}
+
 /// Writes `img` (linear RGBA, 32-bit float) as an OpenEXR file at `path`, the way
 /// [`save_png_blocking`] writes a PNG: first to `path` + `.part`, then renamed; the parent folder is
 /// created if missing; on any error nothing is left under either name and the message names the file

@@ -234,16 +234,17 @@ pub struct RankDraw {
 
 impl RankDraw {
     /// For `rank`'s simulation of `scene` at `size` pixels (within its GPU's texture limit: the callers
-    /// check it first, [`check_size`]).
+    /// check it first, [`check_size`]), into a target of `format` (the 8-bit offscreen format for PNG
+    /// and video frames, [`crate::render::HDR_FORMAT`] for the linear values of an OpenEXR image).
     pub fn new<T: Transport>(
         rank: &Rank<T>,
         scene: &Scene,
         walls: &[crate::render::ObstacleMesh],
-        size: (u32, u32),
+        (size, format): ((u32, u32), wgpu::TextureFormat),
         image: &crate::engine::batch::ImageOptions,
     ) -> Self {
         let ctx = rank.ctx();
-        let target = Offscreen::new(ctx, size);
+        let target = Offscreen::with_format(ctx, size, format);
         let mut renderer = Renderer::new(ctx, target.format(), rank.sim().terrain());
         renderer.set_obstacles(ctx, &crate::engine::obstacle_meshes(rank.sim().obstacles()));
         renderer.set_walls(ctx, walls);
@@ -268,24 +269,37 @@ impl RankDraw {
     }
 }
 
+/// A sort-last image as rank 0 read it back: 8-bit sRGB (for a PNG) or the tone-mapped linear values
+/// before the sRGB encoding (for an OpenEXR file, as one GPU's `run --out x.exr`).
+pub enum RankPicture {
+    Srgb(image::RgbaImage),
+    Linear(image::Rgba32FImage),
+}
+
 /// Every rank's current state drawn sort-last into one image of `size` pixels from the scene's camera
-/// (`run --gpus N --out`): the image on rank 0, `None` on the others; every rank must call it. Blocking.
-/// Errors: as [`rank_frame`], and a GPU error while drawing (the device's report, on rank 0).
+/// (`run --gpus N --out`), 8-bit sRGB or, with `linear`, the linear values: the image on rank 0, `None`
+/// on the others; every rank must call it. Blocking. Errors: as [`rank_frame`], and a GPU error while
+/// drawing (the device's report, on rank 0).
 pub fn rank_image<T: Transport>(
     rank: &Rank<T>,
     scene: &Scene,
     walls: &[crate::render::ObstacleMesh],
-    size: (u32, u32),
+    (size, linear): ((u32, u32), bool),
     image: &crate::engine::batch::ImageOptions,
-) -> Result<Option<image::RgbaImage>, RankCaptureError> {
-    let mut draw = RankDraw::new(rank, scene, walls, size, image);
+) -> Result<Option<RankPicture>, RankCaptureError> {
+    let format = if linear { crate::render::HDR_FORMAT } else { crate::render::OFFSCREEN_FORMAT };
+    let mut draw = RankDraw::new(rank, scene, walls, (size, format), image);
     let (display, _) = draw.frame(rank, scene, false)?;
     let Some(mut enc) = display else { return Ok(None) };
     let ctx = rank.ctx();
     draw.profiler.resolve(&mut enc);
     ctx.queue.submit([enc.finish()]);
     draw.profiler.end_frame(&ctx.queue);
-    let picture = crate::render::read_texture_rgba(ctx, &draw.target.color);
+    let picture = if linear {
+        RankPicture::Linear(crate::render::read_texture_rgba_f32(ctx, &draw.target.color))
+    } else {
+        RankPicture::Srgb(crate::render::read_texture_rgba(ctx, &draw.target.color))
+    };
     ctx.check("rank 0: drawing the sort-last image").map_err(CaptureError::Gpu)?;
     Ok(Some(picture))
 }
@@ -501,7 +515,8 @@ fn rank_frames<T: Transport>(
     let me = rank.rank();
     let ctx = rank.ctx().clone();
     let (scene, total) = (&job.scene, job.total);
-    let mut draw = RankDraw::new(&rank, scene, &job.walls, opts.size, &opts.image);
+    let size = (opts.size, crate::render::OFFSCREEN_FORMAT);
+    let mut draw = RankDraw::new(&rank, scene, &job.walls, size, &opts.image);
     let mut seen = 0;
     let mut sums = Timings::default();
     let (mut time, mut steps) = (0.0f32, 0u64);

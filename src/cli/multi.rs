@@ -6,7 +6,7 @@
 //! image (`--out`: every rank draws its particles' layers, rank 0 composites them sort-last, as
 //! `capture --gpus N` does each frame: [`crate::capture::ranks::rank_image`]).
 
-use crate::capture::ranks::{check_size, rank_image, RankCaptureError};
+use crate::capture::ranks::{check_size, rank_image, RankCaptureError, RankPicture};
 use crate::cluster::{self, collect, rank_contexts, ClusterError, Rank, RankConfig, Transport};
 use crate::engine;
 use crate::engine::batch::ImageOptions;
@@ -38,8 +38,9 @@ pub struct MultiRun<'a> {
     /// The final surface (PLY or OBJ by the extension) and its settings: rank 0 meshes the particles it
     /// gathered (one mesh over every rank's particles, so no seams at the slab borders).
     pub surface: Option<(&'a Path, crate::surface::SurfaceSettings)>,
-    /// The final image (PNG) at a size, pixels, showing what the options ask for: every rank draws its
-    /// particles' layers and rank 0 composites them (sort-last, [`crate::capture::ranks::rank_image`]).
+    /// The final image (PNG, or with a `.exr` path an OpenEXR file of the linear values) at a size,
+    /// pixels, showing what the options ask for: every rank draws its particles' layers and rank 0
+    /// composites them (sort-last, [`crate::capture::ranks::rank_image`]).
     pub image: Option<(&'a Path, (u32, u32), ImageOptions)>,
 }
 
@@ -137,7 +138,7 @@ fn flush_csv(csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>, opts: &Mult
 
 /// What one rank ends with: the run's figures, every rank's particles gathered in id order (with
 /// `--save-particles` or `--save-surface`) and the final image (with `--out`), both on rank 0 only.
-type RankEnd = (MultiSummary, Option<RankParticles>, Option<image::RgbaImage>);
+type RankEnd = (MultiSummary, Option<RankParticles>, Option<RankPicture>);
 
 /// What one rank runs: the steps, rank 0's CSV rows, and at the end (with `--save-particles`) every
 /// rank's particles gathered on rank 0 in id order (`Some` there only), and with `--out` its share of
@@ -213,7 +214,7 @@ fn rank_loop<T: Transport>(
     };
     let sorted = gathered.map(|g| collect::by_id(&g, all.len())).transpose()?;
     let image = match opts.image {
-        Some((_, size, options)) => rank_image(&rank, scene, walls, size, &options)?,
+        Some((path, size, options)) => rank_image(&rank, scene, walls, (size, crate::capture::is_exr(path)), &options)?,
         None => None,
     };
     Ok((sum, sorted, image))
@@ -237,10 +238,14 @@ fn write_particles(opts: &MultiRun, particles: Option<RankParticles>, time: f32,
     Ok(())
 }
 
-/// Writes rank 0's sort-last image to `opts.image`'s path (nothing without one). Errors: the file.
-fn write_image(opts: &MultiRun, image: Option<image::RgbaImage>) -> Result<()> {
+/// Writes rank 0's sort-last image to `opts.image`'s path, a PNG or an OpenEXR file (nothing without
+/// one). Errors: the file.
+fn write_image(opts: &MultiRun, image: Option<RankPicture>) -> Result<()> {
     if let (Some((path, _, _)), Some(image)) = (opts.image, image) {
-        crate::capture::save_png_blocking(&image, path)?;
+        match image {
+            RankPicture::Srgb(image) => crate::capture::save_png_blocking(&image, path)?,
+            RankPicture::Linear(image) => crate::capture::save_exr_blocking(&image, path)?,
+        }
         eprintln!("wrote {}", path.display());
     }
     Ok(())

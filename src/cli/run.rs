@@ -295,7 +295,7 @@ pub fn write_image_as(
     options: ImageOptions,
     out: &Path,
 ) -> Result<()> {
-    let exr = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("exr"));
+    let exr = crate::capture::is_exr(out);
     // An image the GPU refused to render (a target past its size limits: 8192 pixels a side on lavapipe)
     // reads back black: the device's errors are checked before anything is written, as `capture` does.
     let what = format!("rendering the image {}", out.display());

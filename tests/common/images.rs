@@ -31,3 +31,20 @@ pub fn image_difference(a: &image::RgbaImage, b: &image::RgbaImage) -> (f64, f64
 pub fn agree((mean, fraction): (f64, f64)) -> bool {
     mean <= MEAN_TOLERANCE && fraction <= FRACTION_TOLERANCE
 }
+
+/// sRGB encoding of a linear value to 8 bits (IEC 61966-2-1), as an sRGB texture stores it; non-finite
+/// values give 0.
+pub fn srgb8(v: f32) -> u8 {
+    let v = if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
+    let e = if v <= 0.003_130_8 { v * 12.92 } else { 1.055 * v.powf(1.0 / 2.4) - 0.055 };
+    (e * 255.0).round() as u8
+}
+
+/// An OpenEXR image's linear values sRGB-encoded to 8 bits ([`srgb8`]; alpha as stored, 0..1), for the
+/// toleranced comparison ([`image_difference`]).
+pub fn srgb_image(linear: &image::Rgba32FImage) -> image::RgbaImage {
+    image::RgbaImage::from_fn(linear.width(), linear.height(), |x, y| {
+        let p = linear.get_pixel(x, y).0;
+        image::Rgba([srgb8(p[0]), srgb8(p[1]), srgb8(p[2]), (p[3].clamp(0.0, 1.0) * 255.0).round() as u8])
+    })
+}
