@@ -221,6 +221,20 @@ fn two_ranks_match_one_and_without_the_second_ranks_layers_they_do_not() {
     }
 }
 
+/// `waterview run` of the dam break at dx = 0.08 m for 8 steps on `gpus` GPUs with `--out file` (in `dir`)
+/// at 320 x 240 and the `extra` options; the image it wrote. Panics when the run fails or the file does
+/// not decode.
+fn run_dam_break_out(dir: &std::path::Path, gpus: &str, extra: &[&str], file: &str) -> image::DynamicImage {
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/dam_break.ron");
+    let mut args = vec!["--scene", scene, "run", "--dx", "0.08", "--steps", "8", "--size", "320x240"];
+    args.extend_from_slice(&["--gpus", gpus, "--out", file]);
+    args.extend_from_slice(extra);
+    let (out, _) = common::waterview(dir, &args);
+    assert!(out.status.success(), "--gpus {gpus} {extra:?} {file}: {}", String::from_utf8_lossy(&out.stderr));
+    let path = dir.join(file);
+    image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// `waterview run --gpus N --out final.png` (src/cli/multi.rs, [`waterview::capture::ranks::rank_image`]):
 /// the dam break at dx = 0.08 m after 8 steps on 2 and 3 ranks, drawn sort-last at 320 x 240, against one
 /// GPU's `run --no-water-shadow --out` (several ranks cast no water shadow): within the image tolerance
@@ -230,16 +244,7 @@ fn two_ranks_match_one_and_without_the_second_ranks_layers_they_do_not() {
 #[test]
 fn run_out_on_two_and_three_gpus_draws_one_gpus_image() {
     let dir = common::scratch("sort-last-run-out");
-    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/dam_break.ron");
-    let run = |gpus: &str, extra: &[&str], file: &str| {
-        let mut args = vec!["--scene", scene, "run", "--dx", "0.08", "--steps", "8", "--size", "320x240"];
-        args.extend_from_slice(&["--gpus", gpus, "--out", file]);
-        args.extend_from_slice(extra);
-        let (out, _) = common::waterview(&dir, &args);
-        assert!(out.status.success(), "--gpus {gpus} {extra:?}: {}", String::from_utf8_lossy(&out.stderr));
-        let path = dir.join(file);
-        image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).to_rgba8()
-    };
+    let run = |gpus: &str, extra: &[&str], file: &str| run_dam_break_out(&dir, gpus, extra, file).to_rgba8();
     let one = run("1", &["--no-water-shadow"], "one.png");
     let shadowed = run("1", &[], "one-shadow.png");
     for gpus in ["2", "3"] {
@@ -259,16 +264,7 @@ fn run_out_on_two_and_three_gpus_draws_one_gpus_image() {
 #[test]
 fn run_out_exr_on_two_gpus_holds_one_gpus_linear_image() {
     let dir = common::scratch("sort-last-run-exr");
-    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/dam_break.ron");
-    let run = |gpus: &str, extra: &[&str], file: &str| {
-        let mut args = vec!["--scene", scene, "run", "--dx", "0.08", "--steps", "8", "--size", "320x240"];
-        args.extend_from_slice(&["--gpus", gpus, "--out", file]);
-        args.extend_from_slice(extra);
-        let (out, _) = common::waterview(&dir, &args);
-        assert!(out.status.success(), "--gpus {gpus} {file}: {}", String::from_utf8_lossy(&out.stderr));
-        let path = dir.join(file);
-        image::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    };
+    let run = |gpus: &str, extra: &[&str], file: &str| run_dam_break_out(&dir, gpus, extra, file);
     let linear = |img: image::DynamicImage| match img {
         image::DynamicImage::ImageRgba32F(img) => srgb_image(&img),
         other => panic!("an EXR read back as {:?}", other.color()),
