@@ -301,6 +301,38 @@ mod with_mpi {
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// `mpirun -np 2 waterview run --save-checkpoint` of the dam break (dx = 0.08 m, 8 steps): rank 0 alone
+    /// writes the checkpoint, whose particles (gathered in the scene's order) are the threads' `run --gpus
+    /// 2 --save-checkpoint`'s within the ranks' rounding (tests/cluster.rs); and it resumes under mpirun.
+    #[test]
+    fn checkpoint_on_two_mpi_ranks_matches_two_threads() {
+        let dir = scratch("checkpoint");
+        let (mpi_ckpt, threads_ckpt) = (dir.join("mpi.ckpt"), dir.join("threads.ckpt"));
+        let args = |out: &Path| -> Vec<String> {
+            let a = ["--scene", "assets/scenes/dam_break.ron", "run", "--dx", "0.08", "--steps", "8"];
+            let b = ["--save-checkpoint", out.to_str().unwrap()];
+            a.iter().chain(&b).map(|s| s.to_string()).collect()
+        };
+        mpi_and_threads(args, &mpi_ckpt, &threads_ckpt);
+        let read = |p: &Path| waterview::engine::Checkpoint::read(p).unwrap_or_else(|e| panic!("{e}"));
+        let (mpi, threads) = (read(&mpi_ckpt), read(&threads_ckpt));
+        assert_eq!((mpi.steps(), mpi.capacity()), (threads.steps(), threads.capacity()));
+        assert_eq!(mpi.time().to_bits(), threads.time().to_bits(), "the joint time");
+        let worst = mpi
+            .state()
+            .positions
+            .iter()
+            .zip(&threads.state().positions)
+            .fold(0.0f32, |w, (a, b)| (0..3).map(|k| (a[k] - b[k]).abs()).fold(w, f32::max));
+        println!("run --save-checkpoint, 2 MPI ranks against 2 threads: positions within {worst:.2e} m");
+        assert!(worst <= 1e-3, "2 MPI ranks' particles are {worst} m off 2 threads'");
+        let exe = Path::new(env!("CARGO_BIN_EXE_waterview"));
+        let resumed = mpirun(2, 300, exe, &["run", "--resume", mpi_ckpt.to_str().unwrap(), "--steps", "2"]);
+        let stderr = String::from_utf8_lossy(&resumed.stderr);
+        assert!(resumed.status.success() && stderr.contains("resumed at t = "), "{stderr}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// `mpirun -np 2 waterview capture` of the dam break (dx = 0.08 m, 4 PNG frames at 320 x 240): rank 0
     /// alone writes the frames and prints the summary, and they match the threads' `capture --gpus 2`
     /// within the sort-last test's image tolerance (tests/common/images.rs).
@@ -350,7 +382,10 @@ mod with_mpi {
             ),
             (&["run", "--steps", "2", "--gpus", "2"], "--gpus applies without mpirun"),
             (&["validate"], "validate runs in one process"),
-            (&["run", "--steps", "2", "--save-checkpoint", "/tmp/x.ckpt"], "need one GPU for now"),
+            (
+                &["run", "--steps", "2", "--resume", "/tmp/x.ckpt", "--scene", "assets/scenes/tank.ron"],
+                "--resume with --scene needs one GPU",
+            ),
         ] {
             let out = mpirun(2, 60, exe, args);
             let stderr = String::from_utf8_lossy(&out.stderr);

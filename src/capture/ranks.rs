@@ -45,6 +45,9 @@ pub enum RankCaptureError {
     Capture(#[from] CaptureError),
     #[error("{0}")]
     Scene(#[from] SceneError),
+    /// A resumed checkpoint that does not fit (its terrain changed).
+    #[error("{0}")]
+    Checkpoint(#[from] crate::engine::CheckpointError),
     #[error("rank {rank}: {cause}")]
     Layers { rank: usize, cause: LayerError },
     #[error("{0} are not supported on several GPUs yet; capture with --gpus 1")]

@@ -97,7 +97,8 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// `waterview run --gpus N` with N > 1 (src/cluster): the final image drawn sort-last, the particles and
-/// the surface gathered on rank 0; no checkpoint yet; `--stats` is the per-rank CSV
+/// the surface gathered on rank 0, the checkpoint written by rank 0 and resumed on every rank
+/// ([`multi::MultiRun`]); `--stats` is the per-rank CSV
 /// ([`multi::CSV_HEADER`]).
 fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
     let opts = multi_run_options(args, crate::cluster::devices::resolve(args.gpus), true)?;
@@ -110,11 +111,8 @@ fn run_multi(scene: Option<&std::path::Path>, args: &RunArgs) -> Result<()> {
 /// (`root`: rank 0's process). Errors: options that need one GPU, no length, a bad length or an
 /// unwritable output.
 fn multi_run_options(args: &RunArgs, ranks: usize, root: bool) -> Result<multi::MultiRun<'_>> {
-    if args.resume.is_some() || args.save_checkpoint.is_some() {
-        bail!("--resume and --save-checkpoint need one GPU for now: give --gpus 1");
-    }
-    if let (Some(out), true) = (&args.out, root) {
-        crate::capture::output::check_writable(out, crate::capture::output::Output::File)?;
+    for path in [&args.out, &args.save_checkpoint].into_iter().flatten().filter(|_| root) {
+        crate::capture::output::check_writable(path, crate::capture::output::Output::File)?;
     }
     if args.steps.is_none() && args.seconds.is_none() {
         bail!("give --steps N or --seconds T");
@@ -145,6 +143,8 @@ fn multi_run_options(args: &RunArgs, ranks: usize, root: bool) -> Result<multi::
         particles: args.save_particles.as_deref(),
         surface: args.save_surface.as_deref().map(|p| (p, surface_settings)),
         image: args.out.as_deref().map(|p| (p, args.size, args.image())),
+        save_checkpoint: args.save_checkpoint.as_deref(),
+        resume: args.resume.as_deref(),
     })
 }
 
@@ -193,6 +193,8 @@ fn multi_bench_options<'a>(args: &BenchArgs, ranks: usize, csv: &'a std::path::P
         particles: None,
         surface: None,
         image: None,
+        save_checkpoint: None,
+        resume: None,
     }
 }
 
@@ -637,12 +639,12 @@ pub struct RunArgs {
     pub no_water_shadow: bool,
     /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
     /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
-    /// must have the checkpoint's domain, terrain and initial water). --steps and --seconds count from the
-    /// checkpoint.
+    /// must have the checkpoint's domain, terrain and initial water; one GPU only). --steps and --seconds
+    /// count from the checkpoint. A checkpoint written on one GPU resumes on several and the other way round.
     #[arg(long)]
     pub resume: Option<PathBuf>,
-    /// Write a checkpoint of the whole simulation state to this file at the end of the run (also when it
-    /// is stopped by Ctrl-C).
+    /// Write a checkpoint of the whole simulation state to this file at the end of the run (on one GPU
+    /// also when it is stopped by Ctrl-C; on several, rank 0 gathers every rank's particles into it).
     #[arg(long)]
     pub save_checkpoint: Option<PathBuf>,
     /// GPUs to decompose the simulation over: a count or `all` (the discrete GPUs; one device per rank,

@@ -4,12 +4,16 @@
 //! counts, step and exchange times and the joint DFSPH iterations are printed and written as CSV by rank 0,
 //! which also writes the final particles (`--save-particles`, gathered from every rank) and the final
 //! image (`--out`: every rank draws its particles' layers, rank 0 composites them sort-last, as
-//! `capture --gpus N` does each frame: [`crate::capture::ranks::rank_image`]).
+//! `capture --gpus N` does each frame: [`crate::capture::ranks::rank_image`]). `--save-checkpoint` gathers
+//! every rank's particles on rank 0 into one checkpoint, as one GPU's of the same state
+//! ([`Checkpoint::of_ranks`]); `--resume` starts every rank from a checkpoint's particles and step state
+//! (written by one GPU or by several).
 
 use crate::capture::ranks::{check_size, rank_image, RankCaptureError, RankPicture};
 use crate::cluster::{self, collect, rank_contexts, ClusterError, Rank, RankConfig, Transport};
 use crate::engine;
 use crate::engine::batch::ImageOptions;
+use crate::engine::{Checkpoint, RanksState};
 use crate::gpu::GpuContext;
 use crate::particle_io::{self, ParticleFormat, Particles};
 use crate::scene::{Scene, SceneSetup};
@@ -42,6 +46,11 @@ pub struct MultiRun<'a> {
     /// pixels, showing what the options ask for: every rank draws its particles' layers and rank 0
     /// composites them (sort-last, [`crate::capture::ranks::rank_image`]).
     pub image: Option<(&'a Path, (u32, u32), ImageOptions)>,
+    /// Write a checkpoint of the whole simulation here at the end (rank 0, from every rank's particles).
+    pub save_checkpoint: Option<&'a Path>,
+    /// Go on from this checkpoint (its scene, spacing, particles and step state) instead of the scene's
+    /// start; `steps` and `seconds` count from it.
+    pub resume: Option<&'a Path>,
 }
 
 /// Per-rank sums of a decomposed run (after the warm-up).
@@ -80,12 +89,33 @@ struct Job {
     params: SimParams,
     all: RankParticles,
     walls: Vec<crate::render::ObstacleMesh>,
+    /// The checkpoint resumed (`--resume`): its step state goes onto every rank.
+    resumed: Option<Checkpoint>,
 }
 
-/// Loads the scene (every rank does, from the same path). Errors: the scene; emitters or sinks when
-/// `opts` refuses them.
-fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<Scene> {
-    let mut scene: Scene = engine::load_scene(scene_path)?;
+/// Loads the scene (every rank does, from the same path), or with `--resume` the checkpoint and its
+/// scene. Errors: the scene or checkpoint; emitters or sinks when `opts` refuses them; a checkpoint with
+/// an emitters' pool or a `--scene` beside it (one GPU resumes those).
+fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<(Scene, Option<Checkpoint>)> {
+    let (mut scene, checkpoint) = match opts.resume {
+        None => (engine::load_scene(scene_path)?, None),
+        Some(path) => {
+            if scene_path.is_some() {
+                bail!(
+                    "--resume with --scene needs one GPU for now: give --gpus 1, or resume the checkpoint's own scene"
+                );
+            }
+            let checkpoint = Checkpoint::read(path)?;
+            if checkpoint.capacity() != checkpoint.scene_particles() {
+                bail!(
+                    "checkpoint {}: its emitters' pool ({} particles) needs one GPU: give --gpus 1",
+                    path.display(),
+                    checkpoint.capacity() - checkpoint.scene_particles()
+                );
+            }
+            (checkpoint.scene()?, Some(checkpoint))
+        }
+    };
     if !scene.bodies.is_empty() {
         bail!(ClusterError::Bodies);
     }
@@ -96,21 +126,32 @@ fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<Scene> {
         scene.emitters.clear();
         scene.sinks.clear();
     }
-    Ok(scene)
+    Ok((scene, checkpoint))
 }
 
-/// Builds `scene` at `opts`' dx, or the scene's own scaled for a CPU adapter when `cpu`.
-fn build(mut scene: Scene, opts: &MultiRun, cpu: bool) -> Result<Job> {
-    scene.solver.dx = opts.dx.unwrap_or_else(|| scene.effective_dx(cpu));
+/// Builds `scene` at `opts`' dx, or the scene's own scaled for a CPU adapter when `cpu`; with a
+/// checkpoint, at its spacing and from its particles (ids in its order).
+fn build((mut scene, resumed): (Scene, Option<Checkpoint>), opts: &MultiRun, cpu: bool) -> Result<Job> {
+    scene.solver.dx = match &resumed {
+        Some(c) => c.dx(),
+        None => opts.dx.unwrap_or_else(|| scene.effective_dx(cpu)),
+    };
     let params = scene.solver.clone();
     let setup = scene.build(false)?;
-    let all = cluster::initial_particles(&setup, &params);
+    let all = match &resumed {
+        Some(c) => {
+            let state = c.state();
+            let ids = (0..state.positions.len() as u32).collect();
+            RankParticles { pos: state.positions.clone(), vel: state.velocities.clone(), ids }
+        }
+        None => cluster::initial_particles(&setup, &params),
+    };
     // The walls are drawn only in the final image.
     let walls = match opts.image {
         Some(_) => engine::walls::scene_walls_for(&scene, &setup.terrain, &all.pos, params.dx),
         None => Vec::new(),
     };
-    Ok(Job { scene, setup, params, all, walls })
+    Ok(Job { scene, setup, params, all, walls, resumed })
 }
 
 /// The CSV writer with its header (`None` without `--stats`). Errors: the file cannot be written.
@@ -136,13 +177,21 @@ fn flush_csv(csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>, opts: &Mult
     Ok(())
 }
 
-/// What one rank ends with: the run's figures, every rank's particles gathered in id order (with
-/// `--save-particles` or `--save-surface`) and the final image (with `--out`), both on rank 0 only.
-type RankEnd = (MultiSummary, Option<RankParticles>, Option<RankPicture>);
+/// What one rank ends with: the run's figures, and on rank 0 only every rank's particles gathered in id
+/// order (with `--save-particles` or `--save-surface`), the final image (with `--out`) and the checkpoint
+/// (with `--save-checkpoint`).
+#[derive(Default)]
+struct RankEnd {
+    summary: MultiSummary,
+    particles: Option<RankParticles>,
+    image: Option<RankPicture>,
+    checkpoint: Option<Checkpoint>,
+}
 
-/// What one rank runs: the steps, rank 0's CSV rows, and at the end (with `--save-particles`) every
-/// rank's particles gathered on rank 0 in id order (`Some` there only), and with `--out` its share of
-/// the sort-last image (rank 0 composites it).
+/// What one rank runs: from the scene's start or the resumed checkpoint's state, the steps, rank 0's CSV
+/// rows, and at the end (with `--save-particles` or `--save-checkpoint`) every rank's particles gathered
+/// on rank 0 in id order (`Some` there only), and with `--out` its share of the sort-last image (rank 0
+/// composites it).
 fn rank_loop<T: Transport>(
     t: T,
     ctx: GpuContext,
@@ -150,7 +199,7 @@ fn rank_loop<T: Transport>(
     opts: &MultiRun,
     csv: &Mutex<Option<std::io::BufWriter<std::fs::File>>>,
 ) -> Result<RankEnd, RankCaptureError> {
-    let Job { scene, setup, params, all, walls } = job;
+    let Job { scene, setup, params, all, walls, resumed } = job;
     if let Some((_, size, _)) = opts.image {
         check_size(t.rank(), &ctx, size)?;
     }
@@ -165,13 +214,20 @@ fn rank_loop<T: Transport>(
         config,
         all,
     )?;
-    let mut sum = MultiSummary { particles: all.len(), particle_mass: rank.sim().mass(), ..MultiSummary::default() };
+    if let Some(c) = resumed {
+        c.check_terrain(rank.sim().terrain(), &crate::text::printable(&scene.name))?;
+        rank.restore_step(&c.state().step, c.state().iterations);
+    }
+    // --seconds counts from the checkpoint's time.
+    let start = resumed.as_ref().map_or(0.0, Checkpoint::time);
+    let mut sum =
+        MultiSummary { particles: all.len(), particle_mass: rank.sim().mass(), time: start, ..MultiSummary::default() };
     let mut totals = vec![[0.0f64; 6]; opts.ranks];
     let (mut wall, mut counted, mut step) = (0.0f64, 0u64, 0u64);
     loop {
         let done = match (opts.steps, opts.seconds) {
             (Some(n), _) => step >= n + opts.warmup,
-            (None, Some(t)) => sum.time >= t,
+            (None, Some(t)) => sum.time >= start + t,
             (None, None) => true,
         };
         if done {
@@ -208,7 +264,7 @@ fn rank_loop<T: Transport>(
     sum.steps = counted;
     sum.ms_per_step = wall / c;
     sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c, t[4] / c, t[5] / c]).collect();
-    let gathered = match opts.particles.is_some() || opts.surface.is_some() {
+    let gathered = match opts.particles.is_some() || opts.surface.is_some() || opts.save_checkpoint.is_some() {
         true => collect::gather_to_root(rank.transport(), &rank.owned_blocking()?)?,
         false => None,
     };
@@ -217,7 +273,58 @@ fn rank_loop<T: Transport>(
         Some((path, size, options)) => rank_image(&rank, scene, walls, (size, crate::capture::is_exr(path)), &options)?,
         None => None,
     };
-    Ok((sum, sorted, image))
+    let checkpoint = match (&sorted, opts.save_checkpoint) {
+        (Some(p), Some(_)) => Some(ranks_checkpoint(&rank, scene, params.dx, p)?),
+        _ => None,
+    };
+    Ok(RankEnd { summary: sum, particles: sorted, image, checkpoint })
+}
+
+/// Rank 0's checkpoint of every rank's `particles` (gathered in id order) with its own step state, which
+/// is every rank's (the time step and the iterations are joint). Blocking. Errors: the step state cannot
+/// be read back, the scene cannot be written as RON.
+fn ranks_checkpoint<T: Transport>(
+    rank: &Rank<T>,
+    scene: &Scene,
+    dx: f32,
+    particles: &RankParticles,
+) -> Result<Checkpoint, RankCaptureError> {
+    let sim = rank.sim();
+    let own = sim.read_state_blocking(rank.ctx()).map_err(ClusterError::Step)?;
+    let state = RanksState {
+        scene,
+        dx,
+        terrain: sim.terrain(),
+        step: own.step,
+        cell_size: sim.grid_shape().cell_size,
+        iterations: sim.solver_iterations(),
+        positions: particles.pos.clone(),
+        velocities: particles.vel.clone(),
+    };
+    Ok(Checkpoint::of_ranks(state)?)
+}
+
+/// ", resumed at t = T s after N steps" for a job resumed from a checkpoint, else nothing.
+fn resumed_text(job: &Job) -> String {
+    match &job.resumed {
+        Some(c) => format!(", resumed at t = {} s after {} steps", c.time(), c.steps()),
+        None => String::new(),
+    }
+}
+
+/// Writes rank 0's checkpoint to `opts.save_checkpoint` (nothing without one). Errors: the file.
+fn write_checkpoint(opts: &MultiRun, checkpoint: Option<Checkpoint>) -> Result<()> {
+    if let (Some(path), Some(c)) = (opts.save_checkpoint, checkpoint) {
+        c.write(path)?;
+        eprintln!(
+            "wrote checkpoint {}: t = {} s after {} steps, {} particles",
+            path.display(),
+            c.time(),
+            c.steps(),
+            c.capacity()
+        );
+    }
+    Ok(())
 }
 
 /// Writes rank 0's gathered particles to `opts.particles` and their surface to `opts.surface` (nothing
@@ -261,11 +368,12 @@ pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
     }
     let job = build(scene, opts, contexts[0].is_cpu())?;
     eprintln!(
-        "scene `{}`: {} particles, dx = {} m, {} ranks",
+        "scene `{}`: {} particles, dx = {} m, {} ranks{}",
         crate::text::printable(&job.scene.name),
         job.all.len(),
         job.params.dx,
-        opts.ranks
+        opts.ranks,
+        resumed_text(&job)
     );
     if let Some((_, s)) = opts.surface {
         s.check(job.all.len())?;
@@ -273,10 +381,11 @@ pub fn run(scene_path: Option<&Path>, opts: &MultiRun) -> Result<MultiSummary> {
     let csv = open_csv(opts)?;
     let results = cluster::run_threads_with(contexts, |t, ctx| rank_loop(t, ctx, &job, opts, &csv))?;
     flush_csv(&csv, opts)?;
-    let (summary, particles, image) = results.into_iter().next().unwrap_or_default();
-    write_particles(opts, particles, summary.time, &job)?;
-    write_image(opts, image)?;
-    Ok(summary)
+    let end = results.into_iter().next().unwrap_or_default();
+    write_particles(opts, end.particles, end.summary.time, &job)?;
+    write_image(opts, end.image)?;
+    write_checkpoint(opts, end.checkpoint)?;
+    Ok(end.summary)
 }
 
 /// Runs `scene_path`'s scene as this process's rank of an MPI job (`opts.ranks` = the job's size): the
@@ -303,25 +412,27 @@ pub fn run_mpi(
     if root {
         eprintln!("rank 0: {}", ctx.adapter_summary());
         eprintln!(
-            "scene `{}`: {} particles, dx = {} m, {} MPI ranks",
+            "scene `{}`: {} particles, dx = {} m, {} MPI ranks{}",
             crate::text::printable(&job.scene.name),
             job.all.len(),
             job.params.dx,
-            opts.ranks
+            opts.ranks,
+            resumed_text(&job)
         );
     }
     if let (Some((_, s)), true) = (opts.surface, root) {
         s.check(job.all.len())?;
     }
     let csv = if root { open_csv(opts)? } else { Mutex::new(None) };
-    let (summary, particles, image) = rank_loop(transport, ctx, &job, opts, &csv)?;
+    let end = rank_loop(transport, ctx, &job, opts, &csv)?;
     if !root {
         return Ok(None);
     }
     flush_csv(&csv, opts)?;
-    write_particles(opts, particles, summary.time, &job)?;
-    write_image(opts, image)?;
-    Ok(Some(summary))
+    write_particles(opts, end.particles, end.summary.time, &job)?;
+    write_image(opts, end.image)?;
+    write_checkpoint(opts, end.checkpoint)?;
+    Ok(Some(end.summary))
 }
 
 /// The summary as a Markdown table (one row per rank).

@@ -319,6 +319,12 @@ impl<T: Transport> Rank<T> {
         self.transport.rank()
     }
 
+    /// Goes on from a checkpoint's step state (time, dt, the step counter) and iteration bounds: every rank,
+    /// right after [`Rank::new`] from the checkpoint's particles.
+    pub fn restore_step(&mut self, step: &crate::sim::gpu_data::StepState, iterations: Option<(u32, u32)>) {
+        self.sim.restore_step(&self.ctx, step, iterations);
+    }
+
     /// Blocking read of the particles this rank owns (ghosts and parked slots left out), with their ids.
     /// Errors: nothing came back from the GPU ([`ClusterError::Step`] with the device's report).
     pub fn owned_blocking(&self) -> Result<RankParticles, ClusterError> {

@@ -163,21 +163,114 @@ fn terrain_crc(t: &crate::terrain::Heightfield) -> u32 {
     h.finalize()
 }
 
+/// The scene as RON (a scene file's text) and the absolute path of the file it came from (empty for a
+/// scene made in code), for a checkpoint's header. Errors: the scene cannot be written as RON.
+fn scene_text(scene: &Scene) -> Result<(String, String), SceneError> {
+    let config = ron::ser::PrettyConfig::new().compact_arrays(true);
+    let text = ron::ser::to_string_pretty(scene, config)
+        .map_err(|e| SceneError::Invalid { path: scene.origin(), message: format!("cannot be written as RON: {e}") })?;
+    let file = &scene.file;
+    let scene_file = if file.as_os_str().is_empty() {
+        String::new()
+    } else {
+        std::path::absolute(file).unwrap_or_else(|_| file.clone()).display().to_string()
+    };
+    Ok((text, scene_file))
+}
+
+/// The state a decomposed simulation's ranks gathered on rank 0 ([`Checkpoint::of_ranks`]): every
+/// particle in the order of the scene's initial particles, no pool.
+pub struct RanksState<'a> {
+    /// The scene every rank simulates (its solver parameters as applied), at spacing `dx`, metres.
+    pub scene: &'a Scene,
+    pub dx: f32,
+    /// The terrain as the simulation clamps it (a rank's [`crate::sim::Simulation::terrain`]).
+    pub terrain: &'a crate::terrain::Heightfield,
+    /// The joint step state (time, dt, the largest speed, the step counter: the same on every rank).
+    pub step: StepState,
+    /// The neighbour grid's cell edge, metres (the checkpoint's grid box is the whole domain on it).
+    pub cell_size: f32,
+    /// The joint (density, divergence) iteration bounds, if any came back.
+    pub iterations: Option<(u32, u32)>,
+    /// Per particle: xyz position (m), w density (kg/m^3); xyz velocity (m/s), w pressure (Pa).
+    pub positions: Vec<[f32; 4]>,
+    pub velocities: Vec<[f32; 4]>,
+}
+
+impl Checkpoint {
+    /// A checkpoint of a decomposed simulation (`run --gpus N --save-checkpoint`), as one GPU's of the
+    /// same state: resumable on one GPU ([`Engine::resume`]) or on several. Without emitters or bodies
+    /// (several GPUs refuse them), so every particle is one of the scene's. Errors: the scene cannot be
+    /// written as RON.
+    pub fn of_ranks(ranks: RanksState<'_>) -> Result<Checkpoint, SceneError> {
+        let (scene, scene_file) = scene_text(ranks.scene)?;
+        let grid = crate::sim::gpu_data::GridShape::new(&ranks.scene.domain, ranks.cell_size);
+        let t = ranks.terrain;
+        let n = ranks.positions.len() as u32;
+        let header = Header {
+            scene,
+            scene_file,
+            dx: ranks.dx,
+            sources: false,
+            domain: ranks.scene.domain,
+            terrain_crc: terrain_crc(t),
+            terrain_samples: [t.nx, t.nz],
+            scene_particles: n,
+            capacity: n,
+            grid_origin: grid.origin,
+            grid_dims: grid.dims,
+            iterations: ranks.iterations,
+            bodies: None,
+        };
+        let state = SimState {
+            step: ranks.step,
+            emit_carry: [0.0; crate::sim::sources::MAX_SOURCES],
+            positions: ranks.positions,
+            velocities: ranks.velocities,
+            grid_origin: grid.origin,
+            grid_dims: grid.dims,
+            iterations: ranks.iterations,
+        };
+        Ok(Checkpoint { header, state, path: PathBuf::new() })
+    }
+
+    /// The spacing the state was saved at, metres.
+    pub fn dx(&self) -> f32 {
+        self.header.dx
+    }
+
+    /// Particles the scene started with (the rest of [`Checkpoint::capacity`] is the emitters' pool).
+    pub fn scene_particles(&self) -> u32 {
+        self.header.scene_particles
+    }
+
+    /// The file it was read from, or empty.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether `terrain` (as a simulation of scene `name` clamps it) is the one the state was saved over.
+    /// Errors: [`CheckpointError::Mismatch`] naming the sample counts (a heightmap or crop changed).
+    pub fn check_terrain(&self, terrain: &crate::terrain::Heightfield, name: &str) -> Result<(), CheckpointError> {
+        let h = &self.header;
+        if terrain_crc(terrain) == h.terrain_crc {
+            return Ok(());
+        }
+        Err(CheckpointError::Mismatch {
+            path: self.path.clone(),
+            message: format!(
+                "scene `{name}` has another terrain ({}x{} samples, checkpoint {}x{}; its heightmap or crop changed?)",
+                terrain.nx, terrain.nz, h.terrain_samples[0], h.terrain_samples[1]
+            ),
+        })
+    }
+}
+
 impl Engine {
     /// The header of a checkpoint of this engine as it is now (the CPU side of the state).
     fn checkpoint_header(&self) -> Result<Header, EngineError> {
         let sim = &self.sim;
-        let config = ron::ser::PrettyConfig::new().compact_arrays(true);
-        let scene = ron::ser::to_string_pretty(&self.scene, config).map_err(|e| SceneError::Invalid {
-            path: self.scene.origin(),
-            message: format!("cannot be written as RON: {e}"),
-        })?;
-        let file = &self.scene.file;
-        let scene_file = if file.as_os_str().is_empty() {
-            String::new()
-        } else {
-            std::path::absolute(file).unwrap_or_else(|_| file.clone()).display().to_string()
-        };
+        let (scene, scene_file) = scene_text(&self.scene)?;
         let grid = sim.grid_shape();
         let t = sim.terrain();
         Ok(Header {
@@ -282,14 +375,7 @@ impl Engine {
             ))
             .into());
         }
-        let t = engine.sim.terrain();
-        if terrain_crc(t) != h.terrain_crc {
-            return Err(mismatch(format!(
-                "scene `{name}` has another terrain ({}x{} samples, checkpoint {}x{}; its heightmap or crop changed?)",
-                t.nx, t.nz, h.terrain_samples[0], h.terrain_samples[1]
-            ))
-            .into());
-        }
+        checkpoint.check_terrain(engine.sim.terrain(), &name)?;
         let pool = h.capacity - h.scene_particles;
         if engine.sim.pool() < pool {
             engine.sim = engine.sim.with_pool(ctx, pool)?;

@@ -25,7 +25,7 @@ pub mod limits;
 pub mod progress;
 pub mod walls;
 
-pub use checkpoint::{Checkpoint, CheckpointError, PendingCheckpoint};
+pub use checkpoint::{Checkpoint, CheckpointError, PendingCheckpoint, RanksState};
 pub use limits::{
     bytes_per_particle, check_fits, check_memory, particle_limit, particle_limit_for, particle_limit_with, render_limit,
 };

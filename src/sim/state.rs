@@ -185,6 +185,17 @@ impl Simulation {
         Ok(())
     }
 
+    /// Puts a saved step state (time, dt, the largest speed, the step counter) and the solves' iteration
+    /// bounds on this simulation, its particles as they are: a rank of a decomposed simulation built from
+    /// a checkpoint's particles (src/cli/multi.rs), whose grid and particles are its own slab's. The
+    /// statistics start afresh, as after [`Simulation::restore`].
+    pub fn restore_step(&mut self, ctx: &GpuContext, step: &StepState, iterations: Option<(u32, u32)>) {
+        ctx.queue.write_buffer(&self.buffers.step, 0, bytemuck::bytes_of(step));
+        self.latest = None;
+        self.fresh_after = self.frame;
+        self.restored_iterations = iterations;
+    }
+
     /// The (density, divergence) iteration counts that bound the solves recorded next: the newest
     /// statistics', else those of a restored state.
     pub fn solver_iterations(&self) -> Option<(u32, u32)> {
