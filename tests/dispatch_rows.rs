@@ -185,11 +185,14 @@ fn narrow_range_tiles_in_rows_match_full_screen() {
 /// them, and by the workgroup-memory tree: the same tank (30 frames) settles the same way with either (the sums
 /// differ only in their fixed-point rounding, per subgroup instead of per workgroup).
 ///
-/// The solve's iteration count is compared where the two runs still follow one trajectory: over the first
-/// 8 frames both paths gave the same counts, frame by frame, in 6 of 6 runs on lavapipe. Later the settling
-/// tank's sloshing is chaotic and the runs' order-dependent float sums part them: the 30-frame mean of one
-/// path varied from 7.0 to 10.0 between runs of the same binary, so the whole run is held only to a wide
-/// bound (a sum off by a subgroup's width would stop every solve at once or run it to the cap).
+/// The solve's iteration count is compared where the two runs still nearly follow one trajectory: over the
+/// first 8 frames both paths gave the same counts, frame by frame, in 6 of 6 runs on lavapipe, until the
+/// density solve's first iteration gave leaving particles' warm start back (dfsph.wgsl, whose 0.99-0.97 rho0
+/// ramp the tank's free surface sits on): since then 58 against 52 iterations in one CI run, so the first 8
+/// frames are held to 25 %. Later the settling tank's sloshing is chaotic and the runs' order-dependent
+/// float sums part them: the 30-frame mean of one path varied from 7.0 to 10.0 between runs of the same
+/// binary, so the whole run is held only to a wide bound. Either bound still sees a sum off by a subgroup's
+/// width, which would stop every solve at its 2 first iterations (16 in 8 frames) or run it to the cap.
 #[test]
 fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
     gpu::set_max_groups_x(ROWS_OF);
@@ -213,7 +216,7 @@ fn dfsph_error_sums_by_subgroups_match_the_workgroup_tree() {
     let iterations =
         |all: &[SimStats], frames: usize| all.iter().take(frames).map(|s| s.density_iterations).sum::<u32>();
     let (ea, eb) = (iterations(&with, 8), iterations(&without, 8));
-    assert!(ea.abs_diff(eb) * 10 <= eb, "density iterations over the first 8 frames: {ea} vs {eb}");
+    assert!(ea.abs_diff(eb) * 4 <= eb, "density iterations over the first 8 frames: {ea} vs {eb}");
     let mean = |all: &[SimStats]| iterations(all, all.len()) as f64 / all.len() as f64;
     let (ia, ib) = (mean(&with), mean(&without));
     assert!(ia <= 1.6 * ib && ib <= 1.6 * ia, "density iterations per frame {ia:.2} vs {ib:.2}");
