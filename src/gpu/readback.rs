@@ -206,6 +206,35 @@ pub fn try_read_range_blocking(
     read_in_pieces(ctx, src, (offset, size), STAGING_PIECE.min(ctx.device.limits().max_buffer_size), what)
 }
 
+/// Longest wait for a mapping's callback after the device finished its work, seconds: long past any
+/// thread's hand-over, short enough that a device that never calls back ends in an error, not a hang.
+const MAP_CALLBACK_WAIT_S: f64 = 5.0;
+
+/// The result a mapping's callback left in `mapped` once the device has finished (`finished`: the
+/// blocking poll returned). wgpu runs the callbacks of finished mappings in whichever thread polls or
+/// submits on the device next, so with another thread on the same device (the window's UI thread and
+/// rank 0 of `waterview --gpus N`) the callback may still be running there when this thread's poll
+/// returns: it is waited for, polling without blocking, for at most [`MAP_CALLBACK_WAIT_S`]. `None` when
+/// it never came (or the poll failed).
+fn mapped_result(
+    ctx: &crate::gpu::GpuContext,
+    mapped: &std::sync::Mutex<Option<Result<(), wgpu::BufferAsyncError>>>,
+    finished: bool,
+) -> Option<Result<(), wgpu::BufferAsyncError>> {
+    let take = || mapped.lock().ok().and_then(|mut m| m.take());
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(r) = take() {
+            return Some(r);
+        }
+        if !finished || start.elapsed().as_secs_f64() > MAP_CALLBACK_WAIT_S {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        let _ = ctx.device.poll(wgpu::PollType::Poll);
+    }
+}
+
 /// [`try_read_range_blocking`] of `(offset, size)` through staging buffers of at most `piece` bytes.
 fn read_in_pieces(
     ctx: &crate::gpu::GpuContext,
@@ -239,7 +268,7 @@ fn read_in_pieces(
             }
         });
         let polled = ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
-        let result = mapped.lock().ok().and_then(|mut m| m.take());
+        let result = mapped_result(ctx, &mapped, polled.is_ok());
         let reported = || ctx.faults.describe();
         match result {
             Some(Ok(())) => {}
