@@ -559,6 +559,41 @@ fn window_moves_a_scene_to_two_gpus_from_the_field() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The simulation panel's parameters applied while the scene runs on two GPUs (viscosity doubled, as its
+/// Apply does; `WATERVIEW_TEST_RANK_PARAMS`): every rank takes them live, the water goes on from where it
+/// was (its time moves on from the change, no rebuild restarts it at t = 0).
+#[test]
+fn window_changes_parameters_live_on_two_gpus() {
+    require_xvfb_run();
+    let dir = scratch("rank-params");
+    let scene = small_scene(&dir);
+    let args: [&OsStr; 2] = ["--scene".as_ref(), scene.as_os_str()];
+    let envs = [("WATERVIEW_TEST_SET_GPUS", "2"), ("WATERVIEW_TEST_RANK_PARAMS", "1")];
+    let text = run_app(&dir, &args, &envs);
+    assert!(!text.contains(" ERROR "), "the window reported an error:\n{text}");
+    let time_in = |line: &str, after: &str, end: &str| -> f32 {
+        line.split_once(after)
+            .and_then(|(_, r)| r.split_once(end))
+            .and_then(|(t, _)| t.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no time in `{line}`"))
+    };
+    let applied = text
+        .lines()
+        .find(|l| l.contains("WATERVIEW_TEST_RANK_PARAMS: viscosity doubled"))
+        .unwrap_or_else(|| panic!("the parameters were not applied:\n{text}"));
+    assert!(applied.ends_with(", live"), "{applied}");
+    let at = time_in(applied, " at t = ", " s,");
+    let line = text
+        .lines()
+        .find(|l| l.contains("WATERVIEW_TEST_SET_GPUS: the scene runs on"))
+        .unwrap_or_else(|| panic!("no outcome in the log:\n{text}"));
+    assert!(line.contains("runs on 2 GPU(s)"), "{line}");
+    let end = time_in(line, "the ranks at t = ", " s");
+    println!("parameters applied at t = {at} s; the ranks at t = {end} s twenty frames later");
+    assert!(at > 0.0 && end > at, "the ranks did not go on from t = {at} s: {line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Two GPUs asked for a scene with an emitter: refused with the reason in the banner; the one-GPU scene
 /// keeps running with its particles.
 #[test]

@@ -17,11 +17,19 @@ impl Running {
             UiAction::Screenshot { with_ui } => self.screenshot_requested = Some(with_ui),
             UiAction::ResetCamera => self.camera = OrbitCamera::from_desc(&self.world.scene().camera),
             UiAction::ApplyParams(params) => {
-                if let Some(r) = self.world.ranks() {
-                    // The ranks take parameters only when built: a change rebuilds them.
+                if let Some(r) = self.world.ranks_mut() {
+                    // Live on every rank from their next frame, unless the change needs a new build (dx, h,
+                    // rho0) or another halo (surface tension on or off): then the ranks are rebuilt.
                     let mut scene = r.scene().clone();
                     let wanted = SimParams { dx: scene.solver.dx, ..params };
-                    if wanted != scene.solver {
+                    if wanted == scene.solver {
+                        return;
+                    }
+                    if crate::cluster::live_params(&scene.solver, &wanted) {
+                        if let Err(e) = r.set_params(wanted) {
+                            self.ui.push_error(format!("parameters not applied: {e}"));
+                        }
+                    } else {
                         scene.solver = wanted;
                         self.build_world(scene, "new parameters".into(), false, None);
                     }

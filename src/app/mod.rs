@@ -290,6 +290,9 @@ struct Running {
     test_set_gpus: Option<(usize, bool)>,
     /// The frame at which that build ended.
     test_set_gpus_ended: Option<u64>,
+    /// `WATERVIEW_TEST_RANK_PARAMS=1` with it: the simulation panel's parameters applied once the ranks
+    /// have stepped (viscosity doubled); the ranks' time then, once done.
+    test_rank_params: Option<Option<f32>>,
 }
 
 impl Running {
@@ -417,6 +420,7 @@ impl Running {
             gpus,
             ranks_shown: None,
             test_set_gpus_ended: None,
+            test_rank_params: std::env::var("WATERVIEW_TEST_RANK_PARAMS").is_ok_and(|v| v == "1").then_some(None),
             test_set_gpus: std::env::var("WATERVIEW_TEST_SET_GPUS")
                 .ok()
                 .and_then(|v| v.parse().ok())

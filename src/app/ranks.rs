@@ -5,8 +5,10 @@
 //! and draws the rest of the frame into an offscreen target of the window's size.
 //!
 //! The ranks run on their own threads, never on the UI thread: per frame, rank 0 takes a snapshot of what
-//! the window asks for ([`Control`]: camera, render settings, size, play/step/stop) and hands it to every
-//! rank behind one all-reduce (a barrier), so all ranks step and draw the same frame; they step one frame
+//! the window asks for ([`Control`]: camera, render settings, size, play/step/stop; and the simulation
+//! panel's parameters) and hands it to every rank behind one all-reduce (a barrier), so all ranks take the
+//! same parameters (live, [`Rank::set_params`]: a change of dx, h, rho0 or of the halo's depth rebuilds
+//! the ranks instead) and step and draw the same frame; they step one frame
 //! of simulated time (a bounded number of joint steps), gather their figures ([`RankFigures`]) and draw.
 //! Rank 0 puts the finished target in a slot; the UI thread takes the newest one when it draws (copying it
 //! into its own offscreen target, so screenshots and recordings work unchanged) and hands the previous one
@@ -21,7 +23,7 @@ use crate::cluster::{self, ClusterError, Rank, RankConfig, RankStats, Reduce, Tr
 use crate::gpu::{GpuContext, Profiler};
 use crate::render::{LayerError, LayerReadback, Offscreen, OrbitCamera, RenderSettings, Renderer};
 use crate::scene::{Scene, SceneError};
-use crate::sim::SimOptions;
+use crate::sim::{SimOptions, SimParams};
 use crate::terrain::Heightfield;
 use crate::ui::gpus_panel::{GpusInfo, RankFigures};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,8 +85,10 @@ pub(super) struct Control {
 /// What the UI thread and the ranks share.
 struct Shared {
     control: Mutex<Control>,
-    /// Rank 0's snapshot of `control` for the frame under way (see the module docs).
-    snapshot: Mutex<Option<Control>>,
+    /// The simulation's parameters the window asks for (dx as the scene gives it: each rank keeps its own).
+    params: Mutex<SimParams>,
+    /// Rank 0's snapshot of `control` and `params` for the frame under way (see the module docs).
+    snapshot: Mutex<Option<(Control, SimParams)>>,
     stop: AtomicBool,
     figures: Mutex<Vec<RankFigures>>,
     /// The axis of the slabs (0 = x) and the simulated time, s.
@@ -175,6 +179,21 @@ impl RankWorld {
         }
     }
 
+    /// Applies `params` on every rank from the start of their next frame (the scene as held here keeps
+    /// them, so a later rebuild starts from them). The caller checks [`crate::cluster::live_params`]
+    /// first; errors: invalid parameters (nothing changes).
+    pub(super) fn set_params(&mut self, params: SimParams) -> Result<(), crate::sim::params::ParamError> {
+        params.validate()?;
+        if let Some(w) = &params.wave_maker {
+            w.validate_in(self.scene.domain.min, self.scene.domain.max)?;
+        }
+        if let Ok(mut p) = self.shared.params.lock() {
+            *p = params.clone();
+        }
+        self.scene.solver = params;
+        Ok(())
+    }
+
     /// The newest finished frame, if one came since the last call; `previous` (the one shown so far) is
     /// handed back to the ranks for reuse.
     pub(super) fn take_frame(&self, previous: Option<Offscreen>) -> Option<Offscreen> {
@@ -241,6 +260,7 @@ pub(super) fn start(
         let devices: Vec<String> = contexts.iter().map(GpuContext::adapter_summary).collect();
         let shared = Arc::new(Shared {
             control: Mutex::new(control),
+            params: Mutex::new(params.clone()),
             snapshot: Mutex::new(None),
             stop: AtomicBool::new(false),
             figures: Mutex::new(Vec::new()),
@@ -283,7 +303,7 @@ pub(super) fn start(
                     }
                 }
             }
-            frames(r, (&scene, &walls), &shared, &devices, params.frame_dt, drop_received)
+            frames(r, (&scene, &walls), &shared, &devices, drop_received)
         });
         // The ranks' threads are joined: a RankWorld dropped from here on (or by the window) need not wait.
         shared.finished.store(true, Ordering::Release);
@@ -315,7 +335,6 @@ fn frames<T: Transport>(
     (scene, walls): (&Scene, &[crate::render::ObstacleMesh]),
     shared: &Shared,
     devices: &[String],
-    frame_dt: f32,
     drop_received: bool,
 ) -> Result<(), RanksError> {
     let me = rank.rank();
@@ -352,10 +371,11 @@ fn frames<T: Transport>(
     loop {
         let started = Instant::now();
         if me == 0 {
-            let snapshot = shared.control.lock().ok().map(|mut c| {
+            let params = shared.params.lock().ok().map(|p| p.clone());
+            let snapshot = shared.control.lock().ok().zip(params).map(|(mut c, p)| {
                 let s = c.clone();
                 c.step = false;
-                s
+                (s, p)
             });
             if let Ok(mut slot) = shared.snapshot.lock() {
                 *slot = snapshot;
@@ -364,10 +384,16 @@ fn frames<T: Transport>(
         // Rank 0's stop travels with the barrier, so every rank stops at the same frame.
         let stop = if me == 0 { shared.stop.load(Ordering::Acquire) as u8 as f64 } else { 0.0 };
         let joint = rank.transport().all_reduce(&[stop], Reduce::Max).map_err(ClusterError::from)?;
-        let Some(control) = shared.snapshot.lock().ok().and_then(|s| s.clone()) else { return Ok(()) };
+        let Some((control, params)) = shared.snapshot.lock().ok().and_then(|s| s.clone()) else { return Ok(()) };
         if joint[0] > 0.0 {
             return Ok(());
         }
+        // New parameters: every rank takes the same snapshot's before the same step.
+        let params = SimParams { dx: rank.sim().params().dx, ..params };
+        if &params != rank.sim().params() {
+            rank.set_params(&params)?;
+        }
+        let frame_dt = params.frame_dt;
         // Steps: one frame of simulated time (or one step), the same count on every rank (the time is joint).
         if control.playing || control.step {
             let end = if control.playing { time + frame_dt } else { 0.0 };
@@ -509,7 +535,26 @@ impl Running {
             let at = *self.test_set_gpus_ended.get_or_insert(self.frames);
             // On the ranks: once they have stepped (or 600 frames on).
             let stepped = self.world.ranks().is_none_or(|r| r.info().time > 0.0);
-            if self.frames >= at + 20 && (stepped || self.frames >= at + 600) {
+            if let (Some(None), Some(r)) = (self.test_rank_params, self.world.ranks()) {
+                if stepped && self.frames >= at + 5 {
+                    let (time, solver) = (r.info().time, r.scene().solver.clone());
+                    self.apply(crate::ui::UiAction::ApplyParams(SimParams {
+                        viscosity: 2.0 * solver.viscosity,
+                        ..solver
+                    }));
+                    let how = if self.building.is_some() { "rebuilding the ranks" } else { "live" };
+                    log::info!("WATERVIEW_TEST_RANK_PARAMS: viscosity doubled at t = {time} s, {how}");
+                    self.test_rank_params = Some(Some(time));
+                    self.test_set_gpus_ended = Some(self.frames);
+                }
+                return;
+            }
+            // After a parameter change: once the ranks' time has moved on from it.
+            let went_on = match (self.test_rank_params, self.world.ranks()) {
+                (Some(Some(t0)), Some(r)) => r.info().time > t0,
+                _ => true,
+            };
+            if self.frames >= at + 20 && ((stepped && went_on) || self.frames >= at + 600) {
                 let time = self.world.ranks().map(|r| r.info().time);
                 for line in
                     self.world.ranks().map(|r| crate::ui::gpus_panel::ranks_log_lines(&r.info())).unwrap_or_default()

@@ -98,6 +98,14 @@ impl World {
         }
     }
 
+    /// The ranks, mutable (their parameters change live).
+    pub(super) fn ranks_mut(&mut self) -> Option<&mut RankWorld> {
+        match self {
+            World::Ranks(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// Particles simulated (0 when nothing runs).
     pub(super) fn particles(&self) -> u64 {
         match self {

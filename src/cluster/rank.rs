@@ -110,6 +110,12 @@ pub struct RankStats {
     pub borders: Vec<f32>,
 }
 
+/// Whether ranks running with `old` can take `new` live ([`Rank::takes_live`]): no rebuild and the same
+/// halo depth.
+pub fn live_params(old: &SimParams, new: &SimParams) -> bool {
+    !old.needs_rebuild(new) && RankConfig::for_params(old).halo_supports == RankConfig::for_params(new).halo_supports
+}
+
 /// The median of `times` (sorted in place), NaN when empty: a rank's step time for the load balancing.
 /// A median, not a sum: the timestamps come back for some steps only, a different number on each rank,
 /// and one slow step (a shared machine, a driver hiccup) must not move a border.
@@ -317,6 +323,31 @@ impl<T: Transport> Rank<T> {
     /// This rank (0 ..< ranks).
     pub fn rank(&self) -> usize {
         self.transport.rank()
+    }
+
+    /// Whether `params` can replace this rank's parameters while it runs ([`Rank::set_params`]): they need
+    /// no rebuild of the simulation ([`SimParams::needs_rebuild`]) and the same halo (surface tension on
+    /// or off changes its depth, and with it which particles the neighbours hold as ghosts).
+    pub fn takes_live(&self, params: &SimParams) -> bool {
+        live_params(self.sim.params(), params)
+    }
+
+    /// Applies `params` from the next step on, as [`Simulation::set_params`] does on one GPU; every rank
+    /// must apply the same parameters before the same step (the joint time step and convergence tests
+    /// assume one set). Errors: the parameters are invalid or [`Rank::takes_live`] refuses them
+    /// ([`ClusterError::Sim`]).
+    pub fn set_params(&mut self, params: &SimParams) -> Result<(), ClusterError> {
+        let rank = self.transport.rank();
+        if !self.takes_live(params) {
+            let cause = crate::sim::SimError::Param(crate::sim::params::ParamError {
+                field: "surface_tension",
+                value: crate::sim::params::fmt_f32(params.surface_tension),
+                range: "on several GPUs surface tension turns on or off (and dx, h_over_dx and rho0 change) only \
+                        with a rebuild of the scene",
+            });
+            return Err(ClusterError::Sim { rank, cause });
+        }
+        self.sim.set_params(&self.ctx, params).map_err(|cause| ClusterError::Sim { rank, cause })
     }
 
     /// Goes on from a checkpoint's step state (time, dt, the step counter) and iteration bounds: every rank,
