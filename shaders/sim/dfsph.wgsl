@@ -290,17 +290,20 @@ fn density_rate(i: u32, use_vstar: bool) -> f32 {
     let head = list_header(i);
     if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor();
-        for (var p = 0u; p < list_planes(); p++) {
-            let n = plane_count(head, p);
-            if (n == 0u) {
-                continue;
-            }
-            let base = list_word(i, 1u + p);
-            for (var e = 0u; e < n; e++) {
-                let j = list_index(base, list_next(i, &cur), end);
-                rate += rate_term(xi - spos_load(j).xyz, vi, j, use_vstar, k);
-            }
+        var list = list_reader(i, head);
+        let n = list_total(head);
+        // Two neighbours per turn, both loaded before either is summed.
+        var e = 0u;
+        for (; e + 1u < n; e += 2u) {
+            let j0 = list_pop(i, &list, end);
+            let j1 = list_pop(i, &list, end);
+            let x0 = xi - spos_load(j0).xyz;
+            let x1 = xi - spos_load(j1).xyz;
+            rate += rate_term(x0, vi, j0, use_vstar, k) + rate_term(x1, vi, j1, use_vstar, k);
+        }
+        if (e < n) {
+            let j = list_pop(i, &list, end);
+            rate += rate_term(xi - spos_load(j).xyz, vi, j, use_vstar, k);
         }
         return density_rate_total(xi, vi, rate);
     }
@@ -385,28 +388,22 @@ fn kappa_velocity_change(i: u32, use_kappa_v: bool) -> vec3<f32> {
     let head = list_header(i);
     if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor();
-        for (var p = 0u; p < list_planes(); p++) {
-            let n = plane_count(head, p);
-            if (n == 0u) {
-                continue;
-            }
-            let base = list_word(i, 1u + p);
-            // Two neighbours per turn, both loaded before either is summed (as the grid walk below).
-            var e = 0u;
-            for (; e + 1u < n; e += 2u) {
-                let q0 = accel_load(list_index(base, list_next(i, &cur), end));
-                let q1 = accel_load(list_index(base, list_next(i, &cur), end));
-                let x0 = xi - q0.xyz;
-                let x1 = xi - q1.xyz;
-                dv += kappa_term(x0, dot(x0, x0), own.w + q0.w, k);
-                dv += kappa_term(x1, dot(x1, x1), own.w + q1.w, k);
-            }
-            if (e < n) {
-                let q = accel_load(list_index(base, list_next(i, &cur), end));
-                let x = xi - q.xyz;
-                dv += kappa_term(x, dot(x, x), own.w + q.w, k);
-            }
+        var list = list_reader(i, head);
+        let n = list_total(head);
+        // Two neighbours per turn, both loaded before either is summed (as the grid walk below).
+        var e = 0u;
+        for (; e + 1u < n; e += 2u) {
+            let q0 = accel_load(list_pop(i, &list, end));
+            let q1 = accel_load(list_pop(i, &list, end));
+            let x0 = xi - q0.xyz;
+            let x1 = xi - q1.xyz;
+            dv += kappa_term(x0, dot(x0, x0), own.w + q0.w, k);
+            dv += kappa_term(x1, dot(x1, x1), own.w + q1.w, k);
+        }
+        if (e < n) {
+            let q = accel_load(list_pop(i, &list, end));
+            let x = xi - q.xyz;
+            dv += kappa_term(x, dot(x, x), own.w + q.w, k);
         }
         return kappa_total(xi, own.w, dv, use_kappa_v);
     }

@@ -149,15 +149,12 @@ fn diffuse_normals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
     let head = step_list_header(i);
     if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor();
-        for (var p = 0u; p < list_planes(); p++) {
-            let base = list_word(i, 1u + p);
-            for (var e = 0u; e < plane_count(head, p); e++) {
-                let xij = xi - spos_load(list_index(base, list_next(i, &cur), end)).xyz;
-                let r2 = dot(xij, xij);
-                if (r2 > 0.0) {
-                    g += wendland_grad(k, xij, sqrt(r2));
-                }
+        var list = list_reader(i, head);
+        for (var e = list_total(head); e > 0u; e--) {
+            let xij = xi - spos_load(list_pop(i, &list, end)).xyz;
+            let r2 = dot(xij, xij);
+            if (r2 > 0.0) {
+                g += wendland_grad(k, xij, sqrt(r2));
             }
         }
     } else {
@@ -196,16 +193,13 @@ fn expected_new(i: u32) -> f32 {
     let head = step_list_header(i);
     if (head != LIST_NONE) {
         let end = active_end();
-        var cur = list_cursor();
-        for (var p = 0u; p < list_planes(); p++) {
-            let base = list_word(i, 1u + p);
-            for (var e = 0u; e < plane_count(head, p); e++) {
-                let j = list_index(base, list_next(i, &cur), end);
-                let xij = xi - spos_load(j).xyz;
-                let r2 = dot(xij, xij);
-                if (r2 > 0.0) {
-                    pot = add_potentials(pot, j, xij, r2, vi, surface, nhat);
-                }
+        var list = list_reader(i, head);
+        for (var e = list_total(head); e > 0u; e--) {
+            let j = list_pop(i, &list, end);
+            let xij = xi - spos_load(j).xyz;
+            let r2 = dot(xij, xij);
+            if (r2 > 0.0) {
+                pot = add_potentials(pot, j, xij, r2, vi, surface, nhat);
             }
         }
     } else {

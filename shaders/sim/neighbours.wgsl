@@ -68,26 +68,61 @@ fn plane_count(head: u32, p: u32) -> u32 {
     return (head >> (p * bits)) & ((1u << bits) - 1u);
 }
 
-// Reading a list: the next word and which half of the current one comes next.
-struct ListCursor {
+// Reading a list: its neighbours in order across the planes (`list_pop`, as many times as `list_total`
+// of its header). A list lives in memory the caches rarely hold when a pass starts (160 bytes a particle),
+// and each neighbour's load waits on its word and its plane's base: the reader loads the next word and
+// the next plane's base when it takes up the current ones, so those loads are in flight while the
+// current neighbours are summed.
+struct ListReader {
+    head: u32,
+    plane: u32,
+    // Neighbours left in the current plane.
+    left: u32,
+    base: u32,
+    next_base: u32,
     word: u32,
+    next_word: u32,
+    // Slot of next_word.
     slot: u32,
+    // Which half of `word` comes next.
     half: u32,
 }
 
-fn list_cursor() -> ListCursor {
-    return ListCursor(0u, LIST_FIRST, 0u);
+fn list_reader(i: u32, head: u32) -> ListReader {
+    return ListReader(head, 0u, plane_count(head, 0u), list_word(i, 1u), list_word(i, 2u), 0u, list_word(i, LIST_FIRST), LIST_FIRST, 0u);
 }
 
-// The next neighbour's offset from its plane's base.
-fn list_next(i: u32, c: ptr<function, ListCursor>) -> u32 {
-    if ((*c).half == 0u) {
-        (*c).word = list_word(i, (*c).slot);
-        (*c).slot += 1u;
+// Neighbours in a list with header `head`.
+fn list_total(head: u32) -> u32 {
+    var n = 0u;
+    for (var p = 0u; p < list_planes(); p++) {
+        n += plane_count(head, p);
     }
-    let off = ((*c).word >> (16u * (*c).half)) & 0xffffu;
-    (*c).half ^= 1u;
-    return off;
+    return n;
+}
+
+// The sorted index of the next neighbour of particle i's list (at most `list_total` calls), `end` = the
+// active particles.
+fn list_pop(i: u32, r: ptr<function, ListReader>, end: u32) -> u32 {
+    let last = list_planes() - 1u;
+    loop {
+        if ((*r).left != 0u || (*r).plane >= last) {
+            break;
+        }
+        (*r).plane += 1u;
+        (*r).base = (*r).next_base;
+        (*r).next_base = list_word(i, 1u + min((*r).plane + 1u, last));
+        (*r).left = plane_count((*r).head, (*r).plane);
+    }
+    (*r).left -= 1u;
+    if ((*r).half == 0u) {
+        (*r).word = (*r).next_word;
+        (*r).slot += 1u;
+        (*r).next_word = list_word(i, min((*r).slot, LIST_WORDS - 1u));
+    }
+    let off = ((*r).word >> (16u * (*r).half)) & 0xffffu;
+    (*r).half ^= 1u;
+    return list_index((*r).base, off, end);
 }
 
 // Sorted index of the neighbour at offset `off` from `base`, modulo the `end` active particles.
