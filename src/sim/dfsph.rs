@@ -81,6 +81,7 @@ struct Solve {
 /// The DFSPH passes of a step: "density" (df_factor), "divergence", "forces" (with surface tension
 /// only) and "pressure" (the constant-density solve); pipelines and control buffers.
 pub(super) struct DfsphStage {
+    neighbours: wgpu::ComputePipeline,
     factor: wgpu::ComputePipeline,
     divergence_source: wgpu::ComputePipeline,
     divergence_update: wgpu::ComputePipeline,
@@ -172,6 +173,7 @@ impl DfsphStage {
         };
         let pl = &layouts.sim;
         Self {
+            neighbours: pipe(pl, "df_neighbours"),
             factor: pipe(pl, "df_factor"),
             divergence_source: pipe(pl, "df_divergence_source"),
             divergence_update: pipe(&pl_update, "df_divergence_update"),
@@ -250,14 +252,7 @@ impl Stage for DfsphStage {
         ((divergence_iterations, density_iterations), surface_tension): Self::Input<'_>,
     ) {
         let groups = step.dispatch.particles;
-        let factor_groups = step.dispatch.particles_128;
-        {
-            // df_factor also sums the divergence solve's first errors: that solve begins here.
-            let mut pass = step.pass("density");
-            self.begin(&mut pass, &self.divergence);
-            pass.set_pipeline(&self.factor);
-            gpu::dispatch(&mut pass, factor_groups);
-        }
+        self.encode_factor(step);
         {
             let mut pass = step.pass("divergence");
             self.bind_region(&mut pass, UpdatePart::All);
@@ -296,13 +291,17 @@ impl DfsphStage {
         }
     }
 
-    /// df_begin of the divergence solve, then df_factor (rho, alpha and the solve's first source).
+    /// The "density" pass: the neighbour lists (df_neighbours: nothing where there are none), df_begin of
+    /// the divergence solve (df_factor sums its first errors: that solve begins here), then df_factor
+    /// (rho, alpha and the solve's first source).
     pub(super) fn encode_factor(&self, step: &mut StepContext<'_>) {
-        let groups = step.dispatch.particles_128;
+        let (groups, groups_128) = (step.dispatch.particles, step.dispatch.particles_128);
         let mut pass = step.pass("density");
+        pass.set_pipeline(&self.neighbours);
+        gpu::dispatch(&mut pass, groups);
         self.begin(&mut pass, &self.divergence);
         pass.set_pipeline(&self.factor);
-        gpu::dispatch(&mut pass, groups);
+        gpu::dispatch(&mut pass, groups_128);
     }
 
     /// df_begin of `kind` (zero error sum and iteration count), then its source (unless `source` is

@@ -1,7 +1,8 @@
-//! The step's neighbour lists (shaders/sim/neighbours.wgsl): DFSPH's first neighbour loop walks the
-//! grid's rows once and writes, per sorted particle, its neighbours within the support radius as 16-bit
-//! offsets from a base per plane of the row loop; the solves' sources and updates read the list instead
-//! of the rows (about 57 neighbours instead of about 145 candidates in 25 row ranges per particle).
+//! The step's neighbour lists (shaders/sim/neighbours.wgsl): DFSPH's first pass (`df_neighbours`) walks
+//! the grid's rows once and writes, per sorted particle, its neighbours within the support radius as
+//! 16-bit offsets from a base per plane of the row loop; df_factor, the solves' sources and updates and the
+//! diffuse particles read the list instead of the rows (about 57 neighbours instead of about 145
+//! candidates in 25 row ranges per particle).
 //! A particle whose neighbours do not fit walks the grid as before, and so does every particle when the
 //! list is off or would not fit one storage binding.
 
