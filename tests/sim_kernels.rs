@@ -261,11 +261,14 @@ fn neighbour_lists_hold_exactly_the_neighbours_within_the_support() {
 
 /// DFSPH with and without the neighbour lists is one solver: a block collapsing in a box for 20 steps at
 /// fixed iterations (every loop of the step reads the lists in one run and walks the grid in the other)
-/// ends with the same particles, each within 5e-4 dx of its twin (the sums differ only in their order),
-/// and the same time step. Measured on lavapipe: 8.3e-5 dx (2.0e-5 dx while df_factor walked the grid in
-/// both runs; one step: 1.2e-6 dx, the rounding of a position); with the solves' own goals a mean error
-/// within rounding of the goal ends one run's solve an iteration early, 3e-4 dx by step 20. The jitter
-/// gives every particle its own neighbour count; the cluster packed at 0.6 dx walks the grid in both runs.
+/// ends with the same particles, each within 2.5e-3 dx of its twin (the sums differ only in their order),
+/// and the same time step. Measured on lavapipe over 8 runs: 0.9-1.1e-4 dx, or 9.6e-4 dx in a third of
+/// them (a particle whose density rounds to the other side of rho0 takes no divergence source; the sort's
+/// order within a cell differs run to run); 2.0e-5 dx while df_factor walked the grid in both runs; one
+/// step: 1.2e-6 dx, the rounding of a position. With the solves' own goals a mean error within rounding of
+/// the goal ends one run's solve an iteration early (3e-4 dx by step 20); a list reader that drops each
+/// odd list's last neighbour in df_factor puts particles 0.10 dx off. The jitter gives every particle its
+/// own neighbour count; the cluster packed at 0.6 dx walks the grid in both runs.
 #[test]
 fn dfsph_steps_the_same_with_and_without_neighbour_lists() {
     let ctx = common::gpu();
@@ -310,6 +313,6 @@ fn dfsph_steps_the_same_with_and_without_neighbour_lists() {
     println!("the furthest particle from its twin: {} dx", worst.fold(0.0, f32::max) / dx);
     for (i, p) in with.iter().enumerate() {
         let nearest = without.iter().map(|q| (*p - *q).length()).fold(f32::INFINITY, f32::min);
-        assert!(nearest <= 5e-4 * dx, "particle {i} at {p}: its nearest twin is {nearest} m away");
+        assert!(nearest <= 2.5e-3 * dx, "particle {i} at {p}: its nearest twin is {nearest} m away");
     }
 }
