@@ -226,6 +226,17 @@ fn parameters_change_live_on_2_and_3_ranks_as_on_1() {
     assert!(!waterview::cluster::live_params(&params, &SimParams { dx: 0.05, ..params.clone() }));
 }
 
+/// The wave maker's paddle (the moving x = min wall) on several ranks: every rank runs the same clock, so
+/// the paddle pushes rank 0's water as it pushes one GPU's, and the waves cross the slab borders.
+#[test]
+fn wave_maker_on_2_and_3_ranks_matches_1() {
+    let scene = builtin("wave_tank");
+    assert!(scene.solver.wave_maker.is_some(), "the wave tank has a wave maker");
+    // At twice the scene's spacing (14 700 particles); a rank whose paddle stood still or ran on another
+    // clock would part from one GPU's water by the paddle's travel (up to 0.2 m/s), far past the bounds.
+    compare(&scene, 2.0 * scene.solver.dx, Method::Wcsph, 100, (1e-7, 1e-5, 1e-5), 0);
+}
+
 /// A static obstacle on several ranks: every rank holds the whole obstacle list, so the box (0.161 x
 /// 0.161 x 0.403 m, moved into the dam break's column where the slab borders cross it: 2 ranks part
 /// near x = 0.6 m, 3 near 0.4 and 0.8) holds the water on every side of a border as on one GPU, and no

@@ -225,8 +225,14 @@ fn two_ranks_match_one_and_without_the_second_ranks_layers_they_do_not() {
 /// at 320 x 240 and the `extra` options; the image it wrote. Panics when the run fails or the file does
 /// not decode.
 fn run_dam_break_out(dir: &std::path::Path, gpus: &str, extra: &[&str], file: &str) -> image::DynamicImage {
-    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenes/dam_break.ron");
-    let mut args = vec!["--scene", scene, "run", "--dx", "0.08", "--steps", "8", "--size", "320x240"];
+    run_scene_out(dir, "dam_break.ron", gpus, &[&["--dx", "0.08"], extra].concat(), file)
+}
+
+/// `waterview --scene assets/scenes/SCENE run --steps 8 --size 320x240 --gpus GPUS --out FILE EXTRA..` in
+/// `dir`, its image.
+fn run_scene_out(dir: &std::path::Path, scene: &str, gpus: &str, extra: &[&str], file: &str) -> image::DynamicImage {
+    let scene = format!("{}/assets/scenes/{scene}", env!("CARGO_MANIFEST_DIR"));
+    let mut args = vec!["--scene", &scene, "run", "--steps", "8", "--size", "320x240"];
     args.extend_from_slice(&["--gpus", gpus, "--out", file]);
     args.extend_from_slice(extra);
     let (out, _) = common::waterview(dir, &args);
@@ -261,6 +267,25 @@ fn run_out_on_two_and_three_gpus_draws_one_gpus_image() {
 /// float target, as one GPU's `run --out x.exr` does), against one GPU's EXR of the same state, both
 /// sRGB-encoded to 8 bits for the image tolerance; and the same run's PNG is that EXR's encoding (the
 /// EXR holds the picture, not a blank or another view; within tests/screenshot_hdr.rs's bound).
+/// The wave tank's paddle on several GPUs: every rank draws it into its layers' background (the water
+/// behind it hidden) and rank 0 into the frame, as one GPU does. `run --gpus 2 --out` against one GPU's
+/// (both without the water's shadow, which several ranks do not cast): within the image tolerance, and
+/// the paddle's yellow covers as many pixels (the ranks drew none before: every one of them missing).
+#[test]
+fn run_out_on_two_gpus_draws_the_wave_makers_paddle() {
+    let dir = common::scratch("sort-last-paddle");
+    let run =
+        |gpus: &str, file: &str| run_scene_out(&dir, "wave_tank.ron", gpus, &["--no-water-shadow"], file).to_rgba8();
+    let (one, two) = (run("1", "one.png"), run("2", "two.png"));
+    let yellow = |img: &image::RgbaImage| img.pixels().filter(|p| p[0] > 170 && p[1] > 140 && p[2] < 110).count();
+    let (y1, y2) = (yellow(&one), yellow(&two));
+    let d = image_difference(&one, &two);
+    eprintln!("paddle pixels: one GPU {y1}, two {y2}; images: mean {:.4}, {:.3} % of pixels differ", d.0, 100.0 * d.1);
+    assert!(y1 > 200, "one GPU's image shows {y1} paddle pixels ({})", dir.display());
+    assert!(y2 as f64 >= 0.9 * y1 as f64, "two GPUs draw {y2} paddle pixels, one GPU {y1} ({})", dir.display());
+    assert!(agree(d), "two ranks differ from one GPU's image by {d:?} ({})", dir.display());
+}
+
 #[test]
 fn run_out_exr_on_two_gpus_holds_one_gpus_linear_image() {
     let dir = common::scratch("sort-last-run-exr");

@@ -15,7 +15,7 @@
 //! back for reuse. The queue orders the UI's copy before rank 0's next frame into the same target.
 //!
 //! Left out on several GPUs, as in the capture: emitters and sinks (refused), particle files, the loaded
-//! sky (the generated one is drawn), diffuse particles, the wave maker's paddle and the wet ground.
+//! sky (the generated one is drawn), diffuse particles and the wet ground.
 
 use super::Running;
 use crate::capture::ranks::{rank_frame, RankFrameError, RankView};

@@ -11,7 +11,7 @@
 //! [`crate::sim::Simulation::advance_to`] does on one GPU. Frame k shows simulated time k / fps.
 //!
 //! Left out on several GPUs (refused with the reason): particle files, emitters and sinks; the ranks'
-//! simulations have no diffuse particles (no foam or spray), no wave maker's paddle is drawn and the
+//! simulations have no diffuse particles (no foam or spray) and the
 //! terrain is not wetted (only rank 0's particles would wet it). Before
 //! frame 0 the ranks hold their ghosts already ([`Rank::new`] places them), so the first frame's ellipsoids
 //! at the slab borders see the neighbours' particles too.
@@ -119,7 +119,7 @@ pub const LAYER_PASSES: [&str; 5] = ["anisotropy", "ghost cull", "splat depth", 
 const COMPOSITE_PASSES: [&str; 2] = ["sort-last depth", "sort-last thickness"];
 
 /// The particles a rank draws: all its slots (owned, ghosts, the parked rest culled by the anisotropy),
-/// the tank of a box scene; no paddle, no diffuse particles.
+/// the tank of a box scene, the wave maker's paddle; no diffuse particles.
 pub fn rank_particles<'a>(sim: &'a Simulation, scene: &Scene) -> ParticleSource<'a> {
     let d = sim.domain();
     let tank =
@@ -129,7 +129,7 @@ pub fn rank_particles<'a>(sim: &'a Simulation, scene: &Scene) -> ParticleSource<
         velocities: sim.velocities(),
         count: sim.capacity(),
         version: Some(sim.particles_version()),
-        paddle: None,
+        paddle: crate::engine::paddle(sim),
         diffuse: None,
         tank,
         clock: Some(sim.step_state()),

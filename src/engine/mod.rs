@@ -368,10 +368,7 @@ impl Engine {
     /// glass tank of a box scene ([`Scene::draws_tank`]).
     pub fn particles(&self) -> ParticleSource<'_> {
         let sim = &self.sim;
-        let paddle = sim.params().wave_maker.map(|w| {
-            let d = sim.domain();
-            (PaddleUniform::new(d.min, d.max, w.axis.index() as u32, w.rest, w.amplitude, w.omega()), sim.step_state())
-        });
+        let paddle = paddle(sim);
         let d = sim.domain();
         let tank = self.scene.draws_tank().then(|| Tank {
             min: d.min.into(),
@@ -395,6 +392,16 @@ impl Engine {
             clock: Some(sim.step_state()),
         }
     }
+}
+
+/// The wave maker's paddle of `sim` for the renderer (its geometry and motion, and the step state whose
+/// clock moves it), when its parameters have one. A rank of a decomposed simulation draws it as one GPU
+/// does: every rank runs the same clock.
+pub fn paddle(sim: &Simulation) -> Option<(PaddleUniform, &wgpu::Buffer)> {
+    sim.params().wave_maker.map(|w| {
+        let d = sim.domain();
+        (PaddleUniform::new(d.min, d.max, w.axis.index() as u32, w.rest, w.amplitude, w.omega()), sim.step_state())
+    })
 }
 
 /// The particles of `scene` (at its own `solver.dx`, on the full-resolution lattice), after checking its
