@@ -255,19 +255,12 @@ fn factor_and_divergence_source(i: u32) -> f32 {
             }
         }
     }
-    var rho = s.rho;
-    var grad_sum = s.grad_sum;
-    var grad_sq = s.grad_sq;
-    var rate = s.rate;
-    let f = s.f;
     // The loop summed W, gradW, |gradW|^2 and v_ij . gradW; the mass multiplies them here.
-    rho *= m;
-    grad_sum *= m;
-    grad_sq *= m * m;
-    rate *= m;
     let b = boundary_density(xi);
-    rho += b.rho;
-    rate += dot(vi, b.grad) - b.moving;
+    let rho = m * s.rho + b.rho;
+    let grad_sum = m * s.grad_sum;
+    let grad_sq = m * m * s.grad_sq;
+    var rate = m * s.rate + (dot(vi, b.grad) - b.moving);
     // A kappa_i moves particle i by -dt g_c kappa_i/rho_i (G + P) (G = sum_j m gradW_ij, P = the density
     // solve's boundary_push) and so changes its density rate by that velocity dotted with (G + B),
     // B = grad rho_b: the diagonal of the solve is (G + P) . (G + B), plus sum_j |m gradW_ij|^2 from the
@@ -289,7 +282,7 @@ fn factor_and_divergence_source(i: u32) -> f32 {
     var p_display = kappa_v * rho;
     if (fuse) {
         // v* before the divergence solve's corrections, which df_divergence_update adds to it as well.
-        vstar_store(i, vec4<f32>(vi + nonpressure_change(f, ki_rho, push), 0.0));
+        vstar_store(i, vec4<f32>(vi + nonpressure_change(s.f, ki_rho, push), 0.0));
         body_impulses_of(xi, b.rho, ki_rho, WALL_FACTOR);
         p_display += ki_rho * spos_load(i).w * spos_load(i).w;
     }

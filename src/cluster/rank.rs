@@ -110,10 +110,15 @@ pub struct RankStats {
     pub borders: Vec<f32>,
 }
 
-/// Whether ranks running with `old` can take `new` live ([`Rank::takes_live`]): no rebuild and the same
+/// Whether ranks running with `old` can take `new` live ([`Rank::set_params`]): no rebuild and the same
 /// halo depth.
 pub fn live_params(old: &SimParams, new: &SimParams) -> bool {
-    !old.needs_rebuild(new) && RankConfig::for_params(old).halo_supports == RankConfig::for_params(new).halo_supports
+    !old.needs_rebuild(new) && same_halo(old, new)
+}
+
+/// Whether `old` and `new` need the same halo depth (surface tension on or off changes it).
+fn same_halo(old: &SimParams, new: &SimParams) -> bool {
+    RankConfig::for_params(old).halo_supports == RankConfig::for_params(new).halo_supports
 }
 
 /// The median of `times` (sorted in place), NaN when empty: a rank's step time for the load balancing.
@@ -325,25 +330,18 @@ impl<T: Transport> Rank<T> {
         self.transport.rank()
     }
 
-    /// Whether `params` can replace this rank's parameters while it runs ([`Rank::set_params`]): they need
-    /// no rebuild of the simulation ([`SimParams::needs_rebuild`]) and the same halo (surface tension on
-    /// or off changes its depth, and with it which particles the neighbours hold as ghosts).
-    pub fn takes_live(&self, params: &SimParams) -> bool {
-        live_params(self.sim.params(), params)
-    }
-
     /// Applies `params` from the next step on, as [`Simulation::set_params`] does on one GPU; every rank
     /// must apply the same parameters before the same step (the joint time step and convergence tests
-    /// assume one set). Errors: the parameters are invalid or [`Rank::takes_live`] refuses them
-    /// ([`ClusterError::Sim`]).
+    /// assume one set). Errors ([`ClusterError::Sim`]): the parameters are invalid, need a rebuild (dx,
+    /// h_over_dx, rho0: [`Simulation::set_params`] refuses them) or another halo depth (surface tension on
+    /// or off, [`live_params`]).
     pub fn set_params(&mut self, params: &SimParams) -> Result<(), ClusterError> {
         let rank = self.transport.rank();
-        if !self.takes_live(params) {
+        if !same_halo(self.sim.params(), params) {
             let cause = crate::sim::SimError::Param(crate::sim::params::ParamError {
                 field: "surface_tension",
                 value: crate::sim::params::fmt_f32(params.surface_tension),
-                range: "on several GPUs surface tension turns on or off (and dx, h_over_dx and rho0 change) only \
-                        with a rebuild of the scene",
+                range: "on several GPUs surface tension turns on or off only with a rebuild of the scene",
             });
             return Err(ClusterError::Sim { rank, cause });
         }

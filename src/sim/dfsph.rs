@@ -78,7 +78,7 @@ struct Solve {
     next: [wgpu::BindGroup; 2],
 }
 
-/// The DFSPH passes of a step: "density" (df_factor), "divergence", "forces" (with surface tension
+/// The DFSPH passes of a step: "density" (df_neighbours, df_factor), "divergence", "forces" (with surface tension
 /// only) and "pressure" (the constant-density solve); pipelines and control buffers.
 pub(super) struct DfsphStage {
     neighbours: wgpu::ComputePipeline,
