@@ -44,7 +44,10 @@ fn run(
     let mut all = initial_particles(&setup, &params);
     shape(&mut all);
     let contexts = (0..ranks).map(|_| common::gpu()).collect();
-    let config = RankConfig { balance_every: balance, balance_tolerance: 0.0, ..RankConfig::for_params(&params) };
+    let mut config = RankConfig { balance_every: balance, balance_tolerance: 0.0, ..RankConfig::for_params(&params) };
+    if let Some(spare) = SPARE.with(|s| s.get()) {
+        config.spare = spare;
+    }
     let change = CHANGE.with(|c| c.get());
     let per_rank = run_threads(contexts, |t, ctx| {
         let mut rank = Rank::new(
@@ -94,6 +97,8 @@ thread_local! {
     static FIXED_ITERATIONS: std::cell::Cell<Option<(u32, u32)>> = const { std::cell::Cell::new(None) };
     /// Before step `.0` every rank takes the parameters `.1` makes of the run's (live, [`Rank::set_params`]).
     static CHANGE: std::cell::Cell<Option<Change>> = const { std::cell::Cell::new(None) };
+    /// The ranks' free room ([`RankConfig::spare`]) instead of the default.
+    static SPARE: std::cell::Cell<Option<f32>> = const { std::cell::Cell::new(None) };
 }
 
 /// Positions by id (ids checked to be 0 ..< n, each once).
@@ -318,15 +323,72 @@ fn dfsph_ranks_converge_jointly_on_the_dam_break_and_the_valley() {
     compare(&builtin("valley"), 0.6, Method::Dfsph, 30, (3e-5, 5e-3, 2e-3), 4);
 }
 
+/// A rank holds about its share of the particles, not the whole scene's: by default its simulation has
+/// room for what it holds and a quarter more; one that starts with no free slot at all (spare 0) is
+/// rebuilt larger when migrants and ghosts outgrow it (src/cluster/rank.rs, `Rank::grow`) and goes on as
+/// if nothing happened: the single GPU's clock and particles (within the WCSPH bounds above), every
+/// particle once. A growth that lost the step state restarts the clock at 0.
+#[test]
+fn ranks_hold_their_share_and_grow_when_outgrown_as_on_1() {
+    let scene = builtin("dam_break");
+    // At half the spacing of the comparisons (25 600 particles): at 0.06 m the least free room
+    // (rank_capacity's 1 024 slots) is a third of the scene.
+    let out = run(&scene, 0.03, Method::Wcsph, 3, 1, unchanged, 0);
+    let n = out.particles.len() as u32;
+    for (r, s) in out.steps[0].iter().enumerate() {
+        let held = s.owned + s.ghosts;
+        println!("default room: rank {r} holds {held} of {n} particles in {} slots", s.capacity);
+        assert!(s.capacity >= held && s.capacity < n, "rank {r}: {} slots for {held} of {n} particles", s.capacity);
+    }
+    // The tank's halves running into each other across the border (as below, WCSPH): every rank
+    // gains migrants and ghosts.
+    let tank = builtin("tank");
+    let one = run(&tank, 0.06, Method::Wcsph, 1, 60, toward_centre, 0);
+    let n = one.particles.len();
+    let reference = by_id(&one.particles, n, "tank, 1 rank");
+    SPARE.with(|s| s.set(Some(0.0)));
+    for ranks in [2, 3] {
+        let what = format!("tank, {ranks} ranks with no spare room");
+        let out = run(&tank, 0.06, Method::Wcsph, ranks, 60, toward_centre, 0);
+        let pos = by_id(&out.particles, n, &what);
+        let mut growths = 0;
+        for (k, s) in out.steps.iter().enumerate() {
+            for r in s {
+                let held = r.owned + r.ghosts;
+                assert!(r.capacity >= held, "{what}: step {k}, rank {}: {} slots for {held}", r.rank, r.capacity);
+                let t1 = one.steps[k][0].time;
+                assert!(
+                    (r.time - t1).abs() <= 1e-6 * t1,
+                    "{what}: step {k}, rank {}: t = {} s, one GPU {t1} s",
+                    r.rank,
+                    r.time
+                );
+                growths += r.grew as u32;
+            }
+        }
+        let dp = reference.iter().zip(&pos).map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f32::max));
+        let dp = dp.fold(0.0, f32::max);
+        let first: Vec<u32> = out.steps[0].iter().map(|r| r.capacity).collect();
+        let last: Vec<u32> = out.steps[59].iter().map(|r| r.capacity).collect();
+        println!(
+            "{what}: {growths} growths in 60 steps, slots {first:?} -> {last:?}, largest position difference {dp:e} m"
+        );
+        assert!(growths > 0, "{what}: no rank grew in 60 steps");
+        assert!(dp <= 1e-5, "{what}: a particle {dp} m from its single-rank position");
+    }
+}
+
+/// Velocities of ±1 m/s along x toward the tank's centre (x = 0.5 m).
+fn toward_centre(p: &mut RankParticles) {
+    for (q, v) in p.pos.iter().zip(&mut p.vel) {
+        v[0] = if q[0] < 0.5 { 1.0 } else { -1.0 };
+    }
+}
+
 /// The tank's two halves along the decomposition axis run into each other (±1 m/s): particles cross the
 /// border both ways, and every step every particle is owned exactly once.
 #[test]
 fn sloshing_across_the_border_loses_nothing() {
-    fn toward_centre(p: &mut RankParticles) {
-        for (q, v) in p.pos.iter().zip(&mut p.vel) {
-            v[0] = if q[0] < 0.5 { 1.0 } else { -1.0 };
-        }
-    }
     let out = run(&builtin("tank"), 0.06, Method::Dfsph, 2, 40, toward_centre, 0);
     let n = out.particles.len();
     by_id(&out.particles, n, "tank");
@@ -377,7 +439,7 @@ fn cli_runs_on_two_gpus_and_reports_each_rank() {
     let out = run(&["--gpus", "2", "--stats", csv.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("| rank | owned | ghosts | step ms | exchange ms |"), "{stdout}");
+    assert!(stdout.contains("| rank | owned | ghosts | slots | step ms | exchange ms |"), "{stdout}");
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some(waterview::cli::multi::CSV_HEADER));
@@ -388,6 +450,8 @@ fn cli_runs_on_two_gpus_and_reports_each_rank() {
         assert_eq!((pair[0][2], pair[1][2]), (0.0, 1.0), "ranks in order");
         assert_eq!(pair[0][3] + pair[1][3], n, "owned counts sum to the particles at step {}", pair[0][0]);
         assert!(pair.iter().all(|r| r[4] > 0.0 && r[5] > 0.0 && r[6] >= 0.0), "ghosts and times: {pair:?}");
+        // Each rank's slots hold its owned particles and ghosts, never more than the scene's.
+        assert!(pair.iter().all(|r| r[12] >= r[3] + r[4] && r[12] <= n), "slots: {pair:?}");
     }
     // An image or a checkpoint under a file (not a folder) is refused before anything runs.
     for what in ["--out", "--save-checkpoint"] {

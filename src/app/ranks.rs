@@ -363,6 +363,8 @@ fn frames<T: Transport>(
         gpu_ms: None,
         exchange_ms: 0.0,
         exchange_bytes: 0,
+        capacity: rank.sim().capacity(),
+        grew: false,
         iteration_bytes: 0,
         border_retries: 0,
         borders: (0..rank.slabs().borders().len()).map(|k| rank.slabs().border(k)).collect(),

@@ -62,8 +62,9 @@ pub struct MultiSummary {
     pub steps: u64,
     pub time: f32,
     /// By rank: (owned at the end, ghosts at the end, mean step ms, mean exchange ms, mean bytes of the
-    /// border exchange per step, mean bytes of the solves' per-iteration exchanges per step).
-    pub ranks: Vec<[f64; 6]>,
+    /// border exchange per step, mean bytes of the solves' per-iteration exchanges per step, slots of its
+    /// simulation at the end: owned, ghosts and free room, [`cluster::RankStats::capacity`]).
+    pub ranks: Vec<[f64; 7]>,
     /// Mean over the steps of the slowest rank's step + exchange, ms (the decomposed step's wall time).
     pub ms_per_step: f64,
 }
@@ -78,9 +79,10 @@ impl MultiSummary {
 /// CSV columns of a decomposed run's statistics (the iterations are DFSPH's joint ones, the same on
 /// every rank; 0 for the other solvers; the bytes are [`cluster::RankStats::exchange_bytes`] and
 /// [`cluster::RankStats::iteration_bytes`]; `gpu_ms` is [`cluster::RankStats::gpu_ms`], what the load
-/// balancing equalises, NaN where the device has no timestamps).
+/// balancing equalises, NaN where the device has no timestamps; `capacity` the rank's slots,
+/// [`cluster::RankStats::capacity`]).
 pub const CSV_HEADER: &str = "step,time_s,rank,owned,ghosts,step_ms,exchange_ms,density_iterations,\
-                              divergence_iterations,exchange_bytes,iteration_bytes,gpu_ms";
+                              divergence_iterations,exchange_bytes,iteration_bytes,gpu_ms,capacity";
 
 /// The scene every rank simulates, built at the joint spacing, and the walls its image draws.
 struct Job {
@@ -222,7 +224,7 @@ fn rank_loop<T: Transport>(
     let start = resumed.as_ref().map_or(0.0, Checkpoint::time);
     let mut sum =
         MultiSummary { particles: all.len(), particle_mass: rank.sim().mass(), time: start, ..MultiSummary::default() };
-    let mut totals = vec![[0.0f64; 6]; opts.ranks];
+    let mut totals = vec![[0.0f64; 7]; opts.ranks];
     let (mut wall, mut counted, mut step) = (0.0f64, 0u64, 0u64);
     loop {
         let done = match (opts.steps, opts.seconds) {
@@ -245,8 +247,8 @@ fn rank_loop<T: Transport>(
                         // A failed write shows at the flush.
                         let _ = writeln!(
                             w,
-                            "{step},{},{r},{},{},{},{},{dens},{div},{},{},{}",
-                            stats.time, s[0], s[1], s[2], s[3], s[4], s[5], s[6]
+                            "{step},{},{r},{},{},{},{},{dens},{div},{},{},{},{}",
+                            stats.time, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
                         );
                     }
                 }
@@ -256,14 +258,14 @@ fn rank_loop<T: Transport>(
             counted += 1;
             wall += all_ranks.iter().map(|s| s[2] + s[3]).fold(0.0, f64::max);
             for (t, s) in totals.iter_mut().zip(&all_ranks) {
-                *t = [s[0], s[1], t[2] + s[2], t[3] + s[3], t[4] + s[4], t[5] + s[5]];
+                *t = [s[0], s[1], t[2] + s[2], t[3] + s[3], t[4] + s[4], t[5] + s[5], s[7]];
             }
         }
     }
     let c = counted.max(1) as f64;
     sum.steps = counted;
     sum.ms_per_step = wall / c;
-    sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c, t[4] / c, t[5] / c]).collect();
+    sum.ranks = totals.into_iter().map(|t| [t[0], t[1], t[2] / c, t[3] / c, t[4] / c, t[5] / c, t[6]]).collect();
     let gathered = match opts.particles.is_some() || opts.surface.is_some() || opts.save_checkpoint.is_some() {
         true => collect::gather_to_root(rank.transport(), &rank.owned_blocking()?)?,
         false => None,
@@ -439,8 +441,8 @@ pub fn run_mpi(
 pub fn summary_markdown(s: &MultiSummary) -> String {
     let mut out = format!(
         "{} particles ({} kg in all), {} steps to t = {} s, {:.3} ms per step (slowest rank's step + exchange)\n\n\
-         | rank | owned | ghosts | step ms | exchange ms | exchange bytes | iteration bytes |\n\
-         |---|---|---|---|---|---|---|\n",
+         | rank | owned | ghosts | slots | step ms | exchange ms | exchange bytes | iteration bytes |\n\
+         |---|---|---|---|---|---|---|---|\n",
         s.particles,
         s.total_mass(),
         s.steps,
@@ -448,7 +450,10 @@ pub fn summary_markdown(s: &MultiSummary) -> String {
         s.ms_per_step
     );
     for (r, v) in s.ranks.iter().enumerate() {
-        out += &format!("| {r} | {} | {} | {:.3} | {:.3} | {:.0} | {:.0} |\n", v[0], v[1], v[2], v[3], v[4], v[5]);
+        out += &format!(
+            "| {r} | {} | {} | {} | {:.3} | {:.3} | {:.0} | {:.0} |\n",
+            v[0], v[1], v[6], v[2], v[3], v[4], v[5]
+        );
     }
     out
 }

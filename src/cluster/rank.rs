@@ -43,6 +43,7 @@ use super::transport::{Reduce, Side, Transport};
 use super::ClusterError;
 use crate::gpu::{GpuContext, Profiler};
 use crate::scene::Aabb;
+use crate::sim::border::ENTRY_BYTES;
 use crate::sim::obstacles::Obstacle;
 use crate::sim::{BorderRange, Method, RankParticles, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
@@ -64,13 +65,31 @@ pub struct RankConfig {
     /// First capacity of each border list, entries (src/sim/border.rs; `None`: a sixteenth of the
     /// particles, at least 64). Lists grow when a selection overflows them; tests set a tiny one.
     pub border_lists: Option<u32>,
+    /// Room a rank's simulation keeps beyond the particles it holds (owned and ghosts), as a fraction of
+    /// them: it starts with `(1 + spare)` times its first particles (at least [`MIN_SPARE`] more, at most
+    /// the scene's count) and, when migrants and ghosts outgrow it, is rebuilt with `(1 + spare)` times what
+    /// it then holds ([`Simulation::grown_for_rank`]). So a rank holds, allocates and sorts about its
+    /// share of the particles, not the whole scene's. Tests set 0 to grow at the first gain.
+    pub spare: f32,
+}
+
+/// Fewest free slots a rank's simulation starts with (see [`RankConfig::spare`]).
+pub const MIN_SPARE: u32 = 1024;
+
+/// Slots for a rank that holds `held` particles of a scene of `total`, keeping `spare` of them free (at
+/// least [`MIN_SPARE`] slots where `spare` > 0); never more than `total` (owned particles and ghosts are
+/// distinct particles of the scene) nor fewer than `held`.
+pub fn rank_capacity(held: u32, spare: f32, total: u32) -> u32 {
+    let room = (held as f64 * spare.max(0.0) as f64).ceil() as u64;
+    let room = if spare > 0.0 { room.max(MIN_SPARE as u64) } else { room };
+    (held as u64 + room).min(total as u64).max(held as u64) as u32
 }
 
 impl RankConfig {
     /// The halo `params` need (see the module docs), balancing every 5 steps at 5 %.
     pub fn for_params(params: &SimParams) -> Self {
         let halo_supports = if params.surface_tension > 0.0 { 3 } else { 2 };
-        Self { halo_supports, balance_every: 5, balance_tolerance: 0.05, border_lists: None }
+        Self { halo_supports, balance_every: 5, balance_tolerance: 0.05, border_lists: None, spare: 0.25 }
     }
 }
 
@@ -99,8 +118,13 @@ pub struct RankStats {
     pub exchange_ms: f64,
     /// Bytes of the border exchange before the step that moved between this rank's device and the host:
     /// the counts and the migrants and halo copies read back, the received migrants and ghosts written
-    /// (36 bytes per particle: position, velocity, id). 0 for the first step (`new` placed the ghosts).
+    /// (36 bytes per particle: position, velocity, id; a growth reads and writes every particle). 0 for
+    /// the first step (`new` placed the ghosts).
     pub exchange_bytes: u64,
+    /// Slots of this rank's simulation (owned, ghosts and free; [`RankConfig::spare`]).
+    pub capacity: u32,
+    /// Whether the simulation grew before this step (migrants and ghosts outgrew its capacity).
+    pub grew: bool,
     /// Bytes the host-driven solves moved between the device and the host within the step (the sorted
     /// ids once, the halo's values and the ghosts' each exchange; 0 for WCSPH).
     pub iteration_bytes: u64,
@@ -134,7 +158,7 @@ fn median(times: &mut [f64]) -> f64 {
 }
 
 /// Figures per rank of [`Rank::gather`].
-pub const GATHERED: usize = 7;
+pub const GATHERED: usize = 8;
 
 /// One rank of a decomposed simulation (see the module docs).
 pub struct Rank<T: Transport> {
@@ -159,14 +183,16 @@ pub struct Rank<T: Transport> {
     ghosts: std::ops::Range<u32>,
     /// The first step's border, placed by [`Rank::new`] (taken by the first step).
     first: Option<BorderOutcome>,
+    /// Particles of the whole scene (a rank never holds more).
+    total: u32,
 }
 
 impl<T: Transport> Rank<T> {
     /// The rank `transport.rank()` of the simulation of `all` (every particle of the scene, ids = their
     /// index; each rank is given the same) in `domain` against `boundary` (the terrain and the static
     /// obstacles, which every rank holds whole): slabs along the particles' longest
-    /// axis at equal counts, the own slab's particles on `ctx`'s device (capacity for every particle, as
-    /// owned and ghosts are distinct particles).
+    /// axis at equal counts, the own slab's particles and ghosts on `ctx`'s device with the room of
+    /// [`RankConfig::spare`].
     /// Errors: the domain is too thin for the ranks' slabs, a rank gets no particles, the simulation
     /// cannot be built (the cause names the rank).
     #[allow(clippy::too_many_arguments)]
@@ -236,7 +262,9 @@ impl<T: Transport> Rank<T> {
         let bounds = start.pos.iter().fold(([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), |(l, h), p| {
             (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
         });
-        let mut sim = Simulation::for_rank(&ctx, domain, boundary, params, options, all.len() as u32, &start)
+        let total = all.len() as u32;
+        let capacity = rank_capacity(start.len() as u32, config.spare, total);
+        let mut sim = Simulation::for_rank(&ctx, domain, boundary, params, options, capacity, &start)
             .map_err(|cause| ClusterError::Sim { rank, cause })?;
         if let Some(entries) = config.border_lists {
             sim.set_border_capacity(&ctx, entries);
@@ -251,6 +279,7 @@ impl<T: Transport> Rank<T> {
             bounds,
             bytes: 0,
             retries: 0,
+            grew: false,
         };
         Ok(Self {
             transport,
@@ -267,6 +296,7 @@ impl<T: Transport> Rank<T> {
             sent,
             ghosts,
             first: Some(first),
+            total,
         })
     }
 
@@ -301,7 +331,7 @@ impl<T: Transport> Rank<T> {
     }
 
     /// Every rank's (owned, ghosts, step ms, exchange ms, exchange bytes, iteration bytes, GPU ms or NaN
-    /// without timestamps) of `stats` (this rank's last step), by rank, on every rank (one all-reduce).
+    /// without timestamps, slots) of `stats` (this rank's last step), by rank, on every rank (one all-reduce).
     /// Every rank must call it together. Errors: a peer is gone.
     pub fn gather(&self, stats: &RankStats) -> Result<Vec<[f64; GATHERED]>, ClusterError> {
         let size = self.transport.size();
@@ -315,6 +345,7 @@ impl<T: Transport> Rank<T> {
             stats.exchange_bytes as f64,
             stats.iteration_bytes as f64,
             stats.gpu_ms.unwrap_or(f64::NAN),
+            stats.capacity as f64,
         ]);
         let all = self.transport.all_reduce(&mine, Reduce::Sum)?;
         Ok(all.chunks_exact(GATHERED).map(|c| std::array::from_fn(|k| c[k])).collect())
@@ -466,6 +497,8 @@ impl<T: Transport> Rank<T> {
             gpu_ms: gpu_ms.or(self.last.as_ref().and_then(|l| l.gpu_ms)),
             exchange_ms: ((t1 - t0).as_secs_f64() + exchange_s) * 1e3,
             exchange_bytes: border.bytes,
+            capacity: self.sim.capacity(),
+            grew: border.grew,
             iteration_bytes,
             border_retries: border.retries,
             borders: (0..self.slabs.borders().len()).map(|k| self.slabs.border(k)).collect(),
@@ -544,10 +577,14 @@ impl<T: Transport> Rank<T> {
         let bounds = appended.pos.iter().fold(sel.bounds, |(l, h), p| {
             (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
         });
-        let written = self
-            .sim
-            .append_rank_particles(&self.ctx, sel.kept, &appended)
-            .map_err(|cause| ClusterError::Sim { rank, cause })?;
+        let grew = sel.kept as u64 + appended.len() as u64 > self.sim.capacity() as u64;
+        let written = if grew {
+            self.grow(&appended)?
+        } else {
+            self.sim
+                .append_rank_particles(&self.ctx, sel.kept, &appended)
+                .map_err(|cause| ClusterError::Sim { rank, cause })?
+        };
         self.sent = sent;
         self.ghosts = owned..owned + ghosts.len() as u32;
         Ok(BorderOutcome {
@@ -559,9 +596,29 @@ impl<T: Transport> Rank<T> {
             bounds,
             bytes: sel.bytes_read + written,
             retries: sel.retries,
+            grew,
         })
     }
+
+    /// Rebuilds this rank's simulation with room for its kept particles, `appended` after them and
+    /// [`RankConfig::spare`] more ([`Simulation::grown_for_rank`]), after a border selection: the kept
+    /// particles are read back (blocking) and written again with the rest. Returns the bytes moved.
+    /// Errors: the read-back failed or the larger simulation does not fit the device.
+    fn grow(&mut self, appended: &RankParticles) -> Result<u64, ClusterError> {
+        let rank = self.transport.rank();
+        let mut held = self.sim.read_rank_particles_blocking(&self.ctx).map_err(ClusterError::Step)?;
+        let read = held.len() as u64 * ENTRY_BYTES;
+        held.extend(appended);
+        let capacity = rank_capacity(held.len() as u32, self.config.spare.max(GROWTH), self.total);
+        self.sim =
+            self.sim.grown_for_rank(&self.ctx, capacity, &held).map_err(|cause| ClusterError::Sim { rank, cause })?;
+        Ok(read + held.len() as u64 * ENTRY_BYTES)
+    }
 }
+
+/// Least room a growth leaves, as a fraction of the particles held (so a rank with no spare room does
+/// not rebuild at every gain).
+const GROWTH: f32 = 0.25;
 
 /// What the border exchange before a step leaves the step (see [`Rank::step`]).
 struct BorderOutcome {
@@ -577,6 +634,8 @@ struct BorderOutcome {
     /// Bytes read back from and written to the device.
     bytes: u64,
     retries: u32,
+    /// The simulation grew to hold what arrived.
+    grew: bool,
 }
 
 #[cfg(test)]

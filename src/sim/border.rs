@@ -160,7 +160,7 @@ impl BorderStage {
 impl Simulation {
     /// Grows the border lists to `entries` per list (never shrinks them; the first guess is a sixteenth of
     /// the capacity, at least 64). Does nothing without ids tracked.
-    fn reserve_border(&mut self, ctx: &GpuContext, entries: u32) {
+    pub(super) fn reserve_border(&mut self, ctx: &GpuContext, entries: u32) {
         if let Some(b) = &mut self.stages.border {
             let entries = entries.min(max_list_capacity(&ctx.device));
             if entries > b.lists.capacity {

@@ -85,6 +85,35 @@ impl Simulation {
         Ok(())
     }
 
+    /// A simulation like this one (domain, boundary, parameters, options, border lists) with room for
+    /// `capacity` particles, holding `particles` in its first slots as [`Simulation::write_rank_particles`]
+    /// puts them, and going on from this one's clock: the step state (time, dt, step counter) is copied on
+    /// the GPU, and the frame counter, the newest statistics and the blow-up bounds are carried. A rank
+    /// grows into it when migrants and ghosts outgrow its capacity (src/cluster/rank.rs). The pipelines
+    /// are built again (a growth is rare; see `RankConfig::spare`). Errors: as [`Simulation::for_rank`].
+    pub fn grown_for_rank(
+        &self,
+        ctx: &GpuContext,
+        capacity: u32,
+        particles: &RankParticles,
+    ) -> Result<Simulation, SimError> {
+        let boundary = (&self.terrain, &self.obstacles[..]);
+        let mut sim = Self::for_rank(ctx, &self.domain, boundary, &self.params, self.options, capacity, particles)?;
+        let mut encoder =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank growth") });
+        encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());
+        ctx.queue.submit([encoder.finish()]);
+        sim.reserve_border(ctx, self.border_capacity());
+        sim.frame = self.frame;
+        sim.fresh_after = self.fresh_after;
+        sim.latest = self.latest.clone();
+        sim.restored_iterations = self.restored_iterations;
+        sim.bounds = self.bounds;
+        sim.blow_up = self.blow_up.clone();
+        sim.particles_version = self.particles_version + 1;
+        Ok(sim)
+    }
+
     /// Blocking read of the particles with their ids, in the order of the last step: with ids tracked
     /// the slots of the last [`Simulation::write_rank_particles`] only (a rank's particles; the parked
     /// rest is not read), else every slot with ids `u32::MAX`. For the ranks of src/cluster, tests and
