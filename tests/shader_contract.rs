@@ -233,9 +233,11 @@ fn twins() -> Vec<Twin> {
             dt, time, max_speed_bits, steps, err_sum, density_iterations, divergence_iterations, fluid_top_bits,
         },
         EmitterGpu => "sim/common.wgsl" :: EmitterGpu { center, radius, velocity, rate, axis_u, layer_points, axis_v, _pad },
-        EmitState => "sim/common.wgsl" :: EmitState { carry, base, count, _pad },
+        EmitState => "sim/common.wgsl" :: EmitState { carry, base, count, emitted },
         SinkGpu => "sim/common.wgsl" :: SinkGpu { min, _pad0, max, _pad1 },
-        SourcesGpu => "sim/common.wgsl" :: Sources { num_emitters, num_sinks, _pad, emitters, state, sinks },
+        SourcesGpu => "sim/common.wgsl" :: Sources {
+            num_emitters, num_sinks, first_id, slab_axis, slab_lo, slab_hi, _pad, emitters, state, sinks,
+        },
         ObstacleCorner => "render/obstacles.wgsl" :: ObstacleCorner { position, normal },
         ObstacleStyle => "render/obstacles.wgsl" :: ObstacleStyle { albedo, fog_density, terrain_shadow, _pad0, _pad1, _pad2 },
         ObstacleGpu => "sim/common.wgsl" :: ObstacleGpu {

@@ -320,7 +320,6 @@ fn what_several_gpus_cannot_capture_is_refused() {
     use waterview::capture::ranks::{capture_ranks, RankCaptureOptions};
     let dir = common::scratch("sort-last-refused");
     let dam = waterview::scene::Scene::builtin("dam_break").expect("built-in scene");
-    let river = waterview::engine::load_scene(Some(std::path::Path::new("assets/scenes/valley_river.ron")));
     let base = OfflineOptions {
         seconds: 0.1,
         fps: 20.0,
@@ -337,7 +336,6 @@ fn what_several_gpus_cannot_capture_is_refused() {
         ("--particles", dam.clone(), OfflineOptions { particles: Some(particles), ..base.clone() }),
         ("larger than rank 0's GPU allows", dam.clone(), OfflineOptions { size: (70_000, 48), ..base.clone() }),
         ("nothing to capture", dam.clone(), OfflineOptions { out: None, ..base.clone() }),
-        ("emitters and sinks", river.expect("valley_river parses"), base.clone()),
         // More slabs than the domain has room for: every rank stops with the reason, none hangs.
         ("too thin for 8 slabs", tank, base.clone()),
     ];

@@ -119,7 +119,7 @@ struct EmitState {
     carry: f32,   // volume owed, m^3
     base: u32,    // first particle index of this step's layer
     count: u32,   // particles emitted this step
-    _pad: u32,
+    emitted: u32, // particles emitted so far (wrapping): the serial numbers of a rank's emitted ids
 }
 
 struct SinkGpu {
@@ -132,6 +132,10 @@ struct SinkGpu {
 struct Sources {
     num_emitters: u32,
     num_sinks: u32,
+    first_id: u32,   // ranks: the first id of an emitted particle (the scene's count); ids below 2^31
+    slab_axis: u32,  // ranks: an emitted point is placed only within the slab slab_lo <= c < slab_hi
+    slab_lo: f32,    // along this axis (one GPU: -f32::MAX ..< f32::MAX, everywhere), m
+    slab_hi: f32,
     _pad0: u32,
     _pad1: u32,
     emitters: array<EmitterGpu, MAX_SOURCES>,

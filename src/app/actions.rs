@@ -137,6 +137,13 @@ impl Running {
             UiAction::LoadSky(path) => self.load_sky(path),
             UiAction::CancelBuild => self.cancel_build(),
             UiAction::SetSources { emitters, sinks } => {
+                if self.world.ranks().is_some() {
+                    self.ui.push_error(
+                        "emitters and sinks are edited on one GPU for now: every GPU runs the scene's own; \
+                         set GPUs to 1 to edit them",
+                    );
+                    return;
+                }
                 let result = match self.world.engine_mut() {
                     Some(engine) => engine.set_sources(&self.ctx, &emitters, &sinks),
                     None => return,

@@ -160,9 +160,11 @@ impl RankWorld {
         self.ranks
     }
 
-    /// Particles of the scene (over all ranks).
+    /// Particles over all ranks: their owned particles after the last step the panel has (emitters and
+    /// sinks change the count), else the scene's.
     pub(super) fn particles(&self) -> u64 {
-        self.particles
+        let owned = self.shared.figures.lock().ok().filter(|f| !f.is_empty()).map(|f| f.iter().map(|r| r.owned).sum());
+        owned.unwrap_or(self.particles)
     }
 
     /// Radius of a particle, m (half the spacing).
@@ -236,10 +238,6 @@ pub(super) fn start(
     let spawned = std::thread::Builder::new().name("ranks".into()).spawn(move || {
         // The window keeps the scene as given (a later build on one GPU scales its dx for a CPU again).
         let given = scene.clone();
-        if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
-            let _ = tx.send(Err(ClusterError::Sources.into()));
-            return;
-        }
         if !scene.bodies.is_empty() {
             let _ = tx.send(Err(ClusterError::Bodies.into()));
             return;
@@ -284,7 +282,7 @@ pub(super) fn start(
         // Sent by rank 0 once every rank has built its simulation.
         let ready = Mutex::new(Some((tx, world)));
         let result = cluster::run_threads_with(contexts, |t, c| {
-            let r = Rank::new(
+            let mut r = Rank::new(
                 t,
                 c,
                 &scene.domain,
@@ -294,6 +292,9 @@ pub(super) fn start(
                 cfg(&params),
                 &all,
             )?;
+            if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
+                r.set_sources(&scene.emitters, &scene.sinks)?;
+            }
             // Every rank built: the barrier, then the window may show the ranks' frames.
             r.transport().all_reduce(&[0.0], Reduce::Sum).map_err(ClusterError::from)?;
             if r.rank() == 0 {
@@ -525,7 +526,8 @@ impl Running {
 
     /// `WATERVIEW_TEST_SET_GPUS=N` (tests/window.rs): the GPUs field applied with N at frame 5, as its
     /// Apply button does; the app quits 20 frames after the build ended, on the ranks once they have
-    /// stepped (the log shows the outcome).
+    /// stepped, and with `WATERVIEW_TEST_GPUS_UNTIL=T` once their clock reached T seconds (the log shows
+    /// the outcome).
     pub(super) fn drive_test_set_gpus(&mut self) {
         let Some((n, done)) = self.test_set_gpus else { return };
         if !done && self.frames >= 5 {
@@ -535,8 +537,12 @@ impl Running {
             self.test_set_gpus_ended = None;
         } else if done && self.building.is_none() && self.exit_with.is_none() {
             let at = *self.test_set_gpus_ended.get_or_insert(self.frames);
-            // On the ranks: once they have stepped (or 600 frames on).
-            let stepped = self.world.ranks().is_none_or(|r| r.info().time > 0.0);
+            // On the ranks: once they have stepped, to WATERVIEW_TEST_GPUS_UNTIL if given (or 600 frames on).
+            static UNTIL: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
+            let until = *UNTIL.get_or_init(|| {
+                std::env::var("WATERVIEW_TEST_GPUS_UNTIL").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0)
+            });
+            let stepped = self.world.ranks().is_none_or(|r| r.info().time > 0.0 && r.info().time >= until);
             if let (Some(None), Some(r)) = (self.test_rank_params, self.world.ranks()) {
                 if stepped && self.frames >= at + 5 {
                     let (time, solver) = (r.info().time, r.scene().solver.clone());

@@ -391,9 +391,6 @@ pub(super) fn prepare(scene: &Scene, opts: &OfflineOptions, cpu: bool) -> Result
     if opts.out.is_none() {
         return Err(CaptureError::NoOutput.into());
     }
-    if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
-        return Err(ClusterError::Sources.into());
-    }
     if !scene.bodies.is_empty() {
         return Err(ClusterError::Bodies.into());
     }
@@ -445,7 +442,7 @@ pub(super) fn rank_capture<T: Transport>(
     let run = |rec: Option<&mut VideoRecorder>| {
         let config = RankConfig::for_params(&job.params);
         let options = SimOptions::default();
-        let r = Rank::new(
+        let mut r = Rank::new(
             t,
             ctx,
             &job.scene.domain,
@@ -455,6 +452,9 @@ pub(super) fn rank_capture<T: Transport>(
             config,
             &job.all,
         )?;
+        if !(job.scene.emitters.is_empty() && job.scene.sinks.is_empty()) {
+            r.set_sources(&job.scene.emitters, &job.scene.sinks)?;
+        }
         rank_frames(r, job, opts, ranked, rec, progress)
     };
     let result = run(rec.as_mut());

@@ -35,8 +35,6 @@ pub struct MultiRun<'a> {
     pub warmup: u64,
     /// CSV of every step's figures per rank.
     pub csv: Option<&'a Path>,
-    /// Refuse scenes with emitters or sinks (run) rather than leaving them out (bench).
-    pub refuse_sources: bool,
     /// The final particles, in id order (PLY or VTU by the extension), written by rank 0.
     pub particles: Option<&'a Path>,
     /// The final surface (PLY or OBJ by the extension) and its settings: rank 0 meshes the particles it
@@ -56,6 +54,7 @@ pub struct MultiRun<'a> {
 /// Per-rank sums of a decomposed run (after the warm-up).
 #[derive(Clone, Debug, Default)]
 pub struct MultiSummary {
+    /// Particles over all ranks at the end (the scene's, less what sinks took, plus what emitters added).
     pub particles: usize,
     /// Mass of one particle, kg (the same on every rank).
     pub particle_mass: f32,
@@ -99,7 +98,7 @@ struct Job {
 /// scene. Errors: the scene or checkpoint; emitters or sinks when `opts` refuses them; a checkpoint with
 /// an emitters' pool or a `--scene` beside it (one GPU resumes those).
 fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<(Scene, Option<Checkpoint>)> {
-    let (mut scene, checkpoint) = match opts.resume {
+    let (scene, checkpoint) = match opts.resume {
         None => (engine::load_scene(scene_path)?, None),
         Some(path) => {
             if scene_path.is_some() {
@@ -121,12 +120,8 @@ fn load(scene_path: Option<&Path>, opts: &MultiRun) -> Result<(Scene, Option<Che
     if !scene.bodies.is_empty() {
         bail!(ClusterError::Bodies);
     }
-    if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
-        if opts.refuse_sources {
-            bail!(ClusterError::Sources);
-        }
-        scene.emitters.clear();
-        scene.sinks.clear();
+    if !(scene.emitters.is_empty() && scene.sinks.is_empty()) && opts.save_checkpoint.is_some() {
+        bail!(ClusterError::SourcesCheckpoint);
     }
     Ok((scene, checkpoint))
 }
@@ -220,6 +215,9 @@ fn rank_loop<T: Transport>(
         c.check_terrain(rank.sim().terrain(), &crate::text::printable(&scene.name))?;
         rank.restore_step(&c.state().step, c.state().iterations);
     }
+    if !(scene.emitters.is_empty() && scene.sinks.is_empty()) {
+        rank.set_sources(&scene.emitters, &scene.sinks)?;
+    }
     // --seconds counts from the checkpoint's time.
     let start = resumed.as_ref().map_or(0.0, Checkpoint::time);
     let mut sum =
@@ -261,6 +259,8 @@ fn rank_loop<T: Transport>(
                 *t = [s[0], s[1], t[2] + s[2], t[3] + s[3], t[4] + s[4], t[5] + s[5], s[7]];
             }
         }
+        // Emitters and sinks change the count: the owned particles over all ranks now.
+        sum.particles = all_ranks.iter().map(|s| s[0] as usize).sum();
     }
     let c = counted.max(1) as f64;
     sum.steps = counted;
@@ -270,7 +270,10 @@ fn rank_loop<T: Transport>(
         true => collect::gather_to_root(rank.transport(), &rank.owned_blocking()?)?,
         false => None,
     };
-    let sorted = gathered.map(|g| collect::by_id(&g, all.len())).transpose()?;
+    let sorted = match scene.emitters.is_empty() && scene.sinks.is_empty() {
+        true => gathered.map(|g| collect::by_id(&g, all.len())).transpose()?,
+        false => gathered.map(|g| collect::in_id_order(&g)).transpose()?,
+    };
     let image = match opts.image {
         Some((path, size, options)) => rank_image(&rank, scene, walls, (size, crate::capture::is_exr(path)), &options)?,
         None => None,

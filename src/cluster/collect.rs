@@ -71,6 +71,22 @@ pub fn by_id(all: &RankParticles, expected: usize) -> Result<RankParticles, Clus
     Ok(out)
 }
 
+/// Every particle of `all` in increasing id order, for a scene whose emitters and sinks add and remove
+/// particles (so the ids are not `0 .. n`). Errors: an id held twice ([`ClusterError::Ids`]: a bug).
+pub fn in_id_order(all: &RankParticles) -> Result<RankParticles, ClusterError> {
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_unstable_by_key(|&i| all.ids[i]);
+    let distinct = 1 + order.windows(2).filter(|w| all.ids[w[0]] != all.ids[w[1]]).count();
+    if !all.is_empty() && distinct != all.len() {
+        return Err(ClusterError::Ids { got: all.len(), distinct, expected: all.len() });
+    }
+    let mut out = RankParticles::default();
+    for i in order {
+        out.push_from(all, i);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

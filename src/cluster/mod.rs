@@ -70,8 +70,11 @@ pub enum ClusterError {
     /// The gathered particles are not every id of the scene once (a bug).
     #[error("the ranks hold {got} particles with {distinct} distinct ids of 0 ..< {expected}: particles were lost or doubled")]
     Ids { got: usize, distinct: usize, expected: usize },
-    #[error("emitters and sinks are not supported on several GPUs yet; run this scene with --gpus 1")]
-    Sources,
+    /// A checkpoint of a decomposed scene with emitters or sinks (its particles are no longer the scene's).
+    #[error(
+        "checkpoints of a scene with emitters or sinks need one GPU for now: give --gpus 1, or leave out --save-checkpoint"
+    )]
+    SourcesCheckpoint,
     /// The scene has floating or sinking bodies, which the ranks do not simulate yet.
     #[error("floating and sinking bodies are not supported on several GPUs yet; run this scene with --gpus 1")]
     Bodies,

@@ -43,8 +43,10 @@ use super::transport::{Reduce, Side, Transport};
 use super::ClusterError;
 use crate::gpu::{GpuContext, Profiler};
 use crate::scene::Aabb;
+use crate::scene::{Emitter, Sink};
 use crate::sim::border::ENTRY_BYTES;
 use crate::sim::obstacles::Obstacle;
+use crate::sim::sources::RankEmission;
 use crate::sim::{BorderRange, Method, RankParticles, SimOptions, SimParams, Simulation};
 use crate::terrain::Heightfield;
 use std::time::Instant;
@@ -183,7 +185,8 @@ pub struct Rank<T: Transport> {
     ghosts: std::ops::Range<u32>,
     /// The first step's border, placed by [`Rank::new`] (taken by the first step).
     first: Option<BorderOutcome>,
-    /// Particles of the whole scene (a rank never holds more).
+    /// Particles of the scene at the start: without emitters a rank never holds more; with them, the
+    /// first emitted id ([`RankEmission`]).
     total: u32,
 }
 
@@ -361,6 +364,37 @@ impl<T: Transport> Rank<T> {
         self.transport.rank()
     }
 
+    /// Sets the scene's inflows and outflows on this rank, as [`Simulation::set_sources`] does on one GPU:
+    /// every rank the same ones, before the first step. Every rank runs every sink on its particles and
+    /// every emitter on the joint clock, placing the points within its own slab ([`RankEmission`]), so
+    /// the water that enters is one GPU's, whatever slab it enters through. The rank keeps room for one
+    /// layer of every emitter besides its particles (growing now if it has not). Errors: the sources are
+    /// invalid or do not fit ([`ClusterError::Sim`]), the rank's simulation could not grow.
+    pub fn set_sources(&mut self, emitters: &[Emitter], sinks: &[Sink]) -> Result<(), ClusterError> {
+        let rank = self.transport.rank();
+        let dx = self.sim.params().dx;
+        let reserve: u32 = emitters.iter().map(|e| crate::sim::sources::layer_points(e.radius, dx)).sum();
+        let (owned, ghosts) = self.counts();
+        if (owned + ghosts) as u64 + reserve as u64 > self.sim.capacity() as u64 {
+            let held = self.sim.read_rank_particles_blocking(&self.ctx).map_err(ClusterError::Step)?;
+            let capacity = rank_capacity(held.len() as u32 + reserve, self.config.spare.max(GROWTH), u32::MAX);
+            self.sim = self
+                .sim
+                .grown_for_rank(&self.ctx, capacity, &held)
+                .map_err(|cause| ClusterError::Sim { rank, cause })?;
+        }
+        self.sim.set_sources(&self.ctx, emitters, sinks).map_err(|cause| ClusterError::Sim { rank, cause })?;
+        self.sim.set_rank_emission(&self.ctx, &self.emission());
+        Ok(())
+    }
+
+    /// Where this rank places emitted points now (its slab) and the first emitted id.
+    fn emission(&self) -> RankEmission {
+        let (lo, hi) = self.slabs.range(self.transport.rank());
+        let finite = |c: f32| c.clamp(-f32::MAX, f32::MAX);
+        RankEmission { first_id: self.total, axis: self.slabs.axis, lo: finite(lo), hi: finite(hi) }
+    }
+
     /// Applies `params` from the next step on, as [`Simulation::set_params`] does on one GPU; every rank
     /// must apply the same parameters before the same step (the joint time step and convergence tests
     /// assume one set). Errors ([`ClusterError::Sim`]): the parameters are invalid, need a rebuild (dx,
@@ -444,8 +478,11 @@ impl<T: Transport> Rank<T> {
             return Err(ClusterError::BlowUp { time });
         }
         let speed = joint[0] as f32;
-        // 5. The grid's box around owned and ghosts; the step.
+        // 5. The grid's box around owned and ghosts; the emission's slab (after the balancing); the step.
         self.sim.set_max_speed(&self.ctx, speed);
+        if self.sim.emission_per_step() > 0 {
+            self.sim.set_rank_emission(&self.ctx, &self.emission());
+        }
         let (blo, bhi) = border.bounds;
         if (0..3).all(|a| blo[a].is_finite() && bhi[a].is_finite() && blo[a] <= bhi[a]) {
             self.sim.set_grid_box(blo, bhi);
@@ -577,7 +614,8 @@ impl<T: Transport> Rank<T> {
         let bounds = appended.pos.iter().fold(sel.bounds, |(l, h), p| {
             (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
         });
-        let grew = sel.kept as u64 + appended.len() as u64 > self.sim.capacity() as u64;
+        let reserve = self.sim.emission_per_step() as u64;
+        let grew = sel.kept as u64 + appended.len() as u64 + reserve > self.sim.capacity() as u64;
         let written = if grew {
             self.grow(&appended)?
         } else {
@@ -600,16 +638,20 @@ impl<T: Transport> Rank<T> {
         })
     }
 
-    /// Rebuilds this rank's simulation with room for its kept particles, `appended` after them and
-    /// [`RankConfig::spare`] more ([`Simulation::grown_for_rank`]), after a border selection: the kept
-    /// particles are read back (blocking) and written again with the rest. Returns the bytes moved.
+    /// Rebuilds this rank's simulation with room for its kept particles, `appended` after them, a step's
+    /// emission and [`RankConfig::spare`] more ([`Simulation::grown_for_rank`]), after a border selection:
+    /// the kept particles are read back (blocking) and written again with the rest. Returns the bytes
+    /// moved.
     /// Errors: the read-back failed or the larger simulation does not fit the device.
     fn grow(&mut self, appended: &RankParticles) -> Result<u64, ClusterError> {
         let rank = self.transport.rank();
         let mut held = self.sim.read_rank_particles_blocking(&self.ctx).map_err(ClusterError::Step)?;
         let read = held.len() as u64 * ENTRY_BYTES;
         held.extend(appended);
-        let capacity = rank_capacity(held.len() as u32, self.config.spare.max(GROWTH), self.total);
+        let reserve = self.sim.emission_per_step();
+        // Without emitters a rank never holds more than the scene's particles.
+        let most = if reserve > 0 { u32::MAX } else { self.total };
+        let capacity = rank_capacity(held.len() as u32 + reserve, self.config.spare.max(GROWTH), most);
         self.sim =
             self.sim.grown_for_rank(&self.ctx, capacity, &held).map_err(|cause| ClusterError::Sim { rank, cause })?;
         Ok(read + held.len() as u64 * ENTRY_BYTES)

@@ -208,6 +208,9 @@ impl Simulation {
             let Some(b) = &self.stages.border else {
                 return Err(SimError::State("a border selection needs a simulation built for a rank"));
             };
+            // Emission places particles after the rank's own slots: with emitters every slot is looked at
+            // (parked ones are dropped).
+            let live = if self.sources.num_emitters > 0 { self.capacity } else { live };
             let u = BorderUniform {
                 axis: range.axis as u32,
                 live,

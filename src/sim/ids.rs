@@ -88,7 +88,8 @@ impl Simulation {
     /// A simulation like this one (domain, boundary, parameters, options, border lists) with room for
     /// `capacity` particles, holding `particles` in its first slots as [`Simulation::write_rank_particles`]
     /// puts them, and going on from this one's clock: the step state (time, dt, step counter) is copied on
-    /// the GPU, and the frame counter, the newest statistics and the blow-up bounds are carried. A rank
+    /// the GPU, and so are the inflows and outflows with the emitters' state; the frame counter, the newest
+    /// statistics and the blow-up bounds are carried. A rank
     /// grows into it when migrants and ghosts outgrow its capacity (src/cluster/rank.rs). The pipelines
     /// are built again (a growth is rare; see `RankConfig::spare`). Errors: as [`Simulation::for_rank`].
     pub fn grown_for_rank(
@@ -102,7 +103,11 @@ impl Simulation {
         let mut encoder =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank growth") });
         encoder.copy_buffer_to_buffer(&self.buffers.step, 0, &sim.buffers.step, 0, self.buffers.step.size());
+        // The inflows and outflows with the emitters' state as the GPU has it.
+        encoder.copy_buffer_to_buffer(&self.buffers.sources, 0, &sim.buffers.sources, 0, self.buffers.sources.size());
         ctx.queue.submit([encoder.finish()]);
+        sim.sources = self.sources;
+        sim.dispatch.emit = self.dispatch.emit;
         sim.reserve_border(ctx, self.border_capacity());
         sim.frame = self.frame;
         sim.fresh_after = self.fresh_after;

@@ -12,7 +12,7 @@
 //!    into the ghosts, record the update and, unless the joint mean error is at the goal (after the least
 //!    iterations) or the limit is reached, the next source. Once per solve the ghosts' velocities (svel, v*)
 //!    come fresh from their owners (after the divergence solve, and after the forces with surface tension);
-//! 3. integrate.
+//! 3. integrate, and the emission (src/sim/sources.rs: each rank places its slab's points).
 //!
 //! PCISPH runs its fixed iterations the same way: after `density_forces` and after every
 //! `predict_density` the ghosts' (density, pressure) come fresh from their owners, so the next
@@ -118,9 +118,17 @@ impl Simulation {
         }
         submit(self, profiler, &|sim, step| sim.stages.dfsph.encode_begin(step, SolveKind::Density, true));
         self.solve_ranked(ctx, profiler, rank, SolveKind::Density, 2, dens)?;
-        submit(self, profiler, &|sim, step| sim.stages.integrate.encode(step, ()));
+        submit(self, profiler, &|sim, step| sim.encode_integrate(step));
         self.ids_stepped();
         Ok(())
+    }
+
+    /// Records integrate (with the boundaries and sinks) and the emission while there are emitters.
+    fn encode_integrate(&self, step: &mut StepContext) {
+        self.stages.integrate.encode(step, ());
+        if self.sources.num_emitters > 0 {
+            self.stages.emit.encode(step, ());
+        }
     }
 
     /// The iterations of one solve whose first source has been submitted (see the module docs):
@@ -194,7 +202,7 @@ impl Simulation {
         }
         run(self, profiler, &|sim, step| {
             sim.stages.pcisph.encode_pressure(step, true);
-            sim.stages.integrate.encode(step, ());
+            sim.encode_integrate(step);
         });
         self.ids_stepped();
         Ok(())

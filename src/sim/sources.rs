@@ -11,10 +11,12 @@ use glam::Vec3;
 
 /// The "emit" pass (`shaders/sim/sources.wgsl`), recorded after integrate while there are emitters:
 /// `emit_plan` (one thread) assigns each emitter that owes a layer its indices in the pool, `emit` places
-/// the layers' particles on their discs.
+/// the layers' particles on their discs, and with ids tracked (a rank) `emit_ids` gives them their ids
+/// ([`RankEmission`]).
 pub(super) struct EmitStage {
     plan: wgpu::ComputePipeline,
     emit: wgpu::ComputePipeline,
+    ids: Option<wgpu::ComputePipeline>,
 }
 
 /// Threads per workgroup of `emit` (its `@workgroup_size`).
@@ -23,7 +25,11 @@ pub const EMIT_WG: u32 = 64;
 impl EmitStage {
     pub fn new(layouts: &StageLayouts) -> Self {
         let module = layouts.module("sim/sources.wgsl", &[]);
-        Self { plan: layouts.fixed(&module, "emit_plan"), emit: layouts.fixed(&module, "emit") }
+        let ids = layouts.ghosts.then(|| {
+            let module = layouts.module("sim/sources.wgsl", &["IDS"]);
+            crate::gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "emit_ids", &[layouts.split])
+        });
+        Self { plan: layouts.fixed(&module, "emit_plan"), emit: layouts.fixed(&module, "emit"), ids }
     }
 }
 
@@ -45,11 +51,17 @@ impl Stage for EmitStage {
 
     fn encode(&self, step: &mut StepContext<'_>, (): ()) {
         let emit = step.dispatch.emit;
+        let grid_bind = step.grid_bind;
         let mut pass = step.pass("emit");
         pass.set_pipeline(&self.plan);
         crate::gpu::dispatch(&mut pass, crate::gpu::Workgroups::ONE);
         pass.set_pipeline(&self.emit);
         crate::gpu::dispatch(&mut pass, emit);
+        if let Some(ids) = &self.ids {
+            pass.set_bind_group(0, grid_bind, &[]);
+            pass.set_pipeline(ids);
+            crate::gpu::dispatch(&mut pass, emit);
+        }
     }
 }
 
@@ -75,10 +87,14 @@ const _: () = assert!(std::mem::size_of::<EmitterGpu>() == 64);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct EmitState {
+    /// Volume owed, m^3.
     pub carry: f32,
+    /// First slot of this step's layer.
     pub base: u32,
+    /// Slots of this step's layer (0: none emitted).
     pub count: u32,
-    pub _pad: u32,
+    /// Points emitted so far (wrapping): the serial numbers of a rank's emitted ids.
+    pub emitted: u32,
 }
 
 /// WGSL twin: `SinkGpu`.
@@ -97,12 +113,39 @@ pub struct SinkGpu {
 pub struct SourcesGpu {
     pub num_emitters: u32,
     pub num_sinks: u32,
+    /// The ranks of a decomposed simulation: the first id of an emitted particle (ids below 2^31;
+    /// [`RankEmission`]). 0 on one GPU (no ids).
+    pub first_id: u32,
+    /// The slab (axis 0 = x, lo ..< hi, m) in which this simulation places emitted points
+    /// ([`RankEmission`]); everywhere on one GPU.
+    pub slab_axis: u32,
+    pub slab_lo: f32,
+    pub slab_hi: f32,
     pub _pad: [u32; 2],
     pub emitters: [EmitterGpu; MAX_SOURCES],
     pub state: [EmitState; MAX_SOURCES],
     pub sinks: [SinkGpu; MAX_SOURCES],
 }
-const _: () = assert!(std::mem::size_of::<SourcesGpu>() == 16 + 8 * (64 + 16 + 32));
+const _: () = assert!(std::mem::size_of::<SourcesGpu>() == 32 + 8 * (64 + 16 + 32));
+
+/// Where a rank of a decomposed simulation (src/cluster) places emitted particles and which ids it gives
+/// them, written into the [`SourcesGpu`] header every step ([`Simulation::set_rank_emission`]). Every
+/// rank runs every emitter with the same clock, so every rank plans the same layers; each places only the
+/// points within its own slab (the others' slots of the layer stay parked), so each point is placed once,
+/// by the rank that owns where it lies, as one GPU places it. The id of point `t` of emitter `e`'s layer
+/// that starts at serial `s` (its points emitted before) is `first_id + ((s + t) * MAX_SOURCES + e) mod
+/// (2^31 - first_id)`: the same on any number of ranks, distinct for the first 2^31 - first_id emitted
+/// points (ids wrap after that).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RankEmission {
+    /// The first id of an emitted particle: the scene's particle count.
+    pub first_id: u32,
+    /// Decomposition axis (0 = x, 1 = y, 2 = z).
+    pub axis: usize,
+    /// The rank's slab `lo <= c < hi` along the axis, m (infinite at the outer ends).
+    pub lo: f32,
+    pub hi: f32,
+}
 
 /// Why a set of sources cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -172,6 +215,10 @@ pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGp
     let mut g = SourcesGpu {
         num_emitters: emitters.len() as u32,
         num_sinks: sinks.len() as u32,
+        first_id: 0,
+        slab_axis: 0,
+        slab_lo: -f32::MAX,
+        slab_hi: f32::MAX,
         _pad: [0; 2],
         emitters: [EmitterGpu::default(); MAX_SOURCES],
         state: [EmitState::default(); MAX_SOURCES],
@@ -199,6 +246,22 @@ pub fn to_gpu(emitters: &[Emitter], sinks: &[Sink], dx: f32) -> Result<SourcesGp
 }
 
 impl Simulation {
+    /// Sets where this rank places emitted points and the ids it gives them ([`RankEmission`]), from the
+    /// next step on; every rank before every step (its slab moves with the load balancing). Writes the
+    /// header's 16 bytes only: the emitters' state on the GPU is kept.
+    pub fn set_rank_emission(&mut self, ctx: &GpuContext, e: &RankEmission) {
+        let s = &mut self.sources;
+        (s.first_id, s.slab_axis, s.slab_lo, s.slab_hi) = (e.first_id, e.axis as u32, e.lo, e.hi);
+        let offset = std::mem::offset_of!(SourcesGpu, first_id);
+        let bytes = &bytemuck::bytes_of(&self.sources)[offset..offset + 16];
+        ctx.queue.write_buffer(&self.buffers.sources, offset as u64, bytes);
+    }
+
+    /// Slots a step's emission may take at most: one layer of every emitter.
+    pub fn emission_per_step(&self) -> u32 {
+        self.sources.emitters[..self.sources.num_emitters as usize].iter().map(|e| e.layer_points).sum()
+    }
+
     /// This simulation with a pool of at least `pool` parked particles (never fewer than now), its state
     /// carried on: the particles (positions, velocities, densities, pressures: pool particles the
     /// emitters have taken stay water), the clock and step state, the sources and the newest statistics.
@@ -228,6 +291,8 @@ impl Simulation {
                 new.copy_from(&mut encoder, old);
             }
         }
+        // The emitters' state as the GPU has it (the volume owed, the points emitted).
+        encoder.copy_buffer_to_buffer(&self.buffers.sources, 0, &sim.buffers.sources, 0, self.buffers.sources.size());
         ctx.queue.submit([encoder.finish()]);
         if let (Some(new), Some(old)) = (&mut sim.bodies, &self.bodies) {
             new.carry_from(old);
@@ -235,7 +300,6 @@ impl Simulation {
         }
         sim.sources = self.sources;
         sim.dispatch.emit = self.dispatch.emit;
-        ctx.queue.write_buffer(&sim.buffers.sources, 0, bytemuck::bytes_of(&sim.sources));
         sim.latest = self.latest.clone();
         sim.restored_iterations = self.restored_iterations;
         sim.frame = self.frame;
