@@ -71,6 +71,7 @@ fn run_exits_with_the_blow_up_and_keeps_the_statistics_up_to_it() {
         depth_filter: None,
         sun_elevation: None,
         no_water_shadow: false,
+        no_wet_ground: false,
         resume: None,
         save_checkpoint: None,
         gpus: waterview::cluster::GpuCount::N(1),

@@ -114,6 +114,7 @@ fn run_writes_an_exr_for_an_exr_path() {
         depth_filter: None,
         sun_elevation: None,
         no_water_shadow: false,
+        no_wet_ground: false,
         resume: None,
         save_checkpoint: None,
         gpus: waterview::cluster::GpuCount::N(1),

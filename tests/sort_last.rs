@@ -4,7 +4,8 @@
 //!   through the staging copy and sent as bytes) give per pixel the nearest positive depth and the summed
 //!   thickness, read back exactly, at full and at half thickness resolution;
 //! - a capture of the dam break on 2 ranks against 1 rank (see `two_ranks_match_one`);
-//! - `run --gpus N --out` on 2 and 3 ranks against one GPU's image, PNG and OpenEXR.
+//! - `run --gpus N --out` on 2 and 3 ranks against one GPU's image, PNG and OpenEXR;
+//! - the wet ground of 2 and 3 ranks, merged on rank 0, against one rank's.
 mod common;
 
 use common::images::{agree, image_difference, srgb_image, FRACTION_TOLERANCE, MEAN_TOLERANCE};
@@ -427,4 +428,64 @@ fn display_frames_with_nothing_received_equal_the_plain_frame() {
     let moved = frame(&mut renderer, &engine, 1);
     assert_ne!(moved, plain, "the water moved");
     assert_eq!(moved, frame(&mut renderer, &engine, 0), "the moved water's display frame is its plain frame");
+}
+
+/// Rank 0's wet ground (f32 per terrain sample) after `steps` WCSPH steps of the valley on `ranks` ranks
+/// and one sort-last frame (every rank soaks its own map from its particles; rank 0 merges them unless
+/// `drop_received`).
+fn valley_wetness(ranks: usize, steps: usize, drop_received: bool) -> Vec<f32> {
+    use waterview::capture::ranks::{RankCaptureError, RankDraw};
+    use waterview::cluster::{initial_particles, run_threads_with, Rank, RankConfig};
+    let scene = waterview::scene::Scene::builtin("valley").expect("built-in scene").at_dx(0.6);
+    let params = waterview::sim::SimParams { method: waterview::sim::Method::Wcsph, ..scene.solver.clone() };
+    let setup = scene.build(false).expect("scene builds");
+    let all = initial_particles(&setup, &params);
+    let contexts = (0..ranks).map(|_| common::gpu()).collect();
+    let maps = run_threads_with(contexts, |t, ctx| -> Result<Option<Vec<f32>>, RankCaptureError> {
+        let config = RankConfig::for_params(&params);
+        let options = waterview::sim::SimOptions::default();
+        let boundary = (&setup.terrain, &setup.obstacles[..]);
+        let mut rank = Rank::new(t, ctx.clone(), &scene.domain, boundary, &params, options, config, &all)?;
+        for _ in 0..steps {
+            rank.step()?;
+        }
+        let format = waterview::render::OFFSCREEN_FORMAT;
+        let image = waterview::engine::batch::ImageOptions::default();
+        let mut draw = RankDraw::new(&rank, &scene, &[], ((160, 120), format), &image);
+        let Some(enc) = draw.frame(&rank, &scene, drop_received)?.0 else { return Ok(None) };
+        ctx.queue.submit([enc.finish()]);
+        let bytes =
+            draw.wetness_blocking(&ctx).map_err(|cause| waterview::cluster::ClusterError::Gpu { rank: 0, cause })?;
+        Ok(Some(bytemuck::pod_collect_to_vec(&bytes)))
+    })
+    .unwrap_or_else(|e| panic!("valley on {ranks} ranks: {e}"));
+    maps.into_iter().flatten().next().expect("rank 0's map")
+}
+
+/// Wet ground on several GPUs: every rank soaks its own map from its own particles and rank 0 takes the
+/// largest per sample before drawing (drying and soaking commute with it), so rank 0's map is the one a
+/// single rank's particles make: the valley after 40 WCSPH steps on 2 and 3 ranks against 1, the same
+/// soaked samples but for a few whose particle lies within rounding of the contact distance. The control:
+/// rank 0's own map without the others' (what the ranks drew before, had they drawn wet ground at all)
+/// misses a large share of them.
+#[test]
+fn wet_ground_of_two_and_three_ranks_is_one_ranks() {
+    let one = valley_wetness(1, 40, false);
+    let soaked = |m: &[f32]| m.iter().filter(|&&w| w > 0.5).count();
+    let n = soaked(&one);
+    assert!(n > 100, "one rank soaked {n} samples only");
+    for ranks in [2, 3] {
+        let many = valley_wetness(ranks, 40, false);
+        assert_eq!(many.len(), one.len(), "{ranks} ranks: another terrain");
+        let differ = one.iter().zip(&many).filter(|(a, b)| (*a > &0.5) != (*b > &0.5)).count();
+        println!("wet ground: one rank {n} samples soaked, {ranks} ranks {} ({differ} differ)", soaked(&many));
+        assert!(differ * 100 <= n, "{ranks} ranks: {differ} of {n} soaked samples differ from one rank's");
+    }
+    let alone = valley_wetness(2, 40, true);
+    let missed = one.iter().zip(&alone).filter(|(a, b)| **a > 0.5 && **b <= 0.5).count();
+    println!("rank 0 of 2 alone misses {missed} of the {n} soaked samples");
+    assert!(
+        missed * 5 >= n,
+        "rank 0 alone misses only {missed} of {n} soaked samples: the test cannot see a missing merge"
+    );
 }

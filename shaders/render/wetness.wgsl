@@ -3,6 +3,9 @@
 // time and when the clock went back) or, without a simulation clock, the factor given; `soak` sets to 1
 // the sample nearest each live particle (position w >= 0) that is at most `contact` metres above the
 // bilinear surface under it (or below it); `stamp` then records the clock's time for the next update.
+// On several GPUs (src/capture/ranks.rs) every rank keeps its own map from its own particles and rank 0
+// takes the largest of every rank's with `merge` before it draws: drying (a factor) and soaking (a 1)
+// commute with the largest, so the merged map is the one a single GPU's particles make.
 // Several particles may soak one sample in a frame: they all store 1, so the race is harmless.
 #import "common/dispatch.wgsl"
 #import "render/heightfield.wgsl"
@@ -68,6 +71,24 @@ fn soak(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let c = vec2<u32>(clamp(round(g), vec2<f32>(0.0), last));
     wetness[c.y * terrain.nx + c.x] = 1.0;
+}
+
+// `merge`'s own group: rank 0's map and the other ranks' maps one after another.
+@group(2) @binding(0) var<storage, read_write> merged: array<f32>;
+@group(2) @binding(1) var<storage, read> received: array<f32>;
+
+@compute @workgroup_size(64)
+fn merge(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = arrayLength(&merged);
+    let i = flat_index(gid, nwg, 64u);
+    if i >= n {
+        return;
+    }
+    var w = merged[i];
+    for (var k = i; k < arrayLength(&received); k += n) {
+        w = max(w, received[k]);
+    }
+    merged[i] = w;
 }
 
 @compute @workgroup_size(1)

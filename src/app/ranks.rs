@@ -423,9 +423,7 @@ fn frames<T: Transport>(
             Some(t) => t,
             None => spare_target(shared, size).unwrap_or_else(|| Offscreen::new(&ctx, size)),
         };
-        let mut settings = control.settings.clone();
-        settings.wet_ground = false;
-        let view = RankView { target: &t, camera: &control.camera, settings: &settings, drop_received };
+        let view = RankView { target: &t, camera: &control.camera, settings: &control.settings, drop_received };
         match rank_frame(&rank, scene, &mut renderer, &mut profiler, &mut readback, view)? {
             (Some(mut enc), _) => {
                 profiler.resolve(&mut enc);

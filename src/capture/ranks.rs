@@ -201,9 +201,13 @@ pub fn rank_frame<T: Transport>(
             .skip(1)
             .map(|(r, b)| FluidLayers::from_bytes(b).map_err(|cause| RankFrameError::Layers { rank: r, cause }))
             .collect::<Result<Vec<_>, _>>()?;
+        // The other ranks' wet ground (empty without), merged into this rank's before it is drawn.
+        let wet = collect::gather_bytes_to_root(rank.transport(), &[])?.unwrap_or_default();
         times.transfer_ms = t.elapsed().as_secs_f64() * 1e3;
         if drop_received {
             received.clear();
+        } else {
+            renderer.merge_wetness(ctx, &mut enc, profiler, wet.get(1..).unwrap_or_default());
         }
         renderer.encode_display(ctx, &mut enc, profiler, target, camera, particles, ghosts, &received, settings);
         return Ok((Some(enc), times));
@@ -219,12 +223,18 @@ pub fn rank_frame<T: Transport>(
     let layers = readback.read_blocking(ctx).map_err(|cause| RankFrameError::Layers { rank: me, cause })?;
     times.readback_ms = t.elapsed().as_secs_f64() * 1e3;
     collect::gather_bytes_to_root(rank.transport(), &layers.to_bytes())?;
+    // Its wet ground, from its own particles (every rank keeps its own map; rank 0 merges them).
+    let wet = match settings.wet_ground {
+        true => renderer.wetness_blocking(ctx).map_err(|cause| ClusterError::Gpu { rank: me, cause })?,
+        false => Vec::new(),
+    };
+    collect::gather_bytes_to_root(rank.transport(), &wet)?;
     Ok((None, times))
 }
 
 /// What a rank draws its sort-last frames with, at one size: the target, a renderer with the scene's
 /// terrain, obstacles and `walls`, the scene's camera, the settings `image` asks for (the particles'
-/// radius, no wet ground on several ranks: only rank 0's particles would wet it), and the profiler and
+/// radius; the wet ground of every rank's particles, merged by rank 0), and the profiler and
 /// layer read-back that the frames reuse.
 pub struct RankDraw {
     pub target: Offscreen,
@@ -253,11 +263,16 @@ impl RankDraw {
         renderer.set_walls(ctx, walls);
         let mut settings = RenderSettings::default();
         settings.particle.radius = rank.sim().particle_radius();
-        settings.wet_ground = rank.transport().size() == 1;
         let settings = image.apply(settings);
         let camera = OrbitCamera::from_desc(&scene.camera);
         let profiler = Profiler::new(&ctx.device);
         Self { target, renderer, camera, settings, profiler, readback: LayerReadback::default() }
+    }
+
+    /// This rank's wet ground as its last frame left it ([`Renderer::wetness_blocking`]; on rank 0 merged
+    /// with every rank's). **Blocking**. Errors: the read-back failed (device lost).
+    pub fn wetness_blocking(&self, ctx: &GpuContext) -> Result<Vec<u8>, crate::gpu::GpuError> {
+        self.renderer.wetness_blocking(ctx)
     }
 
     /// One sort-last frame of every rank's current state ([`rank_frame`]): rank 0's display encoder.

@@ -635,6 +635,9 @@ pub struct RunArgs {
     /// Draw the image without the water's shadow on the terrain (for comparison).
     #[arg(long)]
     pub no_water_shadow: bool,
+    /// Draw the image without the wet ground where the water has passed (for comparison).
+    #[arg(long)]
+    pub no_wet_ground: bool,
     /// Go on from this checkpoint (written by --save-checkpoint or the Simulation panel) instead of the
     /// scene's start: its scene, spacing, solver parameters and sources (with --scene: that scene, which
     /// must have the checkpoint's domain, terrain and initial water; one GPU only). --steps and --seconds
@@ -674,6 +677,7 @@ impl RunArgs {
             depth_filter: self.depth_filter,
             sun_elevation_deg: self.sun_elevation,
             no_water_shadow: self.no_water_shadow,
+            no_wet_ground: self.no_wet_ground,
         }
     }
 }

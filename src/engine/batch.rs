@@ -135,6 +135,8 @@ pub struct ImageOptions {
     pub sun_elevation_deg: Option<f32>,
     /// Leave out the water's shadow on the terrain (`RenderSettings::water_shadow` off).
     pub no_water_shadow: bool,
+    /// Leave out the wet ground (`RenderSettings::wet_ground` off).
+    pub no_wet_ground: bool,
 }
 
 impl ImageOptions {
@@ -148,6 +150,7 @@ impl ImageOptions {
             settings.sun_elevation_deg = elevation;
         }
         settings.water_shadow &= !self.no_water_shadow;
+        settings.wet_ground &= !self.no_wet_ground;
         settings
     }
 }

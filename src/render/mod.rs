@@ -392,6 +392,27 @@ impl Renderer {
         self.encode_with(ctx, encoder, profiler, target, camera, particles, settings, Some(ranked));
     }
 
+    /// This rank's wet ground (f32 per terrain height sample, 0 dry .. 1 soaked) as its last frame left
+    /// it, for rank 0 of a decomposed simulation to merge ([`Renderer::merge_wetness`]). **Blocking** on
+    /// this device. Errors: the read-back failed (device lost).
+    pub fn wetness_blocking(&self, ctx: &GpuContext) -> Result<Vec<u8>, crate::gpu::GpuError> {
+        let buffer = self.terrain.wetness();
+        crate::gpu::readback::try_read_range_blocking(ctx, buffer, 0, buffer.size(), "the wet ground")
+    }
+
+    /// Rank 0 of a decomposed simulation, before [`Renderer::encode_display`]: its wet ground becomes
+    /// the largest per sample of its own and the other ranks' `maps` ([`Renderer::wetness_blocking`]),
+    /// which is the ground one GPU's particles wet (drying and soaking commute with the largest).
+    pub fn merge_wetness(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &Profiler,
+        maps: &[Vec<u8>],
+    ) {
+        self.terrain.merge_wetness(ctx, encoder, profiler, maps);
+    }
+
     /// [`Renderer::encode`], or a rank's stage of it (`ranked`).
     #[allow(clippy::too_many_arguments)]
     fn encode_with(

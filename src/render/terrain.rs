@@ -256,6 +256,21 @@ impl TerrainPass {
         &self.data.wetness
     }
 
+    /// Rank 0 of a decomposed simulation, before its display frame: its wetness becomes the largest of its
+    /// own and the other ranks' `maps` per sample ([`WetnessUpdate::encode_merge`]).
+    pub fn merge_wetness(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &gpu::Profiler,
+        maps: &[Vec<u8>],
+    ) {
+        let gpu = (&ctx.device, &ctx.queue);
+        if let Err(e) = self.wet_update.encode_merge(encoder, profiler, gpu, &self.data.wetness, maps) {
+            log::error!("{e}: the other GPUs' wet ground is left out");
+        }
+    }
+
     /// Every frame after the background: records "terrain wetness" (the ground dries by `input.dt` and
     /// the particles soak it) and, while any of it may still be wet, "terrain wet" over the terrain in
     /// the frame's targets. Nothing without `input` (no particles, or the terrain not drawn). Returns

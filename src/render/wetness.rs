@@ -63,6 +63,8 @@ pub struct WetnessUpdate {
     module: wgpu::ShaderModule,
     pipeline_layout: wgpu::PipelineLayout,
     stamp: wgpu::ComputePipeline,
+    /// "terrain wetness merge" (several GPUs): its own bind group layout (group 2) and pipeline.
+    merge: (wgpu::BindGroupLayout, wgpu::ComputePipeline),
     uniform: wgpu::Buffer,
     /// The simulated time of the last update and whether there was one (`WetClock` in the shader).
     state: wgpu::Buffer,
@@ -103,6 +105,16 @@ impl WetnessUpdate {
         let per_binding = split::per_binding(&device.limits());
         let soak = (per_binding, Self::soak(device, &module, &pipeline_layout, per_binding));
         let stamp = gpu::compute_pipeline(device, &module, &pipeline_layout, "stamp");
+        let merge_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("terrain wetness merge layout"),
+            entries: &[gpu::storage_entry::<f32>(0, false, cs), gpu::storage_entry::<f32>(1, true, cs)],
+        });
+        let merge_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("terrain wetness merge pipeline layout"),
+            bind_group_layouts: &[None, None, Some(&merge_layout)],
+            immediate_size: 0,
+        });
+        let merge_pipeline = gpu::compute_pipeline(device, &module, &merge_pipeline_layout, "merge");
         let zero = WetnessUniform {
             count: 0,
             keep: 1.0,
@@ -116,7 +128,8 @@ impl WetnessUpdate {
         let uniform = gpu::uniform_buffer_init(device, "terrain wetness uniform", bytemuck::bytes_of(&zero));
         let state = gpu::storage_buffer(device, "terrain wetness clock", 16);
         let no_clock = gpu::storage_buffer(device, "terrain wetness no clock", 16);
-        Self { layout, dry, soak, module, pipeline_layout, stamp, uniform, state, no_clock, bound: None }
+        let merge = (merge_layout, merge_pipeline);
+        Self { layout, dry, soak, module, pipeline_layout, stamp, merge, uniform, state, no_clock, bound: None }
     }
 
     /// The `soak` pipeline reading positions in chunks of `per_binding` particles.
@@ -127,6 +140,36 @@ impl WetnessUpdate {
         per_binding: u32,
     ) -> wgpu::ComputePipeline {
         gpu::compute_pipeline_with(device, module, layout, "soak", &[(split::CONSTANT, per_binding as f64)])
+    }
+
+    /// Records "terrain wetness merge": every sample of `wetness` becomes the largest of its own value
+    /// and the same sample of each map in `maps` (the other ranks' of a decomposed simulation, as
+    /// `wetness` holds them: f32 per sample; see the module docs of shaders/render/wetness.wgsl). Maps of
+    /// another length than `wetness` are left out. Errors when the samples need more workgroups than the
+    /// device allows.
+    pub fn encode_merge(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        profiler: &gpu::Profiler,
+        (device, queue): (&wgpu::Device, &wgpu::Queue),
+        wetness: &wgpu::Buffer,
+        maps: &[Vec<u8>],
+    ) -> Result<(), gpu::DispatchError> {
+        let len = wetness.size();
+        let whole: Vec<u8> = maps.iter().filter(|m| m.len() as u64 == len).flatten().copied().collect();
+        if whole.is_empty() {
+            return Ok(());
+        }
+        let samples = len / 4;
+        let groups = gpu::workgroups("terrain wetness merge", samples, 64, 1, &device.limits())?;
+        let received = gpu::storage_buffer(device, "terrain wetness received", whole.len() as u64);
+        queue.write_buffer(&received, 0, &whole);
+        let group = gpu::bind_at(device, "terrain wetness merge", &self.merge.0, [(0, wetness), (1, &received)]);
+        let mut pass = profiler.compute_pass(encoder, "terrain wetness merge");
+        pass.set_bind_group(2, &group, &[]);
+        pass.set_pipeline(&self.merge.1);
+        gpu::dispatch(&mut pass, groups);
+        Ok(())
     }
 
     /// Records "terrain wetness" over the `nx` x `nz` samples of `wetness` (f32 each), whose heights and
