@@ -500,13 +500,16 @@ fn cli_runs_on_two_gpus_and_reports_each_rank() {
     let dir = std::env::temp_dir().join(format!("waterview-cluster-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("ranks.csv");
-    let run = |extra: &[&str]| {
+    // `waterview --scene assets/scenes/SCENE run ARGS.. EXTRA..`.
+    let cli = |scene: &str, args: &[&str], extra: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_waterview"))
-            .args(["--scene", "assets/scenes/dam_break.ron", "run", "--dx", "0.08", "--steps", "12"])
+            .args(["--scene", &format!("assets/scenes/{scene}"), "run"])
+            .args(args)
             .args(extra)
             .output()
             .expect("waterview runs")
     };
+    let run = |extra: &[&str]| cli("dam_break.ron", &["--dx", "0.08", "--steps", "12"], extra);
     let out = run(&["--gpus", "2", "--stats", csv.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -532,13 +535,7 @@ fn cli_runs_on_two_gpus_and_reports_each_rank() {
     }
     // A scene with emitters and a sink (valley_river) runs on two GPUs and writes its particles (its
     // emitted ones included, in id order); its checkpoint needs one GPU for now.
-    let river = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_waterview"))
-            .args(["--scene", "assets/scenes/valley_river.ron", "run", "--dx", "0.6", "--seconds", "1.5"])
-            .args(extra)
-            .output()
-            .expect("waterview runs")
-    };
+    let river = |extra: &[&str]| cli("valley_river.ron", &["--dx", "0.6", "--seconds", "1.5"], extra);
     let written = |gpus: &str| {
         let ply = dir.join(format!("river{gpus}.ply"));
         let out = river(&["--gpus", gpus, "--save-particles", ply.to_str().unwrap()]);

@@ -5,8 +5,8 @@
 // with Vogel's sunflower spiral (uniform density, spacing about dx). The emitters and sinks live in
 // `sources` (common.wgsl, binding 16); sinks park particles in integrate.wgsl. On the ranks of a
 // decomposed simulation (src/sim/sources.rs RankEmission) every rank plans every layer alike, `emit`
-// places only the points within the rank's slab (its other slots stay parked) and `emit_ids` (IDS
-// variant, on the grid build's layout, where the ids are writable) gives them their ids.
+// places only the points within the rank's slab (its other slots stay parked) and, in the IDS variant,
+// gives them their ids.
 #import "sim/common.wgsl"
 #import "sim/cells.wgsl"
 
@@ -37,6 +37,12 @@ fn emit_plan() {
 
 const GOLDEN_ANGLE: f32 = 2.39996323;
 
+#ifdef IDS
+// Particle ids of a rank (src/sim/ids.rs): after a step's sort the ids of `pos` are the second
+// num_particles entries. The IDS variant runs on the grid build's layout, where they are writable.
+@group(0) @binding(7) var<storage, read_write> ids: array<u32>;
+#endif
+
 // Dispatched as rows of workgroups over the largest layer's points (x, y; flat_index in
 // common/dispatch.wgsl), one z layer per emitter (src/sim/sources.rs EmitStage::workgroups).
 @compute @workgroup_size(64)
@@ -60,27 +66,10 @@ fn emit(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     pos_store(st.base + t, vec4<f32>(x, params.rho0));
     vel_store(st.base + t, vec4<f32>(em.velocity, 0.0));
-}
-
 #ifdef IDS
-// Particle ids of a rank (src/sim/ids.rs): after a step's sort the ids of `pos` are the second
-// num_particles entries. Writes every slot of this step's layers (the parked ones' ids are never read).
-@group(0) @binding(7) var<storage, read_write> ids: array<u32>;
-
-// The same dispatch as `emit`.
-@compute @workgroup_size(64)
-fn emit_ids(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let e = gid.z;
-    let t = flat_index(gid, nwg, 64u);
-    if (e >= sources.num_emitters) {
-        return;
-    }
-    let st = sources.state[e];
-    if (t >= st.count) {
-        return;
-    }
+    // The same on any number of ranks (src/sim/sources.rs RankEmission).
     let serial = st.emitted - st.count + t;
     let span = 0x80000000u - sources.first_id;
     ids[params.num_particles + st.base + t] = sources.first_id + (serial * MAX_SOURCES + e) % span;
-}
 #endif
+}

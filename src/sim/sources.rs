@@ -11,12 +11,13 @@ use glam::Vec3;
 
 /// The "emit" pass (`shaders/sim/sources.wgsl`), recorded after integrate while there are emitters:
 /// `emit_plan` (one thread) assigns each emitter that owes a layer its indices in the pool, `emit` places
-/// the layers' particles on their discs, and with ids tracked (a rank) `emit_ids` gives them their ids
-/// ([`RankEmission`]).
+/// the layers' particles on their discs, with ids tracked (a rank) in its `IDS` variant, which gives them
+/// their ids ([`RankEmission`]) and runs on the grid build's layout (where the ids are writable).
 pub(super) struct EmitStage {
     plan: wgpu::ComputePipeline,
     emit: wgpu::ComputePipeline,
-    ids: Option<wgpu::ComputePipeline>,
+    /// `emit` is the `IDS` variant, bound with the grid build's group 0.
+    ids: bool,
 }
 
 /// Threads per workgroup of `emit` (its `@workgroup_size`).
@@ -25,11 +26,16 @@ pub const EMIT_WG: u32 = 64;
 impl EmitStage {
     pub fn new(layouts: &StageLayouts) -> Self {
         let module = layouts.module("sim/sources.wgsl", &[]);
-        let ids = layouts.ghosts.then(|| {
-            let module = layouts.module("sim/sources.wgsl", &["IDS"]);
-            crate::gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "emit_ids", &[layouts.split])
-        });
-        Self { plan: layouts.fixed(&module, "emit_plan"), emit: layouts.fixed(&module, "emit"), ids }
+        let plan = layouts.fixed(&module, "emit_plan");
+        let ids = layouts.ghosts;
+        let emit = match ids {
+            false => layouts.fixed(&module, "emit"),
+            true => {
+                let module = layouts.module("sim/sources.wgsl", &["IDS"]);
+                crate::gpu::compute_pipeline_with(layouts.device, &module, &layouts.grid, "emit", &[layouts.split])
+            }
+        };
+        Self { plan, emit, ids }
     }
 }
 
@@ -55,13 +61,11 @@ impl Stage for EmitStage {
         let mut pass = step.pass("emit");
         pass.set_pipeline(&self.plan);
         crate::gpu::dispatch(&mut pass, crate::gpu::Workgroups::ONE);
+        if self.ids {
+            pass.set_bind_group(0, grid_bind, &[]);
+        }
         pass.set_pipeline(&self.emit);
         crate::gpu::dispatch(&mut pass, emit);
-        if let Some(ids) = &self.ids {
-            pass.set_bind_group(0, grid_bind, &[]);
-            pass.set_pipeline(ids);
-            crate::gpu::dispatch(&mut pass, emit);
-        }
     }
 }
 
