@@ -381,6 +381,38 @@ fn ranks_hold_their_share_and_grow_when_outgrown_as_on_1() {
     }
 }
 
+/// The ranks take the time step one GPU takes: DFSPH's pressure bound (dt <= sqrt(0.2) h / sqrt(|g| H))
+/// reads the water's height H from the last step's highest particle, all-reduced over the ranks. The
+/// dam break's column (0.6 m) in a domain 10 m tall at dx = 0.06 m: with the domain's height for H, as
+/// the ranks took before, the bound (3.3 ms) is shorter than every other limit and the ranks fell behind
+/// one GPU's clock by a third; with the water's (13 ms), their clock is one GPU's.
+#[test]
+fn ranks_take_one_gpus_time_step() {
+    let mut scene = builtin("dam_break");
+    scene.domain.max[1] = 10.0;
+    let dx = 0.06;
+    let steps = 12;
+    let single = {
+        let scene = scene.at_dx(dx);
+        let ctx = common::gpu();
+        let setup = scene.build(false).expect("scene builds");
+        let mut sim = waterview::sim::Simulation::new(&ctx, &scene.domain, &setup, &scene.solver).expect("builds");
+        let profiler = waterview::gpu::Profiler::new(&ctx.device);
+        for _ in 0..steps {
+            let mut enc = ctx.device.create_command_encoder(&Default::default());
+            sim.encode_step(&mut enc, &profiler);
+            ctx.queue.submit([enc.finish()]);
+        }
+        sim.step_state_blocking(&ctx).expect("step state").time
+    };
+    for ranks in [1, 2] {
+        let out = run(&scene, dx, Method::Dfsph, ranks, steps, unchanged, 0);
+        let time = out.steps[steps - 1][0].time;
+        println!("{ranks} rank(s): t = {time} s after {steps} steps; one GPU {single} s");
+        assert!((time - single).abs() <= 1e-3 * single, "{ranks} rank(s) at t = {time} s, one GPU at {single} s");
+    }
+}
+
 /// Positions by id, every id once (emitted ids included).
 fn by_any_id(p: &RankParticles, what: &str) -> std::collections::BTreeMap<u32, [f32; 4]> {
     let mut out = std::collections::BTreeMap::new();

@@ -18,7 +18,8 @@
 //! 3. send the halo copies (the received migrants within a halo included) to that neighbour (ghosts) and
 //!    append the received migrants and ghosts after the kept particles (`queue.write_buffer` of those
 //!    slots only);
-//! 4. all-reduce the largest owned speed (from the selection), so every rank's CFL step takes the same dt;
+//! 4. all-reduce the largest owned speed (from the selection) and the highest particle of the last step
+//!    (the pressure bound's water height), so every rank takes the same dt, one GPU's;
 //! 5. record the step, wait for it.
 //!
 //! The first step's ghosts are placed by [`Rank::new`], which has every particle. A list that overflows
@@ -188,6 +189,9 @@ pub struct Rank<T: Transport> {
     /// Particles of the scene at the start: without emitters a rank never holds more; with them, the
     /// first emitted id ([`RankEmission`]).
     total: u32,
+    /// The highest of this rank's particles after its last step above the domain's floor, m (0 before
+    /// the first: the domain's height, as one GPU's first step takes).
+    top: f32,
 }
 
 impl<T: Transport> Rank<T> {
@@ -300,6 +304,7 @@ impl<T: Transport> Rank<T> {
             ghosts,
             first: Some(first),
             total,
+            top: 0.0,
         })
     }
 
@@ -472,14 +477,17 @@ impl<T: Transport> Rank<T> {
         };
         // 4. The joint time step: the largest owned speed over all ranks; and whether any rank holds a
         //    non-finite particle (a blow-up ends the run on every rank).
-        let joint = self.transport.all_reduce(&[border.speed as f64, border.broken as u8 as f64], Reduce::Max)?;
+        //    And the highest particle of the last step over all ranks: the pressure bound's water height,
+        //    one GPU's (each rank's top is its own particles' and ghosts').
+        let mine = [border.speed as f64, border.broken as u8 as f64, self.top as f64];
+        let joint = self.transport.all_reduce(&mine, Reduce::Max)?;
         if joint[1] > 0.0 {
             let time = self.last.as_ref().map_or(0.0, |l| l.time);
             return Err(ClusterError::BlowUp { time });
         }
-        let speed = joint[0] as f32;
+        let (speed, top) = (joint[0] as f32, joint[2] as f32);
         // 5. The grid's box around owned and ghosts; the emission's slab (after the balancing); the step.
-        self.sim.set_max_speed(&self.ctx, speed);
+        self.sim.set_max_speed(&self.ctx, speed, top);
         if self.sim.emission_per_step() > 0 {
             self.sim.set_rank_emission(&self.ctx, &self.emission());
         }
@@ -516,6 +524,7 @@ impl<T: Transport> Rank<T> {
         let t2 = Instant::now();
         let step_ms = ((t2 - t1).as_secs_f64() - exchange_s) * 1e3;
         let state = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?;
+        self.top = f32::from_bits(state.fluid_top_bits);
         let gpu_ms = self.step_gpu_ms();
         match (self.profiler.is_timed(), gpu_ms) {
             (false, _) => self.busy_ms.push(step_ms),

@@ -151,16 +151,15 @@ impl Simulation {
         self.ids.as_ref().map(|t| (&self.buffers.ids, if t.stepped { self.capacity } else { 0 }))
     }
 
-    /// Sets the largest particle speed (m/s) the next step's CFL time step reads (`max_speed_bits` of the
-    /// step state): ranks write the same all-reduced maximum, so they all take the same dt; it also sets
-    /// the pressure bound's water height to the domain's (`fluid_top_bits` 0), the same on every rank.
-    pub fn set_max_speed(&self, ctx: &GpuContext, speed: f32) {
+    /// Sets what the next step's time step reads of the last step: the largest particle speed (m/s,
+    /// `max_speed_bits`, the CFL condition) and the highest particle above the domain's floor (m,
+    /// `fluid_top_bits`, the pressure bound's water height; 0: the domain's height, as before a first
+    /// step). Ranks write the same all-reduced maxima, so they all take the dt one GPU takes.
+    pub fn set_max_speed(&self, ctx: &GpuContext, speed: f32, top: f32) {
         let offset = std::mem::offset_of!(StepState, max_speed_bits) as u64;
         ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&speed.to_bits()));
-        // The pressure bound's water height: the domain's, the same on every rank (their own fluid tops
-        // differ, and their steps must not).
         let offset = std::mem::offset_of!(StepState, fluid_top_bits) as u64;
-        ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&0u32));
+        ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&top.max(0.0).to_bits()));
     }
 
     /// Marks that a step was recorded (the ids of `pos` are now the sorted half).
