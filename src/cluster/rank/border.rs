@@ -89,6 +89,7 @@ impl<T: Transport> Rank<T> {
     /// Errors: the read-back failed or the larger simulation does not fit the device.
     fn grow(&mut self, appended: &RankParticles) -> Result<u64, ClusterError> {
         let rank = self.transport.rank();
+        let started = std::time::Instant::now();
         let mut held = self.sim.read_rank_particles_blocking(&self.ctx).map_err(ClusterError::Step)?;
         let read = held.len() as u64 * ENTRY_BYTES;
         held.extend(appended);
@@ -98,6 +99,8 @@ impl<T: Transport> Rank<T> {
         let capacity = rank_capacity(held.len() as u32 + reserve, self.config.spare.max(GROWTH), most);
         self.sim =
             self.sim.grown_for_rank(&self.ctx, capacity, &held).map_err(|cause| ClusterError::Sim { rank, cause })?;
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        log::info!("rank {rank}: {} particles outgrew its slots; rebuilt with {capacity} in {ms:.0} ms", held.len());
         Ok(read + held.len() as u64 * ENTRY_BYTES)
     }
 }
