@@ -61,7 +61,7 @@ impl<T: Transport> Rank<T> {
         let reserve = self.sim.emission_per_step() as u64;
         let grew = sel.kept as u64 + appended.len() as u64 + reserve > self.sim.capacity() as u64;
         let written = if grew {
-            self.grow(&appended)?
+            self.grow(&appended, reserve as u32)?
         } else {
             self.sim
                 .append_rank_particles(&self.ctx, sel.kept, &appended)
@@ -82,18 +82,18 @@ impl<T: Transport> Rank<T> {
         })
     }
 
-    /// Rebuilds this rank's simulation with room for its kept particles, `appended` after them, a step's
-    /// emission and [`RankConfig::spare`] more ([`Simulation::grown_for_rank`]), after a border selection:
-    /// the kept particles are read back (blocking) and written again with the rest. Returns the bytes
+    /// Rebuilds this rank's simulation with room for the particles it holds, `appended` after them,
+    /// `reserve` slots (a step's emission) and [`RankConfig::spare`] more ([`Simulation::grown_for_rank`]),
+    /// after a border selection or before the first step: the held particles are read back (blocking) and
+    /// written again with the rest. Returns the bytes
     /// moved.
     /// Errors: the read-back failed or the larger simulation does not fit the device.
-    fn grow(&mut self, appended: &RankParticles) -> Result<u64, ClusterError> {
+    pub(super) fn grow(&mut self, appended: &RankParticles, reserve: u32) -> Result<u64, ClusterError> {
         let rank = self.transport.rank();
         let started = std::time::Instant::now();
         let mut held = self.sim.read_rank_particles_blocking(&self.ctx).map_err(ClusterError::Step)?;
         let read = held.len() as u64 * ENTRY_BYTES;
         held.extend(appended);
-        let reserve = self.sim.emission_per_step();
         // Without emitters a rank never holds more than the scene's particles.
         let most = if reserve > 0 { u32::MAX } else { self.total };
         let capacity = rank_capacity(held.len() as u32 + reserve, self.config.spare.max(GROWTH), most);
@@ -107,7 +107,7 @@ impl<T: Transport> Rank<T> {
 
 /// Least room a growth leaves, as a fraction of the particles held (so a rank with no spare room does
 /// not rebuild at every gain).
-pub(super) const GROWTH: f32 = 0.25;
+const GROWTH: f32 = 0.25;
 
 /// What the border exchange before a step leaves the step (see [`Rank::step`]).
 pub(super) struct BorderOutcome {

@@ -52,7 +52,7 @@ use crate::terrain::Heightfield;
 use std::time::Instant;
 
 mod border;
-use border::{BorderOutcome, GROWTH};
+use border::BorderOutcome;
 
 /// Id bit of a ghost (ids of particles are below it).
 pub const GHOST: u32 = 1 << 31;
@@ -383,12 +383,7 @@ impl<T: Transport> Rank<T> {
         let reserve: u32 = emitters.iter().map(|e| crate::sim::sources::layer_points(e.radius, dx)).sum();
         let (owned, ghosts) = self.counts();
         if (owned + ghosts) as u64 + reserve as u64 > self.sim.capacity() as u64 {
-            let held = self.sim.read_rank_particles_blocking(&self.ctx).map_err(ClusterError::Step)?;
-            let capacity = rank_capacity(held.len() as u32 + reserve, self.config.spare.max(GROWTH), u32::MAX);
-            self.sim = self
-                .sim
-                .grown_for_rank(&self.ctx, capacity, &held)
-                .map_err(|cause| ClusterError::Sim { rank, cause })?;
+            self.grow(&RankParticles::default(), reserve)?;
         }
         self.sim.set_sources(&self.ctx, emitters, sinks).map_err(|cause| ClusterError::Sim { rank, cause })?;
         self.sim.set_rank_emission(&self.ctx, &self.emission());
