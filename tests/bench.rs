@@ -228,6 +228,7 @@ fn bad_input_is_an_error() {
         gpus: waterview::cluster::GpuCount::N(1),
         baseline: None,
         tolerance: 0.05,
+        loopback: false,
     };
     let err = bench::run(None, &args.plan(), &args.out).expect_err("unwritable output folder");
     assert!(format!("{err:#}").contains("not a folder"), "{err:#}");
@@ -326,6 +327,7 @@ fn a_count_past_the_gpus_limit_is_refused_before_building() {
             gpus: waterview::cluster::GpuCount::N(1),
             baseline: None,
             tolerance: 0.05,
+            loopback: false,
         };
         let started = std::time::Instant::now();
         let report = bench::run_plan(&ctx, scene, &args.plan()).expect("the plan runs");
@@ -368,4 +370,30 @@ fn seconds_times_frames_until_that_simulated_time_and_gives_the_realtime_factor(
     assert!(r.sim_seconds >= 0.1 && r.sim_seconds < 0.1 + 3.0 / 60.0, "simulated {} s", r.sim_seconds);
     assert!(r.wall_seconds > 0.0 && (r.realtime_factor() - r.sim_seconds / r.wall_seconds).abs() < 1e-12);
     assert!(r.dt_median_ms > 0.0 && r.dt_median_ms <= 1e3 / 60.0, "dt {} ms", r.dt_median_ms);
+}
+
+/// `bench --loopback` (src/bench/loopback.rs): the dam break stepped plainly and as the loopback rank on
+/// one device; both take the same time steps, the loopback exchanges its halos every step (messages,
+/// read-backs, ghosts), and loopback.md holds the row.
+#[test]
+fn loopback_times_one_gpu_against_the_rank_that_is_its_own_neighbour() {
+    let scene = waterview::scene::Scene::builtin("dam_break").expect("built-in dam break");
+    let out = temp_dir("bench-loopback");
+    waterview::bench::loopback::run(&scene, &[6000], 2, 4, &out).expect("loopback runs");
+    let md = std::fs::read_to_string(out.join("loopback.md")).expect("loopback.md");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| ") && l.split('|').nth(1).is_some_and(|c| c.trim().parse::<u64>().is_ok()));
+    let cells: Vec<&str> = row.unwrap_or_else(|| panic!("no row in\n{md}")).split('|').map(str::trim).collect();
+    let number = |k: usize| cells[k].parse::<f64>().unwrap_or_else(|_| panic!("column {k} of {cells:?}"));
+    let (particles, ghosts, steps, ratio) = (number(1), number(2), number(3), number(6));
+    assert!((5000.0..7000.0).contains(&particles) && ghosts > 0.0 && steps == 4.0, "{cells:?}");
+    assert!(ratio > 0.0 && ratio.is_finite(), "T_plain / T_loop {ratio}");
+    let dts: Vec<f64> = cells[8].split('/').map(|s| s.trim().parse().expect("dt")).collect();
+    assert!((dts[0] - dts[1]).abs() <= 1e-3 * dts[0], "the plain and loopback time steps differ: {dts:?}");
+    let (read_backs, messages) = (number(10), number(11));
+    // Every step: the border selection's and the step state's read-backs and the solves' (DFSPH), and
+    // four messages (migrants and halos, both sides) besides the solves'.
+    assert!(read_backs >= 4.0 && messages >= 4.0, "{read_backs} read-backs, {messages} messages per step");
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -683,3 +683,81 @@ fn checkpoints_move_between_one_and_several_gpus() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume with --scene needs one GPU"));
 }
+
+/// The loopback rank (`bench --loopback`, src/cluster/rank/ring.rs): one rank that is its own neighbour
+/// on both sides, so its halos go through the transport and come back as ghosts past the end walls, out
+/// of its particles' reach. Its particles must step as one rank's without neighbours (a ghost within a
+/// particle's support, or a halo's values in the wrong ghosts, moves them), while it does every exchange a
+/// rank between two neighbours does: ghosts every step, the host-driven solves' read-backs and messages.
+fn loopback_run(scene: &Scene, dx: f32, method: Method, steps: usize) -> (RankParticles, Vec<RankStats>, u64) {
+    use waterview::cluster::transport::LoopbackTransport;
+    let mut scene = scene.clone();
+    scene.solver.dx = dx;
+    let mut params = SimParams { method, ..scene.solver.clone() };
+    if let Some((div, dens)) = FIXED_ITERATIONS.with(|f| f.get()) {
+        // As `run` does.
+        (params.target_divergence_error, params.divergence_iterations) = (1e-9, div);
+        (params.target_density_error, params.density_iterations) = (1e-9, dens);
+    }
+    let setup = scene.build(false).expect("scene builds");
+    let all = initial_particles(&setup, &params);
+    let config = RankConfig::for_params(&params);
+    let mut rank = Rank::new(
+        LoopbackTransport::default(),
+        common::gpu(),
+        &scene.domain,
+        (&setup.terrain, &setup.obstacles),
+        &params,
+        SimOptions::default(),
+        config,
+        &all,
+    )
+    .expect("the loopback rank builds");
+    let stats: Vec<RankStats> = (0..steps).map(|k| rank.step().unwrap_or_else(|e| panic!("step {k}: {e}"))).collect();
+    (rank.owned_blocking().expect("read back"), stats, rank.transport().counts().messages)
+}
+
+#[test]
+fn the_loopback_rank_exchanges_its_halos_and_steps_as_one_rank() {
+    FIXED_ITERATIONS.with(|f| f.set(Some((2, 4))));
+    // Water along the whole tank, moving toward one end wall: both end walls hold a halo, so ghosts put
+    // back within reach of the other end would push its particles.
+    let mut scene = builtin("dam_break");
+    let block = &mut scene.fluid_blocks[0];
+    (block.max, block.velocity) = ([scene.domain.max[0], 0.3, scene.domain.max[2]], [0.5, 0.0, 0.0]);
+    for (method, steps) in [(Method::Dfsph, 5), (Method::Wcsph, 10)] {
+        let what = format!("{method:?}, loopback");
+        let one = run(&scene, 0.06, method, 1, steps, unchanged, 0);
+        let n = one.particles.len();
+        let (looped, stats, messages) = loopback_run(&scene, 0.06, method, steps);
+        let (reference, pos) = (by_id(&one.particles, n, "1 rank"), by_id(&looped, n, &what));
+        let offsets: Vec<f32> =
+            reference.iter().zip(&pos).map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f32::max)).collect();
+        let dp = offsets.iter().copied().fold(0.0, f32::max);
+        let beyond = offsets.iter().filter(|d| **d > 1e-6).count();
+        let last = stats.last().expect("steps");
+        println!(
+            "{what}: {n} particles, {} ghosts, largest position difference {dp:e} m ({beyond} beyond 1e-6 m), \
+             {messages} messages, {} read-backs and {} + {} bytes in the last step",
+            last.ghosts, last.read_backs, last.exchange_bytes, last.iteration_bytes
+        );
+        // Rounding: measured (lavapipe, 3 runs) 2.4e-7 m, or in the runs where the order of the sums tipped
+        // a branch 1.3e-5 and 1.5e-5 m (220 and 365 particles beyond 1e-6 m: the moving water spreads it).
+        // Ghosts put back within reach of the other end's particles (no halo's gap past the wall): 8.6e-4 m.
+        assert!(
+            dp <= 1e-4,
+            "{what}: {beyond} particles beyond 1e-6 m of their one-rank positions, the furthest {dp} m"
+        );
+        for (k, s) in stats.iter().enumerate() {
+            assert_eq!(s.owned as usize, n, "{what}: owned count at step {k}");
+            assert!(s.ghosts > 0, "{what}: no ghosts at step {k}");
+            assert_eq!(s.time.to_bits(), one.steps[k][0].time.to_bits(), "{what}: the clock at step {k}");
+        }
+        // Every step after the first exchanges migrants and halos on both sides (4 messages), and the
+        // host-driven DFSPH solves read back and send the ghosts' values every iteration.
+        assert!(last.exchange_bytes > 0 && messages >= 4 * (steps as u64 - 1), "{what}: {messages} messages");
+        if method == Method::Dfsph {
+            assert!(last.iteration_bytes > 0 && last.read_backs >= 2 + 6, "{what}: {} read-backs", last.read_backs);
+        }
+    }
+}

@@ -368,6 +368,7 @@ fn frames<T: Transport>(
         grew: false,
         iteration_bytes: 0,
         border_retries: 0,
+        read_backs: 0,
         borders: (0..rank.slabs().borders().len()).map(|k| rank.slabs().border(k)).collect(),
     };
     publish(&rank, &first, shared, devices)?;

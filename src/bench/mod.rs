@@ -39,6 +39,7 @@
 
 mod frames;
 pub mod gate;
+pub mod loopback;
 pub mod plot;
 pub mod report;
 

@@ -38,6 +38,13 @@ pub fn run(cli: Cli) -> Result<()> {
             bail!("validate runs its own scenes (tank, dam break, sloshing); --scene does not apply")
         }
         Some(Command::Validate(args)) => crate::validate::run(&args.plan(), args.strict),
+        Some(Command::Bench(args)) if args.loopback => {
+            if crate::cluster::devices::resolve(args.gpus) > 1 {
+                bail!("--loopback runs on one GPU: leave out --gpus");
+            }
+            let scene = crate::engine::load_scene(cli.scene.as_deref())?;
+            crate::bench::loopback::run(&scene, &args.particles, args.warmup as u64, args.frames as u64, &args.out)
+        }
         Some(Command::Bench(args)) if crate::cluster::devices::resolve(args.gpus) > 1 => {
             bench_multi(cli.scene.as_deref(), &args)
         }
@@ -518,6 +525,12 @@ pub struct BenchArgs {
     /// cluster.md (src/cluster).
     #[arg(long, default_value = "1")]
     pub gpus: crate::cluster::GpuCount,
+    /// What decomposing costs one GPU (issue 30): step the scene (at each --particles count, or its own)
+    /// plainly and as one rank that sends its real halos to itself through the transport, --frames steps
+    /// each after --warmup; prints T_plain / T_loop (the upper bound of several GPUs' efficiency) with the
+    /// read-backs, messages and bytes per step, and writes loopback.md into --out.
+    #[arg(long, conflicts_with_all = ["sweep", "baseline"])]
+    pub loopback: bool,
 }
 
 impl BenchArgs {

@@ -25,6 +25,8 @@ pub(super) struct IterationExchange<'a, T: Transport> {
     pub seconds: f64,
     /// Bytes read back from and written to the device (the values sent and received).
     pub bytes: u64,
+    /// Exchanges so far: each follows one blocking read-back of the values and the error sum.
+    pub read_backs: u32,
 }
 
 impl<T: Transport> RankExchange for IterationExchange<'_, T> {
@@ -36,6 +38,7 @@ impl<T: Transport> RankExchange for IterationExchange<'_, T> {
 
     fn exchange(&mut self, gathered: &[f32], per_slot: usize) -> Result<Vec<f32>, ClusterError> {
         let t = Instant::now();
+        self.read_backs += 1;
         let split = (per_slot * self.sent[0].len()).min(gathered.len());
         for (side, part) in [(Side::Left, &gathered[..split]), (Side::Right, &gathered[split..])] {
             if self.transport.neighbour(side).is_some() {

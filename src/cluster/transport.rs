@@ -11,7 +11,13 @@
 //! results (a joint time step or convergence test must not differ in the last bit between ranks).
 //! Nothing blocks forever: a rank whose peer has gone (its thread ended or panicked) gets
 //! [`TransportError::Disconnected`].
+//!
+//! [`LoopbackTransport`] is one rank that is its own left and right neighbour (issue 30's loopback): it
+//! sends its real halos through the transport to itself, so one GPU measures what the exchange costs a
+//! rank ([`super::Rank`] places the returned ghosts out of reach, `waterview bench --loopback`).
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use thiserror::Error;
 
@@ -55,6 +61,9 @@ pub enum TransportError {
     /// A peer sent a reduction of another length (the ranks' programs diverged: a bug).
     #[error("rank {rank}: all-reduce of {got} values from rank {peer}, {want} expected")]
     Mismatch { rank: usize, peer: usize, got: usize, want: usize },
+    /// The loopback rank waited for a message it had not sent (it would wait forever: a bug).
+    #[error("the loopback rank receives from its {side:?} side, where it sent nothing")]
+    NothingSent { side: Side },
 }
 
 /// The messages a rank exchanges. Object-safe and free of wgpu types (an MPI transport implements it
@@ -84,6 +93,11 @@ pub trait Transport: Send {
             Side::Left => self.rank().checked_sub(1),
             Side::Right => Some(self.rank() + 1).filter(|&r| r < self.size()),
         }
+    }
+
+    /// True for [`LoopbackTransport`]: the one rank is its own neighbour on both sides.
+    fn loops_back(&self) -> bool {
+        false
     }
 }
 
@@ -184,6 +198,81 @@ impl Transport for ThreadTransport {
     }
 }
 
+/// One rank that is its own left and right neighbour (see the module docs): what it sends to its right
+/// arrives as what its left neighbour sent, and the reverse, as on a ring of one; reductions return its
+/// own values. It counts what passes through it, for the loopback's figures. Single-threaded (the rank's
+/// own thread): a receive with nothing sent is an error, not a wait.
+#[derive(Debug, Default)]
+pub struct LoopbackTransport {
+    /// Messages waiting to be received from the (left, right) side.
+    inbox: [RefCell<VecDeque<Vec<u8>>>; 2],
+    /// Neighbour messages sent, their bytes, and all-reduces, since the start.
+    messages: Cell<u64>,
+    bytes: Cell<u64>,
+    reductions: Cell<u64>,
+}
+
+/// What a [`LoopbackTransport`] carried since its start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopbackCounts {
+    /// Neighbour messages sent (each received once).
+    pub messages: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// All-reduces (collective rounds, barriers included).
+    pub reductions: u64,
+}
+
+impl LoopbackTransport {
+    /// What passed through so far.
+    pub fn counts(&self) -> LoopbackCounts {
+        LoopbackCounts { messages: self.messages.get(), bytes: self.bytes.get(), reductions: self.reductions.get() }
+    }
+
+    fn inbox(&self, from: Side) -> &RefCell<VecDeque<Vec<u8>>> {
+        &self.inbox[(from == Side::Right) as usize]
+    }
+}
+
+impl Transport for LoopbackTransport {
+    fn rank(&self) -> usize {
+        0
+    }
+
+    fn size(&self) -> usize {
+        1
+    }
+
+    /// What goes to the right arrives from the left (the right neighbour's left neighbour is this rank).
+    fn send(&self, side: Side, bytes: Vec<u8>) -> Result<(), TransportError> {
+        let from = match side {
+            Side::Left => Side::Right,
+            Side::Right => Side::Left,
+        };
+        self.messages.set(self.messages.get() + 1);
+        self.bytes.set(self.bytes.get() + bytes.len() as u64);
+        self.inbox(from).borrow_mut().push_back(bytes);
+        Ok(())
+    }
+
+    fn recv(&self, side: Side) -> Result<Vec<u8>, TransportError> {
+        self.inbox(side).borrow_mut().pop_front().ok_or(TransportError::NothingSent { side })
+    }
+
+    fn all_reduce(&self, values: &[f64], _op: Reduce) -> Result<Vec<f64>, TransportError> {
+        self.reductions.set(self.reductions.get() + 1);
+        Ok(values.to_vec())
+    }
+
+    fn neighbour(&self, _side: Side) -> Option<usize> {
+        Some(0)
+    }
+
+    fn loops_back(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +337,21 @@ mod tests {
         drop(right);
         assert!(matches!(left.recv(Side::Right), Err(TransportError::Disconnected { rank: 0, peer: 1 })));
         assert!(matches!(left.all_reduce(&[1.0], Reduce::Sum), Err(TransportError::Disconnected { .. })));
+    }
+
+    #[test]
+    fn loopback_returns_what_went_right_from_the_left_and_counts_it() {
+        let t = LoopbackTransport::default();
+        assert_eq!((t.neighbour(Side::Left), t.neighbour(Side::Right), t.loops_back()), (Some(0), Some(0), true));
+        t.send(Side::Right, vec![1, 2]).unwrap();
+        t.send(Side::Right, vec![3]).unwrap();
+        t.send(Side::Left, vec![4, 5, 6]).unwrap();
+        assert_eq!(t.recv(Side::Right).unwrap(), vec![4, 5, 6]);
+        assert_eq!(t.recv(Side::Left).unwrap(), vec![1, 2]);
+        assert_eq!(t.recv(Side::Left).unwrap(), vec![3]);
+        assert!(matches!(t.recv(Side::Left), Err(TransportError::NothingSent { side: Side::Left })));
+        assert_eq!(t.all_reduce(&[1.5], Reduce::Sum).unwrap(), vec![1.5]);
+        assert_eq!(t.counts(), LoopbackCounts { messages: 3, bytes: 6, reductions: 1 });
     }
 
     #[test]

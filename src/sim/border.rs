@@ -87,6 +87,8 @@ pub struct BorderSelection {
     pub bytes_read: u64,
     /// Selections run again because a list overflowed its capacity.
     pub retries: u32,
+    /// Blocking read-backs it took (one a try, one more when the lists outgrew their guessed size).
+    pub read_backs: u32,
 }
 
 /// The inverse of the shader's `ordered_bits` (an order-preserving map of f32 bits onto u32).
@@ -247,6 +249,7 @@ impl Simulation {
             ctx.queue.submit([encoder.finish()]);
             let (bytes, listed) = map_two_blocking(ctx, (&b.counts_staging, HEADER_BYTES), (&b.lists.staging, guessed));
             out.bytes_read += HEADER_BYTES + guessed;
+            out.read_backs += 1;
             let header: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
             if header.len() != HEADER_WORDS || listed.len() as u64 != guessed {
                 return Err(SimError::State("the border counts could not be read back"));
@@ -264,6 +267,7 @@ impl Simulation {
                 ctx.queue.submit([encoder.finish()]);
                 let listed = map_blocking(ctx, &b.lists.staging, size);
                 out.bytes_read += size;
+                out.read_backs += 1;
                 if listed.len() as u64 != size {
                     return Err(SimError::State("the border lists could not be read back"));
                 }

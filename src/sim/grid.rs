@@ -109,7 +109,15 @@ impl Simulation {
     /// domain) until the next statistics move it onto the fluid again. Particles outside the box are
     /// clamped into its border cells, which changes speed, not results; tests use this to check that.
     pub fn set_grid_box(&mut self, lo: [f32; 3], hi: [f32; 3]) {
-        self.grid_shape = self.grid_shape.boxed(&self.domain, lo, hi, GRID_BOX_PAD);
+        let domain = self.domain;
+        self.set_grid_box_within(lo, hi, &domain);
+    }
+
+    /// [`Simulation::set_grid_box`] within `bounds` instead of the domain: a box that holds the domain,
+    /// grown by whole cells of the grid's lattice, for particles that lie outside the walls on purpose
+    /// (the loopback rank's ghosts, src/cluster/rank). The walls stay the domain's.
+    pub fn set_grid_box_within(&mut self, lo: [f32; 3], hi: [f32; 3], bounds: &crate::scene::Aabb) {
+        self.grid_shape = self.grid_shape.boxed(bounds, lo, hi, GRID_BOX_PAD);
         self.write_grid_box();
     }
 

@@ -13,7 +13,7 @@ impl<T: Transport> Rank<T> {
     /// sent (their migrants, then the ghosts) is appended after the kept particles.
     pub(super) fn exchange_border(&mut self) -> Result<BorderOutcome, ClusterError> {
         let rank = self.transport.rank();
-        let (lo, hi) = self.slabs.range(rank);
+        let (lo, hi) = self.range();
         let axis = self.slabs.axis;
         let range = BorderRange { axis, lo, hi, halo: self.halo };
         let sel = self
@@ -43,8 +43,8 @@ impl<T: Transport> Rank<T> {
         }
         self.send(Side::Left, &left)?;
         self.send(Side::Right, &right)?;
-        let mut ghosts = self.recv(Side::Left)?;
-        ghosts.extend(&self.recv(Side::Right)?);
+        let mut ghosts = self.recv_ghosts(Side::Left)?;
+        ghosts.extend(&self.recv_ghosts(Side::Right)?);
         for id in &mut ghosts.ids {
             *id |= GHOST;
         }
@@ -78,6 +78,7 @@ impl<T: Transport> Rank<T> {
             bounds,
             bytes: sel.bytes_read + written,
             retries: sel.retries,
+            read_backs: sel.read_backs + grew as u32,
             grew,
         })
     }
@@ -95,7 +96,7 @@ impl<T: Transport> Rank<T> {
         let read = held.len() as u64 * ENTRY_BYTES;
         held.extend(appended);
         // Without emitters a rank never holds more than the scene's particles.
-        let most = if reserve > 0 { u32::MAX } else { self.total };
+        let most = if reserve > 0 { u32::MAX } else { super::most_held(self.total, self.ring.is_some()) };
         let capacity = rank_capacity(held.len() as u32 + reserve, self.config.spare.max(GROWTH), most);
         self.sim =
             self.sim.grown_for_rank(&self.ctx, capacity, &held).map_err(|cause| ClusterError::Sim { rank, cause })?;
@@ -123,6 +124,8 @@ pub(super) struct BorderOutcome {
     /// Bytes read back from and written to the device.
     pub(super) bytes: u64,
     pub(super) retries: u32,
+    /// Blocking GPU-to-host read-backs of the selection (and of a growth).
+    pub(super) read_backs: u32,
     /// The simulation grew to hold what arrived.
     pub(super) grew: bool,
 }

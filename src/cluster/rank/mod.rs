@@ -52,7 +52,9 @@ use crate::terrain::Heightfield;
 use std::time::Instant;
 
 mod border;
+mod ring;
 use border::BorderOutcome;
+use ring::Ring;
 
 /// Id bit of a ghost (ids of particles are below it).
 pub const GHOST: u32 = 1 << 31;
@@ -80,6 +82,16 @@ pub struct RankConfig {
 
 /// Fewest free slots a rank's simulation starts with (see [`RankConfig::spare`]).
 pub const MIN_SPARE: u32 = 1024;
+
+/// Most particles a rank of a scene of `total` holds without emitters: owned particles and ghosts are
+/// distinct particles of the scene, except on the loopback rank, whose ghosts copy its own particles.
+fn most_held(total: u32, loopback: bool) -> u32 {
+    if loopback {
+        total.saturating_mul(2)
+    } else {
+        total
+    }
+}
 
 /// Slots for a rank that holds `held` particles of a scene of `total`, keeping `spare` of them free (at
 /// least [`MIN_SPARE`] slots where `spare` > 0); never more than `total` (owned particles and ghosts are
@@ -135,6 +147,9 @@ pub struct RankStats {
     pub iteration_bytes: u64,
     /// Border selections run again because a list overflowed its capacity (src/sim/border.rs).
     pub border_retries: u32,
+    /// Blocking GPU-to-host read-backs of the step: the border selection's, one a solve iteration (the
+    /// ghosts' values with the error sum) and one a velocity exchange, the step state's at the end.
+    pub read_backs: u32,
     /// The slab borders now, m along the axis.
     pub borders: Vec<f32>,
 }
@@ -194,6 +209,9 @@ pub struct Rank<T: Transport> {
     /// The highest of this rank's particles after its last step above the domain's floor, m (0 before
     /// the first: the domain's height, as one GPU's first step takes).
     top: f32,
+    /// The loopback rank's slab and ghost placement (`None` for ranks with real neighbours; see
+    /// src/cluster/rank/ring.rs).
+    ring: Option<Ring>,
 }
 
 impl<T: Transport> Rank<T> {
@@ -233,7 +251,10 @@ impl<T: Transport> Rank<T> {
         // Owned particles, then the ghosts from the left and the right neighbour, each in the order of
         // `all`: the order the neighbours list them as halo copies, so no message is needed.
         let halo = config.halo_supports as f32 * support;
-        let (lo, hi) = slabs.range(rank);
+        let ring = transport.loops_back().then(|| Ring::new(domain, axis, halo, support));
+        let (lo, hi) = ring.map_or(slabs.range(rank), |r| (r.lo, r.hi));
+        let has = |side| transport.neighbour(side).is_some();
+        let (left, right) = (has(Side::Left), has(Side::Right));
         let mut own = RankParticles::default();
         let mut sent = [Vec::new(), Vec::new()];
         let mut from = [RankParticles::default(), RankParticles::default()];
@@ -243,10 +264,10 @@ impl<T: Transport> Rank<T> {
             if owner == rank {
                 let slot = own.len() as u32;
                 own.push_from(all, i);
-                if c < lo + halo && rank > 0 {
+                if c < lo + halo && left {
                     sent[0].push(slot);
                 }
-                if c >= hi - halo && rank + 1 < ranks {
+                if c >= hi - halo && right {
                     sent[1].push(slot);
                 }
             } else if owner + 1 == rank && c >= lo - halo {
@@ -257,6 +278,14 @@ impl<T: Transport> Rank<T> {
         }
         if own.is_empty() {
             return Err(ClusterError::EmptyRank { rank, ranks });
+        }
+        if let Some(ring) = &ring {
+            // The loopback rank's ghosts are its own halo copies, sent to the other side and back.
+            for (side, copies) in [(Side::Left, &sent[1]), (Side::Right, &sent[0])] {
+                let k = (side == Side::Right) as usize;
+                copies.iter().for_each(|&slot| from[k].push_from(&own, slot as usize));
+                ring.place(side, &mut from[k]);
+            }
         }
         let owned = own.len() as u32;
         let finite = |v: &[f32; 4]| v[..3].iter().all(|c| c.is_finite());
@@ -272,7 +301,7 @@ impl<T: Transport> Rank<T> {
             (std::array::from_fn(|a| l[a].min(p[a])), std::array::from_fn(|a| h[a].max(p[a])))
         });
         let total = all.len() as u32;
-        let capacity = rank_capacity(start.len() as u32, config.spare, total);
+        let capacity = rank_capacity(start.len() as u32, config.spare, most_held(total, ring.is_some()));
         let mut sim = Simulation::for_rank(&ctx, domain, boundary, params, options, capacity, &start)
             .map_err(|cause| ClusterError::Sim { rank, cause })?;
         if let Some(entries) = config.border_lists {
@@ -288,6 +317,7 @@ impl<T: Transport> Rank<T> {
             bounds,
             bytes: 0,
             retries: 0,
+            read_backs: 0,
             grew: false,
         };
         Ok(Self {
@@ -307,6 +337,7 @@ impl<T: Transport> Rank<T> {
             first: Some(first),
             total,
             top: 0.0,
+            ring,
         })
     }
 
@@ -392,7 +423,7 @@ impl<T: Transport> Rank<T> {
 
     /// Where this rank places emitted points now (its slab) and the first emitted id.
     fn emission(&self) -> RankEmission {
-        let (lo, hi) = self.slabs.range(self.transport.rank());
+        let (lo, hi) = self.range();
         let finite = |c: f32| c.clamp(-f32::MAX, f32::MAX);
         RankEmission { first_id: self.total, axis: self.slabs.axis, lo: finite(lo), hi: finite(hi) }
     }
@@ -450,6 +481,27 @@ impl<T: Transport> Rank<T> {
         }
     }
 
+    /// The halo copies the neighbour on `side` sent, where this rank's ghosts from that side sit (the
+    /// loopback rank moves its own copies past the walls, [`Ring::place`]).
+    fn recv_ghosts(&self, side: Side) -> Result<RankParticles, ClusterError> {
+        let mut ghosts = self.recv(side)?;
+        if let Some(ring) = &self.ring {
+            ring.place(side, &mut ghosts);
+        }
+        Ok(ghosts)
+    }
+
+    /// This rank's slab `lo <= c < hi` along the axis, m (infinite at the outer ends; the domain for the
+    /// loopback rank).
+    fn range(&self) -> (f32, f32) {
+        self.ring.map_or(self.slabs.range(self.transport.rank()), |r| (r.lo, r.hi))
+    }
+
+    /// Whether this rank exchanges with a neighbour (one rank alone steps as one GPU does).
+    fn exchanges(&self) -> bool {
+        [Side::Left, Side::Right].iter().any(|&side| self.transport.neighbour(side).is_some())
+    }
+
     /// One step of the decomposed simulation (see the module docs). Every rank must call it together.
     /// Errors: a peer is gone or sent a malformed message, a read-back failed, or the particles do not fit
     /// (cannot happen with the capacity [`Rank::new`] gives).
@@ -490,14 +542,19 @@ impl<T: Transport> Rank<T> {
         }
         let (blo, bhi) = border.bounds;
         if (0..3).all(|a| blo[a].is_finite() && bhi[a].is_finite() && blo[a] <= bhi[a]) {
-            self.sim.set_grid_box(blo, bhi);
+            match &self.ring {
+                Some(ring) => self.sim.set_grid_box_within(blo, bhi, &ring.grid),
+                None => self.sim.set_grid_box(blo, bhi),
+            }
         }
         let t1 = Instant::now();
         let mut exchange_s = 0.0;
         let mut iteration_bytes = 0;
+        // The step state's read-back at the end, and the border's.
+        let mut read_backs = 1 + border.read_backs;
         let mut encoder =
             self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rank step") });
-        if self.transport.size() > 1 && self.sim.params().method != Method::Wcsph {
+        if self.exchanges() && self.sim.params().method != Method::Wcsph {
             // Host-driven solves with the ghosts' kappa / rho exchanged every iteration (src/sim/ranked_step.rs).
             let mut x = IterationExchange {
                 transport: &self.transport,
@@ -507,10 +564,12 @@ impl<T: Transport> Rank<T> {
                 inner: self.inner_region(),
                 seconds: 0.0,
                 bytes: 0,
+                read_backs: 0,
             };
             self.sim.step_ranked(&self.ctx, &mut self.profiler, &mut x)?;
             exchange_s = x.seconds;
             iteration_bytes = x.bytes;
+            read_backs += x.read_backs;
         } else {
             self.sim.encode_step(&mut encoder, &self.profiler);
         }
@@ -544,6 +603,7 @@ impl<T: Transport> Rank<T> {
             grew: border.grew,
             iteration_bytes,
             border_retries: border.retries,
+            read_backs,
             borders: (0..self.slabs.borders().len()).map(|k| self.slabs.border(k)).collect(),
         };
         self.last = Some(stats.clone());
@@ -564,7 +624,7 @@ impl<T: Transport> Rank<T> {
     /// (axis, lo, hi): this rank's slab shrunk by one support radius on each side with a neighbour (the
     /// outer ends stay at f32::MIN, f32::MAX): its owned particles within it have no ghost neighbour.
     fn inner_region(&self) -> (u32, f32, f32) {
-        let (lo, hi) = self.slabs.range(self.transport.rank());
+        let (lo, hi) = self.range();
         let support = self.halo / self.config.halo_supports.max(1) as f32;
         let finite = |c: f32| c.clamp(f32::MIN, f32::MAX);
         (self.slabs.axis as u32, finite(lo + support), finite(hi - support))
