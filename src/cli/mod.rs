@@ -529,7 +529,7 @@ pub struct BenchArgs {
     /// plainly and as one rank that sends its real halos to itself through the transport, --frames steps
     /// each after --warmup; prints T_plain / T_loop (the upper bound of several GPUs' efficiency) with the
     /// read-backs, messages and bytes per step, and writes loopback.md into --out.
-    #[arg(long, conflicts_with_all = ["sweep", "baseline"])]
+    #[arg(long, conflicts_with_all = ["sweep", "baseline", "seconds"])]
     pub loopback: bool,
 }
 
