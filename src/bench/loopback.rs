@@ -39,11 +39,21 @@ pub struct LoopbackFigures {
     pub loop_ms: f64,
     /// Of the loopback's step, the wall clock spent in the exchanges and the joint tests, ms.
     pub exchange_ms: f64,
+    /// GPU time per step inside the step's passes (timestamp queries; `None` without them), ms: the
+    /// plain run's every pass, the loopback's step passes ([`crate::cluster::RankStats::gpu_ms`]: its
+    /// border selection and halo passes left out). The loopback's wall clock beyond it is the GPU waiting
+    /// for the host and the exchange's passes.
+    pub plain_gpu_ms: Option<f64>,
+    pub loop_gpu_ms: Option<f64>,
+    /// Per pass label, the mean GPU ms per step (plain, loopback) over the steps whose timestamps came
+    /// back, in the order the passes first ran (empty without timestamps).
+    pub passes: Vec<(String, f64, f64)>,
     /// Mean time step of the timed steps, ms, each run.
     pub plain_dt_ms: f64,
     pub loop_dt_ms: f64,
-    /// Mean (density, divergence) iterations: the loopback's over every timed step, the plain run's over
-    /// the steps whose statistics came back (`None` when none did).
+    /// Mean (density, divergence) iterations at the steps that end a frame of the scene's substeps (where
+    /// the plain run records its statistics): the loopback's at every such step, the plain run's at those
+    /// whose statistics came back (`None` when none did).
     pub plain_iterations: Option<(f64, f64)>,
     pub loop_iterations: (f64, f64),
     /// Per timed step of the loopback: blocking read-backs, neighbour messages, all-reduces, bytes of the
@@ -81,16 +91,20 @@ pub fn loopback(
     let all = initial_particles(setup, &params);
     let boundary = (&setup.terrain, setup.obstacles.as_slice());
     let mut figures = LoopbackFigures { particles: all.len(), dx, steps, ..LoopbackFigures::default() };
-    {
+    let plain_passes = {
         let options = SimOptions { diffuse_pool: 0.0, ..SimOptions::default() };
         let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, options)?;
-        plain(ctx, &mut sim, warmup, steps, &mut figures)?;
-    }
+        plain(ctx, &mut sim, warmup, steps, &mut figures)?
+    };
     let config = RankConfig::for_params(&params);
     let transport = LoopbackTransport::default();
     let mut rank =
         Rank::new(transport, ctx.clone(), &scene.domain, boundary, &params, SimOptions::default(), config, &all)?;
     let (mut iterations, mut exchange_ms, mut read_backs, mut bytes) = ((0u64, 0u64), 0.0, 0u64, (0u64, 0u64));
+    let mut gpu = Vec::new();
+    // The iterations at the steps whose statistics the plain run records (the frames' last steps).
+    let (frame_steps, mut sampled) = (params.substeps.max(1) as u64, 0u64);
+    let mut loop_passes = PassSums::default();
     let (mut started, mut t0, mut counts0) = (Instant::now(), 0.0f32, LoopbackCounts::default());
     for k in 0..warmup + steps {
         if k == warmup {
@@ -101,10 +115,15 @@ pub fn loopback(
             t0 = stats.time;
         }
         if k >= warmup {
-            iterations = (iterations.0 + stats.iterations.0 as u64, iterations.1 + stats.iterations.1 as u64);
+            if (k + 1).is_multiple_of(frame_steps) {
+                iterations = (iterations.0 + stats.iterations.0 as u64, iterations.1 + stats.iterations.1 as u64);
+                sampled += 1;
+            }
             exchange_ms += stats.exchange_ms;
             read_backs += stats.read_backs as u64;
             bytes = (bytes.0 + stats.exchange_bytes, bytes.1 + stats.iteration_bytes);
+            gpu.extend(stats.gpu_ms);
+            loop_passes.add(rank.passes());
         }
         figures.ghosts = stats.ghosts;
         figures.loop_dt_ms = (stats.time - t0) as f64 * 1e3;
@@ -113,7 +132,10 @@ pub fn loopback(
     figures.loop_ms = per(started.elapsed().as_secs_f64() * 1e3);
     figures.loop_dt_ms = per(figures.loop_dt_ms);
     figures.exchange_ms = per(exchange_ms);
-    figures.loop_iterations = (per(iterations.0 as f64), per(iterations.1 as f64));
+    figures.loop_gpu_ms = mean(&gpu);
+    figures.passes = plain_passes.join(&loop_passes);
+    let sampled = sampled.max(1) as f64;
+    figures.loop_iterations = (iterations.0 as f64 / sampled, iterations.1 as f64 / sampled);
     let counts = rank.transport().counts();
     figures.read_backs = per(read_backs as f64);
     figures.messages = per((counts.messages - counts0.messages) as f64);
@@ -126,8 +148,16 @@ pub fn loopback(
 
 /// The plain run: every step recorded with the statistics and submitted, none waited for (the
 /// statistics come back asynchronously, as in the window); the clock stops after the last step's wait.
-fn plain(ctx: &GpuContext, sim: &mut Simulation, warmup: u64, steps: u64, figures: &mut LoopbackFigures) -> Result<()> {
-    let profiler = Profiler::new(&ctx.device);
+fn plain(
+    ctx: &GpuContext,
+    sim: &mut Simulation,
+    warmup: u64,
+    steps: u64,
+    figures: &mut LoopbackFigures,
+) -> Result<PassSums> {
+    let mut passes = PassSums::default();
+    let mut profiler = Profiler::new(&ctx.device);
+    let (mut gpu, mut seen) = (Vec::new(), 0u64);
     let wait = |ctx: &GpuContext| ctx.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
     let (mut started, mut t0) = (Instant::now(), 0.0f32);
     let frame_steps = sim.params().substeps.max(1) as u64;
@@ -145,11 +175,18 @@ fn plain(ctx: &GpuContext, sim: &mut Simulation, warmup: u64, steps: u64, figure
         if stats {
             sim.encode_stats(&mut encoder, &profiler);
         }
+        profiler.resolve(&mut encoder);
         ctx.queue.submit([encoder.finish()]);
+        profiler.end_frame(&ctx.queue);
         if stats {
             sim.after_submit();
         }
         let _ = ctx.device.poll(wgpu::PollType::Poll);
+        if k >= warmup && profiler.frames_finished() > seen {
+            seen = profiler.frames_finished();
+            gpu.push(profiler.latest().iter().map(|p| p.ms).sum::<f64>());
+            passes.add(profiler.latest());
+        }
         if k >= warmup {
             count_stats(sim, &mut last_frame, &mut sums, &mut counted);
         }
@@ -162,8 +199,48 @@ fn plain(ctx: &GpuContext, sim: &mut Simulation, warmup: u64, steps: u64, figure
         count_stats(sim, &mut last_frame, &mut sums, &mut counted);
     }
     figures.plain_dt_ms = (sim.step_state_blocking(ctx)?.time - t0) as f64 * 1e3 / per;
+    figures.plain_gpu_ms = mean(&gpu);
     figures.plain_iterations = (counted > 0).then(|| (sums.0 as f64 / counted as f64, sums.1 as f64 / counted as f64));
-    Ok(())
+    Ok(passes)
+}
+
+/// Sums of GPU ms per pass label over sampled steps.
+#[derive(Default)]
+struct PassSums {
+    /// (label, summed ms) in the order first seen.
+    sums: Vec<(String, f64)>,
+    samples: u64,
+}
+
+impl PassSums {
+    fn add(&mut self, passes: &[crate::gpu::PassTime]) {
+        if passes.is_empty() {
+            return;
+        }
+        self.samples += 1;
+        for p in passes {
+            match self.sums.iter_mut().find(|(l, _)| *l == p.label) {
+                Some((_, ms)) => *ms += p.ms,
+                None => self.sums.push((p.label.clone(), p.ms)),
+            }
+        }
+    }
+
+    fn mean(&self, label: &str) -> f64 {
+        self.sums.iter().find(|(l, _)| l == label).map_or(0.0, |(_, ms)| ms / self.samples.max(1) as f64)
+    }
+
+    /// (label, this one's mean, `other`'s mean) over both's labels, this one's first.
+    fn join(&self, other: &PassSums) -> Vec<(String, f64, f64)> {
+        let mut labels: Vec<&String> = self.sums.iter().map(|(l, _)| l).collect();
+        labels.extend(other.sums.iter().map(|(l, _)| l).filter(|l| self.sums.iter().all(|(m, _)| m != *l)));
+        labels.into_iter().map(|l| (l.clone(), self.mean(l), other.mean(l))).collect()
+    }
+}
+
+/// The mean of `values`, `None` when empty.
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
 /// Adds the iterations of the statistics that came back since `last_frame` (the newest of them).
@@ -181,15 +258,17 @@ fn count_stats(sim: &mut Simulation, last_frame: &mut u64, sums: &mut (u64, u64)
 pub fn markdown(adapter: &str, scene: &str, rows: &[LoopbackFigures]) -> String {
     let mut s = format!(
         "# Loopback: one rank that is its own neighbour against one GPU ({scene}, {adapter})\n\n\
-         | particles | ghosts | steps | T_plain ms | T_loop ms | T_plain / T_loop | exchange ms | dt ms (plain / loop) \
+         | particles | ghosts | steps | T_plain ms | T_loop ms | T_plain / T_loop | exchange ms | GPU ms in passes (plain / loop) | dt ms (plain / loop) \
          | iterations (plain / loop) | read-backs | messages | all-reduces | border bytes | iteration bytes |\n\
-         |--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+         |--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
     );
     for f in rows {
         let plain_it = f.plain_iterations.map_or("-".to_string(), |(d, v)| format!("{d:.1} + {v:.1}"));
+        let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        let gpu = format!("{} / {}", ms(f.plain_gpu_ms), ms(f.loop_gpu_ms));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} / {:.3} | {plain_it} / {:.1} + {:.1} | {:.1} | {:.1} \
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {gpu} | {:.3} / {:.3} | {plain_it} / {:.1} + {:.1} | {:.1} | {:.1} \
              | {:.1} | {:.0} | {:.0} |",
             f.particles,
             f.ghosts,
@@ -208,6 +287,16 @@ pub fn markdown(adapter: &str, scene: &str, rows: &[LoopbackFigures]) -> String 
             f.exchange_bytes,
             f.iteration_bytes,
         );
+    }
+    for f in rows.iter().filter(|f| !f.passes.is_empty()) {
+        let _ = writeln!(
+            s,
+            "\nGPU ms per step by pass, {} particles:\n\n| pass | plain | loopback |\n|---|--:|--:|",
+            f.particles
+        );
+        for (label, plain, looped) in &f.passes {
+            let _ = writeln!(s, "| {label} | {plain:.3} | {looped:.3} |");
+        }
     }
     s.push_str(
         "\nPer step of the loopback: read-backs are blocking GPU-to-host reads, messages the neighbour messages \

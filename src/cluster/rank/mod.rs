@@ -392,6 +392,12 @@ impl<T: Transport> Rank<T> {
         Ok(all.chunks_exact(GATHERED).map(|c| std::array::from_fn(|k| c[k])).collect())
     }
 
+    /// The GPU time of each pass of the newest step whose timestamps came back (border selection and halo
+    /// passes included; empty without timestamps).
+    pub fn passes(&self) -> &[crate::gpu::PassTime] {
+        self.profiler.latest()
+    }
+
     /// The transport this rank talks through.
     pub fn transport(&self) -> &T {
         &self.transport
