@@ -329,9 +329,9 @@ impl Simulation {
             }),
         );
         if let Some(t) = &mut self.ids {
-            t.live = out.kept;
             t.stepped = false;
         }
+        self.set_live(out.kept);
         self.particles_version += 1;
         Ok(out)
     }
@@ -364,8 +364,8 @@ impl Simulation {
             self.buffers.vel.write(q, first as u64, bytemuck::cast_slice(&particles.vel));
             q.write_buffer(&self.buffers.ids, first as u64 * 4, bytemuck::cast_slice(&particles.ids));
         }
-        t.live = first + n as u32;
         t.stepped = false;
+        self.set_live(first + n as u32);
         self.particles_version += 1;
         Ok(n as u64 * ENTRY_BYTES)
     }

@@ -251,7 +251,7 @@ impl Stage for DfsphStage {
         step: &mut StepContext<'_>,
         ((divergence_iterations, density_iterations), surface_tension): Self::Input<'_>,
     ) {
-        let groups = step.dispatch.particles;
+        let groups = step.dispatch.solve;
         self.encode_factor(step);
         {
             let mut pass = step.pass("divergence");
@@ -295,7 +295,7 @@ impl DfsphStage {
     /// the divergence solve (df_factor sums its first errors: that solve begins here), then df_factor
     /// (rho, alpha and the solve's first source).
     pub(super) fn encode_factor(&self, step: &mut StepContext<'_>) {
-        let (groups, groups_128) = (step.dispatch.particles, step.dispatch.particles_128);
+        let (groups, groups_128) = (step.dispatch.solve, step.dispatch.solve_128);
         let mut pass = step.pass("density");
         pass.set_pipeline(&self.neighbours);
         gpu::dispatch(&mut pass, groups);
@@ -308,7 +308,7 @@ impl DfsphStage {
     /// false: df_factor computed the divergence solve's first).
     pub(super) fn encode_begin(&self, step: &mut StepContext<'_>, kind: SolveKind, source: bool) {
         let (solve, src, _, label) = self.parts(kind);
-        let groups = step.dispatch.particles_128;
+        let groups = step.dispatch.solve_128;
         let mut pass = step.pass(label);
         self.begin(&mut pass, solve);
         if source {
@@ -320,7 +320,7 @@ impl DfsphStage {
     /// The source of one iteration of `kind` (sums its error into the step state).
     pub(super) fn encode_source(&self, step: &mut StepContext<'_>, kind: SolveKind) {
         let (_, src, _, label) = self.parts(kind);
-        let groups = step.dispatch.particles_128;
+        let groups = step.dispatch.solve_128;
         let mut pass = step.pass(label);
         pass.set_pipeline(src);
         gpu::dispatch(&mut pass, groups);
@@ -331,7 +331,7 @@ impl DfsphStage {
     /// indirect arguments it writes are not used here).
     pub(super) fn encode_update(&self, step: &mut StepContext<'_>, kind: SolveKind, k: u32, part: UpdatePart) {
         let (solve, _, update, label) = self.parts(kind);
-        let groups = step.dispatch.particles;
+        let groups = step.dispatch.solve;
         let mut pass = step.pass(label);
         pass.set_pipeline(update);
         pass.set_bind_group(1, &solve.next[((k + 1) % 2) as usize], &[]);
@@ -341,7 +341,7 @@ impl DfsphStage {
 
     /// df_nonpressure (with surface tension: the non-pressure forces and the density solve's warm start).
     pub(super) fn encode_nonpressure(&self, step: &mut StepContext<'_>) {
-        let groups = step.dispatch.particles;
+        let groups = step.dispatch.solve;
         let mut pass = step.pass("forces");
         pass.set_pipeline(&self.nonpressure);
         gpu::dispatch(&mut pass, groups);

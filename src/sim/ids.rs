@@ -79,8 +79,8 @@ impl Simulation {
             all.resize(cap, u32::MAX);
             q.write_buffer(&self.buffers.ids, 0, bytemuck::cast_slice(&all));
             ids.stepped = false;
-            ids.live = n as u32;
         }
+        self.set_live(n as u32);
         self.particles_version += 1;
         Ok(())
     }
@@ -160,6 +160,15 @@ impl Simulation {
         ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&speed.to_bits()));
         let offset = std::mem::offset_of!(StepState, fluid_top_bits) as u64;
         ctx.queue.write_buffer(&self.buffers.step, offset, bytemuck::bytes_of(&top.max(0.0).to_bits()));
+    }
+
+    /// Records that slots `0..live` hold a rank's particles (the rest parked): what the ids cover, and
+    /// the DFSPH kernels' dispatch ([`stage::Dispatches::solving`]).
+    pub(super) fn set_live(&mut self, live: u32) {
+        if let Some(t) = &mut self.ids {
+            t.live = live;
+            self.dispatch = self.dispatch.solving(live, self.options.workgroup_size);
+        }
     }
 
     /// Marks that a step was recorded (the ids of `pos` are now the sorted half).

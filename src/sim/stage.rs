@@ -30,16 +30,39 @@ pub(super) struct Dispatches {
     pub particles_128: Workgroups,
     /// The emission's points: the largest layer in workgroups of `EMIT_WG`, one z layer per emitter.
     pub emit: Workgroups,
+    /// The DFSPH kernels dispatched directly (which skip every slot past the live particles): every
+    /// particle, or in a rank's simulation only its live ones, owned and ghosts ([`Dispatches::solving`]),
+    /// in workgroups of `WG` and of 128 threads. A rank keeps a quarter of its slots free: dispatching them
+    /// cost a fifth of its pressure solve on lavapipe.
+    pub solve: Workgroups,
+    pub solve_128: Workgroups,
+    /// The device's workgroups per dimension (what [`Dispatches::solving`] checks against).
+    max_per_dimension: u32,
 }
 
 impl Dispatches {
     /// The sizes for `capacity` particles in workgroups of `workgroup_size` threads (no emitter yet).
     pub fn new(capacity: u32, workgroup_size: u32, limits: &wgpu::Limits) -> Result<Self, DispatchError> {
-        Ok(Self {
-            particles: gpu::workgroups("per-particle kernels", capacity as u64, workgroup_size, 1, limits)?,
-            particles_128: gpu::workgroups("per-particle kernels", capacity as u64, 128, 1, limits)?,
-            emit: Workgroups::ONE,
-        })
+        let particles = gpu::workgroups("per-particle kernels", capacity as u64, workgroup_size, 1, limits)?;
+        let particles_128 = gpu::workgroups("per-particle kernels", capacity as u64, 128, 1, limits)?;
+        let max_per_dimension = limits.max_compute_workgroups_per_dimension;
+        let emit = Workgroups::ONE;
+        Ok(Self { particles, particles_128, emit, solve: particles, solve_128: particles_128, max_per_dimension })
+    }
+
+    /// These sizes with the DFSPH kernels' dispatched for `live` particles (at most the capacity these
+    /// were made for, so they fit the device; a count past it keeps the capacity's).
+    pub fn solving(self, live: u32, workgroup_size: u32) -> Self {
+        let limits =
+            wgpu::Limits { max_compute_workgroups_per_dimension: self.max_per_dimension, ..wgpu::Limits::default() };
+        let size = |wg| gpu::workgroups("per-particle kernels", live as u64, wg, 1, &limits).ok();
+        let count = |w: Workgroups| w.get().iter().map(|&c| c as u64).product::<u64>();
+        match (size(workgroup_size), size(128)) {
+            (Some(solve), Some(solve_128)) if count(solve) <= count(self.particles) => {
+                Self { solve, solve_128, ..self }
+            }
+            _ => Self { solve: self.particles, solve_128: self.particles_128, ..self },
+        }
     }
 }
 
