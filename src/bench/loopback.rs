@@ -37,6 +37,9 @@ pub struct LoopbackFigures {
     /// loopback's (its steps one after another, exchanges included).
     pub plain_ms: f64,
     pub loop_ms: f64,
+    /// T_loop with each DFSPH iteration's inner update run while the ghosts' values travel
+    /// ([`RankConfig::overlap`]), ms.
+    pub overlap_ms: f64,
     /// Of the loopback's step, the wall clock spent in the exchanges and the joint tests, ms.
     pub exchange_ms: f64,
     /// GPU time per step inside the step's passes (timestamp queries; `None` without them), ms: the
@@ -97,53 +100,86 @@ pub fn loopback(
         plain(ctx, &mut sim, warmup, steps, &mut figures)?
     };
     let config = RankConfig::for_params(&params);
-    let transport = LoopbackTransport::default();
-    let mut rank =
-        Rank::new(transport, ctx.clone(), &scene.domain, boundary, &params, SimOptions::default(), config, &all)?;
-    let (mut iterations, mut exchange_ms, mut read_backs, mut bytes) = ((0u64, 0u64), 0.0, 0u64, (0u64, 0u64));
-    let mut gpu = Vec::new();
-    // The iterations at the steps whose statistics the plain run records (the frames' last steps).
-    let (frame_steps, mut sampled) = (params.substeps.max(1) as u64, 0u64);
-    let mut loop_passes = PassSums::default();
-    let (mut started, mut t0, mut counts0) = (Instant::now(), 0.0f32, LoopbackCounts::default());
-    for k in 0..warmup + steps {
-        if k == warmup {
-            (started, counts0) = (Instant::now(), rank.transport().counts());
-        }
-        let stats = rank.step()?;
-        if k + 1 == warmup {
-            t0 = stats.time;
-        }
-        if k >= warmup {
-            if (k + 1).is_multiple_of(frame_steps) {
-                iterations = (iterations.0 + stats.iterations.0 as u64, iterations.1 + stats.iterations.1 as u64);
-                sampled += 1;
-            }
-            exchange_ms += stats.exchange_ms;
-            read_backs += stats.read_backs as u64;
-            bytes = (bytes.0 + stats.exchange_bytes, bytes.1 + stats.iteration_bytes);
-            gpu.extend(stats.gpu_ms);
-            loop_passes.add(rank.passes());
-        }
-        figures.ghosts = stats.ghosts;
-        figures.loop_dt_ms = (stats.time - t0) as f64 * 1e3;
-    }
-    let per = |x: f64| x / steps.max(1) as f64;
-    figures.loop_ms = per(started.elapsed().as_secs_f64() * 1e3);
-    figures.loop_dt_ms = per(figures.loop_dt_ms);
-    figures.exchange_ms = per(exchange_ms);
-    figures.loop_gpu_ms = mean(&gpu);
-    figures.passes = plain_passes.join(&loop_passes);
-    let sampled = sampled.max(1) as f64;
-    figures.loop_iterations = (iterations.0 as f64 / sampled, iterations.1 as f64 / sampled);
-    let counts = rank.transport().counts();
-    figures.read_backs = per(read_backs as f64);
-    figures.messages = per((counts.messages - counts0.messages) as f64);
-    figures.reductions = per((counts.reductions - counts0.reductions) as f64);
-    figures.exchange_bytes = per(bytes.0 as f64);
-    figures.iteration_bytes = per(bytes.1 as f64);
+    let run = LoopRun { ctx, scene, boundary, params: &params, all: &all, warmup, steps };
+    let mut overlapped = LoopbackFigures::default();
+    run.step(RankConfig { overlap: true, ..config }, &mut overlapped, plain_passes.clone())?;
+    figures.overlap_ms = overlapped.loop_ms;
+    run.step(config, &mut figures, plain_passes)?;
     ctx.check("the loopback benchmark")?;
     Ok(figures)
+}
+
+/// What one loopback run steps.
+struct LoopRun<'a> {
+    ctx: &'a GpuContext,
+    scene: &'a Scene,
+    boundary: (&'a crate::terrain::Heightfield, &'a [crate::sim::obstacles::Obstacle]),
+    params: &'a crate::sim::SimParams,
+    all: &'a crate::sim::RankParticles,
+    warmup: u64,
+    steps: u64,
+}
+
+impl LoopRun<'_> {
+    /// Steps the loopback rank with `config` and fills the loopback's figures of `figures` (the per-pass
+    /// table joined to `plain_passes`).
+    fn step(&self, config: RankConfig, figures: &mut LoopbackFigures, plain_passes: PassSums) -> Result<()> {
+        let (ctx, params, steps, warmup) = (self.ctx, self.params, self.steps, self.warmup);
+        let transport = LoopbackTransport::default();
+        let mut rank = Rank::new(
+            transport,
+            ctx.clone(),
+            &self.scene.domain,
+            self.boundary,
+            params,
+            SimOptions::default(),
+            config,
+            self.all,
+        )?;
+        let (mut iterations, mut exchange_ms, mut read_backs, mut bytes) = ((0u64, 0u64), 0.0, 0u64, (0u64, 0u64));
+        let mut gpu = Vec::new();
+        // The iterations at the steps whose statistics the plain run records (the frames' last steps).
+        let (frame_steps, mut sampled) = (params.substeps.max(1) as u64, 0u64);
+        let mut loop_passes = PassSums::default();
+        let (mut started, mut t0, mut counts0) = (Instant::now(), 0.0f32, LoopbackCounts::default());
+        for k in 0..warmup + steps {
+            if k == warmup {
+                (started, counts0) = (Instant::now(), rank.transport().counts());
+            }
+            let stats = rank.step()?;
+            if k + 1 == warmup {
+                t0 = stats.time;
+            }
+            if k >= warmup {
+                if (k + 1).is_multiple_of(frame_steps) {
+                    iterations = (iterations.0 + stats.iterations.0 as u64, iterations.1 + stats.iterations.1 as u64);
+                    sampled += 1;
+                }
+                exchange_ms += stats.exchange_ms;
+                read_backs += stats.read_backs as u64;
+                bytes = (bytes.0 + stats.exchange_bytes, bytes.1 + stats.iteration_bytes);
+                gpu.extend(stats.gpu_ms);
+                loop_passes.add(rank.passes());
+            }
+            figures.ghosts = stats.ghosts;
+            figures.loop_dt_ms = (stats.time - t0) as f64 * 1e3;
+        }
+        let per = |x: f64| x / steps.max(1) as f64;
+        figures.loop_ms = per(started.elapsed().as_secs_f64() * 1e3);
+        figures.loop_dt_ms = per(figures.loop_dt_ms);
+        figures.exchange_ms = per(exchange_ms);
+        figures.loop_gpu_ms = mean(&gpu);
+        figures.passes = plain_passes.join(&loop_passes);
+        let sampled = sampled.max(1) as f64;
+        figures.loop_iterations = (iterations.0 as f64 / sampled, iterations.1 as f64 / sampled);
+        let counts = rank.transport().counts();
+        figures.read_backs = per(read_backs as f64);
+        figures.messages = per((counts.messages - counts0.messages) as f64);
+        figures.reductions = per((counts.reductions - counts0.reductions) as f64);
+        figures.exchange_bytes = per(bytes.0 as f64);
+        figures.iteration_bytes = per(bytes.1 as f64);
+        Ok(())
+    }
 }
 
 /// The plain run: every step recorded with the statistics and submitted, none waited for (the
@@ -205,7 +241,7 @@ fn plain(
 }
 
 /// Sums of GPU ms per pass label over sampled steps.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct PassSums {
     /// (label, summed ms) in the order first seen.
     sums: Vec<(String, f64)>,
@@ -258,9 +294,9 @@ fn count_stats(sim: &mut Simulation, last_frame: &mut u64, sums: &mut (u64, u64)
 pub fn markdown(adapter: &str, scene: &str, rows: &[LoopbackFigures]) -> String {
     let mut s = format!(
         "# Loopback: one rank that is its own neighbour against one GPU ({scene}, {adapter})\n\n\
-         | particles | ghosts | steps | T_plain ms | T_loop ms | T_plain / T_loop | exchange ms | GPU ms in passes (plain / loop) | dt ms (plain / loop) \
+         | particles | ghosts | steps | T_plain ms | T_loop ms | T_plain / T_loop | T_loop overlapped ms | exchange ms | GPU ms in passes (plain / loop) | dt ms (plain / loop) \
          | iterations (plain / loop) | read-backs | messages | all-reduces | border bytes | iteration bytes |\n\
-         |--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+         |--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
     );
     for f in rows {
         let plain_it = f.plain_iterations.map_or("-".to_string(), |(d, v)| format!("{d:.1} + {v:.1}"));
@@ -268,7 +304,7 @@ pub fn markdown(adapter: &str, scene: &str, rows: &[LoopbackFigures]) -> String 
         let gpu = format!("{} / {}", ms(f.plain_gpu_ms), ms(f.loop_gpu_ms));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {gpu} | {:.3} / {:.3} | {plain_it} / {:.1} + {:.1} | {:.1} | {:.1} \
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {gpu} | {:.3} / {:.3} | {plain_it} / {:.1} + {:.1} | {:.1} | {:.1} \
              | {:.1} | {:.0} | {:.0} |",
             f.particles,
             f.ghosts,
@@ -276,6 +312,7 @@ pub fn markdown(adapter: &str, scene: &str, rows: &[LoopbackFigures]) -> String 
             f.plain_ms,
             f.loop_ms,
             f.ratio(),
+            f.overlap_ms,
             f.exchange_ms,
             f.plain_dt_ms,
             f.loop_dt_ms,

@@ -19,8 +19,9 @@ pub(super) struct IterationExchange<'a, T: Transport> {
     /// Slots of the ghosts (from the left neighbour first, in the order received): they follow the owned.
     pub ghosts: Range<u32>,
     pub owned: u32,
-    /// This step's inner region (axis, lo, hi), see [`RankExchange::inner_region`].
-    pub inner: (u32, f32, f32),
+    /// This step's inner region (axis, lo, hi) when the inner update overlaps the exchange, see
+    /// [`RankExchange::inner_region`].
+    pub inner: Option<(u32, f32, f32)>,
     /// Wall-clock time in the exchange and the joint error, s.
     pub seconds: f64,
     /// Bytes read back from and written to the device (the values sent and received).
@@ -57,7 +58,7 @@ impl<T: Transport> RankExchange for IterationExchange<'_, T> {
         Ok(out)
     }
 
-    fn inner_region(&self) -> (u32, f32, f32) {
+    fn inner_region(&self) -> Option<(u32, f32, f32)> {
         self.inner
     }
 

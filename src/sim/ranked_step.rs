@@ -50,10 +50,12 @@ pub trait RankExchange {
     fn exchange(&mut self, gathered: &[f32], per_slot: usize) -> Result<Vec<f32>, Self::Error>;
     /// (sum over all ranks of `err_sum`, of the ranks' owned particles): the joint mean's parts.
     fn joint_error(&mut self, err_sum: f64) -> Result<(f64, f64), Self::Error>;
-    /// This step's inner region (axis, lo, hi): owned particles whose coordinate along the axis (0 = x)
+    /// This step's inner region (axis, lo, hi), when the inner particles' update is to run while the
+    /// ghosts' values travel (`None`: one update of every particle after they arrive): owned particles
+    /// whose coordinate along the axis (0 = x)
     /// lies in `[lo, hi)`, metres, have no ghost within one support radius (the slab shrunk by it on each
     /// side with a neighbour).
-    fn inner_region(&self) -> (u32, f32, f32);
+    fn inner_region(&self) -> Option<(u32, f32, f32)>;
 }
 
 impl Simulation {
@@ -93,15 +95,18 @@ impl Simulation {
             sim.stages.dfsph.encode_factor(step);
         });
         self.ranked_slots(ctx, rank)?;
-        let (axis, lo, hi) = rank.inner_region();
-        self.stages.dfsph.set_region(&ctx.queue, axis, lo, hi);
+        let overlap = rank.inner_region();
+        if let Some((axis, lo, hi)) = overlap {
+            self.stages.dfsph.set_region(&ctx.queue, axis, lo, hi);
+        }
         // The solves' limits, goals and error scale exactly as the GPU has them.
         let u =
             SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
         let scale = u.err_scale as f64;
         let (div, dens) =
             ((u.divergence_max_iter, u.target_divergence, scale), (u.density_max_iter, u.target_density, scale));
-        self.solve_ranked(ctx, profiler, rank, SolveKind::Divergence, DFSPH_MIN_DIVERGENCE_ITERATIONS, div)?;
+        let overlap = overlap.is_some();
+        self.solve_ranked(ctx, profiler, rank, SolveKind::Divergence, DFSPH_MIN_DIVERGENCE_ITERATIONS, div, overlap)?;
         // The last update changed the ghosts' v too (wrongly at the halo's edge): fresh from their owners
         // before the forces and the density solve read them.
         self.exchange_ghosts(ctx, profiler, rank, Exchanged::Velocities)?;
@@ -117,7 +122,7 @@ impl Simulation {
             self.exchange_ghosts(ctx, profiler, rank, Exchanged::Velocities)?;
         }
         submit(self, profiler, &|sim, step| sim.stages.dfsph.encode_begin(step, SolveKind::Density, true));
-        self.solve_ranked(ctx, profiler, rank, SolveKind::Density, 2, dens)?;
+        self.solve_ranked(ctx, profiler, rank, SolveKind::Density, 2, dens, overlap)?;
         submit(self, profiler, &|sim, step| sim.encode_integrate(step));
         self.ids_stepped();
         Ok(())
@@ -134,7 +139,11 @@ impl Simulation {
     /// The iterations of one solve whose first source has been submitted (see the module docs):
     /// `limits` = (most iterations, goal of the mean error, fixed-point scale of the error sums). Each
     /// iteration reads back once (the source's error sum with the sent particles' kappa / rho), exchanges,
-    /// and records the ghosts' kappa / rho, the update and the next source in one submission.
+    /// and records the ghosts' kappa / rho, the update and the next source in one submission. With
+    /// `overlap` the inner particles' update runs while the values travel and the rest after them (two
+    /// update dispatches, each over every particle: where the inner and the border particles share
+    /// warps, as they do along x, each costs nearly a whole update); without, one update after them.
+    #[allow(clippy::too_many_arguments)]
     fn solve_ranked<X: RankExchange>(
         &mut self,
         ctx: &GpuContext,
@@ -143,20 +152,23 @@ impl Simulation {
         kind: SolveKind,
         min_iterations: u32,
         (max_iterations, goal, scale): (u32, f32, f64),
+        overlap: bool,
     ) -> Result<(), X::Error> {
         let mut k = 0u32;
+        let (first, rest) =
+            if overlap { (UpdatePart::Inner, UpdatePart::Border) } else { (UpdatePart::All, UpdatePart::All) };
         loop {
             let update = k;
-            let inner = |sim: &Simulation, step: &mut StepContext| {
-                sim.stages.dfsph.encode_update(step, kind, update, UpdatePart::Inner)
-            };
-            let (state, received) = self.halo_values(ctx, profiler, rank, Exchanged::Kappa, Some(&inner))?;
+            let inner =
+                |sim: &Simulation, step: &mut StepContext| sim.stages.dfsph.encode_update(step, kind, update, first);
+            let meanwhile: Option<&Record<'_>> = if overlap { Some(&inner) } else { None };
+            let (state, received) = self.halo_values(ctx, profiler, rank, Exchanged::Kappa, meanwhile)?;
             let (sum, owned) = rank.joint_error(state.err_sum as f64)?;
             let mean = sum / scale / owned.max(1.0);
             k += 1;
             let done = (k >= min_iterations && mean <= goal as f64) || k >= max_iterations;
             self.scatter_and(ctx, profiler, Exchanged::Kappa, &received, &|sim, step| {
-                sim.stages.dfsph.encode_update(step, kind, update, UpdatePart::Border);
+                sim.stages.dfsph.encode_update(step, kind, update, rest);
                 if !done {
                     sim.stages.dfsph.encode_source(step, kind);
                 }

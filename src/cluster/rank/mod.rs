@@ -33,9 +33,9 @@
 //! every rank takes the single-GPU iteration count. PCISPH's fixed iterations run host-driven too, the
 //! ghosts' densities and pressures exchanged after each.
 //! Everything goes through host memory (wgpu has no peer-to-peer copies), but only what must be
-//! exchanged: [`RankStats::exchange_bytes`] counts it. Within DFSPH's iterations the inner particles'
-//! update runs while the ghosts' values travel (src/sim/ranked_step.rs); the border exchange once per
-//! step is still waited for.
+//! exchanged: [`RankStats::exchange_bytes`] counts it. Each DFSPH iteration's update runs once the
+//! ghosts' values have arrived ([`RankConfig::overlap`] runs the inner particles' while they travel,
+//! src/sim/ranked_step.rs); the border exchange once per step is waited for too.
 
 use super::exchange::{decode, encode};
 use super::iteration::IterationExchange;
@@ -78,6 +78,12 @@ pub struct RankConfig {
     /// it then holds ([`Simulation::grown_for_rank`]). So a rank holds, allocates and sorts about its
     /// share of the particles, not the whole scene's. Tests set 0 to grow at the first gain.
     pub spare: f32,
+    /// Run each DFSPH iteration's update of the inner particles (no ghost within their support) while the
+    /// ghosts' values travel, and the rest's after them (src/sim/ranked_step.rs), instead of one update of
+    /// every particle after they arrive. Off by default: the two dispatches each span nearly every warp
+    /// when the slabs cut along x (the grid's rows), so the loopback's iteration cost 1.48 times one GPU's
+    /// with it on lavapipe (`bench --loopback`, docs/performance.md).
+    pub overlap: bool,
 }
 
 /// Fewest free slots a rank's simulation starts with (see [`RankConfig::spare`]).
@@ -106,7 +112,14 @@ impl RankConfig {
     /// The halo `params` need (see the module docs), balancing every 5 steps at 5 %.
     pub fn for_params(params: &SimParams) -> Self {
         let halo_supports = if params.surface_tension > 0.0 { 3 } else { 2 };
-        Self { halo_supports, balance_every: 5, balance_tolerance: 0.05, border_lists: None, spare: 0.25 }
+        Self {
+            halo_supports,
+            balance_every: 5,
+            balance_tolerance: 0.05,
+            border_lists: None,
+            spare: 0.25,
+            overlap: false,
+        }
     }
 }
 
@@ -567,7 +580,7 @@ impl<T: Transport> Rank<T> {
                 sent: &self.sent,
                 ghosts: self.ghosts.clone(),
                 owned: border.owned,
-                inner: self.inner_region(),
+                inner: self.config.overlap.then(|| self.inner_region()),
                 seconds: 0.0,
                 bytes: 0,
                 read_backs: 0,
