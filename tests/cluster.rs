@@ -769,3 +769,4 @@ fn the_loopback_rank_exchanges_its_halos_and_steps_as_one_rank() {
         }
     }
 }
+

@@ -268,8 +268,9 @@ pub struct Simulation {
     bounds: blow_up::Bounds,
     /// Records of frames up to this one were recorded before the last reset: ignored when they land.
     fresh_after: u64,
-    /// Solver iteration counts (density, divergence) of a restored state, bounding the iterations
-    /// recorded until statistics come back ([`Simulation::restore`]).
+    /// Solver iteration counts (density, divergence) known without statistics: a restored state's
+    /// ([`Simulation::restore`]) or a rank's last step ([`Simulation::note_iterations`]), bounding the
+    /// iterations recorded until statistics come back.
     restored_iterations: Option<(u32, u32)>,
     options: SimOptions,
     /// The inflows and outflows as uploaded (emission state zeroed).
@@ -440,12 +441,7 @@ impl Simulation {
             // Iterations recorded: the limits, or fewer when the solves recently needed far fewer
             // (from the asynchronously read statistics, which count the iterations that ran, so a solve cut
             // short here gets more next time; the GPU still stops each solve on its own).
-            let cap = |used: Option<u32>, max: u32| used.map_or(max, |u| (2 * u + 4).min(max));
-            let last = self.solver_iterations();
-            let iterations = (
-                cap(last.map(|(_, divergence)| divergence), self.params.divergence_iterations),
-                cap(last.map(|(density, _)| density), self.params.density_iterations),
-            );
+            let iterations = self.iteration_budget();
             s.dfsph.encode(&mut step, (iterations, surface_tension));
         } else {
             if let Some(st) = surface_tension {

@@ -103,8 +103,12 @@ impl Simulation {
         let u =
             SimUniforms::new(&self.params, &self.derived, &self.domain, &self.grid_shape, &self.terrain, self.capacity);
         let scale = u.err_scale as f64;
-        let (div, dens) =
-            ((u.divergence_max_iter, u.target_divergence, scale), (u.density_max_iter, u.target_density, scale));
+        // The iteration budget of one GPU (its limits, or 2 u + 4 after u).
+        let (most_div, most_dens) = self.iteration_budget();
+        let (div, dens) = (
+            (u.divergence_max_iter.min(most_div), u.target_divergence, scale),
+            (u.density_max_iter.min(most_dens), u.target_density, scale),
+        );
         let overlap = overlap.is_some();
         self.solve_ranked(ctx, profiler, rank, SolveKind::Divergence, DFSPH_MIN_DIVERGENCE_ITERATIONS, div, overlap)?;
         // The last update changed the ghosts' v too (wrongly at the halo's edge): fresh from their owners

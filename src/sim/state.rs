@@ -197,8 +197,28 @@ impl Simulation {
     }
 
     /// The (density, divergence) iteration counts that bound the solves recorded next: the newest
-    /// statistics', else those of a restored state.
+    /// statistics', else those of a restored state or of a rank's last step.
     pub fn solver_iterations(&self) -> Option<(u32, u32)> {
         self.latest.as_ref().map(|s| (s.density_iterations, s.divergence_iterations)).or(self.restored_iterations)
+    }
+
+    /// The most (divergence, density) iterations the next step's solves run: the limits, or fewer when
+    /// the solves recently needed far fewer (2 u + 4 after u; a solve cut short gets more next time), one
+    /// rule for one GPU (from the asynchronously read statistics) and for the ranks (from their last step,
+    /// [`Simulation::note_iterations`]), so both spend the same iteration budget.
+    pub(super) fn iteration_budget(&self) -> (u32, u32) {
+        let cap = |used: Option<u32>, max: u32| used.map_or(max, |u| (2 * u + 4).min(max));
+        let last = self.solver_iterations();
+        (
+            cap(last.map(|(_, divergence)| divergence), self.params.divergence_iterations),
+            cap(last.map(|(density, _)| density), self.params.density_iterations),
+        )
+    }
+
+    /// Records the (density, divergence) iterations of the step just run, read from its step state: a
+    /// rank's simulation, which reads no statistics, bounds its next solves by them as one GPU does by its
+    /// statistics ([`Simulation::iteration_budget`]).
+    pub fn note_iterations(&mut self, iterations: (u32, u32)) {
+        self.restored_iterations = Some(iterations);
     }
 }

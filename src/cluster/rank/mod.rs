@@ -600,6 +600,7 @@ impl<T: Transport> Rank<T> {
         let step_ms = ((t2 - t1).as_secs_f64() - exchange_s) * 1e3;
         let state = self.sim.step_state_blocking(&self.ctx).map_err(|cause| ClusterError::Sim { rank, cause })?;
         self.top = f32::from_bits(state.fluid_top_bits);
+        self.sim.note_iterations((state.density_iterations, state.divergence_iterations));
         let gpu_ms = self.step_gpu_ms();
         match (self.profiler.is_timed(), gpu_ms) {
             (false, _) => self.busy_ms.push(step_ms),
