@@ -334,8 +334,9 @@ fn dfsph_ranks_converge_jointly_on_the_dam_break_and_the_valley() {
     compare(&builtin("valley"), 0.6, Method::Dfsph, 30, (3e-5, 5e-3, 2e-3), 4);
 }
 
-/// A rank holds about its share of the particles, not the whole scene's: by default its simulation has
-/// room for what it holds and a quarter more; one that starts with no free slot at all (spare 0) is
+/// A rank holds about its share of the particles, not the whole scene's: with `OWN_SHARE` its simulation
+/// has room for what it holds and a quarter more (the default, `WHOLE_SCENE`, gives it the scene's count
+/// until the own share's stall on an H100 is understood); one that starts with no free slot at all (spare 0) is
 /// rebuilt larger when migrants and ghosts outgrow it (src/cluster/rank.rs, `Rank::grow`) and goes on as
 /// if nothing happened: the single GPU's clock and particles (within the WCSPH bounds above), every
 /// particle once. A growth that lost the step state restarts the clock at 0.
@@ -343,13 +344,20 @@ fn dfsph_ranks_converge_jointly_on_the_dam_break_and_the_valley() {
 fn ranks_hold_their_share_and_grow_when_outgrown_as_on_1() {
     let scene = builtin("dam_break");
     // At half the spacing of the comparisons (25 600 particles): at 0.06 m the least free room
-    // (rank_capacity's 1 024 slots) is a third of the scene.
+    // (rank_capacity's 1 024 slots) is a third of the scene. The own share (not yet the default,
+    // `WHOLE_SCENE`), then no room at all.
+    SPARE.with(|s| s.set(Some(waterview::cluster::OWN_SHARE)));
     let out = run(&scene, 0.03, Method::Wcsph, 3, 1, unchanged, 0);
     let n = out.particles.len() as u32;
     for (r, s) in out.steps[0].iter().enumerate() {
         let held = s.owned + s.ghosts;
-        println!("default room: rank {r} holds {held} of {n} particles in {} slots", s.capacity);
+        println!("own share: rank {r} holds {held} of {n} particles in {} slots", s.capacity);
         assert!(s.capacity >= held && s.capacity < n, "rank {r}: {} slots for {held} of {n} particles", s.capacity);
+    }
+    SPARE.with(|s| s.set(None));
+    let out = run(&scene, 0.03, Method::Wcsph, 3, 1, unchanged, 0);
+    for (r, s) in out.steps[0].iter().enumerate() {
+        assert_eq!(s.capacity, n, "rank {r}: the default room is the whole scene's");
     }
     // The tank's halves running into each other across the border (as below, WCSPH): every rank
     // gains migrants and ghosts.
@@ -769,4 +777,3 @@ fn the_loopback_rank_exchanges_its_halos_and_steps_as_one_rank() {
         }
     }
 }
-

@@ -99,7 +99,8 @@ pub fn loopback(
         let mut sim = Simulation::new_with(ctx, &scene.domain, setup, &params, options)?;
         plain(ctx, &mut sim, warmup, steps, &mut figures)?
     };
-    let config = RankConfig::for_params(&params);
+    // The rank's own share of slots (its particles and ghosts and a quarter more), not twice the scene's.
+    let config = RankConfig { spare: crate::cluster::OWN_SHARE, ..RankConfig::for_params(&params) };
     let run = LoopRun { ctx, scene, boundary, params: &params, all: &all, warmup, steps };
     let mut overlapped = LoopbackFigures::default();
     run.step(RankConfig { overlap: true, ..config }, &mut overlapped, plain_passes.clone())?;

@@ -26,7 +26,7 @@ pub mod slab;
 pub mod transport;
 
 pub use devices::{rank_contexts, GpuCount};
-pub use rank::{live_params, rank_capacity, Rank, RankConfig, RankStats, GHOST, MIN_SPARE};
+pub use rank::{live_params, rank_capacity, Rank, RankConfig, RankStats, GHOST, MIN_SPARE, OWN_SHARE, WHOLE_SCENE};
 pub use slab::{longest_axis, BorderMove, Slabs};
 pub use transport::{Reduce, Side, ThreadTransport, Transport, TransportError};
 

@@ -217,7 +217,7 @@ impl Simulation {
 
     /// Records the (density, divergence) iterations of the step just run, read from its step state: a
     /// rank's simulation, which reads no statistics, bounds its next solves by them as one GPU does by its
-    /// statistics ([`Simulation::iteration_budget`]).
+    /// statistics (2 u + 4 after u, see `Simulation::iteration_budget`).
     pub fn note_iterations(&mut self, iterations: (u32, u32)) {
         self.restored_iterations = Some(iterations);
     }

@@ -97,7 +97,10 @@ impl<T: Transport> Rank<T> {
         held.extend(appended);
         // Without emitters a rank never holds more than the scene's particles.
         let most = if reserve > 0 { u32::MAX } else { super::most_held(self.total, self.ring.is_some()) };
-        let capacity = rank_capacity(held.len() as u32 + reserve, self.config.spare.max(GROWTH), most);
+        // At least GROWTH more, at most as much again (a whole-scene room past the scene's count, with
+        // emitters, would be unbounded).
+        let spare = self.config.spare.clamp(GROWTH, 1.0);
+        let capacity = rank_capacity(held.len() as u32 + reserve, spare, most);
         self.sim =
             self.sim.grown_for_rank(&self.ctx, capacity, &held).map_err(|cause| ClusterError::Sim { rank, cause })?;
         let ms = started.elapsed().as_secs_f64() * 1e3;

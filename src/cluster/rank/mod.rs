@@ -76,7 +76,8 @@ pub struct RankConfig {
     /// them: it starts with `(1 + spare)` times its first particles (at least [`MIN_SPARE`] more, at most
     /// the scene's count) and, when migrants and ghosts outgrow it, is rebuilt with `(1 + spare)` times what
     /// it then holds ([`Simulation::grown_for_rank`]). So a rank holds, allocates and sorts about its
-    /// share of the particles, not the whole scene's. Tests set 0 to grow at the first gain.
+    /// share of the particles, not the whole scene's ([`OWN_SHARE`]; the default is [`WHOLE_SCENE`] for now).
+    /// Tests set 0 to grow at the first gain.
     pub spare: f32,
     /// Run each DFSPH iteration's update of the inner particles (no ghost within their support) while the
     /// ghosts' values travel, and the rest's after them (src/sim/ranked_step.rs), instead of one update of
@@ -88,6 +89,18 @@ pub struct RankConfig {
 
 /// Fewest free slots a rank's simulation starts with (see [`RankConfig::spare`]).
 pub const MIN_SPARE: u32 = 1024;
+
+/// A [`RankConfig::spare`] that gives every rank slots for the whole scene (capped there by
+/// [`rank_capacity`]): the default until a rank holding its own share is understood on NVIDIA. On one
+/// H100 the dam break at 3.32 M particles on two ranks (two devices on the GPU) with each rank's own share
+/// did not finish 10 steps in 100 s, nor 20 in 450 s, and logged no growth; with the whole scene's slots
+/// it ran at 77.9 ms a step (2026-12-07 and -08; on lavapipe and in the loopback up to 32 M particles
+/// the own share runs, docs/performance.md).
+pub const WHOLE_SCENE: f32 = 1.0e6;
+
+/// The room of a rank that holds its own share (owned and ghosts) and a quarter more
+/// ([`RankConfig::spare`]): the loopback's (`bench --loopback`) and the tests'.
+pub const OWN_SHARE: f32 = 0.25;
 
 /// Most particles a rank of a scene of `total` holds without emitters: owned particles and ghosts are
 /// distinct particles of the scene, except on the loopback rank, whose ghosts copy its own particles.
@@ -117,7 +130,7 @@ impl RankConfig {
             balance_every: 5,
             balance_tolerance: 0.05,
             border_lists: None,
-            spare: 0.25,
+            spare: WHOLE_SCENE,
             overlap: false,
         }
     }
