@@ -32,14 +32,7 @@ fn run(
     balance: u32,
 ) -> Outcome {
     let name = &scene.name;
-    let mut scene = scene.clone();
-    scene.solver.dx = dx;
-    let mut params = SimParams { method, ..scene.solver.clone() };
-    if let Some((div, dens)) = FIXED_ITERATIONS.with(|f| f.get()) {
-        // Goals no solve reaches: every step runs the limits, whatever the rounding.
-        (params.target_divergence_error, params.divergence_iterations) = (1e-9, div);
-        (params.target_density_error, params.density_iterations) = (1e-9, dens);
-    }
+    let (scene, params) = at_spacing(scene, dx, method);
     let setup = scene.build(false).expect("scene builds");
     let mut all = initial_particles(&setup, &params);
     shape(&mut all);
@@ -85,6 +78,19 @@ fn run(
         }
     }
     Outcome { particles, steps: by_step, mass, domain: scene.domain }
+}
+
+/// `scene` at spacing `dx` and its solver parameters with `method` (at [`FIXED_ITERATIONS`] when set).
+fn at_spacing(scene: &Scene, dx: f32, method: Method) -> (Scene, SimParams) {
+    let mut scene = scene.clone();
+    scene.solver.dx = dx;
+    let mut params = SimParams { method, ..scene.solver.clone() };
+    if let Some((div, dens)) = FIXED_ITERATIONS.with(|f| f.get()) {
+        // Goals no solve reaches: every step runs the limits, whatever the rounding.
+        (params.target_divergence_error, params.divergence_iterations) = (1e-9, div);
+        (params.target_density_error, params.density_iterations) = (1e-9, dens);
+    }
+    (scene, params)
 }
 
 fn unchanged(_: &mut RankParticles) {}
@@ -707,17 +713,10 @@ fn checkpoints_move_between_one_and_several_gpus() {
 /// rank between two neighbours does: ghosts every step, the host-driven solves' read-backs and messages.
 fn loopback_run(scene: &Scene, dx: f32, method: Method, steps: usize) -> (RankParticles, Vec<RankStats>, u64) {
     use waterview::cluster::transport::LoopbackTransport;
-    let mut scene = scene.clone();
-    scene.solver.dx = dx;
-    let mut params = SimParams { method, ..scene.solver.clone() };
-    if let Some((div, dens)) = FIXED_ITERATIONS.with(|f| f.get()) {
-        // As `run` does.
-        (params.target_divergence_error, params.divergence_iterations) = (1e-9, div);
-        (params.target_density_error, params.density_iterations) = (1e-9, dens);
-    }
+    let (scene, params) = at_spacing(scene, dx, method);
     let setup = scene.build(false).expect("scene builds");
     let all = initial_particles(&setup, &params);
-    let config = RankConfig::for_params(&params);
+    let config = RankConfig { spare: waterview::cluster::OWN_SHARE, ..RankConfig::for_params(&params) };
     let mut rank = Rank::new(
         LoopbackTransport::default(),
         common::gpu(),
